@@ -1,0 +1,15 @@
+/**
+ * Copy the docs page's static files from npm packages into `public/` (the
+ * Workers static assets directory). Run before `wrangler dev` / `deploy`.
+ */
+import { copyFileSync, mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const require = createRequire(import.meta.url);
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const target = join(root, "public/docs/assets/scalar.js");
+mkdirSync(dirname(target), { recursive: true });
+copyFileSync(require.resolve("@scalar/api-reference/browser/standalone.js"), target);
+console.log(`docs assets → ${target}`);

@@ -1,0 +1,97 @@
+/**
+ * `createApp({ db, config, ... })`: the whole Petstore API as one OpenAPIHono
+ * app, built only from what it is given (no environment reads, no globals).
+ * The Node and Worker entry points wire their runtime to it.
+ */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { bodyLimit } from "hono/body-limit";
+import { cors } from "hono/cors";
+import { requestId } from "hono/request-id";
+import { secureHeaders } from "hono/secure-headers";
+import type { AppConfig } from "./config";
+import type { Database } from "./db/client";
+import type { AppEnv } from "./lib/context";
+import { createRouter } from "./lib/create-router";
+import { ApiError } from "./lib/errors";
+import { compileRoutes, errorHandler, notFoundHandler } from "./middleware/errors";
+import { categoriesRouter } from "./routes/categories/categories.index";
+import { inventoryRouter } from "./routes/inventory/inventory.index";
+import { createMetaRouter, type AssetSource } from "./routes/meta/meta.index";
+import { petsRouter } from "./routes/pets/pets.index";
+
+/** Everything the app needs from its runtime. */
+export interface AppDeps {
+  db: Database;
+  config: AppConfig;
+  /** Current time (default: the system clock); tests inject their own. */
+  clock?: () => Date;
+  /** Where unexpected errors are reported (default: console.error). Never receives secrets. */
+  log?: (line: string) => void;
+  /** Static files of the docs page (Node: node_modules; Workers: static assets). */
+  assets?: AssetSource;
+}
+
+/** Request headers a browser client may send (CORS, API.md §4). */
+const ALLOWED_HEADERS = ["Authorization", "Content-Type", "Idempotency-Key", "If-Match", "If-None-Match"];
+/** Response headers a browser client may read. */
+const EXPOSED_HEADERS = [
+  "ETag",
+  "Link",
+  "Location",
+  "RateLimit-Limit",
+  "RateLimit-Remaining",
+  "RateLimit-Reset",
+  "Retry-After",
+  "Deprecation",
+  "Sunset",
+  "X-Request-Id",
+  "Idempotent-Replayed",
+];
+
+/** Build the app. */
+export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
+  const { db, config } = deps;
+  const now = deps.clock ?? (() => new Date());
+  const log = deps.log ?? ((line: string) => console.error(line));
+  const app = createRouter();
+
+  app.use(requestId());
+  app.use(
+    secureHeaders({
+      // The docs page runs Scalar's script from this origin only.
+      contentSecurityPolicy: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'", "'unsafe-inline'"],
+        styleSrc: ["'self'", "'unsafe-inline'"],
+        imgSrc: ["'self'", "data:"],
+        fontSrc: ["'self'", "data:"],
+        connectSrc: ["'self'"],
+      },
+    }),
+  );
+  app.use(cors({ origin: "*", allowHeaders: ALLOWED_HEADERS, exposeHeaders: EXPOSED_HEADERS, maxAge: 600 }));
+  app.use(async (c, next) => {
+    c.set("db", db);
+    c.set("config", config);
+    c.set("now", now);
+    await next();
+  });
+  app.use(
+    bodyLimit({
+      maxSize: config.bodyLimitBytes,
+      onError: () => {
+        throw new ApiError(413, "payload_too_large", `The request body is larger than ${config.bodyLimitBytes / 1024} KiB.`);
+      },
+    }),
+  );
+
+  app.route("/", petsRouter);
+  app.route("/", categoriesRouter);
+  app.route("/", inventoryRouter);
+  app.route("/", createMetaRouter(() => app, deps.assets));
+
+  let patterns: ReturnType<typeof compileRoutes> | undefined;
+  app.notFound(notFoundHandler(() => (patterns ??= compileRoutes(app.routes))));
+  app.onError(errorHandler(log));
+  return app;
+}

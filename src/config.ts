@@ -1,0 +1,65 @@
+/**
+ * Runtime configuration, parsed once from an environment record (process.env on
+ * Node, the Worker `env` binding object on Workers). Fails fast on bad values.
+ */
+import { z } from "zod";
+
+const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
+const positiveInt = z.coerce.number().int().positive();
+
+const EnvSchema = z.object({
+  PUBLIC_BASE_URL: z.url().optional(),
+  PETS_GET_SUNSET: z.iso.datetime().default("2027-06-30T00:00:00Z"),
+  PETS_GET_DEPRECATED: z.iso.datetime().default("2026-07-01T00:00:00Z"),
+  RATE_LIMIT_ANON_PER_MIN: positiveInt.default(120),
+  RATE_LIMIT_KEY_PER_MIN: positiveInt.default(1200),
+  RATE_LIMIT_SIGNUP_PER_HOUR: positiveInt.default(10),
+  WEBHOOKS_ALLOW_PRIVATE: bool.default(false),
+  WEBHOOK_MAX_ATTEMPTS: positiveInt.default(8),
+  KEY_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(30).default(30),
+});
+
+/** Validated configuration of one app instance. Times are Date, limits are counts. */
+export interface AppConfig {
+  /** Base URL for the OpenAPI `servers` default; request origin when absent. */
+  publicBaseUrl?: string;
+  /** When `GET /pets/{petId}` was deprecated (RFC 9745 `Deprecation`). */
+  petsGetDeprecatedAt: Date;
+  /** After this instant `GET /pets/{petId}` answers 410 (RFC 8594 `Sunset`). */
+  petsGetSunsetAt: Date;
+  rateLimits: { anonPerMinute: number; keyPerMinute: number; signupsPerHour: number };
+  webhooks: { allowPrivateTargets: boolean; maxAttempts: number };
+  /** How long a verified API key stays cached in memory, seconds (0..30). */
+  keyCacheTtlSeconds: number;
+  /** Largest accepted request body, bytes (API.md §5: 64 KiB). */
+  bodyLimitBytes: number;
+}
+
+/**
+ * Parse configuration from environment variables.
+ * @throws Error naming every invalid variable.
+ */
+export function parseConfig(env: Record<string, unknown>): AppConfig {
+  const picked = Object.fromEntries(
+    Object.keys(EnvSchema.shape).map((k) => [k, typeof env[k] === "string" && env[k] !== "" ? env[k] : undefined]),
+  );
+  const parsed = EnvSchema.safeParse(picked);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    throw new Error(`Invalid configuration: ${problems}`);
+  }
+  const e = parsed.data;
+  return {
+    publicBaseUrl: e.PUBLIC_BASE_URL,
+    petsGetDeprecatedAt: new Date(e.PETS_GET_DEPRECATED),
+    petsGetSunsetAt: new Date(e.PETS_GET_SUNSET),
+    rateLimits: {
+      anonPerMinute: e.RATE_LIMIT_ANON_PER_MIN,
+      keyPerMinute: e.RATE_LIMIT_KEY_PER_MIN,
+      signupsPerHour: e.RATE_LIMIT_SIGNUP_PER_HOUR,
+    },
+    webhooks: { allowPrivateTargets: e.WEBHOOKS_ALLOW_PRIVATE, maxAttempts: e.WEBHOOK_MAX_ATTEMPTS },
+    keyCacheTtlSeconds: e.KEY_CACHE_TTL_SECONDS,
+    bodyLimitBytes: 64 * 1024,
+  };
+}

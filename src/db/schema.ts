@@ -1,0 +1,175 @@
+/**
+ * Drizzle schema of the Petstore database (SQLite dialect, libSQL).
+ *
+ * Column names are snake_case through Drizzle's `casing` option; times are
+ * RFC 3339 UTC strings; ids are INTEGER PRIMARY KEY (SQLite rowid, 1..2^63-1,
+ * kept within 2^53-1 in practice because AUTOINCREMENT starts at 1).
+ * `version` columns back optimistic concurrency (If-Match, RFC 9110 §13.1.1).
+ */
+import { sql } from "drizzle-orm";
+import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+export const PET_STATUSES = ["available", "pending", "sold"] as const;
+export type PetStatus = (typeof PET_STATUSES)[number];
+export const ROLES = ["customer", "staff"] as const;
+export type Role = (typeof ROLES)[number];
+
+export const categories = sqliteTable(
+  "categories",
+  {
+    id: integer().primaryKey({ autoIncrement: true }),
+    name: text().notNull(),
+    /** Case-folded name (Unicode `toLowerCase`), the uniqueness key. */
+    nameKey: text().notNull(),
+    description: text(),
+    version: integer().notNull().default(1),
+  },
+  (t) => [uniqueIndex("categories_name_key_unique").on(t.nameKey)],
+);
+
+export const pets = sqliteTable(
+  "pets",
+  {
+    id: integer().primaryKey({ autoIncrement: true }),
+    name: text().notNull(),
+    categoryId: integer()
+      .notNull()
+      .references(() => categories.id, { onDelete: "restrict" }),
+    status: text({ enum: PET_STATUSES }).notNull().default("available"),
+    version: integer().notNull().default(1),
+  },
+  (t) => [
+    index("pets_status_id_idx").on(t.status, t.id),
+    index("pets_category_id_id_idx").on(t.categoryId, t.id),
+    check("pets_status_check", sql`${t.status} in ('available', 'pending', 'sold')`),
+  ],
+);
+
+export const inventory = sqliteTable(
+  "inventory",
+  {
+    petId: integer()
+      .primaryKey()
+      .references(() => pets.id, { onDelete: "cascade" }),
+    quantity: integer().notNull(),
+    version: integer().notNull().default(1),
+  },
+  (t) => [check("inventory_quantity_check", sql`${t.quantity} >= 0`)],
+);
+
+export const accounts = sqliteTable(
+  "accounts",
+  {
+    id: integer().primaryKey({ autoIncrement: true }),
+    name: text().notNull(),
+    email: text().notNull(),
+    /** Case-folded email, the uniqueness key. */
+    emailKey: text().notNull(),
+    role: text({ enum: ROLES }).notNull(),
+    createdAt: text().notNull(),
+  },
+  (t) => [uniqueIndex("accounts_email_key_unique").on(t.emailKey)],
+);
+
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    id: integer().primaryKey({ autoIncrement: true }),
+    accountId: integer()
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    name: text(),
+    /** Display prefix of the secret, e.g. `psk_AbCd`. */
+    prefix: text().notNull(),
+    /** Hex SHA-256 of the whole secret; the secret itself is never stored. */
+    secretHash: text().notNull(),
+    createdAt: text().notNull(),
+    lastUsedAt: text(),
+    revokedAt: text(),
+  },
+  (t) => [uniqueIndex("api_keys_secret_hash_unique").on(t.secretHash), index("api_keys_account_id_idx").on(t.accountId)],
+);
+
+export const orders = sqliteTable(
+  "orders",
+  {
+    id: integer().primaryKey({ autoIncrement: true }),
+    petId: integer()
+      .notNull()
+      .references(() => pets.id, { onDelete: "restrict" }),
+    accountId: integer()
+      .notNull()
+      .references(() => accounts.id, { onDelete: "restrict" }),
+    quantity: integer().notNull(),
+    shipDate: text(),
+    complete: integer({ mode: "boolean" }).notNull().default(false),
+    createdAt: text().notNull(),
+    version: integer().notNull().default(1),
+  },
+  (t) => [
+    index("orders_account_id_id_idx").on(t.accountId, t.id),
+    index("orders_pet_id_complete_idx").on(t.petId, t.complete),
+    check("orders_quantity_check", sql`${t.quantity} between 1 and 1000`),
+  ],
+);
+
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    accountId: integer()
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    key: text().notNull(),
+    method: text().notNull(),
+    path: text().notNull(),
+    /** Hex SHA-256 of the request body as received. */
+    requestHash: text().notNull(),
+    responseStatus: integer().notNull(),
+    responseBody: text().notNull(),
+    /** JSON object of response headers worth replaying (Location). */
+    responseHeaders: text().notNull(),
+    createdAt: text().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.key] })],
+);
+
+export const events = sqliteTable("events", {
+  id: integer().primaryKey({ autoIncrement: true }),
+  type: text().notNull(),
+  occurredAt: text().notNull(),
+  /** JSON text of the resource after the change. */
+  data: text().notNull(),
+});
+
+export const webhooks = sqliteTable("webhooks", {
+  id: integer().primaryKey({ autoIncrement: true }),
+  url: text().notNull(),
+  /** JSON array of subscribed event types. */
+  events: text().notNull(),
+  secret: text().notNull(),
+  status: text({ enum: ["active", "failing"] }).notNull().default("active"),
+  createdAt: text().notNull(),
+});
+
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    id: integer().primaryKey({ autoIncrement: true }),
+    webhookId: integer()
+      .notNull()
+      .references(() => webhooks.id, { onDelete: "cascade" }),
+    eventId: integer()
+      .notNull()
+      .references(() => events.id),
+    status: text({ enum: ["pending", "delivered", "failed"] }).notNull().default("pending"),
+    attempts: integer().notNull().default(0),
+    nextAttemptAt: text().notNull(),
+    lastStatusCode: integer(),
+    lastError: text(),
+    deliveredAt: text(),
+  },
+  (t) => [
+    index("webhook_deliveries_due_idx").on(t.status, t.nextAttemptAt),
+    uniqueIndex("webhook_deliveries_webhook_event_unique").on(t.webhookId, t.eventId),
+  ],
+);

@@ -1,0 +1,88 @@
+/**
+ * The one error envelope of the API (API.md §5) and the exception that carries it.
+ *
+ * Every non-2xx response body is `{ code, message, status, details?, requestId? }`
+ * where `status` equals the HTTP status and `code` is a stable snake_case string.
+ */
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
+/** Stable error codes by HTTP status (API.md §5). */
+export type ErrorCode =
+  | "invalid_json"
+  | "validation_error"
+  | "unauthorized"
+  | "forbidden"
+  | "not_found"
+  | "method_not_allowed"
+  | "duplicate_name"
+  | "duplicate_email"
+  | "category_in_use"
+  | "pet_has_orders"
+  | "pet_not_available"
+  | "insufficient_stock"
+  | "order_complete"
+  | "invalid_transition"
+  | "concurrent_update"
+  | "endpoint_sunset"
+  | "precondition_failed"
+  | "payload_too_large"
+  | "unsupported_media_type"
+  | "category_not_found"
+  | "pet_not_found"
+  | "idempotency_key_reused"
+  | "rate_limited"
+  | "internal_error"
+  | "database_unavailable";
+
+/** One offending input location: `path` is dotted (`body.name`, `query.limit`). */
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+/** Wire shape of the Error object. */
+export interface ErrorBody {
+  code: ErrorCode;
+  message: string;
+  status: number;
+  details?: ErrorDetail[];
+  requestId?: string;
+}
+
+/**
+ * An error that becomes an Error response. Throw it from services and handlers;
+ * the app's error handler renders it with `headers` added to the response.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly status: ContentfulStatusCode,
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: ErrorDetail[],
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+    this.name = "ApiError";
+  }
+
+  /** The JSON body of this error, stamped with the request id. */
+  toBody(requestId?: string): ErrorBody {
+    return {
+      code: this.code,
+      message: this.message,
+      status: this.status,
+      ...(this.details ? { details: this.details } : {}),
+      ...(requestId ? { requestId } : {}),
+    };
+  }
+}
+
+/** 404 `not_found` for a resource kind and id, e.g. `notFound("Pet", 7)`. */
+export function notFound(resource: string, id: number | string): ApiError {
+  return new ApiError(404, "not_found", `${resource} ${id} was not found.`);
+}
+
+/** 409 `concurrent_update`: the resource kept changing between read and conditional write. */
+export function concurrentUpdate(resource: string, id: number): ApiError {
+  return new ApiError(409, "concurrent_update", `${resource} ${id} was changed by another request meanwhile; try again.`);
+}

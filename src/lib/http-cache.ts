@@ -1,0 +1,56 @@
+/**
+ * HTTP caching and conditional requests (RFC 9110 §8.8.3, §13; RFC 9111 §5.2).
+ *
+ * Public reads: strong ETag (Hono's etag middleware, SHA-1 of the body),
+ * `If-None-Match` → 304, `Cache-Control: public, max-age=0, s-maxage=30,
+ * stale-while-revalidate=60` (API.md §7). Caller-dependent responses:
+ * `Cache-Control: private, no-store`.
+ */
+import type { MiddlewareHandler } from "hono";
+import { etag } from "hono/etag";
+import { ApiError } from "./errors";
+
+export const PUBLIC_CACHE_CONTROL = "public, max-age=0, s-maxage=30, stale-while-revalidate=60";
+export const PRIVATE_CACHE_CONTROL = "private, no-store";
+
+const setCacheControl =
+  (value: string): MiddlewareHandler =>
+  async (c, next) => {
+    await next();
+    if (c.res.ok || c.res.status === 304) c.res.headers.set("Cache-Control", value);
+  };
+
+/** Middleware for public GETs: ETag/304 and the shared-cache policy. */
+export const publicRead: MiddlewareHandler[] = [setCacheControl(PUBLIC_CACHE_CONTROL), etag()];
+
+/** Middleware for responses that depend on the caller. */
+export const privateResponse: MiddlewareHandler = async (c, next) => {
+  await next();
+  c.res.headers.set("Cache-Control", PRIVATE_CACHE_CONTROL);
+};
+
+/** Strong ETag of a JSON representation, equal to what `publicRead` sends for it. */
+export async function representationEtag(representation: unknown): Promise<string> {
+  const bytes = new TextEncoder().encode(JSON.stringify(representation));
+  const digest = await crypto.subtle.digest("SHA-1", bytes);
+  const hex = Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+  return `"${hex}"`;
+}
+
+/**
+ * Enforce `If-Match` (RFC 9110 §13.1.1) against the current representation.
+ * No header: passes. `*` passes when the resource exists (it does, we have it).
+ * @throws ApiError 412 `precondition_failed` when no listed tag matches.
+ */
+export async function assertIfMatch(ifMatch: string | undefined, current: unknown): Promise<void> {
+  if (ifMatch === undefined) return;
+  if (ifMatch.trim() === "*") return;
+  const tags = ifMatch.match(/(?:W\/)?"[^"]*"/g) ?? [];
+  const currentTag = await representationEtag(current);
+  // Strong comparison: weak tags never match (RFC 9110 §13.1.1).
+  if (!tags.some((t) => t === currentTag)) {
+    throw new ApiError(412, "precondition_failed", "If-Match does not match the current ETag; fetch the resource again.", undefined, {
+      ETag: currentTag,
+    });
+  }
+}

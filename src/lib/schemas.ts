@@ -1,0 +1,163 @@
+/**
+ * Reusable OpenAPI/Zod building blocks: the Error component, integer ids in
+ * paths and queries, pagination parameters and response helpers.
+ */
+import { z } from "@hono/zod-openapi";
+
+/** Largest id the API issues or accepts: 2^53-1, so JSON clients keep precision. */
+export const MAX_ID = Number.MAX_SAFE_INTEGER;
+
+export const ErrorDetailSchema = z
+  .object({
+    path: z.string().openapi({ example: "body.name" }),
+    message: z.string().openapi({ example: "Too small: expected string to have >=1 characters" }),
+  })
+  .openapi("ErrorDetail");
+
+export const ErrorSchema = z
+  .object({
+    code: z.string().openapi({ description: "Machine-readable, stable snake_case code.", example: "not_found" }),
+    message: z.string().openapi({ description: "Human-readable description.", example: "Pet 7 was not found." }),
+    status: z.number().int().openapi({ description: "The HTTP status code.", example: 404 }),
+    details: z.array(ErrorDetailSchema).optional().openapi({ description: "Offending inputs of a validation error." }),
+    requestId: z.string().optional().openapi({ description: "The X-Request-Id of the failed request." }),
+  })
+  .openapi("Error", { description: "The error envelope of every non-2xx response." });
+
+const DIGITS = /^[1-9][0-9]{0,15}$/;
+
+/** A decimal id string in 1..2^53-1, parsed to a number. Rejects `1.5`, `-1`, `abc`, `01`. */
+export function idString(label = "id") {
+  return z
+    .string()
+    .regex(DIGITS, `${label} must be a positive integer.`)
+    .transform(Number)
+    .refine((n) => n <= MAX_ID, `${label} must be at most ${MAX_ID}.`);
+}
+
+/** OpenAPI shape of an id parameter. */
+const ID_DOC = { type: "integer", format: "int64", minimum: 1, maximum: MAX_ID, example: 1 } as const;
+
+/** Path parameters object for one id, e.g. `idParams("petId")`. */
+export function idParams<K extends string>(name: K) {
+  return z.object({
+    [name]: idString(name).openapi({ param: { name, in: "path", required: true }, ...ID_DOC }),
+  } as { [P in K]: ReturnType<typeof idString> });
+}
+
+/** An optional id filter in a query string. */
+export function idQuery(name: string, description: string) {
+  return idString(name)
+    .optional()
+    .openapi({ param: { name, in: "query", required: false, description }, ...ID_DOC });
+}
+
+/** A repeatable id filter (`?id=1&id=2`), 1..100 values, parsed to number[]. */
+export function idListQuery(name: string, description: string) {
+  return z
+    .union([idString(name), z.array(idString(name)).min(1).max(100, `At most 100 ${name} values.`)])
+    .transform((v) => (Array.isArray(v) ? v : [v]))
+    .optional()
+    .openapi({
+      param: { name, in: "query", required: false, description, style: "form", explode: true },
+      type: "array",
+      items: ID_DOC,
+      maxItems: 100,
+    });
+}
+
+/** `limit` (1..100, default 20) and opaque `cursor` (API.md §2). */
+export const paginationQuery = {
+  limit: z
+    .string()
+    .regex(/^[0-9]{1,3}$/, "limit must be an integer from 1 to 100.")
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= 100, "limit must be an integer from 1 to 100.")
+    .optional()
+    .openapi({
+      param: { name: "limit", in: "query", required: false, description: "Page size." },
+      type: "integer",
+      minimum: 1,
+      maximum: 100,
+      default: 20,
+    }),
+  cursor: z
+    .string()
+    .max(200)
+    .optional()
+    .openapi({
+      param: {
+        name: "cursor",
+        in: "query",
+        required: false,
+        description: "Opaque cursor from the previous page's `Link: rel=\"next\"` header.",
+      },
+    }),
+};
+
+/** A boolean query flag written `true` or `false`. */
+export function booleanQuery(name: string, description: string) {
+  return z
+    .enum(["true", "false"])
+    .transform((v) => v === "true")
+    .optional()
+    .openapi({ param: { name, in: "query", required: false, description }, type: "boolean" });
+}
+
+/** `{ description, content: application/json schema }` for a response or request body. */
+export function jsonContent<T>(schema: T, description: string) {
+  return { description, content: { "application/json": { schema } } };
+}
+
+/** A required JSON request body. */
+export function jsonBody<T>(schema: T, description: string) {
+  return { required: true, ...jsonContent(schema, description) };
+}
+
+const DEFAULT_ERROR_TEXT: Record<number, string> = {
+  400: "Invalid JSON, parameters or body (`invalid_json`, `validation_error`).",
+  401: "Missing, malformed, unknown or revoked API key (`unauthorized`).",
+  403: "The key's role may not call this operation (`forbidden`).",
+  404: "No such resource (`not_found`).",
+  409: "The request conflicts with the current state.",
+  410: "The endpoint is past its sunset date (`endpoint_sunset`).",
+  412: "`If-Match` does not match the current ETag (`precondition_failed`).",
+  413: "The body is larger than 64 KiB (`payload_too_large`).",
+  415: "The body is not `application/json` (`unsupported_media_type`).",
+  422: "The body refers to something that does not exist.",
+  429: "Too many requests (`rate_limited`); see `Retry-After`.",
+  500: "Unexpected error (`internal_error`); quote the requestId.",
+  503: "The database is unavailable (`database_unavailable`).",
+};
+
+/** Error responses for the given statuses; pass a string to override the description. */
+export function errorResponses(spec: Record<number, string | true>) {
+  const out: Record<number, { description: string; content: { "application/json": { schema: typeof ErrorSchema } } }> = {};
+  for (const [status, text] of Object.entries(spec)) {
+    const description = text === true ? (DEFAULT_ERROR_TEXT[Number(status)] ?? "Error.") : text;
+    out[Number(status)] = jsonContent(ErrorSchema, description);
+  }
+  return out;
+}
+
+/** `If-Match` request header (RFC 9110 §13.1.1) guarding a write to `resource`. */
+export function ifMatchHeaders(resource: string) {
+  return z.object({
+    "if-match": z
+      .string()
+      .optional()
+      .openapi({
+        param: { name: "if-match", in: "header", required: false, description: `Apply only if the ${resource}'s ETag still matches (RFC 9110 §13.1.1).` },
+      }),
+  });
+}
+
+/** Response header docs shared by many operations. */
+export const responseHeaders = {
+  ETag: { description: "Strong entity tag of the representation (RFC 9110 §8.8.3).", schema: { type: "string" as const } },
+  Link: { description: "The next page, `rel=\"next\"` (RFC 8288).", schema: { type: "string" as const } },
+  Location: { description: "URL of the created resource.", schema: { type: "string" as const } },
+};
+
+/** The 304 response of a conditional GET. */
+export const notModifiedResponse = { 304: { description: "Not modified: If-None-Match matched the current ETag." } };

@@ -1,0 +1,93 @@
+/**
+ * The app's error and fallback handlers: every failure becomes the Error
+ * object of API.md §5, with no stack trace and no SQL in the body.
+ */
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { AppEnv } from "../lib/context";
+import { ApiError, type ErrorCode } from "../lib/errors";
+
+const HTTP_EXCEPTION_CODES: Partial<Record<number, ErrorCode>> = {
+  400: "validation_error",
+  401: "unauthorized",
+  403: "forbidden",
+  404: "not_found",
+  413: "payload_too_large",
+  415: "unsupported_media_type",
+};
+
+/** True for errors of the database connection (not of a statement): answer 503. */
+function isDatabaseUnavailable(error: unknown): boolean {
+  const e = error as { name?: string; code?: string; cause?: unknown; message?: string };
+  const code = String(e?.code ?? "");
+  if (e?.name === "LibsqlError" || e?.name === "LibsqlBatchError") {
+    return /^(SERVER_ERROR|HRANA_|HTTP_|WEBSOCKET|SQLITE_BUSY|SQLITE_LOCKED|SQLITE_CANTOPEN|SQLITE_IOERR|SQLITE_FULL|SQLITE_READONLY|CLIENT_CLOSED|STREAM_|URL_|TRANSACTION_)/.test(code);
+  }
+  // fetch() to a remote libSQL server that is down.
+  return e instanceof TypeError && /fetch failed|network|ECONNREFUSED/i.test(String(e.message));
+}
+
+/** Convert any thrown value to an ApiError. Unknown errors become 500 `internal_error`. */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof HTTPException) {
+    if (error.status === 400 && /json/i.test(error.message)) {
+      return new ApiError(400, "invalid_json", "The request body is not valid JSON.");
+    }
+    const code = HTTP_EXCEPTION_CODES[error.status];
+    if (code === "payload_too_large") return new ApiError(413, code, "The request body is larger than 64 KiB.");
+    if (code === "unsupported_media_type") return new ApiError(415, code, "The request body must be application/json.");
+    if (code) return new ApiError(error.status as ContentfulStatusCode, code, error.message || code);
+  }
+  if (isDatabaseUnavailable(error)) return new ApiError(503, "database_unavailable", "The database is unavailable; try again shortly.", undefined, { "Retry-After": "1" });
+  return new ApiError(500, "internal_error", "An unexpected error occurred; quote the requestId when reporting it.");
+}
+
+/** Hono `onError` handler factory; `log` receives unexpected errors (never request secrets). */
+export function errorHandler(log: (line: string) => void) {
+  return (error: Error, c: Context<AppEnv>): Response => {
+    const apiError = toApiError(error);
+    if (apiError.status >= 500) {
+      log(`${c.get("requestId")} ${c.req.method} ${c.req.path} ${apiError.status} ${error.name}: ${error.message}`);
+    }
+    return renderError(c, apiError);
+  };
+}
+
+/** The Error response of `apiError`, stamped with the request id and its extra headers. */
+export function renderError(c: Context<AppEnv>, apiError: ApiError): Response {
+  const res = c.json(apiError.toBody(c.get("requestId")), apiError.status);
+  for (const [name, value] of Object.entries(apiError.headers ?? {})) res.headers.set(name, value);
+  return res;
+}
+
+/** A route table entry used to tell 404 from 405. */
+interface RoutePattern {
+  method: string;
+  regex: RegExp;
+}
+
+/** Compile Hono route paths (`/pets/:petId`) to regular expressions. */
+export function compileRoutes(routes: readonly { method: string; path: string }[]): RoutePattern[] {
+  return routes
+    .filter((r) => r.method !== "ALL" && !r.path.includes("*"))
+    .map((r) => ({
+      method: r.method,
+      regex: new RegExp(`^${r.path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z0-9_]+/g, "[^/]+")}/?$`),
+    }));
+}
+
+/** Hono `notFound` handler: 405 `method_not_allowed` with `Allow` when the path exists, else 404. */
+export function notFoundHandler(routes: () => RoutePattern[]) {
+  return (c: Context<AppEnv>): Response => {
+    const allowed = new Set(routes().filter((r) => r.regex.test(c.req.path)).map((r) => r.method));
+    if (allowed.size > 0) {
+      if (allowed.has("GET")) allowed.add("HEAD");
+      allowed.add("OPTIONS");
+      const allow = [...allowed].sort().join(", ");
+      return renderError(c, new ApiError(405, "method_not_allowed", `${c.req.method} is not allowed on ${c.req.path}; allowed: ${allow}.`, undefined, { Allow: allow }));
+    }
+    return renderError(c, new ApiError(404, "not_found", `No route matches ${c.req.method} ${c.req.path}.`));
+  };
+}

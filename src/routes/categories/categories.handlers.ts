@@ -1,0 +1,34 @@
+/** Handlers of /categories. */
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { AppEnv } from "../../lib/context";
+import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
+import * as service from "../../services/categories.service";
+import type * as routes from "./categories.routes";
+
+export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
+  const { limit = DEFAULT_PAGE_SIZE, cursor } = c.req.valid("query");
+  const page = toPage(await service.listCategories(c.get("db"), decodeCursor(cursor), limit + 1), limit);
+  setNextLink(c, page.nextCursor);
+  return c.json(page.items, 200);
+};
+
+export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
+  const category = await service.createCategory(c.get("db"), c.req.valid("json"), c.get("now")());
+  c.header("Location", `/categories/${category.id}`);
+  return c.json(category, 201);
+};
+
+export const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
+  return c.json(await service.getCategory(c.get("db"), c.req.valid("param").categoryId), 200);
+};
+
+export const patch: RouteHandler<typeof routes.patch, AppEnv> = async (c) => {
+  const { categoryId } = c.req.valid("param");
+  const category = await service.updateCategory(c.get("db"), categoryId, c.req.valid("json"), c.req.valid("header")["if-match"], c.get("now")());
+  return c.json(category, 200);
+};
+
+export const remove: RouteHandler<typeof routes.remove, AppEnv> = async (c) => {
+  await service.deleteCategory(c.get("db"), c.req.valid("param").categoryId, c.req.valid("header")["if-match"], c.get("now")());
+  return c.body(null, 204);
+};

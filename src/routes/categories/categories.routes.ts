@@ -1,0 +1,103 @@
+/** OpenAPI route definitions of /categories (API.md §2, Pets tag). */
+import { createRoute, z } from "@hono/zod-openapi";
+import { errorResponses, ifMatchHeaders, notModifiedResponse, responseHeaders, idParams, jsonBody, jsonContent, paginationQuery } from "../../lib/schemas";
+import { protectedOperation, publicOperation } from "../../lib/security";
+import { publicRead } from "../../lib/http-cache";
+import { CategoriesSchema, CategoryPatchSchema, CategorySchema, NewCategorySchema } from "./categories.schemas";
+
+const tags = ["Pets"];
+const categoryIdParams = idParams("categoryId");
+const ifMatchHeader = ifMatchHeaders("category");
+
+export const list = createRoute({
+  method: "get",
+  path: "/categories",
+  operationId: "listCategories",
+  summary: "List categories",
+  description: "Categories ordered by id; paginated with `Link: rel=\"next\"`.",
+  tags,
+  ...publicOperation,
+  "x-stability": "stable",
+  middleware: publicRead,
+  request: { query: z.strictObject({ ...paginationQuery }) },
+  responses: {
+    200: { ...jsonContent(CategoriesSchema, "A page of categories."), headers: { ETag: responseHeaders.ETag, Link: responseHeaders.Link } },
+    ...notModifiedResponse,
+    ...errorResponses({ 400: true, 429: true, 500: true, 503: true }),
+  },
+});
+
+export const create = createRoute({
+  method: "post",
+  path: "/categories",
+  operationId: "createCategory",
+  summary: "Create a category",
+  tags,
+  ...protectedOperation("staff"),
+  "x-stability": "stable",
+  request: { body: jsonBody(NewCategorySchema, "The new category.") },
+  responses: {
+    201: { ...jsonContent(CategorySchema, "The created category."), headers: { Location: responseHeaders.Location } },
+    ...errorResponses({ 400: true, 401: true, 403: true, 409: "The name is taken (`duplicate_name`).", 413: true, 415: true, 429: true, 500: true, 503: true }),
+  },
+});
+
+export const get = createRoute({
+  method: "get",
+  path: "/categories/{categoryId}",
+  operationId: "getCategory",
+  summary: "Get a category",
+  tags,
+  ...publicOperation,
+  "x-stability": "stable",
+  middleware: publicRead,
+  request: { params: categoryIdParams },
+  responses: {
+    200: { ...jsonContent(CategorySchema, "The category."), headers: { ETag: responseHeaders.ETag } },
+    ...notModifiedResponse,
+    ...errorResponses({ 400: true, 404: true, 429: true, 500: true, 503: true }),
+  },
+});
+
+export const patch = createRoute({
+  method: "patch",
+  path: "/categories/{categoryId}",
+  operationId: "updateCategory",
+  summary: "Update a category",
+  tags,
+  ...protectedOperation("staff"),
+  "x-stability": "stable",
+  request: { params: categoryIdParams, headers: ifMatchHeader, body: jsonBody(CategoryPatchSchema, "The fields to change.") },
+  responses: {
+    200: jsonContent(CategorySchema, "The updated category."),
+    ...errorResponses({
+      400: true,
+      401: true,
+      403: true,
+      404: true,
+      409: "The name is taken (`duplicate_name`) or the category kept changing (`concurrent_update`).",
+      412: true,
+      413: true,
+      415: true,
+      429: true,
+      500: true,
+      503: true,
+    }),
+  },
+});
+
+export const remove = createRoute({
+  method: "delete",
+  path: "/categories/{categoryId}",
+  operationId: "deleteCategory",
+  summary: "Delete a category",
+  description: "Deletes a category that no pet references.",
+  tags,
+  ...protectedOperation("staff"),
+  "x-stability": "stable",
+  request: { params: categoryIdParams, headers: ifMatchHeader },
+  responses: {
+    204: { description: "Deleted." },
+    ...errorResponses({ 400: true, 401: true, 403: true, 404: true, 409: "Pets reference the category (`category_in_use`).", 412: true, 429: true, 500: true, 503: true }),
+  },
+});

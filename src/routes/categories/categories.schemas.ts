@@ -1,0 +1,25 @@
+/** Payload shapes of categories (interface document: NewCategory, Category; API.md §1 limits). */
+import { z } from "@hono/zod-openapi";
+import { MAX_ID } from "../../lib/schemas";
+
+const name = z.string().trim().min(1).max(100).openapi({ description: "Category name, unique case-insensitively (trimmed, 1-100 characters).", example: "Dog" });
+const description = z.string().max(1000).openapi({ description: "Short description of the category (at most 1000 characters).", example: "Domestic dogs" });
+
+export const NewCategorySchema = z
+  .strictObject({ name, description: description.optional() })
+  .openapi("NewCategory", { description: "The payload for creating a category." });
+
+export const CategoryPatchSchema = z
+  .strictObject({ name: name.optional(), description: description.nullable().optional().openapi({ description: "New description; null removes it." }) })
+  .refine((v) => Object.keys(v).length > 0, "At least one field is required.")
+  .openapi("CategoryPatch", { description: "The fields of a category to change." });
+
+export const CategorySchema = z
+  .object({
+    id: z.number().int().min(1).max(MAX_ID).openapi({ format: "int64", description: "Unique identifier assigned on creation.", example: 1 }),
+    name: z.string().openapi({ example: "Dog" }),
+    description: z.string().optional().openapi({ example: "Domestic dogs" }),
+  })
+  .openapi("Category");
+
+export const CategoriesSchema = z.array(CategorySchema).openapi("Categories", { description: "An array of Category objects." });

@@ -1,0 +1,18 @@
+/** Handlers of /store/inventory. */
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { AppEnv } from "../../lib/context";
+import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
+import * as service from "../../services/inventory.service";
+import type * as routes from "./inventory.routes";
+
+export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
+  const { status, petId, limit = DEFAULT_PAGE_SIZE, cursor } = c.req.valid("query");
+  const rows = await service.listInventory(c.get("db"), { status, petIds: petId }, decodeCursor(cursor), limit + 1);
+  const page = toPage(rows, limit, (item) => item.petId);
+  setNextLink(c, page.nextCursor);
+  return c.json(page.items, 200);
+};
+
+export const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
+  return c.json(await service.getInventoryItem(c.get("db"), c.req.valid("param").petId), 200);
+};

@@ -1,0 +1,6 @@
+/** Router of /store/inventory. */
+import { createRouter } from "../../lib/create-router";
+import * as handlers from "./inventory.handlers";
+import * as routes from "./inventory.routes";
+
+export const inventoryRouter = createRouter().openapi(routes.list, handlers.list).openapi(routes.get, handlers.get);

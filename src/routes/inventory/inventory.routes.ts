@@ -1,0 +1,50 @@
+/** OpenAPI route definitions of /store/inventory (API.md §2, Store tag). */
+import { createRoute, z } from "@hono/zod-openapi";
+import { errorResponses, idListQuery, idParams, jsonContent, notModifiedResponse, paginationQuery, responseHeaders } from "../../lib/schemas";
+import { publicOperation } from "../../lib/security";
+import { publicRead } from "../../lib/http-cache";
+import { PetStatusSchema } from "../pets/pets.schemas";
+import { InventoryItemSchema, InventoryItemsSchema } from "./inventory.schemas";
+
+const tags = ["Store"];
+
+export const list = createRoute({
+  method: "get",
+  path: "/store/inventory",
+  operationId: "listInventory",
+  summary: "List inventory entries",
+  description: "Stock per pet ordered by petId, filtered by status or pets; paginated with `Link: rel=\"next\"`.",
+  tags,
+  ...publicOperation,
+  "x-stability": "stable",
+  middleware: publicRead,
+  request: {
+    query: z.strictObject({
+      status: PetStatusSchema.optional().openapi({ param: { name: "status", in: "query", required: false, description: "Only entries whose pet has this status." } }),
+      petId: idListQuery("petId", "Only these pets (repeatable, at most 100)."),
+      ...paginationQuery,
+    }),
+  },
+  responses: {
+    200: { ...jsonContent(InventoryItemsSchema, "A page of inventory entries."), headers: { ETag: responseHeaders.ETag, Link: responseHeaders.Link } },
+    ...notModifiedResponse,
+    ...errorResponses({ 400: true, 429: true, 500: true, 503: true }),
+  },
+});
+
+export const get = createRoute({
+  method: "get",
+  path: "/store/inventory/{petId}",
+  operationId: "getInventoryItem",
+  summary: "Get a pet's inventory entry",
+  tags,
+  ...publicOperation,
+  "x-stability": "stable",
+  middleware: publicRead,
+  request: { params: idParams("petId") },
+  responses: {
+    200: { ...jsonContent(InventoryItemSchema, "The inventory entry."), headers: { ETag: responseHeaders.ETag } },
+    ...notModifiedResponse,
+    ...errorResponses({ 400: true, 404: true, 429: true, 500: true, 503: true }),
+  },
+});

@@ -1,0 +1,56 @@
+/**
+ * Router of /health, /openapi.json and /docs (API.md §2). The Scalar reference
+ * page loads its script from `/docs/assets/scalar.js`, served from the npm package
+ * by the runtime's asset source, so the page renders with no outside network.
+ */
+import type { OpenAPIHono, RouteHandler } from "@hono/zod-openapi";
+import { Scalar } from "@scalar/hono-api-reference";
+import { ApiError } from "../../lib/errors";
+import { createRouter } from "../../lib/create-router";
+import type { AppEnv } from "../../lib/context";
+import { buildOpenApiDocument } from "../../openapi/document";
+import * as routes from "./meta.routes";
+
+/** Serves a static file of the docs page by path, or null when unknown. */
+export type AssetSource = (path: string) => Promise<Response | null>;
+
+export const SCALAR_SCRIPT_PATH = "/docs/assets/scalar.js";
+
+/** Meta routes; `root` is the whole app, whose routes the document describes. */
+export function createMetaRouter(root: () => OpenAPIHono<AppEnv>, assets?: AssetSource) {
+  const documents = new Map<string, Record<string, unknown>>();
+
+  const health: RouteHandler<typeof routes.health, AppEnv> = async (c) => {
+    try {
+      await c.get("db").$client.execute("SELECT 1");
+    } catch {
+      throw new ApiError(503, "database_unavailable", "The database does not answer.");
+    }
+    c.header("Cache-Control", "no-store");
+    return c.json({ status: "ok" as const }, 200);
+  };
+
+  const openapi: RouteHandler<typeof routes.openapi, AppEnv> = async (c) => {
+    const config = c.get("config");
+    const baseUrl = config.publicBaseUrl ?? new URL(c.req.url).origin;
+    let document = documents.get(baseUrl);
+    if (!document) {
+      document = buildOpenApiDocument(root(), config, baseUrl);
+      if (documents.size < 16) documents.set(baseUrl, document);
+    }
+    c.header("Cache-Control", "public, max-age=300");
+    return c.json(document, 200);
+  };
+
+  const router = createRouter()
+    .openapi(routes.health, health)
+    .openapi(routes.openapi, openapi)
+    .openapi(routes.docs, Scalar({ url: "/openapi.json", cdn: SCALAR_SCRIPT_PATH, pageTitle: "Petstore API reference", withDefaultFonts: false }) as never);
+
+  router.get(SCALAR_SCRIPT_PATH, async (c) => {
+    const res = assets ? await assets(SCALAR_SCRIPT_PATH) : null;
+    if (!res) throw new ApiError(404, "not_found", "No such asset.");
+    return res;
+  });
+  return router;
+}

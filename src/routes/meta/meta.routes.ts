@@ -1,0 +1,52 @@
+/** OpenAPI route definitions of the Meta tag: /health, /openapi.json, /docs. */
+import { createRoute, z } from "@hono/zod-openapi";
+import { errorResponses, jsonContent } from "../../lib/schemas";
+import { publicOperation } from "../../lib/security";
+
+const tags = ["Meta"];
+
+export const HealthSchema = z.object({ status: z.enum(["ok"]).openapi({ example: "ok" }) }).openapi("Health");
+
+export const health = createRoute({
+  method: "get",
+  path: "/health",
+  operationId: "getHealth",
+  summary: "Health check",
+  description: "Checks the database with one query.",
+  tags,
+  ...publicOperation,
+  "x-stability": "stable",
+  responses: {
+    200: jsonContent(HealthSchema, "The service and its database are up."),
+    ...errorResponses({ 503: "The database does not answer (`database_unavailable`).", 500: true }),
+  },
+});
+
+export const openapi = createRoute({
+  method: "get",
+  path: "/openapi.json",
+  operationId: "getOpenApiDocument",
+  summary: "This OpenAPI document",
+  tags,
+  ...publicOperation,
+  "x-stability": "stable",
+  responses: {
+    200: jsonContent(z.record(z.string(), z.unknown()).openapi({ type: "object", description: "An OpenAPI 3.0.3 document." }), "The OpenAPI 3.0.3 document of every route."),
+    ...errorResponses({ 500: true }),
+  },
+});
+
+export const docs = createRoute({
+  method: "get",
+  path: "/docs",
+  operationId: "getApiReference",
+  summary: "Interactive API reference",
+  description: "An HTML page rendered from /openapi.json; its script is served by this service.",
+  tags,
+  ...publicOperation,
+  "x-stability": "stable",
+  responses: {
+    200: { description: "The reference page.", content: { "text/html": { schema: z.string() } } },
+    ...errorResponses({ 500: true }),
+  },
+});

@@ -1,0 +1,24 @@
+/**
+ * Deprecation of GET /pets/{petId} (API.md §7): `Deprecation` (RFC 9745,
+ * `@<unix seconds>`), `Sunset` (RFC 8594, IMF-fixdate), successor `Link`
+ * (RFC 8288), and 410 `endpoint_sunset` once the sunset instant has passed.
+ */
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "../../lib/context";
+import { ApiError } from "../../lib/errors";
+
+/** Middleware stamping deprecation headers on every response of the route. */
+export const deprecatedPetRead = createMiddleware<AppEnv>(async (c, next) => {
+  const { petsGetDeprecatedAt, petsGetSunsetAt } = c.get("config");
+  const petId = c.req.param("petId") ?? "";
+  const headers = {
+    Deprecation: `@${Math.floor(petsGetDeprecatedAt.getTime() / 1000)}`,
+    Sunset: petsGetSunsetAt.toUTCString(),
+    Link: `</pets?id=${encodeURIComponent(petId)}>; rel="successor-version"`,
+  };
+  if (c.get("now")().getTime() >= petsGetSunsetAt.getTime()) {
+    throw new ApiError(410, "endpoint_sunset", `GET /pets/{petId} was retired on ${headers.Sunset}; use GET /pets?id=${petId}.`, undefined, headers);
+  }
+  await next();
+  for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
+});

@@ -1,0 +1,44 @@
+/** Handlers of /pets: parse (done by the route), call one service function, shape the response. */
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { AppEnv } from "../../lib/context";
+import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
+import * as service from "../../services/pets.service";
+import type * as routes from "./pets.routes";
+
+
+export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
+  const { status, categoryId, id, limit = DEFAULT_PAGE_SIZE, cursor } = c.req.valid("query");
+  const rows = await service.listPets(c.get("db"), { status, categoryId, ids: id }, decodeCursor(cursor), limit + 1);
+  const page = toPage(rows, limit);
+  setNextLink(c, page.nextCursor);
+  return c.json(page.items, 200);
+};
+
+export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
+  const pet = await service.createPet(c.get("db"), c.req.valid("json"), c.get("now")());
+  c.header("Location", `/pets/${pet.id}`);
+  return c.json(pet, 201);
+};
+
+export const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
+  const { petId } = c.req.valid("param");
+  return c.json(await service.getPet(c.get("db"), petId), 200);
+};
+
+export const replace: RouteHandler<typeof routes.replace, AppEnv> = async (c) => {
+  const { petId } = c.req.valid("param");
+  const pet = await service.updatePet(c.get("db"), petId, c.req.valid("json"), true, c.req.valid("header")["if-match"], c.get("now")());
+  return c.json(pet, 200);
+};
+
+export const patch: RouteHandler<typeof routes.patch, AppEnv> = async (c) => {
+  const { petId } = c.req.valid("param");
+  const pet = await service.updatePet(c.get("db"), petId, c.req.valid("json"), false, c.req.valid("header")["if-match"], c.get("now")());
+  return c.json(pet, 200);
+};
+
+export const remove: RouteHandler<typeof routes.remove, AppEnv> = async (c) => {
+  const { petId } = c.req.valid("param");
+  await service.deletePet(c.get("db"), petId, c.req.valid("header")["if-match"], c.get("now")());
+  return c.body(null, 204);
+};

@@ -1,0 +1,137 @@
+/** OpenAPI route definitions of /pets (API.md §2, Pets tag). */
+import { createRoute, z } from "@hono/zod-openapi";
+import { errorResponses, ifMatchHeaders, notModifiedResponse, responseHeaders, idListQuery, idParams, idQuery, jsonBody, jsonContent, paginationQuery } from "../../lib/schemas";
+import { protectedOperation, publicOperation } from "../../lib/security";
+import { publicRead } from "../../lib/http-cache";
+import { NewPetSchema, PetPatchSchema, PetSchema, PetsSchema, PetStatusSchema } from "./pets.schemas";
+import { deprecatedPetRead } from "./pets.deprecation";
+
+const tags = ["Pets"];
+const petIdParams = idParams("petId");
+const ifMatchHeader = ifMatchHeaders("pet");
+
+export const list = createRoute({
+  method: "get",
+  path: "/pets",
+  operationId: "listPets",
+  summary: "List pets",
+  description: "Pets ordered by id, filtered by status, category or a batch of ids; paginated with `Link: rel=\"next\"`.",
+  tags,
+  ...publicOperation,
+  "x-stability": "stable",
+  middleware: publicRead,
+  request: {
+    query: z.strictObject({
+      status: PetStatusSchema.optional().openapi({ param: { name: "status", in: "query", required: false, description: "Only pets with this status." } }),
+      categoryId: idQuery("categoryId", "Only pets of this category."),
+      id: idListQuery("id", "Only these pets (repeatable, at most 100): batch lookup, successor of GET /pets/{petId}."),
+      ...paginationQuery,
+    }),
+  },
+  responses: {
+    200: { ...jsonContent(PetsSchema, "A page of pets."), headers: { ETag: responseHeaders.ETag, Link: responseHeaders.Link } },
+    ...notModifiedResponse,
+    ...errorResponses({ 400: true, 429: true, 500: true, 503: true }),
+  },
+});
+
+export const create = createRoute({
+  method: "post",
+  path: "/pets",
+  operationId: "createPet",
+  summary: "Create a pet",
+  description: "Creates the pet and its inventory entry (quantity 1, or 0 when sold) in one transaction.",
+  tags,
+  ...protectedOperation("staff"),
+  "x-stability": "stable",
+  request: { body: jsonBody(NewPetSchema, "The new pet.") },
+  responses: {
+    201: { ...jsonContent(PetSchema, "The created pet."), headers: { Location: responseHeaders.Location } },
+    ...errorResponses({ 400: true, 401: true, 403: true, 413: true, 415: true, 422: "The category does not exist (`category_not_found`).", 429: true, 500: true, 503: true }),
+  },
+});
+
+export const get = createRoute({
+  method: "get",
+  path: "/pets/{petId}",
+  operationId: "getPet",
+  summary: "Get a pet (deprecated)",
+  description:
+    "Deprecated: use `GET /pets?id={petId}` (batch lookup). Responses carry `Deprecation` (RFC 9745), `Sunset` (RFC 8594) and a `successor-version` Link; after the sunset date the endpoint answers 410 `endpoint_sunset`.",
+  tags,
+  deprecated: true,
+  ...publicOperation,
+  "x-stability": "stable",
+  middleware: [deprecatedPetRead, ...publicRead],
+  request: { params: petIdParams },
+  responses: {
+    200: {
+      ...jsonContent(PetSchema, "The pet."),
+      headers: {
+        ETag: responseHeaders.ETag,
+        Deprecation: { description: "When this endpoint was deprecated (RFC 9745).", schema: { type: "string" } },
+        Sunset: { description: "When this endpoint stops working (RFC 8594).", schema: { type: "string" } },
+        Link: { description: "The successor endpoint (`rel=\"successor-version\"`).", schema: { type: "string" } },
+      },
+    },
+    ...notModifiedResponse,
+    ...errorResponses({ 400: true, 404: true, 410: true, 429: true, 500: true, 503: true }),
+  },
+});
+
+const writeErrors = errorResponses({
+  400: true,
+  401: true,
+  403: true,
+  404: true,
+  409: "The status change is not allowed (`invalid_transition`) or the pet kept changing (`concurrent_update`).",
+  412: true,
+  413: true,
+  415: true,
+  422: "The category does not exist (`category_not_found`).",
+  429: true,
+  500: true,
+  503: true,
+});
+
+export const replace = createRoute({
+  method: "put",
+  path: "/pets/{petId}",
+  operationId: "replacePet",
+  summary: "Replace a pet",
+  description: "Full replace with a NewPet body (status defaults to available); status changes follow the transition rules.",
+  tags,
+  ...protectedOperation("staff"),
+  "x-stability": "stable",
+  request: { params: petIdParams, headers: ifMatchHeader, body: jsonBody(NewPetSchema, "The pet's new state.") },
+  responses: { 200: jsonContent(PetSchema, "The updated pet."), ...writeErrors },
+});
+
+export const patch = createRoute({
+  method: "patch",
+  path: "/pets/{petId}",
+  operationId: "updatePet",
+  summary: "Update a pet",
+  description: "Changes any subset of name, categoryId and status; status changes follow the transition rules.",
+  tags,
+  ...protectedOperation("staff"),
+  "x-stability": "stable",
+  request: { params: petIdParams, headers: ifMatchHeader, body: jsonBody(PetPatchSchema, "The fields to change.") },
+  responses: { 200: jsonContent(PetSchema, "The updated pet."), ...writeErrors },
+});
+
+export const remove = createRoute({
+  method: "delete",
+  path: "/pets/{petId}",
+  operationId: "deletePet",
+  summary: "Delete a pet",
+  description: "Deletes a pet that no order references, with its inventory entry.",
+  tags,
+  ...protectedOperation("staff"),
+  "x-stability": "stable",
+  request: { params: petIdParams, headers: ifMatchHeader },
+  responses: {
+    204: { description: "Deleted." },
+    ...errorResponses({ 400: true, 401: true, 403: true, 404: true, 409: "Orders reference the pet (`pet_has_orders`).", 412: true, 429: true, 500: true, 503: true }),
+  },
+});

@@ -1,0 +1,35 @@
+/**
+ * Payload shapes of pets, fixed by the interface document (NewPet, Pet, Pets,
+ * PetStatus) plus the PATCH body, with API.md §1 limits.
+ */
+import { z } from "@hono/zod-openapi";
+import { PET_STATUSES } from "../../db/schema";
+import { MAX_ID } from "../../lib/schemas";
+
+export const PetStatusSchema = z.enum(PET_STATUSES).openapi("PetStatus", { description: "Status of the pet.", example: "available" });
+
+const id = z.number().int().min(1).max(MAX_ID).openapi({ format: "int64", example: 1 });
+const name = z.string().trim().min(1).max(100).openapi({ description: "The animal's name (trimmed, 1-100 characters).", example: "Bella" });
+
+export const NewPetSchema = z
+  .strictObject({
+    name,
+    categoryId: id.openapi({ description: "Identifier of the category the animal belongs to." }),
+    status: PetStatusSchema.optional(),
+  })
+  .openapi("NewPet", { description: "The payload for creating or replacing a pet; status defaults to available." });
+
+export const PetPatchSchema = NewPetSchema.partial()
+  .refine((v) => Object.keys(v).length > 0, "At least one field is required.")
+  .openapi("PetPatch", { description: "Any subset of NewPet; status changes follow the transition rules." });
+
+export const PetSchema = z
+  .object({
+    id: id.openapi({ description: "Unique identifier assigned on creation." }),
+    name: z.string().openapi({ example: "Bella" }),
+    categoryId: id,
+    status: PetStatusSchema,
+  })
+  .openapi("Pet");
+
+export const PetsSchema = z.array(PetSchema).openapi("Pets", { description: "An array of Pet objects." });

@@ -1,0 +1,21 @@
+/**
+ * Static files of the docs page on Node, read from the npm package that ships
+ * them (`@scalar/api-reference`), so /docs renders with no outside network.
+ */
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { SCALAR_SCRIPT_PATH, type AssetSource } from "../routes/meta/meta.index";
+
+const require = createRequire(import.meta.url);
+
+/** An AssetSource serving the Scalar standalone script (read once, then from memory). */
+export function nodeAssets(): AssetSource {
+  let script: Promise<Buffer> | undefined;
+  return async (path) => {
+    if (path !== SCALAR_SCRIPT_PATH) return null;
+    script ??= readFile(require.resolve("@scalar/api-reference/browser/standalone.js"));
+    return new Response(new Uint8Array(await script), {
+      headers: { "Content-Type": "text/javascript; charset=utf-8", "Cache-Control": "public, max-age=86400" },
+    });
+  };
+}

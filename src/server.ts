@@ -1,0 +1,44 @@
+/**
+ * Node entry point: reads the environment, opens the embedded libSQL file
+ * (migrated on start), serves the app on HOST:PORT with @hono/node-server and
+ * shuts down gracefully on SIGTERM/SIGINT (API.md §8).
+ *
+ * Environment: DATABASE_URL (default `file:.data/petstore.db`), HOST
+ * (127.0.0.1), PORT (8787) and the variables of `parseConfig`.
+ */
+import { serve } from "@hono/node-server";
+import { createApp } from "./app";
+import { parseConfig } from "./config";
+import { openLocalDatabase } from "./db/local";
+import { nodeAssets } from "./runtime/node-assets";
+
+async function main(): Promise<void> {
+  const config = parseConfig(process.env);
+  const url = process.env.DATABASE_URL || "file:.data/petstore.db";
+  const db = await openLocalDatabase(url);
+  const app = createApp({ db, config, assets: nodeAssets() });
+  const hostname = process.env.HOST || "127.0.0.1";
+  const port = Number(process.env.PORT || 8787);
+  const server = serve({ fetch: app.fetch, hostname, port }, (info) => {
+    console.log(`Petstore API listening on http://${hostname}:${info.port} (docs: /docs, database: ${url})`);
+  });
+
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    console.log(`${signal}: closing`);
+    server.close(() => {
+      db.$client.close();
+      process.exit(0);
+    });
+    setTimeout(() => process.exit(0), 10_000).unref();
+  };
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+  process.on("SIGINT", () => shutdown("SIGINT"));
+}
+
+main().catch((error) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});

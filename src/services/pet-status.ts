@@ -1,0 +1,45 @@
+/**
+ * The status transition table of pets set directly by PUT/PATCH (API.md §3, last row).
+ * Pure: takes the current state, returns what the change implies or throws.
+ */
+import type { PetStatus } from "../db/schema";
+import { ApiError } from "../lib/errors";
+
+/** Stock facts a transition depends on. */
+export interface StockState {
+  /** Units that can still be ordered (inventory quantity). */
+  quantity: number;
+  /** Orders of the pet that are placed but not fulfilled. */
+  openOrders: number;
+}
+
+/** What the database must check and do for an allowed transition. */
+export interface TransitionPlan {
+  /** The SQL guard re-checked in the write batch (so concurrency cannot break the rule). */
+  guard: "none" | "stock_positive" | "no_open_orders";
+  /** Set inventory quantity to 0 (pet sold). */
+  zeroStock: boolean;
+}
+
+function invalid(from: PetStatus, to: PetStatus, why: string): ApiError {
+  return new ApiError(409, "invalid_transition", `A pet cannot go from ${from} to ${to}: ${why}.`);
+}
+
+/**
+ * Decide a status change `from` → `to`.
+ * @throws ApiError 409 `invalid_transition` when API.md §3 forbids it.
+ */
+export function planTransition(from: PetStatus, to: PetStatus, stock: StockState): TransitionPlan {
+  if (from === to) return { guard: "none", zeroStock: false };
+  if (from === "available" && to === "pending") return { guard: "none", zeroStock: false };
+  if (to === "available") {
+    // pending→available (release a hold) and sold→available (after a restock) both need stock.
+    if (stock.quantity <= 0) throw invalid(from, to, "inventory quantity is 0; restock first with PUT /store/inventory/{petId}");
+    return { guard: "stock_positive", zeroStock: false };
+  }
+  if (to === "sold") {
+    if (stock.openOrders > 0) throw invalid(from, to, "the pet has open orders; fulfil or cancel them first");
+    return { guard: "no_open_orders", zeroStock: true };
+  }
+  throw invalid(from, to, "only available→pending, pending→available, available/pending→sold and sold→available are allowed");
+}

@@ -1,0 +1,198 @@
+/**
+ * Rules of pets (API.md §1-§3): creation with its inventory row, replace/patch
+ * with the status transition table, deletion only without orders. Every write
+ * is one atomic batch carrying its events (API.md §6); updates read the current
+ * state once, decide, then write guarded by what they read (at most 2 round trips).
+ */
+import { and, asc, eq, gt, inArray, type SQL } from "drizzle-orm";
+import type { InStatement, Row } from "@libsql/client";
+import type { Database } from "../db/client";
+import { eventInsert, INVENTORY_JSON, PET_JSON, writeBatch } from "../db/batch";
+import { pets, type PetStatus } from "../db/schema";
+import { ApiError, concurrentUpdate, notFound } from "../lib/errors";
+import { assertIfMatch } from "../lib/http-cache";
+import { planTransition } from "./pet-status";
+
+/** Pet representation. */
+export interface Pet {
+  id: number;
+  name: string;
+  categoryId: number;
+  status: PetStatus;
+}
+
+export interface NewPet {
+  name: string;
+  categoryId: number;
+  status?: PetStatus;
+}
+
+export interface PetFilter {
+  status?: PetStatus;
+  categoryId?: number;
+  ids?: number[];
+}
+
+const PET_COLUMNS = { id: pets.id, name: pets.name, categoryId: pets.categoryId, status: pets.status };
+
+function toPet(row: Row): Pet {
+  return { id: Number(row.id), name: String(row.name), categoryId: Number(row.category_id), status: row.status as PetStatus };
+}
+
+function categoryNotFound(categoryId: number): ApiError {
+  return new ApiError(422, "category_not_found", `Category ${categoryId} does not exist.`, [
+    { path: "body.categoryId", message: "No such category." },
+  ]);
+}
+
+/** Up to `limit` pets matching `filter` with id > `afterId`, ascending. One round trip. */
+export async function listPets(db: Database, filter: PetFilter, afterId: number, limit: number): Promise<Pet[]> {
+  const where: SQL[] = [gt(pets.id, afterId)];
+  if (filter.status) where.push(eq(pets.status, filter.status));
+  if (filter.categoryId !== undefined) where.push(eq(pets.categoryId, filter.categoryId));
+  if (filter.ids) where.push(inArray(pets.id, filter.ids));
+  return db.select(PET_COLUMNS).from(pets).where(and(...where)).orderBy(asc(pets.id)).limit(limit);
+}
+
+/** @throws ApiError 404 when absent. One round trip. */
+export async function getPet(db: Database, petId: number): Promise<Pet> {
+  const [pet] = await db.select(PET_COLUMNS).from(pets).where(eq(pets.id, petId));
+  if (!pet) throw notFound("Pet", petId);
+  return pet;
+}
+
+/**
+ * Create a pet and its inventory row (quantity 1, or 0 when sold) in one batch.
+ * @throws ApiError 422 `category_not_found`.
+ */
+export async function createPet(db: Database, input: NewPet, now: Date): Promise<Pet> {
+  const status = input.status ?? "available";
+  const at = now.toISOString();
+  const [inserted] = await writeBatch(db, [
+    {
+      sql: `INSERT INTO pets (name, category_id, status) SELECT ?, ?, ?
+            WHERE EXISTS (SELECT 1 FROM categories WHERE id = ?) RETURNING id, name, category_id, status`,
+      args: [input.name, input.categoryId, status, input.categoryId],
+    },
+    // changes() = 1 only when the pet row above was inserted.
+    {
+      sql: "INSERT INTO inventory (pet_id, quantity) SELECT last_insert_rowid(), ? WHERE changes() = 1",
+      args: [status === "sold" ? 0 : 1],
+    },
+    // inventory.pet_id is its rowid, so last_insert_rowid() is still the new pet's id.
+    eventInsert("pet.created", at, PET_JSON, "pets p WHERE p.id = last_insert_rowid() AND changes() = 1", []),
+  ]);
+  const row = inserted!.rows[0];
+  if (!row) throw categoryNotFound(input.categoryId);
+  return toPet(row);
+}
+
+interface PetState {
+  pet: Pet;
+  version: number;
+  quantity: number;
+  openOrders: number;
+  categoryExists: boolean;
+}
+
+async function readPetState(db: Database, petId: number, categoryId: number): Promise<PetState> {
+  const rs = await db.$client.execute({
+    sql: `SELECT p.id, p.name, p.category_id, p.status, p.version, i.quantity,
+                 (SELECT count(*) FROM orders o WHERE o.pet_id = p.id AND o.complete = 0) AS open_orders,
+                 EXISTS (SELECT 1 FROM categories WHERE id = ?) AS category_exists
+          FROM pets p JOIN inventory i ON i.pet_id = p.id WHERE p.id = ?`,
+    args: [categoryId, petId],
+  });
+  const row = rs.rows[0];
+  if (!row) throw notFound("Pet", petId);
+  return {
+    pet: toPet(row),
+    version: Number(row.version),
+    quantity: Number(row.quantity),
+    openOrders: Number(row.open_orders),
+    categoryExists: Number(row.category_exists) === 1,
+  };
+}
+
+const GUARD_SQL = {
+  none: "",
+  stock_positive: " AND (SELECT quantity FROM inventory WHERE pet_id = pets.id) > 0",
+  no_open_orders: " AND NOT EXISTS (SELECT 1 FROM orders WHERE pet_id = pets.id AND complete = 0)",
+} as const;
+
+/**
+ * Replace (PUT: `replace` true, missing status = available) or patch a pet.
+ * Status changes follow API.md §3; `If-Match` guards against lost updates.
+ * @throws ApiError 404, 409 `invalid_transition`, 412 `precondition_failed`, 422 `category_not_found`.
+ */
+export async function updatePet(
+  db: Database,
+  petId: number,
+  change: Partial<NewPet>,
+  replace: boolean,
+  ifMatch: string | undefined,
+  now: Date,
+): Promise<Pet> {
+  const at = now.toISOString();
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const state = await readPetState(db, petId, change.categoryId ?? 0);
+    await assertIfMatch(ifMatch, state.pet);
+    if (change.categoryId !== undefined && change.categoryId !== state.pet.categoryId && !state.categoryExists) {
+      throw categoryNotFound(change.categoryId);
+    }
+    const next: Pet = {
+      id: petId,
+      name: change.name ?? state.pet.name,
+      categoryId: change.categoryId ?? state.pet.categoryId,
+      status: change.status ?? (replace ? "available" : state.pet.status),
+    };
+    const plan = planTransition(state.pet.status, next.status, state);
+    const statements: InStatement[] = [
+      {
+        sql: `UPDATE pets SET name = ?, category_id = ?, status = ?, version = version + 1
+              WHERE id = ? AND version = ? AND EXISTS (SELECT 1 FROM categories WHERE id = ?)${GUARD_SQL[plan.guard]}
+              RETURNING id, name, category_id, status`,
+        args: [next.name, next.categoryId, next.status, petId, state.version, next.categoryId],
+      },
+      eventInsert("pet.updated", at, PET_JSON, "pets p WHERE p.id = ? AND changes() = 1", [petId]),
+    ];
+    if (plan.zeroStock && state.quantity !== 0) {
+      statements.push(
+        { sql: "UPDATE inventory SET quantity = 0, version = version + 1 WHERE pet_id = ? AND changes() = 1", args: [petId] },
+        eventInsert("inventory.updated", at, INVENTORY_JSON, "inventory i JOIN pets p ON p.id = i.pet_id WHERE i.pet_id = ? AND changes() = 1", [
+          petId,
+        ]),
+      );
+    }
+    const [updated] = await writeBatch(db, statements);
+    const row = updated!.rows[0];
+    if (row) return toPet(row);
+    // Something changed between the read and the write: the state read is stale.
+    if (ifMatch !== undefined) throw new ApiError(412, "precondition_failed", "The pet changed meanwhile; fetch it again.");
+  }
+  throw concurrentUpdate("Pet", petId);
+}
+
+/** Delete a pet that no order references, with its inventory row. @throws ApiError 404, 409 `pet_has_orders`, 412. */
+export async function deletePet(db: Database, petId: number, ifMatch: string | undefined, now: Date): Promise<void> {
+  let version: number | null = null;
+  if (ifMatch !== undefined) {
+    const state = await readPetState(db, petId, 0);
+    await assertIfMatch(ifMatch, state.pet);
+    version = state.version;
+  }
+  // Event and deletes share one condition, evaluated in one transaction: all happen or none.
+  const condition = "p.id = ? AND (? IS NULL OR p.version = ?) AND NOT EXISTS (SELECT 1 FROM orders WHERE pet_id = p.id)";
+  const args = [petId, version, version];
+  const results = await writeBatch(db, [
+    eventInsert("pet.deleted", now.toISOString(), PET_JSON, `pets p WHERE ${condition}`, args),
+    { sql: `DELETE FROM inventory WHERE pet_id IN (SELECT p.id FROM pets p WHERE ${condition})`, args },
+    { sql: `DELETE FROM pets AS p WHERE ${condition}`, args },
+    { sql: "SELECT EXISTS (SELECT 1 FROM orders WHERE pet_id = ?) AS has_orders FROM pets WHERE id = ?", args: [petId, petId] },
+  ]);
+  if (results[2]!.rowsAffected === 1) return;
+  const row = results[3]!.rows[0];
+  if (!row) throw notFound("Pet", petId);
+  if (Number(row.has_orders) === 1) throw new ApiError(409, "pet_has_orders", `Pet ${petId} has orders and cannot be deleted.`);
+  throw new ApiError(412, "precondition_failed", "The pet changed meanwhile; fetch it again.");
+}
