@@ -13,7 +13,11 @@ import type { Database } from "./db/client";
 import type { AppEnv } from "./lib/context";
 import { createRouter } from "./lib/create-router";
 import { ApiError } from "./lib/errors";
+import { MemoryRateLimiter, type RateLimiter } from "./lib/rate-limiter";
+import { authenticate, KeyCache } from "./middleware/auth";
 import { compileRoutes, errorHandler, notFoundHandler } from "./middleware/errors";
+import { rateLimit, type ClientIp } from "./middleware/rate-limit";
+import { accountsRouter } from "./routes/accounts/accounts.index";
 import { categoriesRouter } from "./routes/categories/categories.index";
 import { inventoryRouter } from "./routes/inventory/inventory.index";
 import { createMetaRouter, type AssetSource } from "./routes/meta/meta.index";
@@ -29,6 +33,10 @@ export interface AppDeps {
   log?: (line: string) => void;
   /** Static files of the docs page (Node: node_modules; Workers: static assets). */
   assets?: AssetSource;
+  /** Request counter (default: in memory, per process). */
+  rateLimiter?: RateLimiter;
+  /** The client's address (default: none known, all anonymous clients share one bucket). */
+  clientIp?: ClientIp;
 }
 
 /** Request headers a browser client may send (CORS, API.md §4). */
@@ -53,6 +61,9 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const { db, config } = deps;
   const now = deps.clock ?? (() => new Date());
   const log = deps.log ?? ((line: string) => console.error(line));
+  const rateLimiter = deps.rateLimiter ?? new MemoryRateLimiter();
+  const clientIp = deps.clientIp ?? (() => undefined);
+  const keyCache = new KeyCache(config.keyCacheTtlSeconds * 1000);
   const app = createRouter();
 
   app.use(requestId());
@@ -74,6 +85,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     c.set("db", db);
     c.set("config", config);
     c.set("now", now);
+    c.set("rateLimiter", rateLimiter);
+    c.set("clientIp", clientIp(c) ?? "unknown");
     await next();
   });
   app.use(
@@ -84,10 +97,13 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
       },
     }),
   );
+  app.use(authenticate(db, keyCache));
+  app.use(rateLimit);
 
   app.route("/", petsRouter);
   app.route("/", categoriesRouter);
   app.route("/", inventoryRouter);
+  app.route("/", accountsRouter);
   app.route("/", createMetaRouter(() => app, deps.assets));
 
   let patterns: ReturnType<typeof compileRoutes> | undefined;

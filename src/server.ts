@@ -10,13 +10,20 @@ import { serve } from "@hono/node-server";
 import { createApp } from "./app";
 import { parseConfig } from "./config";
 import { openLocalDatabase } from "./db/local";
+import { getConnInfo } from "@hono/node-server/conninfo";
 import { nodeAssets } from "./runtime/node-assets";
+import { bootstrapStaffKey } from "./services/accounts.service";
 
 async function main(): Promise<void> {
   const config = parseConfig(process.env);
   const url = process.env.DATABASE_URL || "file:.data/petstore.db";
   const db = await openLocalDatabase(url);
-  const app = createApp({ db, config, assets: nodeAssets() });
+  const staffKey = await bootstrapStaffKey(db, new Date());
+  if (staffKey) {
+    // Printed once, on the first start of a fresh database; only its hash is stored.
+    console.log(`Created the bootstrap staff account. Its API key (shown only now):\n  ${staffKey.key}`);
+  }
+  const app = createApp({ db, config, assets: nodeAssets(), clientIp: (c) => getConnInfo(c).remote.address });
   const hostname = process.env.HOST || "127.0.0.1";
   const port = Number(process.env.PORT || 8787);
   const server = serve({ fetch: app.fetch, hostname, port }, (info) => {

@@ -5,6 +5,8 @@
 import type { AppConfig } from "../config";
 import type { Database } from "../db/client";
 import type { Role } from "../db/schema";
+import type { KeyCache } from "../middleware/auth";
+import type { RateLimiter } from "./rate-limiter";
 
 /** The authenticated caller, set by the authentication middleware. */
 export interface Principal {
@@ -26,5 +28,11 @@ export interface AppEnv {
   Variables: RequestServices & {
     requestId: string;
     principal?: Principal;
+    /** Why a presented key was not accepted (it is only an error on protected routes). */
+    authProblem?: "malformed" | "invalid";
+    keyCache: KeyCache;
+    rateLimiter: RateLimiter;
+    /** The client's address as the runtime reports it ("unknown" when it cannot). */
+    clientIp: string;
   };
 }

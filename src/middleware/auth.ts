@@ -1,13 +1,102 @@
 /**
  * Bearer-key authentication and role checks (RFC 6750, API.md §4).
- * Placeholder until the accounts issue lands: lets every request through.
+ *
+ * `authenticate` runs on every request: when an `Authorization: Bearer psk_…`
+ * header is present it verifies the key (SHA-256 lookup, cached in memory for
+ * at most `keyCacheTtlSeconds`) and sets `principal`. Public routes ignore the
+ * result; `requireRole` on protected routes answers 401 (no valid key, with
+ * `WWW-Authenticate: Bearer realm="petstore"`) or 403 (wrong role).
  */
+import { createMiddleware } from "hono/factory";
 import type { MiddlewareHandler } from "hono";
+import type { Database } from "../db/client";
 import type { Role } from "../db/schema";
+import type { AppEnv, Principal } from "../lib/context";
+import { ApiError } from "../lib/errors";
+import { looksLikeApiKey, sha256Hex } from "../services/api-keys";
+import { verifyKey } from "../services/accounts.service";
 
-/** Require a valid key whose account has one of `roles`. */
-export function requireRole(..._roles: Role[]): MiddlewareHandler {
-  return async (_c, next) => {
+const MAX_CACHE_ENTRIES = 10_000;
+
+/**
+ * Verified keys by secret hash, each for at most `ttlMs`. Unknown keys are
+ * cached too (as null) so that repeated bad keys cost no database round trip;
+ * a new key can never hit such an entry since its hash has never been seen.
+ */
+export class KeyCache {
+  private readonly entries = new Map<string, { owner: Principal | null; expiresAt: number }>();
+
+  constructor(private readonly ttlMs: number) {}
+
+  /** The cached owner (null = known bad), or undefined when not cached or expired. */
+  get(hash: string, nowMs: number): Principal | null | undefined {
+    const entry = this.entries.get(hash);
+    if (!entry) return undefined;
+    if (entry.expiresAt <= nowMs) {
+      this.entries.delete(hash);
+      return undefined;
+    }
+    return entry.owner;
+  }
+
+  set(hash: string, owner: Principal | null, nowMs: number): void {
+    if (this.ttlMs <= 0) return;
+    if (this.entries.size >= MAX_CACHE_ENTRIES) this.entries.clear();
+    this.entries.set(hash, { owner, expiresAt: nowMs + this.ttlMs });
+  }
+
+  /** Drop every entry of a revoked key, so it stops working at once in this process. */
+  forget(apiKeyId: number): void {
+    for (const [hash, entry] of this.entries) if (entry.owner?.apiKeyId === apiKeyId) this.entries.delete(hash);
+  }
+}
+
+/** Global middleware: sets `principal` when a valid key is presented, `authProblem` when a bad one is. */
+export function authenticate(db: Database, cache: KeyCache): MiddlewareHandler<AppEnv> {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    c.set("keyCache", cache);
+    const header = c.req.header("Authorization");
+    if (header !== undefined) {
+      const match = /^Bearer +(\S+)\s*$/i.exec(header);
+      const token = match?.[1];
+      if (!token || !looksLikeApiKey(token)) {
+        c.set("authProblem", "malformed");
+      } else {
+        const now = c.get("now")();
+        const hash = await sha256Hex(token);
+        let owner = cache.get(hash, now.getTime());
+        if (owner === undefined) {
+          owner = await verifyKey(db, hash, now);
+          cache.set(hash, owner, now.getTime());
+        }
+        if (owner) c.set("principal", owner);
+        else c.set("authProblem", "invalid");
+      }
+    }
     await next();
-  };
+  });
+}
+
+const CHALLENGE = 'Bearer realm="petstore"';
+
+/**
+ * Require a valid key whose account has one of `roles`.
+ * @throws ApiError 401 `unauthorized` (RFC 6750 §3 challenge), 403 `forbidden`.
+ */
+export function requireRole(...roles: Role[]): MiddlewareHandler<AppEnv> {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const principal = c.get("principal");
+    if (!principal) {
+      const problem = c.get("authProblem");
+      const challenge = problem ? `${CHALLENGE}, error="invalid_token"` : CHALLENGE;
+      const message = problem
+        ? "The API key is malformed, unknown or revoked."
+        : "This operation needs an API key: send Authorization: Bearer <API_KEY>.";
+      throw new ApiError(401, "unauthorized", message, undefined, { "WWW-Authenticate": challenge });
+    }
+    if (!roles.includes(principal.role)) {
+      throw new ApiError(403, "forbidden", `This operation needs a ${roles.join(" or ")} key.`);
+    }
+    await next();
+  });
 }

@@ -10,6 +10,7 @@ import { parseConfig } from "../../src/config";
 import type { Database } from "../../src/db/client";
 import { openLocalDatabase } from "../../src/db/local";
 import { nodeAssets } from "../../src/runtime/node-assets";
+import { createStaffKeyFor } from "./staff-key";
 import type { Target } from "./target";
 
 export interface NodeTarget extends Target {
@@ -35,7 +36,7 @@ export async function nodeTarget(env: Record<string, string> = {}, deps: Partial
     name: "node",
     db,
     app,
-    staffKey: "psk_placeholder_until_accounts_land",
+    staffKey: await createStaffKeyFor(db),
     fetch: async (path, init) => app.request(`http://localhost${path}`, init),
     close: async () => {
       db.$client.close();

@@ -1,0 +1,36 @@
+/** Handlers of /accounts. */
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { AppEnv, Principal } from "../../lib/context";
+import * as service from "../../services/accounts.service";
+import type * as routes from "./accounts.routes";
+
+/** The principal set by `requireRole` (always present behind it). */
+function caller(c: { get(key: "principal"): Principal | undefined }): Principal {
+  return c.get("principal")!;
+}
+
+export const signUp: RouteHandler<typeof routes.signUp, AppEnv> = async (c) => {
+  const result = await service.createAccount(c.get("db"), c.req.valid("json"), "customer", c.get("now")());
+  c.header("Location", "/accounts/me");
+  return c.json(result, 201);
+};
+
+export const me: RouteHandler<typeof routes.me, AppEnv> = async (c) => {
+  return c.json(await service.getAccount(c.get("db"), caller(c).accountId), 200);
+};
+
+export const listKeys: RouteHandler<typeof routes.listKeys, AppEnv> = async (c) => {
+  return c.json(await service.listKeys(c.get("db"), caller(c).accountId), 200);
+};
+
+export const createKey: RouteHandler<typeof routes.createKey, AppEnv> = async (c) => {
+  const key = await service.createKey(c.get("db"), caller(c).accountId, c.req.valid("json").name, c.get("now")());
+  return c.json(key, 201);
+};
+
+export const revokeKey: RouteHandler<typeof routes.revokeKey, AppEnv> = async (c) => {
+  const { keyId } = c.req.valid("param");
+  await service.revokeKey(c.get("db"), caller(c).accountId, keyId, c.get("now")());
+  c.get("keyCache").forget(keyId);
+  return c.body(null, 204);
+};

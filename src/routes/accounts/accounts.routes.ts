@@ -1,0 +1,81 @@
+/** OpenAPI route definitions of /accounts (API.md §2, §4; Accounts tag). */
+import { createRoute } from "@hono/zod-openapi";
+import { privateResponse } from "../../lib/http-cache";
+import { errorResponses, idParams, jsonBody, jsonContent, responseHeaders } from "../../lib/schemas";
+import { protectedOperation, publicOperation } from "../../lib/security";
+import { signupLimit } from "../../middleware/rate-limit";
+import { AccountSchema, ApiKeysSchema, NewAccountSchema, NewApiKeyRequestSchema, NewApiKeySchema, SignUpSchema } from "./accounts.schemas";
+
+const tags = ["Accounts"];
+const anyKey = protectedOperation("customer", "staff");
+const withPrivate = { ...anyKey, middleware: [privateResponse, ...anyKey.middleware] };
+const authErrors = { 401: true, 429: true, 500: true, 503: true } as const;
+
+export const signUp = createRoute({
+  method: "post",
+  path: "/accounts",
+  operationId: "createAccount",
+  summary: "Sign up",
+  description: "Creates a customer account and its first API key. The secret key is in this response only; store it.",
+  tags,
+  ...publicOperation,
+  "x-stability": "stable",
+  middleware: [signupLimit, privateResponse],
+  request: { body: jsonBody(NewAccountSchema, "Who is signing up.") },
+  responses: {
+    201: { ...jsonContent(SignUpSchema, "The account and its first key."), headers: { Location: responseHeaders.Location } },
+    ...errorResponses({ 400: true, 409: "The email is taken (`duplicate_email`).", 413: true, 415: true, 429: true, 500: true, 503: true }),
+  },
+});
+
+export const me = createRoute({
+  method: "get",
+  path: "/accounts/me",
+  operationId: "getMyAccount",
+  summary: "The caller's account",
+  tags,
+  ...withPrivate,
+  "x-stability": "stable",
+  responses: { 200: jsonContent(AccountSchema, "The account of the key."), ...errorResponses(authErrors) },
+});
+
+export const listKeys = createRoute({
+  method: "get",
+  path: "/accounts/me/keys",
+  operationId: "listMyApiKeys",
+  summary: "List the caller's API keys",
+  description: "Active keys of the caller's account, without secrets.",
+  tags,
+  ...withPrivate,
+  "x-stability": "stable",
+  responses: { 200: jsonContent(ApiKeysSchema, "The keys."), ...errorResponses(authErrors) },
+});
+
+export const createKey = createRoute({
+  method: "post",
+  path: "/accounts/me/keys",
+  operationId: "createMyApiKey",
+  summary: "Create an API key",
+  description: "Creates another key for the caller's account. The secret is in this response only.",
+  tags,
+  ...withPrivate,
+  "x-stability": "stable",
+  request: { body: { required: false, ...jsonContent(NewApiKeyRequestSchema, "An optional name for the key.") } },
+  responses: {
+    201: jsonContent(NewApiKeySchema, "The new key with its secret."),
+    ...errorResponses({ 400: true, 413: true, 415: true, ...authErrors }),
+  },
+});
+
+export const revokeKey = createRoute({
+  method: "delete",
+  path: "/accounts/me/keys/{keyId}",
+  operationId: "revokeMyApiKey",
+  summary: "Revoke an API key",
+  description: "Revokes one of the caller's keys at once (it may be the key making the request).",
+  tags,
+  ...withPrivate,
+  "x-stability": "stable",
+  request: { params: idParams("keyId") },
+  responses: { 204: { description: "Revoked." }, ...errorResponses({ 400: true, 404: true, ...authErrors }) },
+});

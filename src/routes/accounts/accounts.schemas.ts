@@ -1,0 +1,48 @@
+/** Payload shapes of accounts and API keys (API.md §4). */
+import { z } from "@hono/zod-openapi";
+import { ROLES } from "../../db/schema";
+import { MAX_ID } from "../../lib/schemas";
+
+const id = z.number().int().min(1).max(MAX_ID).openapi({ format: "int64", example: 1 });
+const timestamp = z.string().openapi({ format: "date-time", example: "2026-11-21T12:00:00.000Z" });
+
+export const NewAccountSchema = z
+  .strictObject({
+    name: z.string().trim().min(1).max(100).openapi({ example: "Ada Lovelace" }),
+    email: z.email().max(254).openapi({ description: "Unique case-insensitively.", example: "ada@example.com" }),
+  })
+  .openapi("NewAccount");
+
+export const AccountSchema = z
+  .object({
+    id,
+    name: z.string(),
+    email: z.string().openapi({ format: "email" }),
+    role: z.enum(ROLES).openapi({ description: "`customer` from sign-up; `staff` keys come from the operators." }),
+    createdAt: timestamp,
+  })
+  .openapi("Account");
+
+export const ApiKeySchema = z
+  .object({
+    id,
+    name: z.string().nullable(),
+    prefix: z.string().openapi({ description: "The first characters of the secret, for recognising it.", example: "psk_Ab12Cd" }),
+    createdAt: timestamp,
+    lastUsedAt: timestamp.nullable().openapi({ description: "Last time the key authenticated a request (updated at most every 30 s)." }),
+  })
+  .openapi("ApiKey");
+
+export const ApiKeysSchema = z.array(ApiKeySchema).openapi("ApiKeys");
+
+export const NewApiKeySchema = ApiKeySchema.extend({
+  key: z.string().openapi({ description: "The secret (`psk_` + 43 base64url characters). Shown only in this response.", example: "psk_…" }),
+}).openapi("NewApiKey");
+
+export const NewApiKeyRequestSchema = z
+  .strictObject({ name: z.string().trim().min(1).max(100).optional().openapi({ example: "ci" }) })
+  .openapi("NewApiKeyRequest");
+
+export const SignUpSchema = z.object({ account: AccountSchema, apiKey: NewApiKeySchema }).openapi("SignUp", {
+  description: "The new account and its first key; the secret is shown only here.",
+});

@@ -1,0 +1,32 @@
+/**
+ * API key material (API.md §4): `psk_` + 32 random bytes in base64url (Web
+ * Crypto, same in Workers and Node). Only the SHA-256 hash and a short display
+ * prefix are ever stored.
+ */
+
+export const KEY_PREFIX = "psk_";
+/** Characters of the secret kept for display (`psk_` + 6). */
+const DISPLAY_LENGTH = KEY_PREFIX.length + 6;
+
+function base64url(bytes: Uint8Array): string {
+  let binary = "";
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** Lower-case hex SHA-256 of a UTF-8 string. */
+export async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** A fresh key: the secret (shown once), its display prefix and its hash. */
+export async function generateApiKey(): Promise<{ secret: string; prefix: string; hash: string }> {
+  const secret = KEY_PREFIX + base64url(crypto.getRandomValues(new Uint8Array(32)));
+  return { secret, prefix: secret.slice(0, DISPLAY_LENGTH), hash: await sha256Hex(secret) };
+}
+
+/** True when `token` has the shape of a key (cheap check before any lookup). */
+export function looksLikeApiKey(token: string): boolean {
+  return /^psk_[A-Za-z0-9_-]{43}$/.test(token);
+}
