@@ -17,15 +17,22 @@ const HTTP_EXCEPTION_CODES: Partial<Record<number, ErrorCode>> = {
   415: "unsupported_media_type",
 };
 
-/** True for errors of the database connection (not of a statement): answer 503. */
+/**
+ * True for errors of the database connection (not of a statement): answer 503.
+ * Looks through `cause` chains, since Drizzle wraps driver errors in its own
+ * "Failed query" error.
+ */
 function isDatabaseUnavailable(error: unknown): boolean {
-  const e = error as { name?: string; code?: string; cause?: unknown; message?: string };
-  const code = String(e?.code ?? "");
-  if (e?.name === "LibsqlError" || e?.name === "LibsqlBatchError") {
-    return /^(SERVER_ERROR|HRANA_|HTTP_|WEBSOCKET|SQLITE_BUSY|SQLITE_LOCKED|SQLITE_CANTOPEN|SQLITE_IOERR|SQLITE_FULL|SQLITE_READONLY|CLIENT_CLOSED|STREAM_|URL_|TRANSACTION_)/.test(code);
+  for (let e = error as { name?: string; code?: string; cause?: unknown; message?: string } | undefined, depth = 0; e && depth < 4; depth++) {
+    const code = String(e.code ?? "");
+    if (e.name === "LibsqlError" || e.name === "LibsqlBatchError") {
+      return /^(SERVER_ERROR|HRANA_|HTTP_|WEBSOCKET|SQLITE_BUSY|SQLITE_LOCKED|SQLITE_CANTOPEN|SQLITE_IOERR|SQLITE_FULL|SQLITE_READONLY|CLIENT_CLOSED|STREAM_|URL_|TRANSACTION_)/.test(code);
+    }
+    // fetch() to a remote libSQL server that is down.
+    if (e instanceof TypeError && /fetch failed|network|ECONNREFUSED/i.test(String(e.message))) return true;
+    e = e.cause as typeof e;
   }
-  // fetch() to a remote libSQL server that is down.
-  return e instanceof TypeError && /fetch failed|network|ECONNREFUSED/i.test(String(e.message));
+  return false;
 }
 
 /** Convert any thrown value to an ApiError. Unknown errors become 500 `internal_error`. */
@@ -68,13 +75,17 @@ interface RoutePattern {
   regex: RegExp;
 }
 
-/** Compile Hono route paths (`/pets/:petId`) to regular expressions. */
+/**
+ * Compile Hono route paths (`/pets/:petId`) to regular expressions. Exact, like
+ * the router (strict mode): `/pets/` is not `/pets`, so it is a 404, never a 405
+ * whose `Allow` lists the very method that was used.
+ */
 export function compileRoutes(routes: readonly { method: string; path: string }[]): RoutePattern[] {
   return routes
     .filter((r) => r.method !== "ALL" && !r.path.includes("*"))
     .map((r) => ({
       method: r.method,
-      regex: new RegExp(`^${r.path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z0-9_]+/g, "[^/]+")}/?$`),
+      regex: new RegExp(`^${r.path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z0-9_]+/g, "[^/]+")}$`),
     }));
 }
 
@@ -82,7 +93,8 @@ export function compileRoutes(routes: readonly { method: string; path: string }[
 export function notFoundHandler(routes: () => RoutePattern[]) {
   return (c: Context<AppEnv>): Response => {
     const allowed = new Set(routes().filter((r) => r.regex.test(c.req.path)).map((r) => r.method));
-    if (allowed.size > 0) {
+    // A method the path does support never yields 405 (the route itself declined the request).
+    if (allowed.size > 0 && !allowed.has(c.req.method)) {
       if (allowed.has("GET")) allowed.add("HEAD");
       allowed.add("OPTIONS");
       const allow = [...allowed].sort().join(", ");

@@ -54,10 +54,32 @@ export function buildOpenApiDocument(app: OpenAPIHono<AppEnv>, config: AppConfig
       { name: "Platform", tags: ["Accounts", "Events", "Meta"] },
     ],
   } as Parameters<typeof app.getOpenAPIDocument>[0]) as unknown as Record<string, unknown>;
+  dropTypelessNullable(document);
   const paths = document.paths as Record<string, Record<string, Record<string, unknown>>>;
   for (const { path, method, sunset } of SUNSETS) {
     const operation = paths[path]?.[method];
     if (operation) operation["x-sunset"] = sunset(config).toISOString();
   }
   return document;
+}
+
+/**
+ * zod-to-openapi renders `z.unknown()` / `z.any()` as `{ nullable: true }`. In
+ * OpenAPI 3.0.3 `nullable` only qualifies a `type`, and validators (Ajv, hence
+ * Spectral's `oas3-valid-schema-example`) reject it without one. A schema with
+ * no type already admits any value, so the lone `nullable` is dropped, in place.
+ */
+function dropTypelessNullable(node: unknown): void {
+  if (!node || typeof node !== "object") return;
+  if (Array.isArray(node)) {
+    for (const item of node) dropTypelessNullable(item);
+    return;
+  }
+  const schema = node as Record<string, unknown>;
+  if (schema.nullable === true && !("type" in schema) && !("$ref" in schema) && !("allOf" in schema) && !("oneOf" in schema) && !("anyOf" in schema)) {
+    delete schema.nullable;
+  }
+  for (const [key, value] of Object.entries(schema)) {
+    if (key !== "example" && key !== "examples" && key !== "default" && key !== "enum") dropTypelessNullable(value);
+  }
 }

@@ -62,13 +62,13 @@ export async function getPet(db: Database, petId: number): Promise<Pet> {
 }
 
 /**
- * Create a pet and its inventory row (quantity 1, or 0 when sold) in one batch.
- * @throws ApiError 422 `category_not_found`.
+ * The statements that create one pet and its inventory row (quantity 1, or 0
+ * when sold) and its `pet.created` event; the first statement RETURNs the pet
+ * row, or nothing when the category does not exist (then nothing is written).
  */
-export async function createPet(db: Database, input: NewPet, now: Date): Promise<Pet> {
+function createPetStatements(input: NewPet, at: string): InStatement[] {
   const status = input.status ?? "available";
-  const at = now.toISOString();
-  const [inserted] = await writeBatch(db, [
+  return [
     {
       sql: `INSERT INTO pets (name, category_id, status) SELECT ?, ?, ?
             WHERE EXISTS (SELECT 1 FROM categories WHERE id = ?) RETURNING id, name, category_id, status`,
@@ -81,10 +81,34 @@ export async function createPet(db: Database, input: NewPet, now: Date): Promise
     },
     // inventory.pet_id is its rowid, so last_insert_rowid() is still the new pet's id.
     eventInsert("pet.created", at, PET_JSON, "pets p WHERE p.id = last_insert_rowid() AND changes() = 1", []),
-  ]);
+  ];
+}
+
+/**
+ * Create a pet and its inventory row (quantity 1, or 0 when sold) in one batch.
+ * @throws ApiError 422 `category_not_found`.
+ */
+export async function createPet(db: Database, input: NewPet, now: Date): Promise<Pet> {
+  const [inserted] = await writeBatch(db, createPetStatements(input, now.toISOString()));
   const row = inserted!.rows[0];
   if (!row) throw categoryNotFound(input.categoryId);
   return toPet(row);
+}
+
+/**
+ * Create many pets (same rules as `createPet`) in ONE atomic batch, for bulk
+ * loads such as the seed script; keep `inputs` to a few hundred per call.
+ * Returns the created pets in input order, `null` where the category does not
+ * exist (that pet is skipped, the others are created).
+ */
+export async function createPets(db: Database, inputs: NewPet[], now: Date): Promise<(Pet | null)[]> {
+  if (inputs.length === 0) return [];
+  const at = now.toISOString();
+  const results = await writeBatch(db, inputs.flatMap((input) => createPetStatements(input, at)));
+  return inputs.map((_, i) => {
+    const row = results[i * 3]!.rows[0];
+    return row ? toPet(row) : null;
+  });
 }
 
 interface PetState {

@@ -1,6 +1,6 @@
 /** OpenAPI route definitions of /categories (API.md §2, Pets tag). */
 import { createRoute, z } from "@hono/zod-openapi";
-import { errorResponses, ifMatchHeaders, notModifiedResponse, responseHeaders, idParams, jsonBody, jsonContent, paginationQuery } from "../../lib/schemas";
+import { noQuery, errorResponses, ifMatchHeaders, notModifiedResponse, responseHeaders, idParams, jsonBody, jsonContent, paginationQuery } from "../../lib/schemas";
 import { protectedOperation, publicOperation } from "../../lib/security";
 import { publicRead } from "../../lib/http-cache";
 import { CategoriesSchema, CategoryPatchSchema, CategorySchema, NewCategorySchema } from "./categories.schemas";
@@ -32,10 +32,11 @@ export const create = createRoute({
   path: "/categories",
   operationId: "createCategory",
   summary: "Create a category",
+  description: "Creates a category; names are trimmed and unique case-insensitively (409 `duplicate_name`).",
   tags,
   ...protectedOperation("staff"),
   "x-stability": "stable",
-  request: { body: jsonBody(NewCategorySchema, "The new category.") },
+  request: { query: noQuery(), body: jsonBody(NewCategorySchema, "The new category.") },
   responses: {
     201: { ...jsonContent(CategorySchema, "The created category."), headers: { Location: responseHeaders.Location } },
     ...errorResponses({ 400: true, 401: true, 403: true, 409: "The name is taken (`duplicate_name`).", 413: true, 415: true, 429: true, 500: true, 503: true }),
@@ -47,11 +48,12 @@ export const get = createRoute({
   path: "/categories/{categoryId}",
   operationId: "getCategory",
   summary: "Get a category",
+  description: "One category by id, with a strong `ETag` for conditional requests.",
   tags,
   ...publicOperation,
   "x-stability": "stable",
   middleware: publicRead,
-  request: { params: categoryIdParams },
+  request: { query: noQuery(), params: categoryIdParams },
   responses: {
     200: { ...jsonContent(CategorySchema, "The category."), headers: { ETag: responseHeaders.ETag } },
     ...notModifiedResponse,
@@ -64,10 +66,11 @@ export const patch = createRoute({
   path: "/categories/{categoryId}",
   operationId: "updateCategory",
   summary: "Update a category",
+  description: "Changes the name and/or description (`null` removes the description); `If-Match` guards against lost updates.",
   tags,
   ...protectedOperation("staff"),
   "x-stability": "stable",
-  request: { params: categoryIdParams, headers: ifMatchHeader, body: jsonBody(CategoryPatchSchema, "The fields to change.") },
+  request: { query: noQuery(), params: categoryIdParams, headers: ifMatchHeader, body: jsonBody(CategoryPatchSchema, "The fields to change.") },
   responses: {
     200: jsonContent(CategorySchema, "The updated category."),
     ...errorResponses({
@@ -95,7 +98,7 @@ export const remove = createRoute({
   tags,
   ...protectedOperation("staff"),
   "x-stability": "stable",
-  request: { params: categoryIdParams, headers: ifMatchHeader },
+  request: { query: noQuery(), params: categoryIdParams, headers: ifMatchHeader },
   responses: {
     204: { description: "Deleted." },
     ...errorResponses({ 400: true, 401: true, 403: true, 404: true, 409: "Pets reference the category (`category_in_use`).", 412: true, 429: true, 500: true, 503: true }),

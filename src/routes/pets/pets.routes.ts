@@ -1,6 +1,6 @@
 /** OpenAPI route definitions of /pets (API.md §2, Pets tag). */
 import { createRoute, z } from "@hono/zod-openapi";
-import { errorResponses, ifMatchHeaders, notModifiedResponse, responseHeaders, idListQuery, idParams, idQuery, jsonBody, jsonContent, paginationQuery } from "../../lib/schemas";
+import { noQuery, errorResponses, ifMatchHeaders, notModifiedResponse, responseHeaders, idListQuery, idParams, idQuery, jsonBody, jsonContent, paginationQuery } from "../../lib/schemas";
 import { protectedOperation, publicOperation } from "../../lib/security";
 import { publicRead } from "../../lib/http-cache";
 import { NewPetSchema, PetPatchSchema, PetSchema, PetsSchema, PetStatusSchema } from "./pets.schemas";
@@ -44,7 +44,7 @@ export const create = createRoute({
   tags,
   ...protectedOperation("staff"),
   "x-stability": "stable",
-  request: { body: jsonBody(NewPetSchema, "The new pet.") },
+  request: { query: noQuery(), body: jsonBody(NewPetSchema, "The new pet.") },
   responses: {
     201: { ...jsonContent(PetSchema, "The created pet."), headers: { Location: responseHeaders.Location } },
     ...errorResponses({ 400: true, 401: true, 403: true, 413: true, 415: true, 422: "The category does not exist (`category_not_found`).", 429: true, 500: true, 503: true }),
@@ -63,7 +63,7 @@ export const get = createRoute({
   ...publicOperation,
   "x-stability": "stable",
   middleware: [deprecatedPetRead, ...publicRead],
-  request: { params: petIdParams },
+  request: { query: noQuery(), params: petIdParams },
   responses: {
     200: {
       ...jsonContent(PetSchema, "The pet."),
@@ -103,7 +103,7 @@ export const replace = createRoute({
   tags,
   ...protectedOperation("staff"),
   "x-stability": "stable",
-  request: { params: petIdParams, headers: ifMatchHeader, body: jsonBody(NewPetSchema, "The pet's new state.") },
+  request: { query: noQuery(), params: petIdParams, headers: ifMatchHeader, body: jsonBody(NewPetSchema, "The pet's new state.") },
   responses: { 200: jsonContent(PetSchema, "The updated pet."), ...writeErrors },
 });
 
@@ -116,7 +116,7 @@ export const patch = createRoute({
   tags,
   ...protectedOperation("staff"),
   "x-stability": "stable",
-  request: { params: petIdParams, headers: ifMatchHeader, body: jsonBody(PetPatchSchema, "The fields to change.") },
+  request: { query: noQuery(), params: petIdParams, headers: ifMatchHeader, body: jsonBody(PetPatchSchema, "The fields to change.") },
   responses: { 200: jsonContent(PetSchema, "The updated pet."), ...writeErrors },
 });
 
@@ -129,7 +129,7 @@ export const remove = createRoute({
   tags,
   ...protectedOperation("staff"),
   "x-stability": "stable",
-  request: { params: petIdParams, headers: ifMatchHeader },
+  request: { query: noQuery(), params: petIdParams, headers: ifMatchHeader },
   responses: {
     204: { description: "Deleted." },
     ...errorResponses({ 400: true, 401: true, 403: true, 404: true, 409: "Orders reference the pet (`pet_has_orders`).", 412: true, 429: true, 500: true, 503: true }),

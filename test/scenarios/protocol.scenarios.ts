@@ -1,0 +1,251 @@
+/**
+ * Protocol-level scenarios (API.md §2, §5): the Error object for unknown routes
+ * and wrong methods, malformed JSON, wrong media types, oversized bodies, bad
+ * path ids on every documented route, unknown query parameters, bad cursors and
+ * X-Request-Id on every response. Written against the Target interface.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { connect, uniqueName, type ApiClient, type ApiResponse } from "../support/client";
+import type { Target } from "../support/target";
+import { createCategory, expectValidationError, type CategoryBody } from "./categories.scenarios";
+import { createPet, type PetBody } from "./pets.scenarios";
+
+const BAD_IDS = ["1.5", "-1", "abc", "0", "99999999999999999999", "9007199254740992", "1e3", "0x10", "%20"];
+
+/** Assert the Error object of API.md §5 with the given status and code. */
+function expectError(res: ApiResponse, status: number, code: string): void {
+  expect(res.status, JSON.stringify(res.body)).toBe(status);
+  expect(res.body).toMatchObject({ code, status, message: expect.any(String) });
+  expect(res.body.message).not.toMatch(/\n\s+at /); // no stack trace
+}
+
+/** Register the protocol scenarios against the target `getTarget()` returns. */
+export function protocolScenarios(getTarget: () => Target): void {
+  describe("protocol", () => {
+    let api: ApiClient;
+    let key: string;
+    let category: CategoryBody;
+    let pet: PetBody;
+    let document: { paths: Record<string, Record<string, unknown>> };
+
+    beforeAll(async () => {
+      api = await connect(getTarget());
+      key = getTarget().staffKey;
+      category = await createCategory(api, key);
+      pet = await createPet(api, key, category.id);
+      document = (await api.get("/openapi.json")).body;
+    });
+
+    describe("unknown routes and methods", () => {
+      it.each([
+        ["GET", "/nope"],
+        ["POST", "/nope/deeper"],
+        ["GET", "/pets/1/extra"],
+        ["GET", "/pets/"],
+        ["GET", "/categories/"],
+        ["GET", "/PETS"],
+        ["DELETE", "/"],
+      ])("%s %s → 404 not_found", async (method, path) => {
+        expectError(await api.request(method, path, undefined, { key }), 404, "not_found");
+      });
+
+      it.each([
+        ["DELETE", "/pets", ["GET", "POST"]],
+        ["PUT", "/pets", ["GET", "POST"]],
+        ["POST", "/pets/{pet}", ["GET", "PUT", "PATCH", "DELETE"]],
+        ["PUT", "/categories/{category}", ["GET", "PATCH", "DELETE"]],
+        ["PATCH", "/categories", ["GET", "POST"]],
+        ["POST", "/store/inventory", ["GET"]],
+        ["POST", "/health", ["GET"]],
+        ["DELETE", "/openapi.json", ["GET"]],
+      ])("%s %s → 405 method_not_allowed with Allow", async (method, template, allowed) => {
+        const path = template.replace("{pet}", String(pet.id)).replace("{category}", String(category.id));
+        const res = await api.request(method, path, method === "GET" || method === "DELETE" ? undefined : {}, { key });
+        expectError(res, 405, "method_not_allowed");
+        const allow = res.headers.get("allow")!.split(/,\s*/);
+        expect(allow).toEqual(expect.arrayContaining(allowed));
+        expect(allow).not.toContain(method);
+        if (allowed.includes("GET")) expect(allow).toContain("HEAD");
+      });
+    });
+
+    describe("request bodies", () => {
+      const writes = (): [string, string][] => [
+        ["POST", "/pets"],
+        ["PUT", `/pets/${pet.id}`],
+        ["PATCH", `/pets/${pet.id}`],
+        ["POST", "/categories"],
+        ["PATCH", `/categories/${category.id}`],
+      ];
+
+      it.each(['{"name": "Rex",', "{name: 'Rex'}", '{"name": "Rex", "categoryId": 1,}', "not json", "{", '"unterminated'])(
+        "malformed JSON %j → 400 invalid_json on every write",
+        async (raw) => {
+          for (const [method, path] of writes()) {
+            const res = await api.request(method, path, undefined, { key, rawBody: raw, headers: { "Content-Type": "application/json" } });
+            expectError(res, 400, "invalid_json");
+          }
+          expect((await api.get(`/pets?id=${pet.id}`)).body).toEqual([pet]);
+        },
+      );
+
+      it.each([
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        "application/xml",
+        "text/json",
+      ])("a body of type %s → 415 unsupported_media_type on every write", async (type) => {
+        for (const [method, path] of writes()) {
+          const res = await api.request(method, path, undefined, { key, rawBody: '{"name":"x","categoryId":1}', headers: { "Content-Type": type } });
+          expectError(res, 415, "unsupported_media_type");
+        }
+      });
+
+      it("a body without Content-Type → 415 unsupported_media_type", async () => {
+        const res = await getTarget().fetch("/categories", {
+          method: "POST",
+          headers: { Authorization: `Bearer ${key}` },
+          body: new TextEncoder().encode(JSON.stringify({ name: uniqueName("untyped") })),
+        });
+        expect(res.status).toBe(415);
+        expect(await res.json()).toMatchObject({ code: "unsupported_media_type", status: 415 });
+      });
+
+      it("accepts application/json with a charset parameter", async () => {
+        const name = uniqueName("Charset Ä");
+        const res = await api.request("POST", "/categories", undefined, {
+          key,
+          rawBody: JSON.stringify({ name }),
+          headers: { "Content-Type": "application/json; charset=utf-8" },
+        });
+        expect(res.status).toBe(201);
+        expect(res.body.name).toBe(name);
+      });
+
+      it("a body over 64 KiB → 413 payload_too_large; just under is judged on its content", async () => {
+        const over = JSON.stringify({ name: "x".repeat(64 * 1024), categoryId: category.id });
+        for (const [method, path] of writes()) {
+          const res = await api.request(method, path, undefined, { key, rawBody: over, headers: { "Content-Type": "application/json" } });
+          expectError(res, 413, "payload_too_large");
+        }
+        const under = JSON.stringify({ name: "x".repeat(64 * 1024 - 100), categoryId: category.id });
+        expect(new TextEncoder().encode(under).length).toBeLessThan(64 * 1024);
+        expectValidationError(await api.request("POST", "/pets", undefined, { key, rawBody: under, headers: { "Content-Type": "application/json" } }), ["body.name"]);
+        // Multi-byte text counts in bytes: 22,000 × 3-byte "€" is over the limit.
+        const euros = JSON.stringify({ name: "€".repeat(22_000), categoryId: category.id });
+        expectError(await api.request("POST", "/pets", undefined, { key, rawBody: euros, headers: { "Content-Type": "application/json" } }), 413, "payload_too_large");
+      });
+    });
+
+    describe("path ids", () => {
+      it("every documented route with a path id answers 400 validation_error (never 500) for a bad id", async () => {
+        let checked = 0;
+        for (const [template, item] of Object.entries(document.paths)) {
+          const params = [...template.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
+          if (params.length === 0) continue;
+          for (const method of Object.keys(item).filter((m) => ["get", "put", "patch", "delete", "post"].includes(m))) {
+            for (const bad of BAD_IDS) {
+              const path = params.reduce((p, name) => p.replace(`{${name}}`, bad), template);
+              const body = method === "get" || method === "delete" ? undefined : {};
+              const res = await api.request(method.toUpperCase(), path, body, { key });
+              expect(res.status, `${method.toUpperCase()} ${path}: ${JSON.stringify(res.body)}`).toBe(400);
+              expect(res.body.code).toBe("validation_error");
+              expect(res.body.details.map((d: { path: string }) => d.path)).toContain(`path.${params[0]}`);
+              checked += 1;
+            }
+          }
+        }
+        expect(checked).toBeGreaterThanOrEqual(9 * BAD_IDS.length);
+      });
+
+      it("accepts the largest id, 2^53-1, as a valid id (404, not 400)", async () => {
+        for (const path of ["/pets/9007199254740991", "/categories/9007199254740991", "/store/inventory/9007199254740991"]) {
+          expectError(await api.get(path), 404, "not_found");
+        }
+      });
+    });
+
+    describe("query strings", () => {
+      it.each([
+        ["GET", "/pets?colour=brown", "query.colour"],
+        ["GET", "/pets?Status=available", "query.Status"],
+        ["GET", "/pets?page=2", "query.page"],
+        ["GET", "/categories?offset=10", "query.offset"],
+        ["GET", "/store/inventory?sort=petId", "query.sort"],
+        ["GET", "/pets/{pet}?fields=name", "query.fields"],
+        ["GET", "/categories/{category}?expand=pets", "query.expand"],
+        ["GET", "/store/inventory/{pet}?x=1", "query.x"],
+        ["DELETE", "/pets/{pet}?force=true", "query.force"],
+        ["DELETE", "/categories/{category}?cascade=true", "query.cascade"],
+      ])("%s %s → 400 validation_error naming the unknown parameter", async (method, template, detail) => {
+        const path = template.replace("{pet}", String(pet.id)).replace("{category}", String(category.id));
+        expectValidationError(await api.request(method, path, undefined, { key }), [detail]);
+        expect((await api.get(`/pets?id=${pet.id}`)).body).toEqual([pet]);
+        expect((await api.get(`/categories/${category.id}`)).status).toBe(200);
+      });
+
+      it("rejects a cursor this API did not issue with 400 validation_error on every list", async () => {
+        const cursors = ["garbage", "YWZ0ZXI6MA", "YWZ0ZXI6LTE", btoa("after:abc"), btoa("before:5"), "a".repeat(201), "%00"];
+        for (const list of ["/pets", "/categories", "/store/inventory"]) {
+          for (const cursor of cursors) {
+            const res = await api.get(`${list}?cursor=${cursor}`);
+            expect(res.status, `${list} cursor=${cursor}`).toBe(400);
+            expect(res.body.code).toBe("validation_error");
+            expect(res.body.details[0].path).toBe("query.cursor");
+          }
+        }
+      });
+
+      it("accepts the cursor of a Link header", async () => {
+        await createPet(api, key, category.id);
+        const first = await api.get(`/pets?categoryId=${category.id}&limit=1`);
+        const next = /^<([^>]+)>; rel="next"$/.exec(first.headers.get("link")!)![1]!;
+        const second = await api.get(next);
+        expect(second.status).toBe(200);
+        expect(second.body[0].id).toBeGreaterThan(first.body[0].id);
+      });
+    });
+
+    describe("X-Request-Id", () => {
+      it("is on every response, and the Error object quotes it", async () => {
+        const etag = (await api.get(`/categories/${category.id}`)).headers.get("etag")!;
+        const created = await api.post("/categories", { name: uniqueName("rid") }, { key });
+        const responses: [string, ApiResponse][] = [
+          ["200", await api.get("/pets?limit=1")],
+          ["201", created],
+          ["204", await api.delete(`/categories/${created.body.id}`, { key })],
+          ["304", await api.get(`/categories/${category.id}`, { headers: { "If-None-Match": etag } })],
+          ["400", await api.get("/pets/abc")],
+          ["400 json", await api.request("POST", "/categories", undefined, { key, rawBody: "{", headers: { "Content-Type": "application/json" } })],
+          ["404", await api.get("/nope")],
+          ["405", await api.request("DELETE", "/pets", undefined, { key })],
+          ["409", await api.post("/categories", { name: category.name }, { key })],
+          ["412", await api.patch(`/categories/${category.id}`, { description: "x" }, { key, headers: { "If-Match": '"stale"' } })],
+          ["413", await api.request("POST", "/categories", undefined, { key, rawBody: "x".repeat(70_000), headers: { "Content-Type": "application/json" } })],
+          ["415", await api.request("POST", "/categories", undefined, { key, rawBody: "x", headers: { "Content-Type": "text/plain" } })],
+          ["422", await api.post("/pets", { name: "x", categoryId: 9007199254740991 }, { key })],
+          ["HEAD", await api.request("HEAD", "/pets")],
+          ["OPTIONS", await api.request("OPTIONS", "/pets", undefined, { headers: { Origin: "https://example.com", "Access-Control-Request-Method": "POST" } })],
+          ["docs", await api.get("/docs")],
+        ];
+        const seen = new Set<string>();
+        for (const [label, res] of responses) {
+          const id = res.headers.get("x-request-id");
+          expect(id, label).toBeTruthy();
+          seen.add(id!);
+          if (res.status >= 400) expect(res.body.requestId, label).toBe(id);
+        }
+        expect(seen.size, "a fresh id per request").toBe(responses.length);
+      });
+
+      it("echoes a well-formed X-Request-Id sent by the client", async () => {
+        const res = await api.get("/nope", { headers: { "X-Request-Id": "trace-0123456789abcdef" } });
+        expect(res.headers.get("x-request-id")).toBe("trace-0123456789abcdef");
+        expect(res.body.requestId).toBe("trace-0123456789abcdef");
+        const ok = await api.get("/pets?limit=1", { headers: { "X-Request-Id": "trace-42" } });
+        expect(ok.headers.get("x-request-id")).toBe("trace-42");
+      });
+    });
+  });
+}
