@@ -41,6 +41,13 @@ export const CATEGORY_JSON =
 /** Event data of an inventory row `i` joined to its pet `p` (the InventoryItem representation). */
 export const INVENTORY_JSON = "json_object('petId', i.pet_id, 'quantity', i.quantity, 'status', p.status)";
 
+/**
+ * Event data of an order row aliased `o` (the Order representation): `complete`
+ * as a JSON boolean, `shipDate` left out while NULL.
+ */
+export const ORDER_JSON =
+  "json_patch(json_object('id', o.id, 'petId', o.pet_id, 'quantity', o.quantity, 'complete', json(CASE WHEN o.complete THEN 'true' ELSE 'false' END)), json_object('shipDate', o.ship_date))";
+
 /** Number-typed column of the first row, or undefined. */
 export function firstNumber(rs: ResultSet | undefined, column: string): number | undefined {
   const row: Row | undefined = rs?.rows[0];

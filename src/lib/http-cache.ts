@@ -20,8 +20,32 @@ const setCacheControl =
     if (c.res.ok || c.res.status === 304) c.res.headers.set("Cache-Control", value);
   };
 
+/** Headers that describe the body; a 304 has none, so they are not carried over. */
+const REPRESENTATION_HEADERS = new Set(["content-type", "content-length", "content-encoding", "content-language", "content-range", "transfer-encoding"]);
+
+/**
+ * Hono's etag middleware (strong SHA-1 ETag, `If-None-Match` → 304), except
+ * that a 304 keeps every header the 200 would have had but the representation
+ * ones: Hono's version keeps only Cache-Control/ETag/Vary/…, which dropped
+ * `X-Request-Id` (API.md §5: on every response), CORS and RateLimit headers.
+ */
+function conditionalGet(): MiddlewareHandler {
+  const inner = etag();
+  return async (c, next) => {
+    let full: Headers | undefined;
+    await inner(c, async () => {
+      await next();
+      full = new Headers(c.res.headers);
+    });
+    if (c.res.status !== 304 || !full) return;
+    for (const [name, value] of full) {
+      if (!REPRESENTATION_HEADERS.has(name) && !c.res.headers.has(name)) c.res.headers.set(name, value);
+    }
+  };
+}
+
 /** Middleware for public GETs: ETag/304 and the shared-cache policy. */
-export const publicRead: MiddlewareHandler[] = [setCacheControl(PUBLIC_CACHE_CONTROL), etag()];
+export const publicRead: MiddlewareHandler[] = [setCacheControl(PUBLIC_CACHE_CONTROL), conditionalGet()];
 
 /** Middleware for responses that depend on the caller. */
 export const privateResponse: MiddlewareHandler = async (c, next) => {
@@ -54,3 +78,6 @@ export async function assertIfMatch(ifMatch: string | undefined, current: unknow
     });
   }
 }
+
+/** Middleware for caller-dependent GETs: ETag/304 for the caller, never stored by shared caches. */
+export const privateRead: MiddlewareHandler[] = [privateResponse, conditionalGet()];

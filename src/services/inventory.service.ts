@@ -1,11 +1,13 @@
 /**
- * Reads of inventory entries (API.md §2-§3): the quantity that can still be
+ * Inventory entries (API.md §2-§3): the quantity that can still be
  * ordered, with the pet's status as the single source of truth for `status`.
  */
 import type { Row } from "@libsql/client";
 import type { Database } from "../db/client";
 import type { PetStatus } from "../db/schema";
-import { notFound } from "../lib/errors";
+import { eventInsert, INVENTORY_JSON, PET_JSON, writeBatch } from "../db/batch";
+import { ApiError, notFound } from "../lib/errors";
+import { assertIfMatch } from "../lib/http-cache";
 
 /** InventoryItem representation. */
 export interface InventoryItem {
@@ -48,4 +50,44 @@ export async function getInventoryItem(db: Database, petId: number): Promise<Inv
   const rs = await db.$client.execute({ sql: `${INVENTORY_SELECT} WHERE i.pet_id = ?`, args: [petId] });
   if (!rs.rows[0]) throw notFound("Inventory entry of pet", petId);
   return toInventoryItem(rs.rows[0]);
+}
+
+/**
+ * Set a pet's stock (API.md §3): n > 0 makes the pet available; n = 0 makes it
+ * pending when it has open orders, else sold. One batch (after a read only for
+ * If-Match), guarded by the inventory version that If-Match saw.
+ * @throws ApiError 404, 412 `precondition_failed`.
+ */
+export async function setInventory(
+  db: Database,
+  petId: number,
+  quantity: number,
+  ifMatch: string | undefined,
+  now: Date,
+): Promise<InventoryItem> {
+  const at = now.toISOString();
+  let version: number | null = null;
+  if (ifMatch !== undefined) {
+    const rs = await db.$client.execute({ sql: `${INVENTORY_SELECT.replace("SELECT", "SELECT i.version,")} WHERE i.pet_id = ?`, args: [petId] });
+    if (!rs.rows[0]) throw notFound("Inventory entry of pet", petId);
+    await assertIfMatch(ifMatch, toInventoryItem(rs.rows[0]));
+    version = Number(rs.rows[0].version);
+  }
+  const current = "(? IS NULL OR (SELECT version FROM inventory WHERE pet_id = ?) = ?)";
+  const newStatus = `CASE WHEN ? > 0 THEN 'available'
+    WHEN EXISTS (SELECT 1 FROM orders WHERE pet_id = ? AND complete = 0) THEN 'pending' ELSE 'sold' END`;
+  const results = await writeBatch(db, [
+    {
+      sql: `UPDATE pets SET status = ${newStatus}, version = version + 1 WHERE id = ? AND status <> ${newStatus} AND ${current}`,
+      args: [quantity, petId, petId, quantity, petId, version, petId, version],
+    },
+    eventInsert("pet.updated", at, PET_JSON, "pets p WHERE p.id = ? AND changes() = 1", [petId]),
+    { sql: `UPDATE inventory SET quantity = ?, version = version + 1 WHERE pet_id = ? AND ${current}`, args: [quantity, petId, version, petId, version] },
+    eventInsert("inventory.updated", at, INVENTORY_JSON, "inventory i JOIN pets p ON p.id = i.pet_id WHERE i.pet_id = ? AND changes() = 1", [petId]),
+    { sql: `${INVENTORY_SELECT} WHERE i.pet_id = ?`, args: [petId] },
+  ]);
+  const row = results[4]!.rows[0];
+  if (!row) throw notFound("Inventory entry of pet", petId);
+  if (results[2]!.rowsAffected !== 1) throw new ApiError(412, "precondition_failed", "The inventory entry changed meanwhile; fetch it again.");
+  return toInventoryItem(row);
 }

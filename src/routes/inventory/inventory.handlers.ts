@@ -16,3 +16,9 @@ export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
 export const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
   return c.json(await service.getInventoryItem(c.get("db"), c.req.valid("param").petId), 200);
 };
+
+export const replace: RouteHandler<typeof routes.replace, AppEnv> = async (c) => {
+  const { petId } = c.req.valid("param");
+  const item = await service.setInventory(c.get("db"), petId, c.req.valid("json").quantity, c.req.valid("header")["if-match"], c.get("now")());
+  return c.json(item, 200);
+};

@@ -3,4 +3,4 @@ import { createRouter } from "../../lib/create-router";
 import * as handlers from "./inventory.handlers";
 import * as routes from "./inventory.routes";
 
-export const inventoryRouter = createRouter().openapi(routes.list, handlers.list).openapi(routes.get, handlers.get);
+export const inventoryRouter = createRouter().openapi(routes.list, handlers.list).openapi(routes.get, handlers.get).openapi(routes.replace, handlers.replace);

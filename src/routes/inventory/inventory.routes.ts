@@ -1,10 +1,10 @@
 /** OpenAPI route definitions of /store/inventory (API.md §2, Store tag). */
 import { createRoute, z } from "@hono/zod-openapi";
-import { errorResponses, idListQuery, idParams, jsonContent, notModifiedResponse, paginationQuery, responseHeaders } from "../../lib/schemas";
-import { publicOperation } from "../../lib/security";
+import { noQuery, errorResponses, ifMatchHeaders, jsonBody, idListQuery, idParams, jsonContent, notModifiedResponse, paginationQuery, responseHeaders } from "../../lib/schemas";
+import { protectedOperation, publicOperation } from "../../lib/security";
 import { publicRead } from "../../lib/http-cache";
 import { PetStatusSchema } from "../pets/pets.schemas";
-import { InventoryItemSchema, InventoryItemsSchema } from "./inventory.schemas";
+import { InventoryItemSchema, InventoryItemsSchema, InventoryUpdateSchema } from "./inventory.schemas";
 
 const tags = ["Store"];
 
@@ -37,14 +37,32 @@ export const get = createRoute({
   path: "/store/inventory/{petId}",
   operationId: "getInventoryItem",
   summary: "Get a pet's inventory entry",
+  description: "Units of the pet that can still be ordered, with the pet's status.",
   tags,
   ...publicOperation,
   "x-stability": "stable",
   middleware: publicRead,
-  request: { params: idParams("petId") },
+  request: { query: noQuery(), params: idParams("petId") },
   responses: {
     200: { ...jsonContent(InventoryItemSchema, "The inventory entry."), headers: { ETag: responseHeaders.ETag } },
     ...notModifiedResponse,
     ...errorResponses({ 400: true, 404: true, 429: true, 500: true, 503: true }),
+  },
+});
+
+export const replace = createRoute({
+  method: "put",
+  path: "/store/inventory/{petId}",
+  operationId: "setInventory",
+  summary: "Set a pet's stock",
+  description:
+    "Sets the quantity that can be ordered. A quantity above 0 makes the pet available; 0 makes it pending when it has open orders, else sold.",
+  tags,
+  ...protectedOperation("staff"),
+  "x-stability": "stable",
+  request: { params: idParams("petId"), headers: ifMatchHeaders("inventory entry"), body: jsonBody(InventoryUpdateSchema, "The new stock count.") },
+  responses: {
+    200: jsonContent(InventoryItemSchema, "The updated inventory entry."),
+    ...errorResponses({ 400: true, 401: true, 403: true, 404: true, 412: true, 413: true, 415: true, 429: true, 500: true, 503: true }),
   },
 });

@@ -1,0 +1,41 @@
+/** Handlers of /store/orders. */
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { AppEnv, Principal } from "../../lib/context";
+import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
+import * as service from "../../services/orders.service";
+import type * as routes from "./orders.routes";
+
+/** The principal set by `requireRole` (always present behind it). */
+const caller = (c: { get(key: "principal"): Principal | undefined }): Principal => c.get("principal")!;
+
+export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
+  const { petId, complete, limit = DEFAULT_PAGE_SIZE, cursor } = c.req.valid("query");
+  const rows = await service.listOrders(c.get("db"), caller(c), { petId, complete }, decodeCursor(cursor), limit + 1);
+  const page = toPage(rows, limit);
+  setNextLink(c, page.nextCursor);
+  return c.json(page.items, 200);
+};
+
+export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
+  const key = c.req.valid("header")["idempotency-key"];
+  const placed = await service.placeOrder(c.get("db"), caller(c), c.req.valid("json"), key, c.get("now")());
+  c.header("Location", placed.location);
+  if (placed.replayed) c.header("Idempotent-Replayed", "true");
+  return c.json(placed.body, 201);
+};
+
+export const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
+  return c.json(await service.getOrder(c.get("db"), caller(c), c.req.valid("param").orderId), 200);
+};
+
+export const patch: RouteHandler<typeof routes.patch, AppEnv> = async (c) => {
+  const { orderId } = c.req.valid("param");
+  const order = await service.updateOrder(c.get("db"), caller(c), orderId, c.req.valid("json"), c.req.valid("header")["if-match"], c.get("now")());
+  return c.json(order, 200);
+};
+
+export const remove: RouteHandler<typeof routes.remove, AppEnv> = async (c) => {
+  const { orderId } = c.req.valid("param");
+  await service.cancelOrder(c.get("db"), caller(c), orderId, c.req.valid("header")["if-match"], c.get("now")());
+  return c.body(null, 204);
+};

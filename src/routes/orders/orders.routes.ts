@@ -1,0 +1,142 @@
+/** OpenAPI route definitions of /store/orders (API.md §2-§4, Store tag). */
+import { createRoute, z } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
+import { privateRead, privateResponse } from "../../lib/http-cache";
+import {
+  booleanQuery,
+  errorResponses,
+  idParams,
+  idQuery,
+  ifMatchHeaders,
+  jsonBody,
+  jsonContent,
+  notModifiedResponse,
+  paginationQuery,
+  responseHeaders,
+} from "../../lib/schemas";
+import { protectedOperation } from "../../lib/security";
+import { NewOrderSchema, OrderSchema, OrdersSchema, OrderUpdateSchema } from "./orders.schemas";
+
+const tags = ["Store"];
+const customerOrStaff = protectedOperation("customer", "staff");
+const staffOnly = protectedOperation("staff");
+const orderIdParams = idParams("orderId");
+/** An operation's marks with `extra` middleware (caching policy) placed before its auth check. */
+const privately = <T extends { middleware: MiddlewareHandler[] }>(op: T, extra: MiddlewareHandler[]): T => ({ ...op, middleware: [...extra, ...op.middleware] });
+
+export const list = createRoute({
+  method: "get",
+  path: "/store/orders",
+  operationId: "listOrders",
+  summary: "List orders",
+  description: "Customers see only their own orders, staff see all; ordered by id, paginated with `Link: rel=\"next\"`.",
+  tags,
+  ...privately(customerOrStaff, privateRead),
+  "x-stability": "stable",
+  request: {
+    query: z.strictObject({
+      petId: idQuery("petId", "Only orders of this pet."),
+      complete: booleanQuery("complete", "Only fulfilled (`true`) or open (`false`) orders."),
+      ...paginationQuery,
+    }),
+  },
+  responses: {
+    200: { ...jsonContent(OrdersSchema, "A page of orders."), headers: { ETag: responseHeaders.ETag, Link: responseHeaders.Link } },
+    ...notModifiedResponse,
+    ...errorResponses({ 400: true, 401: true, 403: true, 429: true, 500: true, 503: true }),
+  },
+});
+
+export const create = createRoute({
+  method: "post",
+  path: "/store/orders",
+  operationId: "placeOrder",
+  summary: "Place an order",
+  description:
+    "Takes `quantity` units of an available pet; when its stock reaches 0 the pet becomes pending. Send `Idempotency-Key` to retry safely: the same key and body within 24 h replays the first response with `Idempotent-Replayed: true`.",
+  tags,
+  ...privately(customerOrStaff, [privateResponse]),
+  "x-stability": "stable",
+  request: {
+    headers: z.object({
+      "idempotency-key": z
+        .string()
+        .min(1)
+        .max(255)
+        .optional()
+        .openapi({ param: { name: "idempotency-key", in: "header", required: false, description: "A unique key per intended order (≤ 255 characters)." } }),
+    }),
+    body: jsonBody(NewOrderSchema, "The order."),
+  },
+  responses: {
+    201: {
+      ...jsonContent(OrderSchema, "The placed order (or the replay of the first response for this Idempotency-Key)."),
+      headers: {
+        Location: responseHeaders.Location,
+        "Idempotent-Replayed": { description: "`true` when this is a replay of an earlier response.", schema: { type: "string" } },
+      },
+    },
+    ...errorResponses({
+      400: true,
+      401: true,
+      403: true,
+      409: "The pet is not available (`pet_not_available`) or has too little stock (`insufficient_stock`); nothing changed.",
+      413: true,
+      415: true,
+      422: "The pet does not exist (`pet_not_found`) or the Idempotency-Key was used with another body (`idempotency_key_reused`).",
+      429: true,
+      500: true,
+      503: true,
+    }),
+  },
+});
+
+export const get = createRoute({
+  method: "get",
+  path: "/store/orders/{orderId}",
+  operationId: "getOrder",
+  summary: "Get an order",
+  description: "The caller's own order (staff: any order). Another customer's order is 404.",
+  tags,
+  ...privately(customerOrStaff, privateRead),
+  "x-stability": "stable",
+  request: { params: orderIdParams },
+  responses: {
+    200: { ...jsonContent(OrderSchema, "The order."), headers: { ETag: responseHeaders.ETag } },
+    ...notModifiedResponse,
+    ...errorResponses({ 400: true, 401: true, 403: true, 404: true, 429: true, 500: true, 503: true }),
+  },
+});
+
+export const patch = createRoute({
+  method: "patch",
+  path: "/store/orders/{orderId}",
+  operationId: "updateOrder",
+  summary: "Fulfil or reschedule an order",
+  description:
+    "`complete: true` fulfils an open order (shipDate defaults to now); when the pet's stock is 0 and no other order is open, the pet becomes sold.",
+  tags,
+  ...privately(staffOnly, [privateResponse]),
+  "x-stability": "stable",
+  request: { params: orderIdParams, headers: ifMatchHeaders("order"), body: jsonBody(OrderUpdateSchema, "The changes.") },
+  responses: {
+    200: jsonContent(OrderSchema, "The updated order."),
+    ...errorResponses({ 400: true, 401: true, 403: true, 404: true, 409: "The order is already fulfilled (`order_complete`).", 412: true, 413: true, 415: true, 429: true, 500: true, 503: true }),
+  },
+});
+
+export const remove = createRoute({
+  method: "delete",
+  path: "/store/orders/{orderId}",
+  operationId: "cancelOrder",
+  summary: "Cancel an order",
+  description: "Cancels an open order of the caller (staff: any): its quantity returns to stock and a pending pet becomes available.",
+  tags,
+  ...privately(customerOrStaff, [privateResponse]),
+  "x-stability": "stable",
+  request: { params: orderIdParams, headers: ifMatchHeaders("order") },
+  responses: {
+    204: { description: "Cancelled." },
+    ...errorResponses({ 400: true, 401: true, 403: true, 404: true, 409: "The order is fulfilled (`order_complete`).", 412: true, 429: true, 500: true, 503: true }),
+  },
+});

@@ -1,0 +1,38 @@
+/** Payload shapes of orders (interface document: Order; API.md §1: NewOrder, OrderUpdate). */
+import { z } from "@hono/zod-openapi";
+import { MAX_ID } from "../../lib/schemas";
+
+const id = z.number().int().min(1).max(MAX_ID).openapi({ format: "int64", example: 1 });
+/** RFC 3339 date-time with an offset, normalised to UTC. */
+const shipDate = z.iso
+  .datetime({ offset: true })
+  .transform((v) => new Date(v).toISOString())
+  .openapi({ type: "string", format: "date-time", description: "Expected or actual ship date (RFC 3339).", example: "2026-12-01T10:00:00.000Z" });
+
+export const NewOrderSchema = z
+  .strictObject({
+    petId: id.openapi({ description: "The pet to order." }),
+    quantity: z.number().int().min(1).max(1000).openapi({ description: "Units to order (1-1000).", example: 1 }),
+    shipDate: shipDate.optional(),
+  })
+  .openapi("NewOrder", { description: "The payload for placing an order." });
+
+export const OrderUpdateSchema = z
+  .strictObject({
+    shipDate: shipDate.optional(),
+    complete: z.boolean().optional().openapi({ description: "`true` fulfils the order." }),
+  })
+  .refine((v) => v.shipDate !== undefined || v.complete !== undefined, "At least one of shipDate and complete is required.")
+  .openapi("OrderUpdate", { description: "Changes to an open order." });
+
+export const OrderSchema = z
+  .object({
+    id: id.openapi({ description: "Unique order identifier." }),
+    petId: id.openapi({ description: "Identifier of the animal in the order." }),
+    quantity: z.number().int().openapi({ description: "Number of units ordered.", example: 1 }),
+    shipDate: z.string().optional().openapi({ format: "date-time", description: "Expected or actual ship date." }),
+    complete: z.boolean().openapi({ description: "Whether the order has been fulfilled." }),
+  })
+  .openapi("Order");
+
+export const OrdersSchema = z.array(OrderSchema).openapi("Orders", { description: "An array of Order objects." });
