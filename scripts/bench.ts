@@ -1,0 +1,223 @@
+/**
+ * `npm run bench [-- --duration 10 --connections 50 --scenarios a,b]`
+ *
+ * Seeds a temp file database with the corpora catalogue (1,000+ pets), starts
+ * the Node server (rate limits raised) and a bare-Hono baseline as child
+ * processes, and drives each with autocannon from this process, with the same
+ * load settings. Prints a Markdown table (requests/s, p50/p99 latency in ms,
+ * ratio to the baseline's requests/s) and writes JSON under bench/results/.
+ * Peak RSS of the server (VmHWM) is read after the mixed scenario.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import autocannon, { type Request as AutocannonRequest } from "autocannon";
+import { openLocalDatabase } from "../src/db/local";
+import { createOperatorKey, createAccount } from "../src/services/accounts.service";
+import { createCategory } from "../src/services/categories.service";
+import { createPet } from "../src/services/pets.service";
+import { DEFAULT_CORPORA_DIR, seedCatalogue } from "./seed";
+
+const { values } = parseArgs({
+  options: {
+    duration: { type: "string", default: "10" },
+    connections: { type: "string", default: "50" },
+    scenarios: { type: "string", default: "" },
+    pets: { type: "string", default: "1000" },
+  },
+});
+const duration = Number(values.duration);
+const connections = Number(values.connections);
+const ROOT = new URL("..", import.meta.url).pathname;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor(url: string, child: ChildProcess): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`${url}: process exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+function start(script: string, env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, ["--import", "tsx", script], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+}
+
+/** Peak resident set size of a process in MB (Linux VmHWM). */
+function peakRssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return Math.round(kb / 1024);
+}
+
+const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)]!;
+
+interface Fixture {
+  petIds: number[];
+  staffKey: string;
+  customerKeys: string[];
+}
+
+async function seed(url: string, petTarget: number): Promise<Fixture> {
+  const db = await openLocalDatabase(url);
+  const now = new Date();
+  await seedCatalogue(db, DEFAULT_CORPORA_DIR, now);
+  let count = Number((await db.$client.execute("SELECT count(*) AS n FROM pets")).rows[0]!.n);
+  if (count < petTarget) {
+    const category = await createCategory(db, { name: "Bench" }, now);
+    for (; count < petTarget; count++) await createPet(db, { name: `Bench pet ${count}`, categoryId: category.id }, now);
+  }
+  // Stock large enough that orders never run out during the run; every pet available.
+  await db.$client.execute("UPDATE inventory SET quantity = 1000000, version = version + 1");
+  await db.$client.execute("UPDATE pets SET status = 'available', version = version + 1");
+  const petIds = (await db.$client.execute("SELECT id FROM pets ORDER BY id")).rows.map((r) => Number(r.id));
+  const staffKey = (await createOperatorKey(db, "staff", "bench", now)).apiKey.key;
+  const customerKeys: string[] = [];
+  for (let i = 0; i < 20; i++) customerKeys.push((await createAccount(db, { name: `Bench ${i}`, email: `bench${i}@example.com` }, "customer", now)).apiKey.key);
+  db.$client.close();
+  return { petIds, staffKey, customerKeys };
+}
+
+type Setup = (req: AutocannonRequest) => AutocannonRequest;
+
+function scenarios(f: Fixture): Record<string, Setup> {
+  const auth = (key: string) => ({ authorization: `Bearer ${key}` });
+  const json = { "content-type": "application/json" };
+  const reads: Record<string, Setup> = {
+    "GET /pets/{petId}": (r) => ({ ...r, method: "GET", path: `/pets/${pick(f.petIds)}` }),
+    "GET /pets?id=": (r) => ({ ...r, method: "GET", path: `/pets?id=${pick(f.petIds)}` }),
+    "GET /pets?status=available&limit=20": (r) => ({ ...r, method: "GET", path: "/pets?status=available&limit=20" }),
+    "GET /store/inventory": (r) => ({ ...r, method: "GET", path: "/store/inventory" }),
+    "GET /store/orders (auth)": (r) => ({ ...r, method: "GET", path: "/store/orders?limit=20", headers: auth(pick(f.customerKeys)) }),
+  };
+  const writes: Record<string, Setup> = {
+    "POST /store/orders": (r) => ({
+      ...r,
+      method: "POST",
+      path: "/store/orders",
+      headers: { ...json, ...auth(pick(f.customerKeys)) },
+      body: JSON.stringify({ petId: pick(f.petIds), quantity: 1 }),
+    }),
+    "PUT /store/inventory/{petId}": (r) => ({
+      ...r,
+      method: "PUT",
+      path: `/store/inventory/${pick(f.petIds)}`,
+      headers: { ...json, ...auth(f.staffKey) },
+      body: JSON.stringify({ quantity: 500_000 + Math.floor(Math.random() * 500_000) }),
+    }),
+  };
+  const readList = Object.values(reads);
+  const writeList = Object.values(writes);
+  return {
+    ...reads,
+    ...writes,
+    "mixed 90% reads / 10% writes": (r) => (Math.random() < 0.9 ? pick(readList)(r) : pick(writeList)(r)),
+  };
+}
+
+interface Result {
+  scenario: string;
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  non2xx: number;
+  errors: number;
+  ratioToBaseline?: number;
+}
+
+async function drive(name: string, port: number, setup: Setup): Promise<Result> {
+  const result = await autocannon({
+    url: `http://127.0.0.1:${port}`,
+    connections,
+    duration,
+    requests: [{ setupRequest: setup as never }],
+  });
+  return {
+    scenario: name,
+    requestsPerSecond: Math.round(result.requests.average),
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+  };
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "petstore-bench-"));
+  const url = `file:${join(dir, "bench.db")}`;
+  console.error(`seeding ${url} …`);
+  const fixture = await seed(url, Number(values.pets));
+  const [apiPort, basePort] = [await freePort(), await freePort()];
+  const api = start("src/server.ts", {
+    DATABASE_URL: url,
+    PORT: String(apiPort),
+    HOST: "127.0.0.1",
+    RATE_LIMIT_ANON_PER_MIN: "100000000",
+    RATE_LIMIT_KEY_PER_MIN: "100000000",
+    RATE_LIMIT_SIGNUP_PER_HOUR: "100000000",
+  });
+  const petBytes = (await (async () => {
+    await waitFor(`http://127.0.0.1:${apiPort}/health`, api);
+    return (await (await fetch(`http://127.0.0.1:${apiPort}/pets/${fixture.petIds[0]}`)).text()).length;
+  })());
+  const baseline = start("scripts/bench-baseline.ts", { PORT: String(basePort), BODY_BYTES: String(petBytes) });
+  try {
+    await waitFor(`http://127.0.0.1:${basePort}/`, baseline);
+    const all = scenarios(fixture);
+    const wanted = values.scenarios ? values.scenarios.split(",").map((s) => s.trim()) : Object.keys(all);
+    console.error(`baseline (${petBytes}-byte JSON) …`);
+    const base = await drive("baseline: bare Hono, constant JSON", basePort, (r) => ({ ...r, method: "GET", path: "/" }));
+    const results: Result[] = [];
+    for (const name of Object.keys(all).filter((n) => wanted.some((w) => n.includes(w)))) {
+      console.error(`${name} …`);
+      const r = await drive(name, apiPort, all[name]!);
+      r.ratioToBaseline = Math.round((r.requestsPerSecond / base.requestsPerSecond) * 100) / 100;
+      results.push(r);
+    }
+    const rss = peakRssMb(api.pid!);
+    const lines = [
+      `| scenario | req/s | p50 ms | p99 ms | vs baseline | non-2xx |`,
+      `|---|---:|---:|---:|---:|---:|`,
+      `| ${base.scenario} | ${base.requestsPerSecond} | ${base.p50Ms} | ${base.p99Ms} | 1.00 | ${base.non2xx} |`,
+      ...results.map((r) => `| ${r.scenario} | ${r.requestsPerSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.ratioToBaseline!.toFixed(2)} | ${r.non2xx} |`),
+    ];
+    console.log(`\n${connections} connections, ${duration} s per scenario, ${fixture.petIds.length} pets, node ${process.version}\n`);
+    console.log(lines.join("\n"));
+    console.log(`\nPeak RSS of the server (VmHWM) after all scenarios: ${rss} MB`);
+    mkdirSync(join(ROOT, "bench/results"), { recursive: true });
+    const file = join(ROOT, "bench/results", `${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
+    writeFileSync(file, JSON.stringify({ connections, duration, pets: fixture.petIds.length, baseline: base, results, peakRssMb: rss }, null, 2));
+    console.log(`results: ${file}`);
+  } finally {
+    api.kill("SIGTERM");
+    baseline.kill("SIGTERM");
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
