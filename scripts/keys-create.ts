@@ -22,7 +22,13 @@ if (!ROLES.includes(role)) {
 const url = process.env.DATABASE_URL || "file:.data/petstore.db";
 const db = url.startsWith("file:") ? await openLocalDatabase(url) : createDatabase(createClient({ url, authToken: process.env.DATABASE_AUTH_TOKEN }));
 if (!url.startsWith("file:")) await applyMigrations(db);
-const { account, apiKey } = await createOperatorKey(db, role, values.name!, new Date());
-console.error(`New ${role} key "${apiKey.name}" (id ${apiKey.id}) of account ${account.id} <${account.email}>:`);
-console.log(apiKey.key);
-db.$client.close();
+try {
+  const { account, apiKey } = await createOperatorKey(db, role, values.name!, new Date());
+  console.error(`New ${role} key "${apiKey.name}" (id ${apiKey.id}) of account ${account.id} <${account.email}>:`);
+  console.log(apiKey.key);
+} catch (error) {
+  console.error(error instanceof Error ? error.message : error);
+  process.exitCode = 1;
+} finally {
+  db.$client.close();
+}

@@ -6,6 +6,10 @@
  * at most `keyCacheTtlSeconds`) and sets `principal`. Public routes ignore the
  * result; `requireRole` on protected routes answers 401 (no valid key, with
  * `WWW-Authenticate: Bearer realm="petstore"`) or 403 (wrong role).
+ * An address whose unknown keys failed more than RATE_LIMIT_ANON_PER_MIN
+ * lookups in a minute gets 429 before any further lookup until the minute
+ * ends, so bad keys cannot make the database work without limit (the
+ * per-request rate limit runs after authentication and cannot prevent that).
  */
 import { createMiddleware } from "hono/factory";
 import type { MiddlewareHandler } from "hono";
@@ -15,6 +19,8 @@ import type { AppEnv, Principal } from "../lib/context";
 import { ApiError } from "../lib/errors";
 import { looksLikeApiKey, sha256Hex } from "../services/api-keys";
 import { verifyKey } from "../services/accounts.service";
+import { MemoryRateLimiter } from "../lib/rate-limiter";
+import { rateLimited } from "./rate-limit";
 
 const MAX_CACHE_ENTRIES = 10_000;
 
@@ -49,6 +55,34 @@ export class KeyCache {
   forget(apiKeyId: number): void {
     for (const [hash, entry] of this.entries) if (entry.owner?.apiKeyId === apiKeyId) this.entries.delete(hash);
   }
+
+  /** Failed key lookups per client address, and addresses whose lookups are paused (until, epoch ms). */
+  private readonly failures = new MemoryRateLimiter();
+  private readonly paused = new Map<string, number>();
+
+  /** Seconds until `ip` may have keys looked up in the database again (0: now). */
+  lookupPausedFor(ip: string, nowMs: number): number {
+    const until = this.paused.get(ip);
+    if (until === undefined) return 0;
+    if (until <= nowMs) {
+      this.paused.delete(ip);
+      return 0;
+    }
+    return Math.ceil((until - nowMs) / 1000);
+  }
+
+  /**
+   * Count a lookup of an unknown or revoked key from `ip`; past `limitPerMinute`
+   * such lookups in a minute, pause database lookups for that address until the
+   * minute ends (its bad keys would be 429 by the per-IP budget anyway, but only
+   * after costing a database round trip each, since authentication runs first).
+   */
+  async recordFailedLookup(ip: string, limitPerMinute: number, now: Date): Promise<void> {
+    const decision = await this.failures.consume(`badkey:${ip}`, limitPerMinute, 60, now);
+    if (decision.allowed) return;
+    if (this.paused.size >= MAX_CACHE_ENTRIES) this.paused.clear();
+    this.paused.set(ip, now.getTime() + decision.resetSeconds * 1000);
+  }
 }
 
 /** Global middleware: sets `principal` when a valid key is presented, `authProblem` when a bad one is. */
@@ -56,7 +90,9 @@ export function authenticate(db: Database, cache: KeyCache): MiddlewareHandler<A
   return createMiddleware<AppEnv>(async (c, next) => {
     c.set("keyCache", cache);
     const header = c.req.header("Authorization");
-    if (header !== undefined) {
+    // Another scheme (Basic, …) is no credential of ours: treated like a missing key, so
+    // the challenge carries no error code (RFC 6750 §3.1).
+    if (header !== undefined && /^Bearer(\s|$)/i.test(header)) {
       const match = /^Bearer +(\S+)\s*$/i.exec(header);
       const token = match?.[1];
       if (!token || !looksLikeApiKey(token)) {
@@ -66,8 +102,16 @@ export function authenticate(db: Database, cache: KeyCache): MiddlewareHandler<A
         const hash = await sha256Hex(token);
         let owner = cache.get(hash, now.getTime());
         if (owner === undefined) {
+          // An address that keeps sending unknown keys gets 429 before any more database lookups.
+          const ip = c.get("clientIp");
+          const { anonPerMinute } = c.get("config").rateLimits;
+          const pausedFor = cache.lookupPausedFor(ip, now.getTime());
+          if (pausedFor > 0) {
+            throw rateLimited({ allowed: false, limit: anonPerMinute, remaining: 0, resetSeconds: pausedFor }, "requests with unknown API keys");
+          }
           owner = await verifyKey(db, hash, now);
           cache.set(hash, owner, now.getTime());
+          if (!owner) await cache.recordFailedLookup(ip, anonPerMinute, now);
         }
         if (owner) c.set("principal", owner);
         else c.set("authProblem", "invalid");

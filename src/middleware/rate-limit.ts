@@ -19,7 +19,8 @@ function headersOf(d: RateLimitDecision): Record<string, string> {
   return { "RateLimit-Limit": String(d.limit), "RateLimit-Remaining": String(d.remaining), "RateLimit-Reset": String(d.resetSeconds) };
 }
 
-function refuse(d: RateLimitDecision, what: string): ApiError {
+/** 429 `rate_limited` for a refused decision, with the RateLimit-* headers and `Retry-After`. */
+export function rateLimited(d: RateLimitDecision, what: string): ApiError {
   return new ApiError(429, "rate_limited", `Too many ${what}; retry in ${d.resetSeconds} s.`, undefined, {
     ...headersOf(d),
     "Retry-After": String(d.resetSeconds),
@@ -35,7 +36,7 @@ export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
   const decision = principal
     ? await limiter.consume(`key:${principal.apiKeyId}`, keyPerMinute, 60, c.get("now")())
     : await limiter.consume(`ip:${c.get("clientIp")}`, anonPerMinute, 60, c.get("now")());
-  if (!decision.allowed) throw refuse(decision, "requests");
+  if (!decision.allowed) throw rateLimited(decision, "requests");
   await next();
   for (const [name, value] of Object.entries(headersOf(decision))) {
     if (!c.res.headers.has(name)) c.res.headers.set(name, value);
@@ -46,7 +47,7 @@ export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
 export const signupLimit = createMiddleware<AppEnv>(async (c, next) => {
   const limit = c.get("config").rateLimits.signupsPerHour;
   const decision = await c.get("rateLimiter").consume(`signup:${c.get("clientIp")}`, limit, 3600, c.get("now")());
-  if (!decision.allowed) throw refuse(decision, "sign-ups from this address");
+  if (!decision.allowed) throw rateLimited(decision, "sign-ups from this address");
   await next();
   for (const [name, value] of Object.entries(headersOf(decision))) c.res.headers.set(name, value);
 });

@@ -157,10 +157,15 @@ export async function verifyKey(db: Database, secretHash: string, now: Date): Pr
 /**
  * A new key of the account `role`/`name` (email `<name>@<role>.petstore.invalid`),
  * creating that account on first use. For operators (`npm run keys:create`) and tests.
+ * @throws Error when an account with that email exists with another role (for
+ * example a customer who signed up with it): never hand out a key of the wrong role.
  */
 export async function createOperatorKey(db: Database, role: Role, name: string, now: Date): Promise<{ account: Account; apiKey: NewApiKey }> {
   const email = `${name.toLowerCase().replace(/[^a-z0-9-]+/g, "-")}@${role}.petstore.invalid`;
   const existing = await findAccountByEmail(db, email);
+  if (existing && existing.role !== role) {
+    throw new Error(`Account ${existing.id} <${existing.email}> exists with role ${existing.role}, not ${role}; choose another --name.`);
+  }
   if (existing) return { account: existing, apiKey: await createKey(db, existing.id, name, now) };
   return createAccount(db, { name, email, keyName: name }, role, now);
 }
