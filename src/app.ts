@@ -4,6 +4,7 @@
  * The Node and Worker entry points wire their runtime to it.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { requestId } from "hono/request-id";
@@ -18,10 +19,13 @@ import { authenticate, KeyCache } from "./middleware/auth";
 import { compileRoutes, errorHandler, notFoundHandler } from "./middleware/errors";
 import { rateLimit, type ClientIp } from "./middleware/rate-limit";
 import { accountsRouter } from "./routes/accounts/accounts.index";
+import { ordersRouter } from "./routes/orders/orders.index";
 import { categoriesRouter } from "./routes/categories/categories.index";
 import { inventoryRouter } from "./routes/inventory/inventory.index";
 import { createMetaRouter, type AssetSource } from "./routes/meta/meta.index";
 import { petsRouter } from "./routes/pets/pets.index";
+import { eventsRouter } from "./routes/events/events.index";
+import { webhooksRouter } from "./routes/webhooks/webhooks.index";
 
 /** Everything the app needs from its runtime. */
 export interface AppDeps {
@@ -37,6 +41,11 @@ export interface AppDeps {
   rateLimiter?: RateLimiter;
   /** The client's address (default: none known, all anonymous clients share one bucket). */
   clientIp?: ClientIp;
+  /**
+   * Runtime middleware run after authentication and rate limiting, before the
+   * routes (Workers: the edge cache of public reads, src/runtime/edge-cache.ts).
+   */
+  middleware?: MiddlewareHandler<AppEnv>[];
 }
 
 /** Request headers a browser client may send (CORS, API.md §4). */
@@ -67,6 +76,11 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const app = createRouter();
 
   app.use(requestId());
+  // API.md conventions: JSON is `application/json; charset=utf-8` (RFC 8259 §8.1: UTF-8).
+  app.use(async (c, next) => {
+    await next();
+    if (c.res.headers.get("Content-Type") === "application/json") c.res.headers.set("Content-Type", "application/json; charset=utf-8");
+  });
   app.use(
     secureHeaders({
       // The docs page runs Scalar's script from this origin only.
@@ -99,11 +113,15 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   );
   app.use(authenticate(db, keyCache));
   app.use(rateLimit);
+  for (const handler of deps.middleware ?? []) app.use(handler);
 
   app.route("/", petsRouter);
   app.route("/", categoriesRouter);
   app.route("/", inventoryRouter);
+  app.route("/", ordersRouter);
   app.route("/", accountsRouter);
+  app.route("/", eventsRouter);
+  app.route("/", webhooksRouter);
   app.route("/", createMetaRouter(() => app, deps.assets));
 
   let patterns: ReturnType<typeof compileRoutes> | undefined;

@@ -239,6 +239,12 @@ export function protocolScenarios(getTarget: () => Target): void {
         expect(seen.size, "a fresh id per request").toBe(responses.length);
       });
 
+      it("JSON bodies, errors included, are application/json; charset=utf-8", async () => {
+        for (const res of [await api.get("/pets?limit=1"), await api.get("/nope"), await api.get("/health")]) {
+          expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
+        }
+      });
+
       it("echoes a well-formed X-Request-Id sent by the client", async () => {
         const res = await api.get("/nope", { headers: { "X-Request-Id": "trace-0123456789abcdef" } });
         expect(res.headers.get("x-request-id")).toBe("trace-0123456789abcdef");
