@@ -69,11 +69,13 @@ CREATE TABLE `orders` (
 	`complete` integer DEFAULT false NOT NULL,
 	`created_at` text NOT NULL,
 	`version` integer DEFAULT 1 NOT NULL,
+	`placement_token` text NOT NULL,
 	FOREIGN KEY (`pet_id`) REFERENCES `pets`(`id`) ON UPDATE no action ON DELETE restrict,
 	FOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE restrict,
 	CONSTRAINT "orders_quantity_check" CHECK("orders"."quantity" between 1 and 1000)
 );
 --> statement-breakpoint
+CREATE UNIQUE INDEX `orders_placement_token_unique` ON `orders` (`placement_token`);--> statement-breakpoint
 CREATE INDEX `orders_account_id_id_idx` ON `orders` (`account_id`,`id`);--> statement-breakpoint
 CREATE INDEX `orders_pet_id_complete_idx` ON `orders` (`pet_id`,`complete`);--> statement-breakpoint
 CREATE TABLE `pets` (
@@ -97,12 +99,14 @@ CREATE TABLE `webhook_deliveries` (
 	`next_attempt_at` text NOT NULL,
 	`last_status_code` integer,
 	`last_error` text,
+	`last_attempt_at` text,
 	`delivered_at` text,
 	FOREIGN KEY (`webhook_id`) REFERENCES `webhooks`(`id`) ON UPDATE no action ON DELETE cascade,
 	FOREIGN KEY (`event_id`) REFERENCES `events`(`id`) ON UPDATE no action ON DELETE no action
 );
 --> statement-breakpoint
 CREATE INDEX `webhook_deliveries_due_idx` ON `webhook_deliveries` (`status`,`next_attempt_at`);--> statement-breakpoint
+CREATE INDEX `webhook_deliveries_webhook_status_event_idx` ON `webhook_deliveries` (`webhook_id`,`status`,`event_id`);--> statement-breakpoint
 CREATE UNIQUE INDEX `webhook_deliveries_webhook_event_unique` ON `webhook_deliveries` (`webhook_id`,`event_id`);--> statement-breakpoint
 CREATE TABLE `webhooks` (
 	`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
@@ -110,5 +114,6 @@ CREATE TABLE `webhooks` (
 	`events` text NOT NULL,
 	`secret` text NOT NULL,
 	`status` text DEFAULT 'active' NOT NULL,
-	`created_at` text NOT NULL
+	`created_at` text NOT NULL,
+	`last_event_id` integer DEFAULT 0 NOT NULL
 );

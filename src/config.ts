@@ -16,6 +16,10 @@ const EnvSchema = z.object({
   RATE_LIMIT_SIGNUP_PER_HOUR: positiveInt.default(10),
   WEBHOOKS_ALLOW_PRIVATE: bool.default(false),
   WEBHOOK_MAX_ATTEMPTS: positiveInt.default(8),
+  WEBHOOK_RETRY_BASE_MS: positiveInt.default(30_000),
+  WEBHOOK_RETRY_CAP_MS: positiveInt.default(3_600_000),
+  WEBHOOK_TIMEOUT_MS: positiveInt.default(10_000),
+  WEBHOOK_POLL_MS: positiveInt.default(1_000),
   KEY_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(30).default(30),
 });
 
@@ -28,7 +32,12 @@ export interface AppConfig {
   /** After this instant `GET /pets/{petId}` answers 410 (RFC 8594 `Sunset`). */
   petsGetSunsetAt: Date;
   rateLimits: { anonPerMinute: number; keyPerMinute: number; signupsPerHour: number };
-  webhooks: { allowPrivateTargets: boolean; maxAttempts: number };
+  /**
+   * Webhook deliveries (API.md §6): private targets allowed?; attempts before a
+   * delivery is given up; retry delay `min(cap, base * 2^(attempt-1))` with
+   * jitter (ms); per-attempt timeout (ms); Node poll interval of the dispatcher (ms).
+   */
+  webhooks: { allowPrivateTargets: boolean; maxAttempts: number; retryBaseMs: number; retryCapMs: number; timeoutMs: number; pollIntervalMs: number };
   /** How long a verified API key stays cached in memory, seconds (0..30). */
   keyCacheTtlSeconds: number;
   /** Largest accepted request body, bytes (API.md §5: 64 KiB). */
@@ -58,7 +67,14 @@ export function parseConfig(env: Record<string, unknown>): AppConfig {
       keyPerMinute: e.RATE_LIMIT_KEY_PER_MIN,
       signupsPerHour: e.RATE_LIMIT_SIGNUP_PER_HOUR,
     },
-    webhooks: { allowPrivateTargets: e.WEBHOOKS_ALLOW_PRIVATE, maxAttempts: e.WEBHOOK_MAX_ATTEMPTS },
+    webhooks: {
+      allowPrivateTargets: e.WEBHOOKS_ALLOW_PRIVATE,
+      maxAttempts: e.WEBHOOK_MAX_ATTEMPTS,
+      retryBaseMs: e.WEBHOOK_RETRY_BASE_MS,
+      retryCapMs: e.WEBHOOK_RETRY_CAP_MS,
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      pollIntervalMs: e.WEBHOOK_POLL_MS,
+    },
     keyCacheTtlSeconds: e.KEY_CACHE_TTL_SECONDS,
     bodyLimitBytes: 64 * 1024,
   };

@@ -3,6 +3,8 @@
  * (migrated on start), serves the app on HOST:PORT with @hono/node-server and
  * shuts down gracefully on SIGTERM/SIGINT (API.md §8).
  *
+ * Webhook deliveries run in this process (src/services/webhook-dispatcher.ts).
+ *
  * Environment: DATABASE_URL (default `file:.data/petstore.db`), HOST
  * (127.0.0.1), PORT (8787) and the variables of `parseConfig`.
  */
@@ -13,6 +15,7 @@ import { openLocalDatabase } from "./db/local";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import { nodeAssets } from "./runtime/node-assets";
 import { bootstrapStaffKey } from "./services/accounts.service";
+import { afterWrites, createWebhookDispatcher } from "./services/webhook-dispatcher";
 
 async function main(): Promise<void> {
   const config = parseConfig(process.env);
@@ -23,7 +26,15 @@ async function main(): Promise<void> {
     // Printed once, on the first start of a fresh database; only its hash is stored.
     console.log(`Created the bootstrap staff account. Its API key (shown only now):\n  ${staffKey.key}`);
   }
-  const app = createApp({ db, config, assets: nodeAssets(), clientIp: (c) => getConnInfo(c).remote.address });
+  // Webhook deliveries (API.md §6): polled every WEBHOOK_POLL_MS and nudged after each successful write.
+  const dispatcher = createWebhookDispatcher(db, config).start(config.webhooks.pollIntervalMs);
+  const app = createApp({
+    db,
+    config,
+    assets: nodeAssets(),
+    clientIp: (c) => getConnInfo(c).remote.address,
+    middleware: [afterWrites(() => void dispatcher.nudge())],
+  });
   const hostname = process.env.HOST || "127.0.0.1";
   const port = Number(process.env.PORT || 8787);
   const server = serve({ fetch: app.fetch, hostname, port }, (info) => {
@@ -36,8 +47,11 @@ async function main(): Promise<void> {
     closing = true;
     console.log(`${signal}: closing`);
     server.close(() => {
-      db.$client.close();
-      process.exit(0);
+      // Let a delivery run in progress record its results before the database closes.
+      void dispatcher.stop().finally(() => {
+        db.$client.close();
+        process.exit(0);
+      });
     });
     setTimeout(() => process.exit(0), 10_000).unref();
   };

@@ -105,8 +105,11 @@ export const orders = sqliteTable(
     complete: integer({ mode: "boolean" }).notNull().default(false),
     createdAt: text().notNull(),
     version: integer().notNull().default(1),
+    /** Random token of the batch that placed the order: later statements of that batch find the row by it. */
+    placementToken: text().notNull(),
   },
   (t) => [
+    uniqueIndex("orders_placement_token_unique").on(t.placementToken),
     index("orders_account_id_id_idx").on(t.accountId, t.id),
     index("orders_pet_id_complete_idx").on(t.petId, t.complete),
     check("orders_quantity_check", sql`${t.quantity} between 1 and 1000`),
@@ -149,6 +152,8 @@ export const webhooks = sqliteTable("webhooks", {
   secret: text().notNull(),
   status: text({ enum: ["active", "failing"] }).notNull().default("active"),
   createdAt: text().notNull(),
+  /** Fan-out cursor: deliveries exist for every wanted event with id <= this (src/services/webhook-dispatcher.ts). */
+  lastEventId: integer().notNull().default(0),
 });
 
 export const webhookDeliveries = sqliteTable(
@@ -166,10 +171,13 @@ export const webhookDeliveries = sqliteTable(
     nextAttemptAt: text().notNull(),
     lastStatusCode: integer(),
     lastError: text(),
+    lastAttemptAt: text(),
     deliveredAt: text(),
   },
   (t) => [
     index("webhook_deliveries_due_idx").on(t.status, t.nextAttemptAt),
+    // The head of a subscription's queue: its pending delivery with the lowest event id.
+    index("webhook_deliveries_webhook_status_event_idx").on(t.webhookId, t.status, t.eventId),
     uniqueIndex("webhook_deliveries_webhook_event_unique").on(t.webhookId, t.eventId),
   ],
 );

@@ -1,0 +1,19 @@
+/** Handlers of /events. */
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { AppEnv } from "../../lib/context";
+import { DEFAULT_PAGE_SIZE } from "../../lib/pagination";
+import * as service from "../../services/events.service";
+import type * as routes from "./events.routes";
+
+export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
+  const { after = 0, limit = DEFAULT_PAGE_SIZE } = c.req.valid("query");
+  const rows = await service.listEvents(c.get("db"), after, limit + 1);
+  const events = rows.slice(0, limit);
+  if (rows.length > limit) {
+    // RFC 8288: the next page continues after the last event of this one.
+    const url = new URL(c.req.url);
+    url.searchParams.set("after", String(events[events.length - 1]!.id));
+    c.header("Link", `<${url.pathname}${url.search}>; rel="next"`, { append: true });
+  }
+  return c.json(events, 200);
+};

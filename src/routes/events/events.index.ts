@@ -1,0 +1,6 @@
+/** Router of /events. */
+import { createRouter } from "../../lib/create-router";
+import * as handlers from "./events.handlers";
+import * as routes from "./events.routes";
+
+export const eventsRouter = createRouter().openapi(routes.list, handlers.list);

@@ -1,0 +1,42 @@
+/** OpenAPI route definitions of /events (API.md §6, Events tag, beta). */
+import { createRoute, z } from "@hono/zod-openapi";
+import { privateResponse } from "../../lib/http-cache";
+import { errorResponses, jsonContent, MAX_ID, paginationQuery, responseHeaders } from "../../lib/schemas";
+import { protectedOperation } from "../../lib/security";
+import { EventsSchema } from "./events.schemas";
+
+const staff = protectedOperation("staff");
+
+/** `after`: an event id, or 0 for the start of the log. */
+const afterQuery = z
+  .string()
+  .regex(/^(0|[1-9][0-9]{0,15})$/, "after must be an event id (a non-negative integer).")
+  .transform(Number)
+  .refine((n) => n <= MAX_ID, `after must be at most ${MAX_ID}.`)
+  .optional()
+  .openapi({
+    param: { name: "after", in: "query", required: false, description: "Return events with a larger id than this one (the last id you processed). Default 0: from the start." },
+    type: "integer",
+    format: "int64",
+    minimum: 0,
+    maximum: MAX_ID,
+    default: 0,
+  });
+
+export const list = createRoute({
+  method: "get",
+  path: "/events",
+  operationId: "listEvents",
+  summary: "Read the event log",
+  description:
+    "Every change to pets, categories, inventory and orders in commit order, each written in the same transaction as the change. Poll with `after` = the last id you processed; `Link: rel=\"next\"` is present while more events exist right now. An event never appears later below an id you have already seen.",
+  tags: ["Events"],
+  ...staff,
+  middleware: [privateResponse, ...staff.middleware],
+  "x-stability": "beta",
+  request: { query: z.strictObject({ after: afterQuery, limit: paginationQuery.limit }) },
+  responses: {
+    200: { ...jsonContent(EventsSchema, "The next events (possibly none)."), headers: { Link: responseHeaders.Link } },
+    ...errorResponses({ 400: true, 401: true, 403: true, 429: true, 500: true, 503: true }),
+  },
+});

@@ -1,0 +1,36 @@
+/** Handlers of /webhooks. */
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { AppEnv } from "../../lib/context";
+import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
+import * as service from "../../services/webhooks.service";
+import type * as routes from "./webhooks.routes";
+
+export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
+  const { webhook, secret } = await service.createWebhook(c.get("db"), c.req.valid("json"), c.get("config").webhooks.allowPrivateTargets, c.get("now")());
+  c.header("Location", `/webhooks/${webhook.id}`);
+  return c.json({ ...webhook, secret }, 201);
+};
+
+export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
+  const { limit = DEFAULT_PAGE_SIZE, cursor } = c.req.valid("query");
+  const page = toPage(await service.listWebhooks(c.get("db"), decodeCursor(cursor), limit + 1), limit);
+  setNextLink(c, page.nextCursor);
+  return c.json(page.items, 200);
+};
+
+export const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
+  return c.json(await service.getWebhook(c.get("db"), c.req.valid("param").webhookId), 200);
+};
+
+export const remove: RouteHandler<typeof routes.remove, AppEnv> = async (c) => {
+  await service.deleteWebhook(c.get("db"), c.req.valid("param").webhookId);
+  return c.body(null, 204);
+};
+
+export const deliveries: RouteHandler<typeof routes.deliveries, AppEnv> = async (c) => {
+  const { webhookId } = c.req.valid("param");
+  const { limit = DEFAULT_PAGE_SIZE, cursor, status } = c.req.valid("query");
+  const page = toPage(await service.listDeliveries(c.get("db"), webhookId, decodeCursor(cursor), limit + 1, status), limit);
+  setNextLink(c, page.nextCursor);
+  return c.json(page.items, 200);
+};

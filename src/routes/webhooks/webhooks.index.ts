@@ -1,0 +1,11 @@
+/** Router of /webhooks. */
+import { createRouter } from "../../lib/create-router";
+import * as handlers from "./webhooks.handlers";
+import * as routes from "./webhooks.routes";
+
+export const webhooksRouter = createRouter()
+  .openapi(routes.create, handlers.create)
+  .openapi(routes.list, handlers.list)
+  .openapi(routes.get, handlers.get)
+  .openapi(routes.remove, handlers.remove)
+  .openapi(routes.deliveries, handlers.deliveries);

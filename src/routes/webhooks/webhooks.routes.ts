@@ -1,0 +1,166 @@
+/** OpenAPI route definitions of /webhooks (API.md §6, Events tag, experimental). */
+import { createRoute, z } from "@hono/zod-openapi";
+import { privateResponse } from "../../lib/http-cache";
+import { errorResponses, idParams, jsonBody, jsonContent, noQuery, paginationQuery, responseHeaders } from "../../lib/schemas";
+import { protectedOperation } from "../../lib/security";
+import {
+  DeliveryStatusSchema,
+  NewWebhookSchema,
+  WebhookDeliveriesSchema,
+  WebhookSchema,
+  WebhooksSchema,
+  WebhookWithSecretSchema,
+} from "./webhooks.schemas";
+
+const tags = ["Events"];
+const staff = protectedOperation("staff");
+const staffPrivate = { ...staff, middleware: [privateResponse, ...staff.middleware] };
+const webhookIdParams = idParams("webhookId");
+
+const SIGNATURE_HEADERS = [
+  {
+    name: "webhook-id",
+    in: "header",
+    required: true,
+    description: "Message id `evt_<event id>`: the same on every retry, so a receiver can drop duplicates.",
+    schema: { type: "string", example: "evt_42" },
+  },
+  {
+    name: "webhook-timestamp",
+    in: "header",
+    required: true,
+    description: "Unix time (seconds) of this attempt. Reject messages too far from your clock (Standard Webhooks suggests 5 minutes).",
+    schema: { type: "string", example: "1795262400" },
+  },
+  {
+    name: "webhook-signature",
+    in: "header",
+    required: true,
+    description:
+      "`v1,` + base64 HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${raw body}`, keyed with the base64-decoded part of the subscription secret after `whsec_` (Standard Webhooks). Verify against the raw body bytes before parsing.",
+    schema: { type: "string", example: "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=" },
+  },
+];
+
+/**
+ * The delivery request, as an OpenAPI 3.0.3 callback of `POST /webhooks`
+ * (raw object: zod-to-openapi passes operation fields it does not own through).
+ */
+const deliveryCallback = {
+  event: {
+    "{$request.body#/url}": {
+      post: {
+        summary: "An event, delivered to a subscription",
+        description:
+          "One POST per event whose type the subscription wants, in event order per subscription (the next event is sent only after the previous one was accepted or given up). At least once: retried with exponential backoff and jitter until a 2xx arrives or the configured number of attempts is exhausted; then the subscription is marked `failing` and the next event follows. Redirects are not followed.",
+        parameters: SIGNATURE_HEADERS,
+        requestBody: {
+          required: true,
+          description: "The Event, exactly as `GET /events` shows it.",
+          content: { "application/json": { schema: { $ref: "#/components/schemas/Event" } } },
+        },
+        responses: {
+          "2XX": { description: "Accepted: the delivery is done. The response body is ignored." },
+          default: { description: "Anything else (including 3xx, a network error or no answer within the timeout) is a failed attempt and is retried." },
+        },
+      },
+    },
+  },
+};
+
+export const create = createRoute({
+  method: "post",
+  path: "/webhooks",
+  operationId: "createWebhook",
+  summary: "Subscribe a webhook",
+  description:
+    "Registers `url` for the given event types. Returns the subscription with its signing secret, shown only in this response. Events committed after this call are delivered, signed per Standard Webhooks; earlier ones are in `GET /events`.",
+  tags,
+  ...staffPrivate,
+  "x-stability": "experimental",
+  request: { query: noQuery(), body: jsonBody(NewWebhookSchema, "The subscription.") },
+  responses: {
+    201: { ...jsonContent(WebhookWithSecretSchema, "The subscription and its secret."), headers: { Location: responseHeaders.Location } },
+    ...errorResponses({
+      400: "Invalid JSON or body, an unknown event type, or a refused target URL (`validation_error`).",
+      401: true,
+      403: true,
+      413: true,
+      415: true,
+      429: true,
+      500: true,
+      503: true,
+    }),
+  },
+  callbacks: deliveryCallback,
+});
+
+export const list = createRoute({
+  method: "get",
+  path: "/webhooks",
+  operationId: "listWebhooks",
+  summary: "List webhook subscriptions",
+  description: "Subscriptions ordered by id, without secrets; paginated with `Link: rel=\"next\"`.",
+  tags,
+  ...staffPrivate,
+  "x-stability": "experimental",
+  request: { query: z.strictObject({ ...paginationQuery }) },
+  responses: {
+    200: { ...jsonContent(WebhooksSchema, "A page of subscriptions."), headers: { Link: responseHeaders.Link } },
+    ...errorResponses({ 400: true, 401: true, 403: true, 429: true, 500: true, 503: true }),
+  },
+});
+
+export const get = createRoute({
+  method: "get",
+  path: "/webhooks/{webhookId}",
+  operationId: "getWebhook",
+  summary: "Get a webhook subscription",
+  description: "The subscription and its status (`failing` after a delivery was given up); the secret is never shown again.",
+  tags,
+  ...staffPrivate,
+  "x-stability": "experimental",
+  request: { query: noQuery(), params: webhookIdParams },
+  responses: {
+    200: jsonContent(WebhookSchema, "The subscription (without its secret)."),
+    ...errorResponses({ 400: true, 401: true, 403: true, 404: true, 429: true, 500: true, 503: true }),
+  },
+});
+
+export const remove = createRoute({
+  method: "delete",
+  path: "/webhooks/{webhookId}",
+  operationId: "deleteWebhook",
+  summary: "Delete a webhook subscription",
+  description: "Stops deliveries to the subscription and deletes its delivery log.",
+  tags,
+  ...staffPrivate,
+  "x-stability": "experimental",
+  request: { query: noQuery(), params: webhookIdParams },
+  responses: {
+    204: { description: "Deleted." },
+    ...errorResponses({ 400: true, 401: true, 403: true, 404: true, 429: true, 500: true, 503: true }),
+  },
+});
+
+export const deliveries = createRoute({
+  method: "get",
+  path: "/webhooks/{webhookId}/deliveries",
+  operationId: "listWebhookDeliveries",
+  summary: "List a subscription's deliveries",
+  description: "Deliveries in event order with their attempts and last result; paginated with `Link: rel=\"next\"`.",
+  tags,
+  ...staffPrivate,
+  "x-stability": "experimental",
+  request: {
+    params: webhookIdParams,
+    query: z.strictObject({
+      status: DeliveryStatusSchema.optional().openapi({ param: { name: "status", in: "query", required: false, description: "Only deliveries in this state." } }),
+      ...paginationQuery,
+    }),
+  },
+  responses: {
+    200: { ...jsonContent(WebhookDeliveriesSchema, "A page of deliveries."), headers: { Link: responseHeaders.Link } },
+    ...errorResponses({ 400: true, 401: true, 403: true, 404: true, 429: true, 500: true, 503: true }),
+  },
+});

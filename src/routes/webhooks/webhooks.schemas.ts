@@ -1,0 +1,74 @@
+/** Payload shapes of webhook subscriptions and deliveries (API.md §6, experimental). */
+import { z } from "@hono/zod-openapi";
+import { MAX_ID } from "../../lib/schemas";
+import { EVENT_TYPES } from "../../services/events.service";
+
+const id = z.number().int().min(1).max(MAX_ID).openapi({ format: "int64", example: 1 });
+const timestamp = z.string().openapi({ format: "date-time", example: "2026-11-21T12:00:00.000Z" });
+
+const eventTypes = z
+  .array(z.enum([...EVENT_TYPES, "*"]))
+  .min(1)
+  .max(EVENT_TYPES.length + 1)
+  .refine((types) => !types.includes("*") || types.length === 1, '"*" (every type) must be the only entry.')
+  .openapi({
+    description:
+      'Event types to receive (see EventType), or exactly `["*"]` for every type, including types added later. Duplicates are ignored.',
+    example: ["pet.created", "pet.updated"],
+  });
+
+export const NewWebhookSchema = z
+  .strictObject({
+    url: z.string().min(1).max(2000).openapi({
+      format: "uri",
+      description:
+        "Where deliveries are POSTed: an absolute http(s) URL without credentials. Loopback, private and link-local addresses and `localhost` are refused unless the deployment allows them (WEBHOOKS_ALLOW_PRIVATE).",
+      example: "https://example.com/petstore/events",
+    }),
+    events: eventTypes,
+  })
+  .openapi("NewWebhook", { description: "A webhook subscription to create." });
+
+export const WebhookSchema = z
+  .object({
+    id,
+    url: z.string().openapi({ format: "uri", example: "https://example.com/petstore/events" }),
+    events: z.array(z.string()).openapi({ description: 'Subscribed event types, or `["*"]`.', example: ["pet.created", "pet.updated"] }),
+    status: z.enum(["active", "failing"]).openapi({
+      description: "`failing` after a delivery was given up (retries exhausted); back to `active` after the next successful delivery.",
+    }),
+    createdAt: timestamp,
+  })
+  .openapi("Webhook", { description: "A webhook subscription (without its secret)." });
+
+export const WebhooksSchema = z.array(WebhookSchema).openapi("Webhooks");
+
+export const WebhookWithSecretSchema = WebhookSchema.extend({
+  secret: z.string().openapi({
+    description:
+      "Signing secret `whsec_<base64>` (Standard Webhooks). Shown only in this response; store it to verify `webhook-signature`.",
+    example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+  }),
+}).openapi("WebhookWithSecret", { description: "The created subscription and its signing secret (shown once)." });
+
+export const WebhookDeliverySchema = z
+  .object({
+    id,
+    webhookId: id,
+    eventId: id,
+    eventType: z.string().openapi({ description: "Type of the delivered event (see EventType).", example: "pet.created" }),
+    status: z.enum(["pending", "delivered", "failed"]).openapi({
+      description: "`pending`: not yet accepted, retried with exponential backoff; `delivered`: a 2xx was received; `failed`: given up after the configured number of attempts.",
+    }),
+    attempts: z.number().int().min(0).openapi({ example: 1 }),
+    nextAttemptAt: timestamp.optional().openapi({ description: "While pending: when the next attempt is due." }),
+    lastAttemptAt: timestamp.optional(),
+    lastStatusCode: z.number().int().optional().openapi({ description: "HTTP status of the last response (absent when none was received).", example: 200 }),
+    lastError: z.string().optional().openapi({ description: "Why the last attempt failed.", example: "The receiver answered HTTP 503." }),
+    deliveredAt: timestamp.optional(),
+  })
+  .openapi("WebhookDelivery", { description: "One event's delivery to one subscription." });
+
+export const WebhookDeliveriesSchema = z.array(WebhookDeliverySchema).openapi("WebhookDeliveries");
+
+export const DeliveryStatusSchema = z.enum(["pending", "delivered", "failed"]);

@@ -1,0 +1,287 @@
+/**
+ * Webhook subscriptions and their delivery log (API.md §6, experimental).
+ *
+ * A subscription is `{url, events[]}` plus a signing secret `whsec_…` that is
+ * returned once, by the create call, and used by the dispatcher
+ * (src/services/webhook-dispatcher.ts) to sign deliveries. `events` lists the
+ * wanted event types, or is exactly `["*"]` for every type (including types
+ * added later). A new subscription receives the events committed after it was
+ * created; history is available from `GET /events`.
+ *
+ * Targets: only absolute http(s) URLs without credentials; unless
+ * `config.webhooks.allowPrivateTargets`, hosts that are loopback, private,
+ * link-local, unspecified, CGNAT, multicast or reserved IP literals (IPv4 in any
+ * notation the WHATWG URL parser accepts, IPv6 including IPv4-mapped, NAT64 and
+ * 6to4 forms) and `localhost` / `*.localhost` are refused. Host names are not
+ * resolved here (not possible on Workers, where Cloudflare itself refuses
+ * private destinations); on Node, a name that resolves to a private address is
+ * not caught — keep WEBHOOKS_ALLOW_PRIVATE=false and egress filtering in production.
+ */
+import type { Row } from "@libsql/client";
+import type { Database } from "../db/client";
+import { readBatch, writeBatch } from "../db/batch";
+import { ApiError, notFound } from "../lib/errors";
+import type { EventType } from "./events.service";
+import { generateWebhookSecret } from "./webhook-signing";
+
+export type WebhookStatus = "active" | "failing";
+export type DeliveryStatus = "pending" | "delivered" | "failed";
+
+/** Webhook subscription representation (never carries the secret). */
+export interface Webhook {
+  id: number;
+  url: string;
+  events: (EventType | "*")[];
+  /** `failing` after a delivery was given up; back to `active` after the next success. */
+  status: WebhookStatus;
+  createdAt: string;
+}
+
+export interface NewWebhook {
+  url: string;
+  events: (EventType | "*")[];
+}
+
+/** One (subscription, event) delivery and its attempts so far. */
+export interface WebhookDelivery {
+  id: number;
+  webhookId: number;
+  eventId: number;
+  eventType: EventType;
+  status: DeliveryStatus;
+  attempts: number;
+  /** While pending: when the next attempt is due. */
+  nextAttemptAt?: string;
+  lastAttemptAt?: string;
+  /** HTTP status of the last attempt's response (absent when no response was received). */
+  lastStatusCode?: number;
+  lastError?: string;
+  deliveredAt?: string;
+}
+
+const WEBHOOK_COLUMNS = "id, url, events, status, created_at";
+
+function toWebhook(row: Row): Webhook {
+  return {
+    id: Number(row.id),
+    url: String(row.url),
+    events: JSON.parse(String(row.events)) as Webhook["events"],
+    status: row.status as WebhookStatus,
+    createdAt: String(row.created_at),
+  };
+}
+
+function toDelivery(row: Row): WebhookDelivery {
+  const out: WebhookDelivery = {
+    id: Number(row.id),
+    webhookId: Number(row.webhook_id),
+    eventId: Number(row.event_id),
+    eventType: String(row.type) as EventType,
+    status: row.status as DeliveryStatus,
+    attempts: Number(row.attempts),
+  };
+  if (out.status === "pending") out.nextAttemptAt = String(row.next_attempt_at);
+  if (row.last_attempt_at !== null) out.lastAttemptAt = String(row.last_attempt_at);
+  if (row.last_status_code !== null) out.lastStatusCode = Number(row.last_status_code);
+  if (row.last_error !== null) out.lastError = String(row.last_error);
+  if (row.delivered_at !== null) out.deliveredAt = String(row.delivered_at);
+  return out;
+}
+
+// ---------------------------------------------------------------- targets
+
+/** IPv4 dotted quad → 32-bit number, or undefined. */
+function parseIPv4(text: string): number | undefined {
+  const parts = text.split(".");
+  if (parts.length !== 4) return undefined;
+  let value = 0;
+  for (const part of parts) {
+    if (!/^[0-9]{1,3}$/.test(part) || Number(part) > 255) return undefined;
+    value = value * 256 + Number(part);
+  }
+  return value;
+}
+
+/** IPv6 text (no brackets, no zone) → 8 groups of 16 bits, or undefined. */
+function parseIPv6(text: string): number[] | undefined {
+  let hex = text;
+  if (hex.includes(".")) {
+    // A trailing dotted quad stands for the last two groups (RFC 4291 §2.2).
+    const lastColon = hex.lastIndexOf(":");
+    const v4 = parseIPv4(hex.slice(lastColon + 1));
+    if (v4 === undefined) return undefined;
+    hex = `${hex.slice(0, lastColon + 1)}${(v4 >>> 16).toString(16)}:${(v4 & 0xffff).toString(16)}`;
+  }
+  const halves = hex.split("::");
+  if (halves.length > 2) return undefined;
+  const parse = (s: string) => (s === "" ? [] : s.split(":").map((g) => (/^[0-9a-f]{1,4}$/i.test(g) ? parseInt(g, 16) : NaN)));
+  const left = parse(halves[0]!);
+  const right = halves.length === 2 ? parse(halves[1]!) : [];
+  if ([...left, ...right].some(Number.isNaN)) return undefined;
+  const explicit = left.length + right.length;
+  if (halves.length === 1 ? explicit !== 8 : explicit > 7) return undefined;
+  return [...left, ...Array<number>(8 - explicit).fill(0), ...right];
+}
+
+/** CIDR blocks of IPv4 that are not public unicast destinations (RFC 6890 and friends). */
+const PRIVATE_V4: [base: string, bits: number][] = [
+  ["0.0.0.0", 8], // "this network", unspecified
+  ["10.0.0.0", 8], // private (RFC 1918)
+  ["100.64.0.0", 10], // shared address space, CGNAT (RFC 6598)
+  ["127.0.0.0", 8], // loopback
+  ["169.254.0.0", 16], // link-local, cloud metadata endpoints
+  ["172.16.0.0", 12], // private (RFC 1918)
+  ["192.0.0.0", 24], // IETF protocol assignments
+  ["192.168.0.0", 16], // private (RFC 1918)
+  ["198.18.0.0", 15], // benchmarking
+  ["224.0.0.0", 4], // multicast
+  ["240.0.0.0", 4], // reserved, broadcast
+];
+
+function isPrivateV4(address: number): boolean {
+  return PRIVATE_V4.some(([base, bits]) => {
+    const size = 2 ** (32 - bits);
+    const start = parseIPv4(base)!;
+    return address >= start && address < start + size;
+  });
+}
+
+function isPrivateV6(g: number[]): boolean {
+  const embeddedV4 = (hi: number, lo: number) => isPrivateV4(hi * 65536 + lo);
+  const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  if (zeros(0, 8)) return true; // :: unspecified
+  if (zeros(0, 7) && g[7] === 1) return true; // ::1 loopback
+  if (zeros(0, 5) && g[5] === 0xffff) return embeddedV4(g[6]!, g[7]!); // ::ffff:a.b.c.d mapped
+  if (zeros(0, 6)) return embeddedV4(g[6]!, g[7]!); // ::a.b.c.d compatible (deprecated)
+  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return embeddedV4(g[6]!, g[7]!); // NAT64
+  if (g[0] === 0x2002) return embeddedV4(g[1]!, g[2]!); // 6to4
+  const first = g[0]!;
+  if ((first & 0xfe00) === 0xfc00) return true; // fc00::/7 unique local
+  if ((first & 0xffc0) === 0xfe80) return true; // fe80::/10 link-local
+  if ((first & 0xffc0) === 0xfec0) return true; // fec0::/10 site-local (deprecated)
+  if ((first & 0xff00) === 0xff00) return true; // multicast
+  return false;
+}
+
+/**
+ * True when `hostname` (as `URL.hostname` gives it: IPv4 normalised to a dotted
+ * quad, IPv6 in brackets) names a loopback, private, link-local or otherwise
+ * non-public address, or is `localhost` / `*.localhost` (RFC 6761 §6.3).
+ */
+export function isPrivateHost(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/\.$/, "");
+  if (host === "localhost" || host.endsWith(".localhost")) return true;
+  if (host.startsWith("[") && host.endsWith("]")) {
+    const groups = parseIPv6(host.slice(1, -1));
+    return groups === undefined ? true : isPrivateV6(groups);
+  }
+  const v4 = parseIPv4(host);
+  return v4 !== undefined && isPrivateV4(v4);
+}
+
+/**
+ * Why `raw` cannot be a webhook target, or undefined when it can.
+ * Rules: absolute http(s) URL, at most 2000 characters, no credentials, and no
+ * private host unless `allowPrivate` (see `isPrivateHost`).
+ */
+export function webhookTargetProblem(raw: string, allowPrivate: boolean): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return "Must be an absolute http(s) URL.";
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return "Only http and https URLs are allowed.";
+  if (url.username || url.password) return "Credentials in the URL are not allowed.";
+  if (url.href.length > 2000) return "At most 2000 characters.";
+  if (!allowPrivate && isPrivateHost(url.hostname)) {
+    return "Loopback, private and link-local targets are not allowed.";
+  }
+  return undefined;
+}
+
+// ---------------------------------------------------------------- subscriptions
+
+/**
+ * Create a subscription that receives the events committed after it (its
+ * fan-out cursor starts at the current last event id). Returns it with its
+ * secret, which is never shown again.
+ * @throws ApiError 400 `validation_error` (path `body.url`) for a refused target.
+ */
+export async function createWebhook(
+  db: Database,
+  input: NewWebhook,
+  allowPrivateTargets: boolean,
+  now: Date,
+): Promise<{ webhook: Webhook; secret: string }> {
+  const problem = webhookTargetProblem(input.url, allowPrivateTargets);
+  if (problem) {
+    throw new ApiError(400, "validation_error", "The request is invalid; see details.", [{ path: "body.url", message: problem }]);
+  }
+  const url = new URL(input.url).href;
+  const events = [...new Set(input.events)];
+  const secret = generateWebhookSecret();
+  const rs = await db.$client.execute({
+    sql: `INSERT INTO webhooks (url, events, secret, status, created_at, last_event_id)
+          VALUES (?, ?, ?, 'active', ?, (SELECT coalesce(max(id), 0) FROM events))
+          RETURNING ${WEBHOOK_COLUMNS}`,
+    args: [url, JSON.stringify(events), secret, now.toISOString()],
+  });
+  return { webhook: toWebhook(rs.rows[0]!), secret };
+}
+
+/** Up to `limit` subscriptions with id > `afterId`, ascending. One round trip. */
+export async function listWebhooks(db: Database, afterId: number, limit: number): Promise<Webhook[]> {
+  const rs = await db.$client.execute({
+    sql: `SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE id > ? ORDER BY id LIMIT ?`,
+    args: [afterId, limit],
+  });
+  return rs.rows.map(toWebhook);
+}
+
+/** @throws ApiError 404 when absent. */
+export async function getWebhook(db: Database, webhookId: number): Promise<Webhook> {
+  const rs = await db.$client.execute({ sql: `SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE id = ?`, args: [webhookId] });
+  if (!rs.rows[0]) throw notFound("Webhook", webhookId);
+  return toWebhook(rs.rows[0]);
+}
+
+/**
+ * Delete a subscription and its delivery log in one batch; nothing more is
+ * delivered to it (an attempt already in flight may still arrive).
+ * @throws ApiError 404 when absent.
+ */
+export async function deleteWebhook(db: Database, webhookId: number): Promise<void> {
+  const results = await writeBatch(db, [
+    { sql: "DELETE FROM webhook_deliveries WHERE webhook_id = ?", args: [webhookId] },
+    { sql: "DELETE FROM webhooks WHERE id = ?", args: [webhookId] },
+  ]);
+  if (results[1]!.rowsAffected !== 1) throw notFound("Webhook", webhookId);
+}
+
+/**
+ * Up to `limit` deliveries of a subscription with id > `afterId`, ascending
+ * (i.e. in event order), optionally only those in `status`. One round trip.
+ * @throws ApiError 404 when the subscription does not exist.
+ */
+export async function listDeliveries(
+  db: Database,
+  webhookId: number,
+  afterId: number,
+  limit: number,
+  status?: DeliveryStatus,
+): Promise<WebhookDelivery[]> {
+  const [exists, rows] = await readBatch(db, [
+    { sql: "SELECT 1 FROM webhooks WHERE id = ?", args: [webhookId] },
+    {
+      sql: `SELECT d.id, d.webhook_id, d.event_id, e.type, d.status, d.attempts, d.next_attempt_at, d.last_attempt_at,
+                   d.last_status_code, d.last_error, d.delivered_at
+            FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+            WHERE d.webhook_id = ? AND d.id > ? AND (? IS NULL OR d.status = ?)
+            ORDER BY d.id LIMIT ?`,
+      args: [webhookId, afterId, status ?? null, status ?? null, limit],
+    },
+  ]);
+  if (!exists!.rows[0]) throw notFound("Webhook", webhookId);
+  return rows!.rows.map(toDelivery);
+}
