@@ -1,0 +1,143 @@
+/**
+ * The real Node server (src/server.ts) as a child process, for tests that need
+ * a real socket, a real database file and real process death (concurrency,
+ * crash recovery).
+ *
+ * The child is `node --import tsx src/server.ts`, ONE process: the `tsx` CLI
+ * would fork a second node process and relay only SIGINT/SIGTERM, so a SIGKILL
+ * sent to it would leave the real server running. The server listens on
+ * `PORT=0` (the OS picks a free port, no race) and the port is read from its
+ * "listening on http://HOST:PORT" line; readiness is then confirmed with
+ * `GET /health`. The bootstrap staff key, printed once on a fresh database, is
+ * captured from stdout.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+/** Repository root (test/support/ → ../..). */
+export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+/** Limits raised so that load tests are never rate limited (API.md §5 variables). */
+export const UNLIMITED_ENV: Record<string, string> = {
+  RATE_LIMIT_ANON_PER_MIN: "1000000",
+  RATE_LIMIT_KEY_PER_MIN: "1000000",
+  RATE_LIMIT_SIGNUP_PER_HOUR: "1000000",
+};
+
+export interface ServerProcess {
+  /** Base URL, e.g. `http://127.0.0.1:41234`. */
+  url: string;
+  pid: number;
+  /** The bootstrap staff key if this start printed one (first start of a fresh database), else undefined. */
+  bootstrapKey: string | undefined;
+  /** Everything the process wrote to stdout and stderr so far. */
+  output(): string;
+  /** Graceful stop (SIGTERM) and wait for the exit; resolves with the exit code. */
+  stop(): Promise<number | null>;
+  /** SIGKILL (no shutdown code runs) and wait for the exit. */
+  kill(): Promise<void>;
+  /** True once the process has exited. */
+  exited(): boolean;
+}
+
+export interface StartOptions {
+  /** `file:<path>` of the database. */
+  databaseUrl: string;
+  /** Extra environment (defaults: UNLIMITED_ENV). */
+  env?: Record<string, string>;
+  /** How long to wait for readiness, ms (default 30 000). */
+  timeoutMs?: number;
+}
+
+const KEY_PATTERN = /psk_[A-Za-z0-9_-]{43}/;
+const LISTENING = /listening on (http:\/\/[^\s:]+:\d+)/;
+
+/** Children still alive; killed if the test process exits without stopping them. */
+const alive = new Set<ChildProcess>();
+process.once("exit", () => {
+  for (const child of alive) child.kill("SIGKILL");
+});
+
+function waitForExit(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+}
+
+/**
+ * Start the server on 127.0.0.1 with an OS-assigned port and wait until
+ * `/health` answers 200.
+ * @throws Error with the captured output when it exits or is not ready in time.
+ */
+export async function startServer(options: StartOptions): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/server.ts"], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...UNLIMITED_ENV, ...(options.env ?? {}), DATABASE_URL: options.databaseUrl, HOST: "127.0.0.1", PORT: "0" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  alive.add(child);
+  child.once("exit", () => alive.delete(child));
+  let output = "";
+  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
+  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
+
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`server not listening after ${timeoutMs} ms:\n${output}`));
+    }, timeoutMs);
+    const onData = () => {
+      const match = LISTENING.exec(output);
+      if (!match) return;
+      clearTimeout(timer);
+      child.stdout!.off("data", onData);
+      child.off("exit", onExit);
+      resolve(match[1]!);
+    };
+    const onExit = (code: number | null, signal: string | null) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited (${code ?? signal}) before listening:\n${output}`));
+    };
+    child.stdout!.on("data", onData);
+    child.once("exit", onExit);
+  });
+
+  const health = await fetch(`${url}/health`);
+  if (health.status !== 200) {
+    child.kill("SIGKILL");
+    throw new Error(`GET /health → ${health.status}:\n${output}`);
+  }
+  await health.body?.cancel();
+
+  return {
+    url,
+    pid: child.pid!,
+    bootstrapKey: KEY_PATTERN.exec(output)?.[0],
+    output: () => output,
+    exited: () => child.exitCode !== null || child.signalCode !== null,
+    stop: async () => {
+      child.kill("SIGTERM");
+      return waitForExit(child);
+    },
+    kill: async () => {
+      child.kill("SIGKILL");
+      await waitForExit(child);
+    },
+  };
+}
+
+/** JSON request helper for tests talking to a server process (no document validation: load tests). */
+export async function call<T = any>(
+  url: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  options: { key?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; headers: Headers; body: T }> {
+  const headers: Record<string, string> = { ...(options.headers ?? {}) };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (options.key) headers.Authorization = `Bearer ${options.key}`;
+  const res = await fetch(`${url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : null) as T };
+}
