@@ -66,28 +66,45 @@ export async function setInventory(
   now: Date,
 ): Promise<InventoryItem> {
   const at = now.toISOString();
-  let version: number | null = null;
+  // With If-Match, the versions of both rows behind the representation (quantity and pet status) seen by the check.
+  let seen: { inventory: number; pet: number } | null = null;
   if (ifMatch !== undefined) {
-    const rs = await db.$client.execute({ sql: `${INVENTORY_SELECT.replace("SELECT", "SELECT i.version,")} WHERE i.pet_id = ?`, args: [petId] });
+    const rs = await db.$client.execute({
+      sql: `${INVENTORY_SELECT.replace("SELECT", "SELECT i.version AS inventory_version, p.version AS pet_version,")} WHERE i.pet_id = ?`,
+      args: [petId],
+    });
     if (!rs.rows[0]) throw notFound("Inventory entry of pet", petId);
     await assertIfMatch(ifMatch, toInventoryItem(rs.rows[0]));
-    version = Number(rs.rows[0].version);
+    seen = { inventory: Number(rs.rows[0].inventory_version), pet: Number(rs.rows[0].pet_version) };
   }
-  const current = "(? IS NULL OR (SELECT version FROM inventory WHERE pet_id = ?) = ?)";
+  const inventoryVersion = seen?.inventory ?? null;
+  const petVersion = seen?.pet ?? null;
+  // The inventory row is written first, guarded by both versions; the later statements
+  // recognise "written by this batch" as inventory.version = seen + 1 (or always, without If-Match).
+  const applied = "(? IS NULL OR (SELECT version FROM inventory WHERE pet_id = ?) = ? + 1)";
   const newStatus = `CASE WHEN ? > 0 THEN 'available'
     WHEN EXISTS (SELECT 1 FROM orders WHERE pet_id = ? AND complete = 0) THEN 'pending' ELSE 'sold' END`;
   const results = await writeBatch(db, [
     {
-      sql: `UPDATE pets SET status = ${newStatus}, version = version + 1 WHERE id = ? AND status <> ${newStatus} AND ${current}`,
-      args: [quantity, petId, petId, quantity, petId, version, petId, version],
+      sql: `UPDATE inventory SET quantity = ?, version = version + 1
+            WHERE pet_id = ? AND (? IS NULL OR (version = ? AND (SELECT version FROM pets WHERE id = ?) = ?))`,
+      args: [quantity, petId, inventoryVersion, inventoryVersion, petId, petVersion],
+    },
+    {
+      sql: `UPDATE pets SET status = ${newStatus}, version = version + 1 WHERE id = ? AND status <> ${newStatus} AND ${applied}`,
+      args: [quantity, petId, petId, quantity, petId, inventoryVersion, petId, inventoryVersion],
     },
     eventInsert("pet.updated", at, PET_JSON, "pets p WHERE p.id = ? AND changes() = 1", [petId]),
-    { sql: `UPDATE inventory SET quantity = ?, version = version + 1 WHERE pet_id = ? AND ${current}`, args: [quantity, petId, version, petId, version] },
-    eventInsert("inventory.updated", at, INVENTORY_JSON, "inventory i JOIN pets p ON p.id = i.pet_id WHERE i.pet_id = ? AND changes() = 1", [petId]),
+    eventInsert("inventory.updated", at, INVENTORY_JSON, `inventory i JOIN pets p ON p.id = i.pet_id WHERE i.pet_id = ? AND ${applied}`, [
+      petId,
+      inventoryVersion,
+      petId,
+      inventoryVersion,
+    ]),
     { sql: `${INVENTORY_SELECT} WHERE i.pet_id = ?`, args: [petId] },
   ]);
   const row = results[4]!.rows[0];
   if (!row) throw notFound("Inventory entry of pet", petId);
-  if (results[2]!.rowsAffected !== 1) throw new ApiError(412, "precondition_failed", "The inventory entry changed meanwhile; fetch it again.");
+  if (results[0]!.rowsAffected !== 1) throw new ApiError(412, "precondition_failed", "The inventory entry changed meanwhile; fetch it again.");
   return toInventoryItem(row);
 }
