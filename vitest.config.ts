@@ -1,10 +1,39 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * Two projects in one run (`npm test`):
+ * - "node": everything under test/ except test/worker — the Node app in-process
+ *   over embedded libSQL files, plus tooling tests;
+ * - "worker": test/worker — the same scenarios against the real Worker entry
+ *   under workerd + sqld, started once per run by test/worker/global-setup.ts
+ *   (only when a worker test file is selected).
+ * Run one side: `npx vitest run --project node` / `--project worker`; the worker
+ * files run one at a time, after the node files.
+ */
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    projects: [
+      {
+        extends: true,
+        test: { name: "node", include: ["test/**/*.test.ts"], exclude: ["test/worker/**", "**/node_modules/**"] },
+      },
+      {
+        extends: true,
+        test: {
+          name: "worker",
+          include: ["test/worker/**/*.test.ts"],
+          globalSetup: ["test/worker/global-setup.ts"],
+          // One Worker and one database serve every file: files run one at a
+          // time (edge-cache assertions must not see another file's purges),
+          // after the node project (a separate group, as vitest requires for a
+          // different worker count).
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });

@@ -1,0 +1,79 @@
+/**
+ * `npm run dev:worker [-- <wrangler dev options>]`: the Worker locally, on a
+ * real libSQL server.
+ *
+ * 1. starts sqld (scripts/sqld.ts) with its data in `.data/sqld/` on
+ *    127.0.0.1:$SQLD_PORT (default 8080 when free, else any free port);
+ * 2. applies the Drizzle migrations to it over HTTP; on a database without a
+ *    staff account, creates one and prints its key once (like `npm start`);
+ * 3. copies the docs assets into public/ (scripts/build-assets.ts);
+ * 4. runs `wrangler dev` on $HOST:$PORT (default 127.0.0.1:8787) with
+ *    `DATABASE_URL` pointing at sqld; extra arguments go to `wrangler dev`;
+ * 5. stops sqld when wrangler exits (Ctrl-C), and exits with wrangler's code.
+ */
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { createClient } from "@libsql/client";
+import { createDatabase } from "../src/db/client";
+import { bootstrapStaffKey } from "../src/services/accounts.service";
+import { freePort, migrateServer, ROOT, startSqld } from "./sqld";
+
+/** 8080 (the DATABASE_URL default in wrangler.toml) when free, else any free port. */
+async function sqldPort(): Promise<number> {
+  if (process.env.SQLD_PORT) return Number(process.env.SQLD_PORT);
+  const { createServer } = await import("node:net");
+  const free = await new Promise<boolean>((resolve) => {
+    const probe = createServer().once("error", () => resolve(false));
+    probe.listen(8080, "127.0.0.1", () => probe.close(() => resolve(true)));
+  });
+  return free ? 8080 : freePort();
+}
+
+async function main(): Promise<number> {
+  const sqld = await startSqld({ dataDir: join(ROOT, ".data/sqld"), port: await sqldPort() });
+  console.log(`sqld (libSQL server) on ${sqld.url}, data in .data/sqld/`);
+  try {
+    await migrateServer(sqld.url);
+    const client = createClient({ url: sqld.url });
+    const bootstrap = await bootstrapStaffKey(createDatabase(client), new Date());
+    client.close();
+    if (bootstrap) {
+      console.log(`New database: staff key (shown once, keep it): ${bootstrap.key}`);
+    }
+    console.log(`More keys: DATABASE_URL=${sqld.url} npm run keys:create -- --role staff`);
+    await import("./build-assets");
+  } catch (error) {
+    await sqld.stop();
+    throw error;
+  }
+
+  const host = process.env.HOST || "127.0.0.1";
+  const port = process.env.PORT || "8787";
+  const wrangler = spawn(
+    process.execPath,
+    [join(ROOT, "node_modules/wrangler/bin/wrangler.js"), "dev", "--ip", host, "--port", port, "--var", `DATABASE_URL:${sqld.url}`, ...process.argv.slice(2)],
+    {
+      cwd: ROOT,
+      stdio: "inherit",
+      env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: process.env.CLOUDFLARE_CF_FETCH_ENABLED ?? "false" },
+    },
+  );
+  // Ctrl-C reaches wrangler through the terminal's process group; a SIGTERM sent to us is passed on.
+  const forward = (signal: NodeJS.Signals) => () => {
+    if (wrangler.exitCode === null) wrangler.kill(signal);
+  };
+  process.on("SIGINT", () => undefined);
+  process.on("SIGTERM", forward("SIGTERM"));
+  const code = await new Promise<number>((resolve) => wrangler.once("exit", (c, signal) => resolve(c ?? (signal ? 130 : 1))));
+  await sqld.stop();
+  console.log("sqld stopped");
+  return code;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,52 @@
+/**
+ * The Worker target: the real Worker entry (src/worker.ts) under workerd,
+ * backed by sqld, reached over HTTP. One Worker and one sqld are shared by the
+ * whole vitest run (started by test/worker/global-setup.ts and handed over with
+ * `provide`/`inject`), because workerd takes seconds to start; scenarios build
+ * their own data, so sharing the database is safe.
+ */
+import { createClient } from "@libsql/client";
+import { inject } from "vitest";
+import { createDatabase, type Database } from "../../src/db/client";
+import type { Target } from "./target";
+
+/** What the Worker suite's global setup provides to test files. */
+export interface WorkerSuiteInfo {
+  /** Base URL of the Worker, e.g. `http://127.0.0.1:41234`. */
+  url: string;
+  /** sqld's URL (`http://127.0.0.1:PORT`), for direct database checks. */
+  databaseUrl: string;
+  /** A staff key made once per run with test/support/staff-key.ts. */
+  staffKey: string;
+}
+
+declare module "vitest" {
+  interface ProvidedContext {
+    petstoreWorker: WorkerSuiteInfo;
+  }
+}
+
+export interface WorkerTarget extends Target {
+  /** The Worker's base URL. */
+  url: string;
+  /** The same database the Worker uses (sqld over HTTP). */
+  db: Database;
+}
+
+/**
+ * Connect to the shared Worker of this run.
+ * @throws Error when the file does not run in the vitest project "worker".
+ */
+export async function workerTarget(): Promise<WorkerTarget> {
+  const info = inject("petstoreWorker");
+  if (!info) throw new Error('No Worker for this file: worker tests run in the vitest project "worker" (test/worker/**).');
+  const client = createClient({ url: info.databaseUrl });
+  return {
+    name: "worker",
+    url: info.url,
+    db: createDatabase(client),
+    staffKey: info.staffKey,
+    fetch: (path, init) => fetch(`${info.url}${path}`, { redirect: "manual", ...init }),
+    close: async () => client.close(),
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * Global setup of the vitest project "worker": one sqld on a temp directory and
+ * free port, migrated, and one Worker (src/worker.ts under workerd via
+ * wrangler) pointed at it with the test variables; their URLs and a staff key
+ * are provided to the test files (test/support/worker-target.ts). Stopped and
+ * deleted after the run.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createClient } from "@libsql/client";
+import type { TestProject } from "vitest/node";
+import { startLocalWorker, type LocalWorker } from "../../scripts/local-worker";
+import { migrateServer, startSqld } from "../../scripts/sqld";
+import { createDatabase } from "../../src/db/client";
+import { RATE_LIMIT_BINDING_NAMES, signupBindingLimitPerMinute } from "../../src/runtime/workers-rate-limiter";
+import { TEST_ENV } from "../support/node-target";
+import "../support/worker-target";
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const started = Date.now();
+  const dir = mkdtempSync(join(tmpdir(), "petstore-worker-"));
+  const sqld = await startSqld({ dataDir: join(dir, "sqld") });
+  let worker: LocalWorker | undefined;
+  const teardown = async () => {
+    const stopping = Date.now();
+    await worker?.stop().catch(() => undefined);
+    await sqld.stop();
+    rmSync(dir, { recursive: true, force: true });
+    console.log(`worker suite: stopped in ${Date.now() - stopping} ms`);
+  };
+  try {
+    await migrateServer(sqld.url);
+    await import("../../scripts/build-assets"); // public/ for the [assets] binding
+    const client = createClient({ url: sqld.url });
+    const { createStaffKeyFor } = await import("../support/staff-key");
+    const staffKey = await createStaffKeyFor(createDatabase(client));
+    client.close();
+    // The local rate limit bindings count for real: raise them like the variables.
+    const rateLimits = {
+      [RATE_LIMIT_BINDING_NAMES.ip]: Number(TEST_ENV.RATE_LIMIT_ANON_PER_MIN),
+      [RATE_LIMIT_BINDING_NAMES.key]: Number(TEST_ENV.RATE_LIMIT_KEY_PER_MIN),
+      [RATE_LIMIT_BINDING_NAMES.signup]: signupBindingLimitPerMinute(Number(TEST_ENV.RATE_LIMIT_SIGNUP_PER_HOUR)),
+    };
+    worker = await startLocalWorker({ databaseUrl: sqld.url, vars: TEST_ENV, rateLimits });
+    project.provide("petstoreWorker", { url: worker.url, databaseUrl: sqld.url, staffKey });
+    console.log(`worker suite: Worker ${worker.url} on sqld ${sqld.url}, ready in ${Date.now() - started} ms`);
+  } catch (error) {
+    await teardown();
+    throw error;
+  }
+  return teardown;
+}

@@ -1,0 +1,65 @@
+/**
+ * Webhook deliveries from the real Worker entry (workerd + sqld, issue 6): a
+ * write dispatches in `ctx.waitUntil`, and a receiver on a loopback port of the
+ * test process gets the signed Event; the Cron Trigger's `scheduled` handler
+ * delivers what no write dispatched. The test waits for the receiver's request
+ * (event-driven), never for a fixed time.
+ *
+ * The cron test calls `/__scheduled`, which wrangler serves only when the local
+ * Worker runs with `testScheduled`; it skips itself otherwise.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connect, type ApiClient } from "../support/client";
+import { Receiver, verified } from "../support/webhook-receiver";
+import { workerTarget, type WorkerTarget } from "../support/worker-target";
+import { createCategory } from "../scenarios/categories.scenarios";
+import { eventsAfter } from "../scenarios/events.scenarios";
+import { subscribe, type DeliveryBody } from "../scenarios/webhooks.scenarios";
+
+let target: WorkerTarget;
+let api: ApiClient;
+let receiver: Receiver;
+beforeAll(async () => {
+  target = await workerTarget();
+  api = await connect(target);
+  receiver = await Receiver.start();
+});
+afterAll(async () => {
+  await receiver?.close();
+  await target?.close();
+});
+
+describe("webhook delivery from the Worker", () => {
+  it("delivers a write's event right after it (ctx.waitUntil), signed, as GET /events shows it", async () => {
+    const hook = await subscribe(api, target.staffKey, receiver.url("/worker/after-write"), ["category.created"]);
+    const category = await createCategory(api, target.staffKey);
+    await receiver.waitFor("/worker/after-write", 1);
+    const [delivery] = receiver.at("/worker/after-write");
+    const event = verified(delivery!, hook.secret);
+    expect(event).toMatchObject({ type: "category.created", data: category });
+    const logged = (await eventsAfter(api, target.staffKey, event.id - 1))[0];
+    expect(event).toEqual(logged);
+
+    const deliveries = await api.get<DeliveryBody[]>(`/webhooks/${hook.id}/deliveries`, { key: target.staffKey });
+    expect(deliveries.body.map((d) => [d.eventId, d.status, d.attempts])).toEqual([[event.id, "delivered", 1]]);
+    expect((await api.delete(`/webhooks/${hook.id}`, { key: target.staffKey })).status).toBe(204);
+  });
+
+  it("delivers from the Cron Trigger what no write dispatched", async (ctx) => {
+    const probe = await fetch(`${target.url}/__scheduled?cron=*+*+*+*+*`);
+    await probe.body?.cancel();
+    if (probe.status === 404) ctx.skip();
+    const hook = await subscribe(api, target.staffKey, receiver.url("/worker/cron"), ["category.created"]);
+    // An event committed without a request to dispatch it (as if that Worker invocation had been cut short).
+    const data = { id: 987654321, name: "Written behind the API's back" };
+    await target.db.$client.execute({
+      sql: "INSERT INTO events (type, occurred_at, data) VALUES ('category.created', ?, ?)",
+      args: [new Date().toISOString(), JSON.stringify(data)],
+    });
+    const cron = await fetch(`${target.url}/__scheduled?cron=*+*+*+*+*`);
+    await cron.body?.cancel();
+    await receiver.waitFor("/worker/cron", 1);
+    expect(verified(receiver.at("/worker/cron")[0]!, hook.secret)).toMatchObject({ type: "category.created", data });
+    expect((await api.delete(`/webhooks/${hook.id}`, { key: target.staffKey })).status).toBe(204);
+  });
+});
