@@ -20,7 +20,7 @@ import { createDatabase } from "./db/client";
 import type { AppEnv } from "./lib/context";
 import { edgeCache } from "./runtime/edge-cache";
 import { WorkersRateLimiter } from "./runtime/workers-rate-limiter";
-import { afterWrites, createWebhookDispatcher, type WebhookDispatcher } from "./services/webhook-dispatcher";
+import { afterWrites, dispatchDue } from "./services/webhook-dispatcher";
 
 /** Bindings and variables of the Worker (wrangler.toml and secrets). */
 export interface WorkerEnv {
@@ -30,7 +30,7 @@ export interface WorkerEnv {
   [name: string]: unknown;
 }
 
-let cached: { key: string; app: OpenAPIHono<AppEnv>; dispatcher: WebhookDispatcher } | undefined;
+let cached: { key: string; app: OpenAPIHono<AppEnv>; dispatch: () => Promise<void> } | undefined;
 
 /** One app per isolate and configuration: built on first request, then reused. */
 function appFor(env: WorkerEnv): OpenAPIHono<AppEnv> {
@@ -39,8 +39,14 @@ function appFor(env: WorkerEnv): OpenAPIHono<AppEnv> {
   const client = createClient({ url: env.DATABASE_URL, authToken: env.DATABASE_AUTH_TOKEN });
   const db = createDatabase(client);
   const config = parseConfig(env);
-  // Webhook deliveries (API.md §6): one dispatcher per isolate, run after writes and by the Cron Trigger.
-  const dispatcher = createWebhookDispatcher(db, config);
+  // Webhook deliveries (API.md §6), run after writes and by the Cron Trigger. Each invocation runs
+  // its own pass: workerd forbids sharing promises or abort signals across requests, and
+  // concurrent passes are safe because every attempt is claimed with a conditional UPDATE.
+  const dispatch = () =>
+    dispatchDue(db, config, () => new Date(), (input, init) => fetch(input, init)).then(
+      () => undefined,
+      (error: unknown) => console.error(`webhook dispatch failed: ${error instanceof Error ? error.message : String(error)}`),
+    );
   const app = createApp({
     db,
     config,
@@ -48,9 +54,9 @@ function appFor(env: WorkerEnv): OpenAPIHono<AppEnv> {
     clientIp: (c) => c.req.header("CF-Connecting-IP"),
     // Workers Rate Limiting bindings ([[ratelimits]] in wrangler.toml) + a per-isolate count for the headers.
     rateLimiter: WorkersRateLimiter.fromEnv(env, (error) => console.error(`rate limit binding failed: ${String(error)}`)),
-    middleware: [edgeCache(), afterWrites((c) => c.executionCtx.waitUntil(dispatcher.nudge()))],
+    middleware: [edgeCache(), afterWrites((c) => c.executionCtx.waitUntil(dispatch()))],
   });
-  cached = { key, app, dispatcher };
+  cached = { key, app, dispatch };
   return app;
 }
 
@@ -61,6 +67,6 @@ export default {
   /** Cron Trigger (wrangler.toml `[triggers]`): retries due webhook deliveries, fans out missed events. */
   scheduled(_controller: unknown, env: WorkerEnv, ctx: ExecutionContext): void {
     appFor(env);
-    ctx.waitUntil(cached!.dispatcher.nudge());
+    ctx.waitUntil(cached!.dispatch());
   },
 };
