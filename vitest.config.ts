@@ -15,6 +15,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    reporters: ["default", "./test/support/summary-reporter.ts"],
     projects: [
       {
         extends: true,
