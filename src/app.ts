@@ -94,7 +94,15 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
       },
     }),
   );
-  app.use(cors({ origin: "*", allowHeaders: ALLOWED_HEADERS, exposeHeaders: EXPOSED_HEADERS, maxAge: 600 }));
+  const corsHeaders = cors({ origin: "*", allowHeaders: ALLOWED_HEADERS, exposeHeaders: EXPOSED_HEADERS, maxAge: 600 });
+  app.use(async (c, next) => {
+    if (c.req.method === "OPTIONS") return corsHeaders(c, next);
+    // Hono's cors writes its headers into c.res before next(), which makes Hono copy the
+    // final response (body stream included) once the handler returns; stamping them on
+    // the final response instead keeps node-server's fast path. Same headers either way.
+    await next();
+    await corsHeaders(c, async () => {});
+  });
   app.use(async (c, next) => {
     c.set("db", db);
     c.set("config", config);
@@ -103,14 +111,14 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     c.set("clientIp", clientIp(c) ?? "unknown");
     await next();
   });
-  app.use(
-    bodyLimit({
-      maxSize: config.bodyLimitBytes,
-      onError: () => {
-        throw new ApiError(413, "payload_too_large", `The request body is larger than ${config.bodyLimitBytes / 1024} KiB.`);
-      },
-    }),
-  );
+  const limitBody = bodyLimit({
+    maxSize: config.bodyLimitBytes,
+    onError: () => {
+      throw new ApiError(413, "payload_too_large", `The request body is larger than ${config.bodyLimitBytes / 1024} KiB.`);
+    },
+  });
+  // GET/HEAD/OPTIONS bodies are never read; skipping them avoids materialising the request stream.
+  app.use((c, next) => (c.req.method === "GET" || c.req.method === "HEAD" || c.req.method === "OPTIONS" ? next() : limitBody(c, next)));
   app.use(authenticate(db, keyCache));
   app.use(rateLimit);
   for (const handler of deps.middleware ?? []) app.use(handler);

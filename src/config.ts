@@ -21,6 +21,7 @@ const EnvSchema = z.object({
   WEBHOOK_TIMEOUT_MS: positiveInt.default(10_000),
   WEBHOOK_POLL_MS: positiveInt.default(1_000),
   KEY_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(30).default(30),
+  READ_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(30).default(5),
 });
 
 /** Validated configuration of one app instance. Times are Date, limits are counts. */
@@ -40,6 +41,8 @@ export interface AppConfig {
   webhooks: { allowPrivateTargets: boolean; maxAttempts: number; retryBaseMs: number; retryCapMs: number; timeoutMs: number; pollIntervalMs: number };
   /** How long a verified API key stays cached in memory, seconds (0..30). */
   keyCacheTtlSeconds: number;
+  /** Node: how long a public read stays in the in-process cache, seconds (0 disables; ≤ s-maxage 30). */
+  readCacheTtlSeconds: number;
   /** Largest accepted request body, bytes (API.md §5: 64 KiB). */
   bodyLimitBytes: number;
 }
@@ -76,6 +79,7 @@ export function parseConfig(env: Record<string, unknown>): AppConfig {
       pollIntervalMs: e.WEBHOOK_POLL_MS,
     },
     keyCacheTtlSeconds: e.KEY_CACHE_TTL_SECONDS,
+    readCacheTtlSeconds: e.READ_CACHE_TTL_SECONDS,
     bodyLimitBytes: 64 * 1024,
   };
 }

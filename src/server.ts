@@ -13,6 +13,7 @@ import { createApp } from "./app";
 import { parseConfig } from "./config";
 import { openLocalDatabase } from "./db/local";
 import { getConnInfo } from "@hono/node-server/conninfo";
+import { memoryReadCache } from "./runtime/memory-read-cache";
 import { nodeAssets } from "./runtime/node-assets";
 import { bootstrapStaffKey } from "./services/accounts.service";
 import { afterWrites, createWebhookDispatcher } from "./services/webhook-dispatcher";
@@ -33,7 +34,7 @@ async function main(): Promise<void> {
     config,
     assets: nodeAssets(),
     clientIp: (c) => getConnInfo(c).remote.address,
-    middleware: [afterWrites(() => void dispatcher.nudge())],
+    middleware: [memoryReadCache({ ttlMs: config.readCacheTtlSeconds * 1000 }), afterWrites(() => void dispatcher.nudge())],
   });
   const hostname = process.env.HOST || "127.0.0.1";
   const port = Number(process.env.PORT || 8787);

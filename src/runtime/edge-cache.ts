@@ -102,7 +102,8 @@ export function isPubliclyCacheable(cacheControl: string | null): boolean {
   return directives.includes("public") && !directives.some((d) => d === "private" || d === "no-store" || d === "no-cache");
 }
 
-function etagMatches(etag: string, ifNoneMatch: string): boolean {
+/** True when `If-None-Match` lists `etag` (weak comparison, RFC 9110 §13.1.2). */
+export function etagMatches(etag: string, ifNoneMatch: string): boolean {
   if (ifNoneMatch.trim() === "*") return true;
   const expected = etag.replace(/^W\//, "");
   return (ifNoneMatch.match(/"[^"]*"/g) ?? []).some((tag) => tag === expected);

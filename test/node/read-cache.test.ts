@@ -1,0 +1,105 @@
+/**
+ * The Node server's in-process cache of public reads (src/runtime/memory-read-cache.ts):
+ * hits, purges by writes through the app, TTL for writes from elsewhere,
+ * conditional requests on hits, and nothing private or keyed is ever stored.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../../src/app";
+import { parseConfig } from "../../src/config";
+import { memoryReadCache } from "../../src/runtime/memory-read-cache";
+import { nodeTarget, TEST_ENV, type NodeTarget } from "../support/node-target";
+
+let target: NodeTarget;
+let app: ReturnType<typeof createApp>;
+let clock = 1_000_000;
+let staff: string;
+let petId: number;
+let categoryId: number;
+
+async function call(method: string, path: string, options: { key?: string; body?: unknown; headers?: Record<string, string> } = {}) {
+  const headers: Record<string, string> = { ...(options.headers ?? {}) };
+  if (options.key) headers.Authorization = `Bearer ${options.key}`;
+  if (options.body !== undefined) headers["Content-Type"] = "application/json";
+  const res = await app.request(`http://localhost${path}`, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body) });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
+}
+
+beforeAll(async () => {
+  target = await nodeTarget();
+  staff = target.staffKey;
+  app = createApp({
+    db: target.db,
+    config: parseConfig(TEST_ENV),
+    log: () => {},
+    middleware: [memoryReadCache({ ttlMs: 5000, nowMs: () => clock })],
+  });
+  categoryId = (await call("POST", "/categories", { key: staff, body: { name: "Cached" } })).body.id;
+  petId = (await call("POST", "/pets", { key: staff, body: { name: "Before", categoryId } })).body.id;
+});
+
+afterAll(async () => {
+  await target.close();
+});
+
+describe("in-process read cache (Node)", () => {
+  it("serves the second anonymous read from the cache, same body and ETag, fresh request id", async () => {
+    const first = await call("GET", `/pets?id=${petId}`);
+    const second = await call("GET", `/pets?id=${petId}`);
+    expect(first.headers.get("x-cache")).toBe("MISS");
+    expect(second.headers.get("x-cache")).toBe("HIT");
+    expect(second.body).toEqual(first.body);
+    expect(second.headers.get("etag")).toBe(first.headers.get("etag"));
+    expect(second.headers.get("cache-control")).toBe(first.headers.get("cache-control"));
+    expect(second.headers.get("x-request-id")).not.toBe(first.headers.get("x-request-id"));
+  });
+
+  it("answers If-None-Match on a hit with 304", async () => {
+    const first = await call("GET", `/pets/${petId}`);
+    const etag = first.headers.get("etag")!;
+    const conditional = await call("GET", `/pets/${petId}`, { headers: { "If-None-Match": etag } });
+    expect(conditional.status).toBe(304);
+    expect(conditional.headers.get("x-cache")).toBe("HIT");
+    expect(conditional.headers.get("deprecation")).toBe(first.headers.get("deprecation"));
+  });
+
+  it("a write through the app makes the next read fresh at once (item, lists and inventory)", async () => {
+    await call("GET", `/pets/${petId}`);
+    await call("GET", `/store/inventory/${petId}`);
+    const patched = await call("PATCH", `/pets/${petId}`, { key: staff, body: { name: "After", status: "pending" } });
+    expect(patched.status).toBe(200);
+    const item = await call("GET", `/pets/${petId}`);
+    expect(item.headers.get("x-cache")).toBe("MISS");
+    expect(item.body.name).toBe("After");
+    expect((await call("GET", `/pets?id=${petId}`)).body[0].name).toBe("After");
+    expect((await call("GET", `/store/inventory/${petId}`)).body.status).toBe("pending");
+  });
+
+  it("a refused write purges nothing", async () => {
+    await call("GET", `/pets/${petId}`);
+    expect((await call("GET", `/pets/${petId}`)).headers.get("x-cache")).toBe("HIT");
+    expect((await call("PATCH", `/pets/${petId}`, { key: staff, body: { categoryId: 9_999_999 } })).status).toBe(422);
+    expect((await call("GET", `/pets/${petId}`)).headers.get("x-cache")).toBe("HIT");
+  });
+
+  it("a change made outside this process shows once the TTL has passed, not before", async () => {
+    await call("GET", `/categories/${categoryId}`);
+    await target.db.$client.execute({ sql: "UPDATE categories SET name = 'Renamed elsewhere' WHERE id = ?", args: [categoryId] });
+    expect((await call("GET", `/categories/${categoryId}`)).body.name).toBe("Cached");
+    clock += 5001;
+    const fresh = await call("GET", `/categories/${categoryId}`);
+    expect(fresh.headers.get("x-cache")).toBe("MISS");
+    expect(fresh.body.name).toBe("Renamed elsewhere");
+  });
+
+  it("never stores keyed requests, private responses or errors", async () => {
+    await call("GET", `/pets/${petId}`, { key: staff });
+    expect((await call("GET", `/pets/${petId}`, { key: staff })).headers.get("x-cache")).toBeNull();
+    await call("GET", "/store/orders", { key: staff });
+    expect((await call("GET", "/store/orders", { key: staff })).headers.get("x-cache")).toBeNull();
+    await call("GET", "/pets/99999999");
+    const missing = await call("GET", "/pets/99999999");
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get("x-cache")).toBeNull();
+  });
+});
