@@ -6,7 +6,7 @@
  * batch as a whole either applies or changes nothing, without interactive
  * transactions.
  */
-import type { InStatement, ResultSet, Row } from "@libsql/client";
+import type { InStatement, ResultSet } from "@libsql/client";
 import type { Database } from "./client";
 
 /** Run statements as one atomic write transaction; one result set each. */
@@ -47,13 +47,6 @@ export const INVENTORY_JSON = "json_object('petId', i.pet_id, 'quantity', i.quan
  */
 export const ORDER_JSON =
   "json_patch(json_object('id', o.id, 'petId', o.pet_id, 'quantity', o.quantity, 'complete', json(CASE WHEN o.complete THEN 'true' ELSE 'false' END)), json_object('shipDate', o.ship_date))";
-
-/** Number-typed column of the first row, or undefined. */
-export function firstNumber(rs: ResultSet | undefined, column: string): number | undefined {
-  const row: Row | undefined = rs?.rows[0];
-  const v = row?.[column];
-  return v === undefined || v === null ? undefined : Number(v);
-}
 
 /**
  * True when a libSQL/SQLite error is a constraint violation. Matches by prefix

@@ -170,34 +170,34 @@ export async function placeOrder(
       { sql: "DELETE FROM idempotency_keys WHERE account_id = ? AND key = ? AND response_status = 0", args: [principal.accountId, idempotencyKey] },
     );
   }
+  // One read-back row: the order placed by this batch (if any), the pet's state, and the remembered response.
   const readBackIndex = statements.length;
-  statements.push(
-    { sql: `SELECT ${ORDER_JSON} AS body, o.id FROM orders o WHERE o.placement_token = ?`, args: [token] },
-    { sql: "SELECT p.status, i.quantity FROM pets p JOIN inventory i ON i.pet_id = p.id WHERE p.id = ?", args: [petId] },
-    {
-      sql: "SELECT request_hash, response_status, response_body, response_headers FROM idempotency_keys WHERE account_id = ? AND key = ?",
-      args: [principal.accountId, idempotencyKey ?? ""],
-    },
-  );
+  statements.push({
+    sql: `SELECT (SELECT ${ORDER_JSON} FROM orders o WHERE o.placement_token = ?) AS body,
+                 (SELECT id FROM orders WHERE placement_token = ?) AS order_id,
+                 (SELECT status FROM pets WHERE id = ?) AS pet_status,
+                 (SELECT quantity FROM inventory WHERE pet_id = ?) AS quantity,
+                 k.request_hash, k.response_status, k.response_body, k.response_headers
+          FROM (SELECT 1) LEFT JOIN idempotency_keys k ON k.account_id = ? AND k.key = ?`,
+    args: [token, token, petId, petId, principal.accountId, idempotencyKey ?? null],
+  });
   const results = await writeBatch(db, statements);
-  const placed = results[readBackIndex]!.rows[0];
-  if (placed) {
-    return { status: 201, body: JSON.parse(String(placed.body)) as Order, location: `/store/orders/${Number(placed.id)}`, replayed: false };
+  const row = results[readBackIndex]!.rows[0]!;
+  if (row.order_id !== null) {
+    return { status: 201, body: JSON.parse(String(row.body)) as Order, location: `/store/orders/${Number(row.order_id)}`, replayed: false };
   }
-  const remembered = results[readBackIndex + 2]!.rows[0];
-  if (idempotencyKey !== undefined && remembered && Number(remembered.response_status) === 201) {
-    if (String(remembered.request_hash) !== requestHash) {
+  if (idempotencyKey !== undefined && Number(row.response_status) === 201) {
+    if (String(row.request_hash) !== requestHash) {
       throw new ApiError(422, "idempotency_key_reused", "This Idempotency-Key was used with a different request body in the last 24 hours.");
     }
-    const headers = JSON.parse(String(remembered.response_headers)) as { Location: string };
-    return { status: 201, body: JSON.parse(String(remembered.response_body)) as Order, location: headers.Location, replayed: true };
+    const headers = JSON.parse(String(row.response_headers)) as { Location: string };
+    return { status: 201, body: JSON.parse(String(row.response_body)) as Order, location: headers.Location, replayed: true };
   }
-  const pet = results[readBackIndex + 1]!.rows[0];
-  if (!pet) {
+  if (row.pet_status === null) {
     throw new ApiError(422, "pet_not_found", `Pet ${petId} does not exist.`, [{ path: "body.petId", message: "No such pet." }]);
   }
-  if (pet.status !== "available") throw new ApiError(409, "pet_not_available", `Pet ${petId} is ${String(pet.status)}, not available.`);
-  throw new ApiError(409, "insufficient_stock", `Only ${Number(pet.quantity)} of pet ${petId} in stock; ${quantity} requested.`);
+  if (row.pet_status !== "available") throw new ApiError(409, "pet_not_available", `Pet ${petId} is ${String(row.pet_status)}, not available.`);
+  throw new ApiError(409, "insufficient_stock", `Only ${Number(row.quantity)} of pet ${petId} in stock; ${quantity} requested.`);
 }
 
 /**

@@ -4,11 +4,10 @@
  * is one atomic batch carrying its events (API.md §6); updates read the current
  * state once, decide, then write guarded by what they read (at most 2 round trips).
  */
-import { and, asc, eq, gt, inArray, type SQL } from "drizzle-orm";
 import type { InStatement, Row } from "@libsql/client";
 import type { Database } from "../db/client";
 import { eventInsert, INVENTORY_JSON, PET_JSON, writeBatch } from "../db/batch";
-import { pets, type PetStatus } from "../db/schema";
+import type { PetStatus } from "../db/schema";
 import { ApiError, concurrentUpdate, notFound } from "../lib/errors";
 import { assertIfMatch } from "../lib/http-cache";
 import { planTransition } from "./pet-status";
@@ -33,7 +32,7 @@ export interface PetFilter {
   ids?: number[];
 }
 
-const PET_COLUMNS = { id: pets.id, name: pets.name, categoryId: pets.categoryId, status: pets.status };
+const PET_SELECT = "SELECT id, name, category_id, status FROM pets";
 
 function toPet(row: Row): Pet {
   return { id: Number(row.id), name: String(row.name), categoryId: Number(row.category_id), status: row.status as PetStatus };
@@ -45,20 +44,35 @@ function categoryNotFound(categoryId: number): ApiError {
   ]);
 }
 
-/** Up to `limit` pets matching `filter` with id > `afterId`, ascending. One round trip. */
+/**
+ * Up to `limit` pets matching `filter` with id > `afterId`, ascending. One round trip.
+ * Reads use SQL through the client: Drizzle's query builder measured ~100 µs per
+ * query to build, more than the query itself, on this hot path.
+ */
 export async function listPets(db: Database, filter: PetFilter, afterId: number, limit: number): Promise<Pet[]> {
-  const where: SQL[] = [gt(pets.id, afterId)];
-  if (filter.status) where.push(eq(pets.status, filter.status));
-  if (filter.categoryId !== undefined) where.push(eq(pets.categoryId, filter.categoryId));
-  if (filter.ids) where.push(inArray(pets.id, filter.ids));
-  return db.select(PET_COLUMNS).from(pets).where(and(...where)).orderBy(asc(pets.id)).limit(limit);
+  const where = ["id > ?"];
+  const args: (string | number)[] = [afterId];
+  if (filter.status) {
+    where.push("status = ?");
+    args.push(filter.status);
+  }
+  if (filter.categoryId !== undefined) {
+    where.push("category_id = ?");
+    args.push(filter.categoryId);
+  }
+  if (filter.ids) {
+    where.push(`id IN (${filter.ids.map(() => "?").join(", ")})`);
+    args.push(...filter.ids);
+  }
+  const rs = await db.$client.execute({ sql: `${PET_SELECT} WHERE ${where.join(" AND ")} ORDER BY id LIMIT ?`, args: [...args, limit] });
+  return rs.rows.map(toPet);
 }
 
 /** @throws ApiError 404 when absent. One round trip. */
 export async function getPet(db: Database, petId: number): Promise<Pet> {
-  const [pet] = await db.select(PET_COLUMNS).from(pets).where(eq(pets.id, petId));
-  if (!pet) throw notFound("Pet", petId);
-  return pet;
+  const rs = await db.$client.execute({ sql: `${PET_SELECT} WHERE id = ?`, args: [petId] });
+  if (!rs.rows[0]) throw notFound("Pet", petId);
+  return toPet(rs.rows[0]);
 }
 
 /**
