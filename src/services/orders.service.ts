@@ -103,6 +103,18 @@ async function readOrder(db: Database, principal: Principal, orderId: number): P
   return { order: toOrder(rs.rows[0]), version: Number(rs.rows[0].version) };
 }
 
+/**
+ * With `If-Match`: the order's version after checking the header against its
+ * current representation (one round trip); without: null (no read).
+ * @throws ApiError 404, 412 `precondition_failed`.
+ */
+async function versionMatching(db: Database, principal: Principal, orderId: number, ifMatch: string | undefined): Promise<number | null> {
+  if (ifMatch === undefined) return null;
+  const current = await readOrder(db, principal, orderId);
+  await assertIfMatch(ifMatch, current.order);
+  return current.version;
+}
+
 /** @throws ApiError 404 when absent or not the caller's. One round trip. */
 export async function getOrder(db: Database, principal: Principal, orderId: number): Promise<Order> {
   return (await readOrder(db, principal, orderId)).order;
@@ -215,12 +227,7 @@ export async function updateOrder(
   now: Date,
 ): Promise<Order> {
   const at = now.toISOString();
-  let version: number | null = null;
-  if (ifMatch !== undefined) {
-    const current = await readOrder(db, principal, orderId);
-    await assertIfMatch(ifMatch, current.order);
-    version = current.version;
-  }
+  const version = await versionMatching(db, principal, orderId, ifMatch);
   const fulfil = change.complete === true;
   const open = "id = ? AND complete = 0 AND (? IS NULL OR version = ?)";
   const statements: InStatement[] = [
@@ -261,12 +268,7 @@ export async function updateOrder(
  */
 export async function cancelOrder(db: Database, principal: Principal, orderId: number, ifMatch: string | undefined, now: Date): Promise<void> {
   const at = now.toISOString();
-  let version: number | null = null;
-  if (ifMatch !== undefined) {
-    const current = await readOrder(db, principal, orderId);
-    await assertIfMatch(ifMatch, current.order);
-    version = current.version;
-  }
+  const version = await versionMatching(db, principal, orderId, ifMatch);
   const visible = visibleTo(principal);
   const cancellable = `EXISTS (SELECT 1 FROM orders o WHERE o.id = ? AND o.complete = 0 AND ${visible.sql} AND (? IS NULL OR o.version = ?))`;
   const cArgs = [orderId, ...visible.args, version, version];
