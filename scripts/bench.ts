@@ -1,14 +1,16 @@
 /**
- * `npm run bench [-- --duration 10 --connections 50 --scenarios a,b]`
+ * `npm run bench [-- --duration 10 --connections 50 --warmup 3 --scenarios a,b]`
  *
  * Seeds a temp file database with the corpora catalogue (1,000+ pets), starts
- * the Node server (rate limits raised) and a bare-Hono baseline as child
+ * the Node server as `npm start` runs it (the esbuild bundle dist/node/server.mjs,
+ * rate limits raised) and a bare-Hono baseline as child
  * processes, and drives each with autocannon from this process, with the same
- * load settings. Prints a Markdown table (requests/s, p50/p99 latency in ms,
- * ratio to the baseline's requests/s) and writes JSON under bench/results/.
+ * load settings, after an unmeasured warm-up. The baseline is measured before
+ * and after the scenarios; ratios are to the mean of the two. Prints a Markdown
+ * table (requests/s, p50/p99 latency in ms) and writes JSON under bench/results/.
  * Peak RSS of the server (VmHWM) is read after the mixed scenario.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -27,8 +29,10 @@ const { values } = parseArgs({
     connections: { type: "string", default: "50" },
     scenarios: { type: "string", default: "" },
     pets: { type: "string", default: "1000" },
+    warmup: { type: "string", default: "3" },
   },
 });
+const warmup = Number(values.warmup);
 const duration = Number(values.duration);
 const connections = Number(values.connections);
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -57,8 +61,9 @@ async function waitFor(url: string, child: ChildProcess): Promise<void> {
   throw new Error(`${url} did not come up`);
 }
 
+/** Run a script: `.mjs` as is (the built server `npm start` runs), `.ts` through tsx. */
 function start(script: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ["--import", "tsx", script], {
+  return spawn(process.execPath, script.endsWith(".mjs") ? [script] : ["--import", "tsx", script], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "ignore", "inherit"],
@@ -147,11 +152,11 @@ interface Result {
   ratioToBaseline?: number;
 }
 
-async function drive(name: string, port: number, setup: Setup): Promise<Result> {
+async function drive(name: string, port: number, setup: Setup, seconds = duration): Promise<Result> {
   const result = await autocannon({
     url: `http://127.0.0.1:${port}`,
     connections,
-    duration,
+    duration: seconds,
     requests: [{ setupRequest: setup as never }],
   });
   return {
@@ -170,7 +175,14 @@ async function main(): Promise<void> {
   console.error(`seeding ${url} …`);
   const fixture = await seed(url, Number(values.pets));
   const [apiPort, basePort] = [await freePort(), await freePort()];
-  const api = start("src/server.ts", {
+  // Both servers run as plain bundled JavaScript (no TypeScript loader at run time), like `npm start`.
+  execFileSync("npm", ["run", "--silent", "build:server"], { cwd: ROOT, stdio: "inherit" });
+  execFileSync(
+    "node_modules/.bin/esbuild",
+    ["scripts/bench-baseline.ts", "--bundle", "--platform=node", "--format=esm", "--packages=external", "--log-level=warning", "--outfile=dist/node/bench-baseline.mjs"],
+    { cwd: ROOT, stdio: "inherit" },
+  );
+  const api = start("dist/node/server.mjs", {
     DATABASE_URL: url,
     PORT: String(apiPort),
     HOST: "127.0.0.1",
@@ -182,25 +194,34 @@ async function main(): Promise<void> {
     await waitFor(`http://127.0.0.1:${apiPort}/health`, api);
     return (await (await fetch(`http://127.0.0.1:${apiPort}/pets/${fixture.petIds[0]}`)).text()).length;
   })());
-  const baseline = start("scripts/bench-baseline.ts", { PORT: String(basePort), BODY_BYTES: String(petBytes) });
+  const baseline = start("dist/node/bench-baseline.mjs", { PORT: String(basePort), BODY_BYTES: String(petBytes) });
   try {
     await waitFor(`http://127.0.0.1:${basePort}/`, baseline);
     const all = scenarios(fixture);
     const wanted = values.scenarios ? values.scenarios.split(",").map((s) => s.trim()) : Object.keys(all);
+    const baseSetup: Setup = (r) => ({ ...r, method: "GET", path: "/" });
+    // Warm-up (unmeasured): JIT, module loading and caches of both servers.
+    console.error("warming up …");
+    await drive("warm-up", basePort, baseSetup, warmup);
+    for (const name of Object.keys(all)) await drive("warm-up", apiPort, all[name]!, Math.max(1, Math.round(warmup / 3)));
+    // The baseline runs before and after the scenarios; ratios use the mean, so drift of the machine during the run shows.
     console.error(`baseline (${petBytes}-byte JSON) …`);
-    const base = await drive("baseline: bare Hono, constant JSON", basePort, (r) => ({ ...r, method: "GET", path: "/" }));
+    const baseBefore = await drive("baseline: bare Hono, constant JSON (before)", basePort, baseSetup);
     const results: Result[] = [];
     for (const name of Object.keys(all).filter((n) => wanted.some((w) => n.includes(w)))) {
       console.error(`${name} …`);
-      const r = await drive(name, apiPort, all[name]!);
-      r.ratioToBaseline = Math.round((r.requestsPerSecond / base.requestsPerSecond) * 100) / 100;
-      results.push(r);
+      results.push(await drive(name, apiPort, all[name]!));
     }
+    const baseAfter = await drive("baseline: bare Hono, constant JSON (after)", basePort, baseSetup);
+    const baseRps = (baseBefore.requestsPerSecond + baseAfter.requestsPerSecond) / 2;
+    for (const r of results) r.ratioToBaseline = Math.round((r.requestsPerSecond / baseRps) * 100) / 100;
     const rss = peakRssMb(api.pid!);
     const lines = [
       `| scenario | req/s | p50 ms | p99 ms | vs baseline | non-2xx |`,
       `|---|---:|---:|---:|---:|---:|`,
-      `| ${base.scenario} | ${base.requestsPerSecond} | ${base.p50Ms} | ${base.p99Ms} | 1.00 | ${base.non2xx} |`,
+      ...[baseBefore, baseAfter].map(
+        (b) => `| ${b.scenario} | ${b.requestsPerSecond} | ${b.p50Ms} | ${b.p99Ms} | ${(b.requestsPerSecond / baseRps).toFixed(2)} | ${b.non2xx} |`,
+      ),
       ...results.map((r) => `| ${r.scenario} | ${r.requestsPerSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.ratioToBaseline!.toFixed(2)} | ${r.non2xx} |`),
     ];
     console.log(`\n${connections} connections, ${duration} s per scenario, ${fixture.petIds.length} pets, node ${process.version}\n`);
@@ -208,7 +229,7 @@ async function main(): Promise<void> {
     console.log(`\nPeak RSS of the server (VmHWM) after all scenarios: ${rss} MB`);
     mkdirSync(join(ROOT, "bench/results"), { recursive: true });
     const file = join(ROOT, "bench/results", `${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
-    writeFileSync(file, JSON.stringify({ connections, duration, pets: fixture.petIds.length, baseline: base, results, peakRssMb: rss }, null, 2));
+    writeFileSync(file, JSON.stringify({ connections, duration, pets: fixture.petIds.length, baseline: [baseBefore, baseAfter], results, peakRssMb: rss }, null, 2));
     console.log(`results: ${file}`);
   } finally {
     api.kill("SIGTERM");

@@ -21,7 +21,7 @@ const EnvSchema = z.object({
   WEBHOOK_TIMEOUT_MS: positiveInt.default(10_000),
   WEBHOOK_POLL_MS: positiveInt.default(1_000),
   KEY_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(30).default(30),
-  READ_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(30).default(5),
+  READ_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(30).default(30),
 });
 
 /** Validated configuration of one app instance. Times are Date, limits are counts. */

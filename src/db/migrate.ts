@@ -7,7 +7,11 @@ import { fileURLToPath } from "node:url";
 import { migrate } from "drizzle-orm/libsql/migrator";
 import type { Database } from "./client";
 
-/** Absolute path of the committed migrations folder. */
+/**
+ * Absolute path of the committed migrations folder. This module runs from
+ * src/db/ (tsx, tests) or bundled into dist/node/server.mjs (`npm start`):
+ * both are two levels below the project root.
+ */
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../drizzle", import.meta.url));
 
 /** Apply every pending migration, in order, each in one transaction. */

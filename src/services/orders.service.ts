@@ -135,7 +135,8 @@ export async function placeOrder(
   const token = randomToken();
   const { petId, quantity } = input;
   const shipDate = input.shipDate ?? null;
-  const requestHash = await sha256Hex(JSON.stringify(["POST", "/store/orders", petId, quantity, shipDate]));
+  // Only an Idempotency-Key needs the request's fingerprint.
+  const requestHash = idempotencyKey === undefined ? "" : await sha256Hex(JSON.stringify(["POST", "/store/orders", petId, quantity, shipDate]));
   const ours = "EXISTS (SELECT 1 FROM orders WHERE placement_token = ?)";
   const statements: InStatement[] = [];
   if (idempotencyKey !== undefined) {
