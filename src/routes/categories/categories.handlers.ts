@@ -1,5 +1,6 @@
 /** Handlers of /categories. */
 import type { RouteHandler } from "@hono/zod-openapi";
+import { setEtag } from "../../lib/http-cache";
 import type { AppEnv } from "../../lib/context";
 import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
 import * as service from "../../services/categories.service";
@@ -9,6 +10,7 @@ export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
   const { limit = DEFAULT_PAGE_SIZE, cursor } = c.req.valid("query");
   const page = toPage(await service.listCategories(c.get("db"), decodeCursor(cursor), limit + 1), limit);
   setNextLink(c, page.nextCursor);
+  setEtag(c, page.items);
   return c.json(page.items, 200);
 };
 
@@ -19,7 +21,9 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
 };
 
 export const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
-  return c.json(await service.getCategory(c.get("db"), c.req.valid("param").categoryId), 200);
+  const category = await service.getCategory(c.get("db"), c.req.valid("param").categoryId);
+  setEtag(c, category);
+  return c.json(category, 200);
 };
 
 export const patch: RouteHandler<typeof routes.patch, AppEnv> = async (c) => {

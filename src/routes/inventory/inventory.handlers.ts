@@ -1,5 +1,6 @@
 /** Handlers of /store/inventory. */
 import type { RouteHandler } from "@hono/zod-openapi";
+import { setEtag } from "../../lib/http-cache";
 import type { AppEnv } from "../../lib/context";
 import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
 import * as service from "../../services/inventory.service";
@@ -10,11 +11,14 @@ export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
   const rows = await service.listInventory(c.get("db"), { status, petIds: petId }, decodeCursor(cursor), limit + 1);
   const page = toPage(rows, limit, (item) => item.petId);
   setNextLink(c, page.nextCursor);
+  setEtag(c, page.items);
   return c.json(page.items, 200);
 };
 
 export const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
-  return c.json(await service.getInventoryItem(c.get("db"), c.req.valid("param").petId), 200);
+  const item = await service.getInventoryItem(c.get("db"), c.req.valid("param").petId);
+  setEtag(c, item);
+  return c.json(item, 200);
 };
 
 export const replace: RouteHandler<typeof routes.replace, AppEnv> = async (c) => {

@@ -1,5 +1,6 @@
 /** Handlers of /store/orders. */
 import type { RouteHandler } from "@hono/zod-openapi";
+import { setEtag } from "../../lib/http-cache";
 import type { AppEnv, Principal } from "../../lib/context";
 import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
 import * as service from "../../services/orders.service";
@@ -13,6 +14,7 @@ export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
   const rows = await service.listOrders(c.get("db"), caller(c), { petId, complete }, decodeCursor(cursor), limit + 1);
   const page = toPage(rows, limit);
   setNextLink(c, page.nextCursor);
+  setEtag(c, page.items);
   return c.json(page.items, 200);
 };
 
@@ -25,7 +27,9 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
 };
 
 export const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
-  return c.json(await service.getOrder(c.get("db"), caller(c), c.req.valid("param").orderId), 200);
+  const order = await service.getOrder(c.get("db"), caller(c), c.req.valid("param").orderId);
+  setEtag(c, order);
+  return c.json(order, 200);
 };
 
 export const patch: RouteHandler<typeof routes.patch, AppEnv> = async (c) => {

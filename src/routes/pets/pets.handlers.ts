@@ -1,5 +1,6 @@
 /** Handlers of /pets: parse (done by the route), call one service function, shape the response. */
 import type { RouteHandler } from "@hono/zod-openapi";
+import { setEtag } from "../../lib/http-cache";
 import type { AppEnv } from "../../lib/context";
 import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
 import * as service from "../../services/pets.service";
@@ -11,6 +12,7 @@ export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
   const rows = await service.listPets(c.get("db"), { status, categoryId, ids: id }, decodeCursor(cursor), limit + 1);
   const page = toPage(rows, limit);
   setNextLink(c, page.nextCursor);
+  setEtag(c, page.items);
   return c.json(page.items, 200);
 };
 
@@ -22,7 +24,9 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
 
 export const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
   const { petId } = c.req.valid("param");
-  return c.json(await service.getPet(c.get("db"), petId), 200);
+  const pet = await service.getPet(c.get("db"), petId);
+  setEtag(c, pet);
+  return c.json(pet, 200);
 };
 
 export const replace: RouteHandler<typeof routes.replace, AppEnv> = async (c) => {
