@@ -1,8 +1,10 @@
 /**
  * API key material (API.md §4): `psk_` + 32 random bytes in base64url (Web
- * Crypto, same in Workers and Node). Only the SHA-256 hash and a short display
+ * Crypto random values, same in Workers and Node). Only the SHA-256 hash and a short display
  * prefix are ever stored.
  */
+
+import { createHash } from "node:crypto";
 
 export const KEY_PREFIX = "psk_";
 /** Characters of the secret kept for display (`psk_` + 6). */
@@ -14,10 +16,13 @@ function base64url(bytes: Uint8Array): string {
   return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
-/** Lower-case hex SHA-256 of a UTF-8 string. */
+/**
+ * Lower-case hex SHA-256 of a UTF-8 string. node:crypto (also in Workers with
+ * `nodejs_compat`): synchronous, several times cheaper per authenticated
+ * request than a Web Crypto digest.
+ */
 export async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+  return createHash("sha256").update(text).digest("hex");
 }
 
 /** A fresh key: the secret (shown once), its display prefix and its hash. */
