@@ -34,7 +34,7 @@ async function main(): Promise<void> {
     config,
     assets: nodeAssets(),
     clientIp: (c) => getConnInfo(c).remote.address,
-    middleware: [memoryReadCache({ ttlMs: config.readCacheTtlSeconds * 1000 }), afterWrites(() => void dispatcher.nudge())],
+    middleware: [memoryReadCache({ ttlMs: config.readCacheTtlSeconds * 1000 }), afterWrites(() => dispatcher.nudgeSoon(50))],
   });
   const hostname = process.env.HOST || "127.0.0.1";
   const port = Number(process.env.PORT || 8787);

@@ -337,6 +337,7 @@ export class WebhookDispatcher {
   private again = false;
   private timer: ReturnType<typeof setInterval> | undefined;
   private stopped = false;
+  private soon: ReturnType<typeof setTimeout> | undefined;
   private readonly stopping = new AbortController();
 
   /** @param run one dispatch run; its signal aborts when `stop()` is called. */
@@ -369,6 +370,20 @@ export class WebhookDispatcher {
     return this.running;
   }
 
+  /**
+   * Run within `delayMs` unless a run is already scheduled that way: coalesces a
+   * burst of writes into one run (Node; a run per write measured ~30 % of write
+   * throughput). The timer does not keep the process alive.
+   */
+  nudgeSoon(delayMs: number): void {
+    if (this.stopped || this.soon) return;
+    this.soon = setTimeout(() => {
+      this.soon = undefined;
+      void this.nudge();
+    }, delayMs);
+    (this.soon as { unref?: () => void }).unref?.();
+  }
+
   /** Poll every `intervalMs` (Node). The timer does not keep the process alive. */
   start(intervalMs: number): this {
     this.timer ??= setInterval(() => void this.nudge(), intervalMs);
@@ -382,6 +397,8 @@ export class WebhookDispatcher {
     this.stopping.abort();
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    if (this.soon) clearTimeout(this.soon);
+    this.soon = undefined;
     await this.running;
   }
 }
