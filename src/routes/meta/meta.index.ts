@@ -47,7 +47,7 @@ export function createMetaRouter(root: () => OpenAPIHono<AppEnv>, assets?: Asset
     .openapi(routes.openapi, openapi)
     .openapi(routes.docs, Scalar({ url: "/openapi.json", cdn: SCALAR_SCRIPT_PATH, pageTitle: "Petstore API reference", withDefaultFonts: false }) as never);
 
-  router.get(SCALAR_SCRIPT_PATH, async (c) => {
+  router.get(SCALAR_SCRIPT_PATH, async () => {
     const res = assets ? await assets(SCALAR_SCRIPT_PATH) : null;
     if (!res) throw new ApiError(404, "not_found", "No such asset.");
     return res;
