@@ -6,18 +6,28 @@
 import type { MiddlewareHandler } from "hono";
 import type { Role } from "../db/schema";
 import { requireRole } from "../middleware/auth";
+import { privateRead, privateResponse } from "./http-cache";
 
 /** Spread into `createRoute({...})` of a public operation. */
 export const publicOperation = { security: [] as Record<string, string[]>[] };
 
-/**
- * Spread into `createRoute({...})` of an operation that needs a key with one of
- * `roles`: documents `bearerAuth` and `x-roles`, and enforces both.
- */
-export function protectedOperation(...roles: Role[]): {
+interface ProtectedMarks {
   security: Record<string, string[]>[];
   "x-roles": Role[];
   middleware: MiddlewareHandler[];
-} {
-  return { security: [{ bearerAuth: [] }], "x-roles": roles, middleware: [requireRole(...roles)] };
+}
+
+/**
+ * Spread into `createRoute({...})` of an operation that needs a key with one of
+ * `roles`: documents `bearerAuth` and `x-roles`, and enforces both. Its
+ * responses depend on the caller, so they are `Cache-Control: private,
+ * no-store` (API.md §7), errors included.
+ */
+export function protectedOperation(...roles: Role[]): ProtectedMarks {
+  return { security: [{ bearerAuth: [] }], "x-roles": roles, middleware: [privateResponse, requireRole(...roles)] };
+}
+
+/** `protectedOperation` for a GET whose 200 carries an ETag (If-None-Match → 304 for that caller). */
+export function protectedRead(...roles: Role[]): ProtectedMarks {
+  return { security: [{ bearerAuth: [] }], "x-roles": roles, middleware: [...privateRead, requireRole(...roles)] };
 }

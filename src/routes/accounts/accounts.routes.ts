@@ -8,7 +8,6 @@ import { AccountSchema, ApiKeysSchema, NewAccountSchema, NewApiKeyRequestSchema,
 
 const tags = ["Accounts"];
 const anyKey = protectedOperation("customer", "staff");
-const withPrivate = { ...anyKey, middleware: [privateResponse, ...anyKey.middleware] };
 const authErrors = { 401: true, 429: true, 500: true, 503: true } as const;
 
 export const signUp = createRoute({
@@ -34,7 +33,7 @@ export const me = createRoute({
   operationId: "getMyAccount",
   summary: "The caller's account",
   tags,
-  ...withPrivate,
+  ...anyKey,
   "x-stability": "stable",
   responses: { 200: jsonContent(AccountSchema, "The account of the key."), ...errorResponses(authErrors) },
 });
@@ -46,7 +45,7 @@ export const listKeys = createRoute({
   summary: "List the caller's API keys",
   description: "Active keys of the caller's account, without secrets.",
   tags,
-  ...withPrivate,
+  ...anyKey,
   "x-stability": "stable",
   responses: { 200: jsonContent(ApiKeysSchema, "The keys."), ...errorResponses(authErrors) },
 });
@@ -58,7 +57,7 @@ export const createKey = createRoute({
   summary: "Create an API key",
   description: "Creates another key for the caller's account. The secret is in this response only.",
   tags,
-  ...withPrivate,
+  ...anyKey,
   "x-stability": "stable",
   request: { body: { required: false, ...jsonContent(NewApiKeyRequestSchema, "An optional name for the key.") } },
   responses: {
@@ -74,7 +73,7 @@ export const revokeKey = createRoute({
   summary: "Revoke an API key",
   description: "Revokes one of the caller's keys at once (it may be the key making the request).",
   tags,
-  ...withPrivate,
+  ...anyKey,
   "x-stability": "stable",
   request: { params: idParams("keyId") },
   responses: { 204: { description: "Revoked." }, ...errorResponses({ 400: true, 404: true, ...authErrors }) },

@@ -1,6 +1,5 @@
 /** OpenAPI route definitions of /events (API.md §6, Events tag, beta). */
 import { createRoute, z } from "@hono/zod-openapi";
-import { privateResponse } from "../../lib/http-cache";
 import { errorResponses, jsonContent, MAX_ID, paginationQuery, responseHeaders } from "../../lib/schemas";
 import { protectedOperation } from "../../lib/security";
 import { EventsSchema } from "./events.schemas";
@@ -32,7 +31,6 @@ export const list = createRoute({
     "Every change to pets, categories, inventory and orders in commit order, each written in the same transaction as the change. Poll with `after` = the last id you processed; `Link: rel=\"next\"` is present while more events exist right now. An event never appears later below an id you have already seen.",
   tags: ["Events"],
   ...staff,
-  middleware: [privateResponse, ...staff.middleware],
   "x-stability": "beta",
   request: { query: z.strictObject({ after: afterQuery, limit: paginationQuery.limit }) },
   responses: {

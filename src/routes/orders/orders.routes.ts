@@ -1,7 +1,5 @@
 /** OpenAPI route definitions of /store/orders (API.md §2-§4, Store tag). */
 import { createRoute, z } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
-import { privateRead, privateResponse } from "../../lib/http-cache";
 import {
   booleanQuery,
   errorResponses,
@@ -14,15 +12,13 @@ import {
   paginationQuery,
   responseHeaders,
 } from "../../lib/schemas";
-import { protectedOperation } from "../../lib/security";
+import { protectedOperation, protectedRead } from "../../lib/security";
 import { NewOrderSchema, OrderSchema, OrdersSchema, OrderUpdateSchema } from "./orders.schemas";
 
 const tags = ["Store"];
 const customerOrStaff = protectedOperation("customer", "staff");
 const staffOnly = protectedOperation("staff");
 const orderIdParams = idParams("orderId");
-/** An operation's marks with `extra` middleware (caching policy) placed before its auth check. */
-const privately = <T extends { middleware: MiddlewareHandler[] }>(op: T, extra: MiddlewareHandler[]): T => ({ ...op, middleware: [...extra, ...op.middleware] });
 
 export const list = createRoute({
   method: "get",
@@ -31,7 +27,7 @@ export const list = createRoute({
   summary: "List orders",
   description: "Customers see only their own orders, staff see all; ordered by id, paginated with `Link: rel=\"next\"`.",
   tags,
-  ...privately(customerOrStaff, privateRead),
+  ...protectedRead("customer", "staff"),
   "x-stability": "stable",
   request: {
     query: z.strictObject({
@@ -55,7 +51,7 @@ export const create = createRoute({
   description:
     "Takes `quantity` units of an available pet; when its stock reaches 0 the pet becomes pending. Send `Idempotency-Key` to retry safely: the same key and body within 24 h replays the first response with `Idempotent-Replayed: true`.",
   tags,
-  ...privately(customerOrStaff, [privateResponse]),
+  ...customerOrStaff,
   "x-stability": "stable",
   request: {
     headers: z.object({
@@ -98,7 +94,7 @@ export const get = createRoute({
   summary: "Get an order",
   description: "The caller's own order (staff: any order). Another customer's order is 404.",
   tags,
-  ...privately(customerOrStaff, privateRead),
+  ...protectedRead("customer", "staff"),
   "x-stability": "stable",
   request: { params: orderIdParams },
   responses: {
@@ -116,7 +112,7 @@ export const patch = createRoute({
   description:
     "`complete: true` fulfils an open order (shipDate defaults to now); when the pet's stock is 0 and no other order is open, the pet becomes sold.",
   tags,
-  ...privately(staffOnly, [privateResponse]),
+  ...staffOnly,
   "x-stability": "stable",
   request: { params: orderIdParams, headers: ifMatchHeaders("order"), body: jsonBody(OrderUpdateSchema, "The changes.") },
   responses: {
@@ -132,7 +128,7 @@ export const remove = createRoute({
   summary: "Cancel an order",
   description: "Cancels an open order of the caller (staff: any): its quantity returns to stock and a pending pet becomes available.",
   tags,
-  ...privately(customerOrStaff, [privateResponse]),
+  ...customerOrStaff,
   "x-stability": "stable",
   request: { params: orderIdParams, headers: ifMatchHeaders("order") },
   responses: {

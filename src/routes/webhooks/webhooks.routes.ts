@@ -1,6 +1,5 @@
 /** OpenAPI route definitions of /webhooks (API.md §6, Events tag, experimental). */
 import { createRoute, z } from "@hono/zod-openapi";
-import { privateResponse } from "../../lib/http-cache";
 import { errorResponses, idParams, jsonBody, jsonContent, noQuery, paginationQuery, responseHeaders } from "../../lib/schemas";
 import { protectedOperation } from "../../lib/security";
 import {
@@ -14,7 +13,6 @@ import {
 
 const tags = ["Events"];
 const staff = protectedOperation("staff");
-const staffPrivate = { ...staff, middleware: [privateResponse, ...staff.middleware] };
 const webhookIdParams = idParams("webhookId");
 
 const SIGNATURE_HEADERS = [
@@ -76,7 +74,7 @@ export const create = createRoute({
   description:
     "Registers `url` for the given event types. Returns the subscription with its signing secret, shown only in this response. Events committed after this call are delivered, signed per Standard Webhooks; earlier ones are in `GET /events`.",
   tags,
-  ...staffPrivate,
+  ...staff,
   "x-stability": "experimental",
   request: { query: noQuery(), body: jsonBody(NewWebhookSchema, "The subscription.") },
   responses: {
@@ -102,7 +100,7 @@ export const list = createRoute({
   summary: "List webhook subscriptions",
   description: "Subscriptions ordered by id, without secrets; paginated with `Link: rel=\"next\"`.",
   tags,
-  ...staffPrivate,
+  ...staff,
   "x-stability": "experimental",
   request: { query: z.strictObject({ ...paginationQuery }) },
   responses: {
@@ -118,7 +116,7 @@ export const get = createRoute({
   summary: "Get a webhook subscription",
   description: "The subscription and its status (`failing` after a delivery was given up); the secret is never shown again.",
   tags,
-  ...staffPrivate,
+  ...staff,
   "x-stability": "experimental",
   request: { query: noQuery(), params: webhookIdParams },
   responses: {
@@ -134,7 +132,7 @@ export const remove = createRoute({
   summary: "Delete a webhook subscription",
   description: "Stops deliveries to the subscription and deletes its delivery log.",
   tags,
-  ...staffPrivate,
+  ...staff,
   "x-stability": "experimental",
   request: { query: noQuery(), params: webhookIdParams },
   responses: {
@@ -150,7 +148,7 @@ export const deliveries = createRoute({
   summary: "List a subscription's deliveries",
   description: "Deliveries in event order with their attempts and last result; paginated with `Link: rel=\"next\"`.",
   tags,
-  ...staffPrivate,
+  ...staff,
   "x-stability": "experimental",
   request: {
     params: webhookIdParams,
