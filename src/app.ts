@@ -17,6 +17,7 @@ import { ApiError } from "./lib/errors";
 import { MemoryRateLimiter, type RateLimiter } from "./lib/rate-limiter";
 import { authenticate, KeyCache } from "./middleware/auth";
 import { compileRoutes, errorHandler, notFoundHandler } from "./middleware/errors";
+import { idempotency } from "./middleware/idempotency";
 import { rateLimit, type ClientIp } from "./middleware/rate-limit";
 import { accountsRouter } from "./routes/accounts/accounts.index";
 import { ordersRouter } from "./routes/orders/orders.index";
@@ -129,6 +130,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.use((c, next) => (c.req.method === "GET" || c.req.method === "HEAD" || c.req.method === "OPTIONS" ? next() : limitBody(c, next)));
   app.use(authenticate(db, keyCache));
   app.use(rateLimit);
+  app.use(idempotency);
   for (const handler of deps.middleware ?? []) app.use(handler);
 
   app.route("/", petsRouter);

@@ -170,3 +170,26 @@ export const responseHeaders = {
 
 /** The 304 response of a conditional GET. */
 export const notModifiedResponse = { 304: { description: "Not modified: If-None-Match matched the current ETag." } };
+
+/** `Idempotency-Key` request header of an authenticated POST (API.md §4). */
+export const idempotencyKeyHeaders = z.object({
+  "idempotency-key": z
+    .string()
+    .min(1)
+    .max(255)
+    .optional()
+    .openapi({
+      param: {
+        name: "idempotency-key",
+        in: "header",
+        required: false,
+        description:
+          "A unique key per intended operation (≤ 255 characters): the same key and body within 24 h replays the first response with `Idempotent-Replayed: true`; another body is 422 `idempotency_key_reused`.",
+      },
+    }),
+});
+
+/** Response header of a replayed POST. */
+export const idempotentReplayedHeader = {
+  "Idempotent-Replayed": { description: "`true` when this is the replay of an earlier response to the same Idempotency-Key.", schema: { type: "string" as const } },
+};

@@ -1,6 +1,6 @@
 /** OpenAPI route definitions of /categories (API.md §2, Pets tag). */
 import { createRoute, z } from "@hono/zod-openapi";
-import { noQuery, errorResponses, ifMatchHeaders, notModifiedResponse, responseHeaders, idParams, jsonBody, jsonContent, paginationQuery } from "../../lib/schemas";
+import { noQuery, errorResponses, idempotencyKeyHeaders, idempotentReplayedHeader, ifMatchHeaders, notModifiedResponse, responseHeaders, idParams, jsonBody, jsonContent, paginationQuery } from "../../lib/schemas";
 import { protectedOperation, publicOperation } from "../../lib/security";
 import { publicRead } from "../../lib/http-cache";
 import { CategoriesSchema, CategoryPatchSchema, CategorySchema, NewCategorySchema } from "./categories.schemas";
@@ -36,10 +36,21 @@ export const create = createRoute({
   tags,
   ...protectedOperation("staff"),
   "x-stability": "stable",
-  request: { query: noQuery(), body: jsonBody(NewCategorySchema, "The new category.") },
+  request: { query: noQuery(), headers: idempotencyKeyHeaders, body: jsonBody(NewCategorySchema, "The new category.") },
   responses: {
-    201: { ...jsonContent(CategorySchema, "The created category."), headers: { Location: responseHeaders.Location } },
-    ...errorResponses({ 400: true, 401: true, 403: true, 409: "The name is taken (`duplicate_name`).", 413: true, 415: true, 429: true, 500: true, 503: true }),
+    201: { ...jsonContent(CategorySchema, "The created category."), headers: { Location: responseHeaders.Location, ...idempotentReplayedHeader } },
+    ...errorResponses({
+      400: true,
+      401: true,
+      403: true,
+      409: "The name is taken (`duplicate_name`), or a request with this Idempotency-Key is still in progress (`concurrent_update`).",
+      413: true,
+      415: true,
+      422: "The Idempotency-Key was used with another body (`idempotency_key_reused`).",
+      429: true,
+      500: true,
+      503: true,
+    }),
   },
 });
 

@@ -3,6 +3,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import {
   booleanQuery,
   errorResponses,
+  idempotencyKeyHeaders,
+  idempotentReplayedHeader,
   idParams,
   idQuery,
   ifMatchHeaders,
@@ -54,14 +56,7 @@ export const create = createRoute({
   ...customerOrStaff,
   "x-stability": "stable",
   request: {
-    headers: z.object({
-      "idempotency-key": z
-        .string()
-        .min(1)
-        .max(255)
-        .optional()
-        .openapi({ param: { name: "idempotency-key", in: "header", required: false, description: "A unique key per intended order (≤ 255 characters)." } }),
-    }),
+    headers: idempotencyKeyHeaders,
     body: jsonBody(NewOrderSchema, "The order."),
   },
   responses: {
@@ -69,7 +64,7 @@ export const create = createRoute({
       ...jsonContent(OrderSchema, "The placed order (or the replay of the first response for this Idempotency-Key)."),
       headers: {
         Location: responseHeaders.Location,
-        "Idempotent-Replayed": { description: "`true` when this is a replay of an earlier response.", schema: { type: "string" } },
+        ...idempotentReplayedHeader,
       },
     },
     ...errorResponses({

@@ -1,6 +1,6 @@
 /** OpenAPI route definitions of /pets (API.md §2, Pets tag). */
 import { createRoute, z } from "@hono/zod-openapi";
-import { noQuery, errorResponses, ifMatchHeaders, notModifiedResponse, responseHeaders, idListQuery, idParams, idQuery, jsonBody, jsonContent, paginationQuery } from "../../lib/schemas";
+import { noQuery, errorResponses, idempotencyKeyHeaders, idempotentReplayedHeader, ifMatchHeaders, notModifiedResponse, responseHeaders, idListQuery, idParams, idQuery, jsonBody, jsonContent, paginationQuery } from "../../lib/schemas";
 import { protectedOperation, publicOperation } from "../../lib/security";
 import { publicRead } from "../../lib/http-cache";
 import { NewPetSchema, PetPatchSchema, PetSchema, PetsSchema, PetStatusSchema } from "./pets.schemas";
@@ -44,10 +44,21 @@ export const create = createRoute({
   tags,
   ...protectedOperation("staff"),
   "x-stability": "stable",
-  request: { query: noQuery(), body: jsonBody(NewPetSchema, "The new pet.") },
+  request: { query: noQuery(), headers: idempotencyKeyHeaders, body: jsonBody(NewPetSchema, "The new pet.") },
   responses: {
-    201: { ...jsonContent(PetSchema, "The created pet."), headers: { Location: responseHeaders.Location } },
-    ...errorResponses({ 400: true, 401: true, 403: true, 413: true, 415: true, 422: "The category does not exist (`category_not_found`).", 429: true, 500: true, 503: true }),
+    201: { ...jsonContent(PetSchema, "The created pet."), headers: { Location: responseHeaders.Location, ...idempotentReplayedHeader } },
+    ...errorResponses({
+      400: true,
+      401: true,
+      403: true,
+      409: "A request with this Idempotency-Key is still in progress (`concurrent_update`).",
+      413: true,
+      415: true,
+      422: "The category does not exist (`category_not_found`), or the Idempotency-Key was used with another body (`idempotency_key_reused`).",
+      429: true,
+      500: true,
+      503: true,
+    }),
   },
 });
 
