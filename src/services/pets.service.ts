@@ -118,9 +118,12 @@ export async function createPet(db: Database, input: NewPet, now: Date): Promise
 export async function createPets(db: Database, inputs: NewPet[], now: Date): Promise<(Pet | null)[]> {
   if (inputs.length === 0) return [];
   const at = now.toISOString();
-  const results = await writeBatch(db, inputs.flatMap((input) => createPetStatements(input, at)));
-  return inputs.map((_, i) => {
-    const row = results[i * 3]!.rows[0];
+  const groups = inputs.map((input) => createPetStatements(input, at));
+  const results = await writeBatch(db, groups.flat());
+  let first = 0; // index of each pet's first statement (its INSERT … RETURNING)
+  return groups.map((group) => {
+    const row = results[first]!.rows[0];
+    first += group.length;
     return row ? toPet(row) : null;
   });
 }
