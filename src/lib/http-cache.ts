@@ -21,8 +21,8 @@ const setCacheControl =
     if (c.res.ok || c.res.status === 304) c.res.headers.set("Cache-Control", value);
   };
 
-/** Headers that describe the body; a 304 has none, so they are not carried over. */
-const REPRESENTATION_HEADERS = new Set(["content-type", "content-length", "content-encoding", "content-language", "content-range", "transfer-encoding"]);
+/** Headers that describe the body; a 304 has none (RFC 9110 §15.4.5), so they are not carried over. */
+export const REPRESENTATION_HEADERS = new Set(["content-type", "content-length", "content-encoding", "content-language", "content-range", "transfer-encoding"]);
 
 /**
  * Hono's etag middleware (strong SHA-1 ETag, `If-None-Match` → 304), except
@@ -34,9 +34,11 @@ function conditionalGet(): MiddlewareHandler {
   const inner = etag();
   return async (c, next) => {
     let full: Headers | undefined;
+    // Only a request with If-None-Match can turn into a 304; others need no copy of the headers.
+    const conditional = c.req.header("If-None-Match") !== undefined;
     await inner(c, async () => {
       await next();
-      full = new Headers(c.res.headers);
+      if (conditional) full = new Headers(c.res.headers);
     });
     if (c.res.status !== 304 || !full) return;
     for (const [name, value] of full) {

@@ -37,6 +37,7 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../lib/context";
+import { REPRESENTATION_HEADERS } from "../lib/http-cache";
 
 /** The part of the Workers `Cache` interface this module uses. */
 export interface EdgeCacheStore {
@@ -84,13 +85,7 @@ export function writeGroups(pathname: string): readonly CacheGroup[] {
 
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 /** Per-request headers that must not be replayed from the cache. */
-const UNCACHED_HEADERS = ["x-request-id", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "retry-after", "set-cookie", "x-cache"];
-/**
- * Representation metadata a 304 leaves out (RFC 9110 §15.4.5); everything else
- * of the stored 200 is kept, like the app's own 304 (ETag, Cache-Control, and
- * response headers such as Deprecation/Sunset/Link of a deprecated operation).
- */
-const DROPPED_ON_304 = new Set(["content-type", "content-length", "content-encoding", "content-language", "content-range", "transfer-encoding"]);
+export const UNCACHED_HEADERS = new Set(["x-request-id", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "retry-after", "set-cookie", "x-cache"]);
 const GENERATION_PATH = "/__edge-cache/generation/";
 /** How long a generation record may live, seconds (its loss only purges its group). */
 const GENERATION_TTL_SECONDS = 86_400;
@@ -190,14 +185,14 @@ export function edgeCache(options: EdgeCacheOptions = {}): MiddlewareHandler<App
     if (hit) {
       const headers: Record<string, string> = {};
       hit.headers.forEach((value, name) => {
-        if (!UNCACHED_HEADERS.includes(name)) headers[name] = value;
+        if (!UNCACHED_HEADERS.has(name)) headers[name] = value;
       });
       headers["X-Cache"] = "HIT";
       const ifNoneMatch = c.req.header("If-None-Match");
       const etag = hit.headers.get("ETag");
       if (ifNoneMatch && etag && etagMatches(etag, ifNoneMatch)) {
         await hit.body?.cancel();
-        const kept = Object.fromEntries(Object.entries(headers).filter(([n]) => !DROPPED_ON_304.has(n.toLowerCase())));
+        const kept = Object.fromEntries(Object.entries(headers).filter(([n]) => !REPRESENTATION_HEADERS.has(n.toLowerCase())));
         return c.body(null, 304, kept);
       }
       return hit.body ? c.body(hit.body, hit.status as 200, headers) : c.body(null, hit.status as 200, headers);

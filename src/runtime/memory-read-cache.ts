@@ -18,7 +18,8 @@
  */
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../lib/context";
-import { etagMatches, isPubliclyCacheable, readGroup, writeGroups, type CacheGroup } from "./edge-cache";
+import { REPRESENTATION_HEADERS } from "../lib/http-cache";
+import { etagMatches, isPubliclyCacheable, readGroup, UNCACHED_HEADERS, writeGroups, type CacheGroup } from "./edge-cache";
 
 interface Entry {
   generation: number;
@@ -28,10 +29,6 @@ interface Entry {
   body: string;
 }
 
-/** Per-request headers never replayed from the cache. */
-const UNCACHED = new Set(["x-request-id", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "retry-after", "x-cache", "content-length"]);
-/** Representation headers a 304 leaves out (RFC 9110 §15.4.5). */
-const DROPPED_ON_304 = new Set(["content-type", "content-length", "content-encoding", "content-language", "content-range", "transfer-encoding"]);
 
 export interface MemoryReadCacheOptions {
   /** Longest time an entry is served, ms (0 disables the cache). */
@@ -74,7 +71,7 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MiddlewareHand
     if (hit && hit.generation === generation && hit.expiresAt > now) {
       const ifNoneMatch = c.req.header("If-None-Match");
       if (ifNoneMatch && hit.etag && etagMatches(hit.etag, ifNoneMatch)) {
-        for (const [name, value] of hit.headers) if (!DROPPED_ON_304.has(name)) c.header(name, value);
+        for (const [name, value] of hit.headers) if (!REPRESENTATION_HEADERS.has(name)) c.header(name, value);
         c.header("X-Cache", "HIT");
         return c.body(null, 304);
       }
@@ -90,7 +87,8 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MiddlewareHand
     if (res.status !== 200 || !isPubliclyCacheable(cacheControl)) return;
     const headers: [string, string][] = [];
     res.headers.forEach((value, name) => {
-      if (!UNCACHED.has(name)) headers.push([name, value]);
+      // Per-request headers are never replayed; the length follows from the stored body.
+      if (!UNCACHED_HEADERS.has(name) && name !== "content-length") headers.push([name, value]);
     });
     const body = await res.clone().text();
     if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
