@@ -27,7 +27,7 @@ async function main(): Promise<void> {
     // Printed once, on the first start of a fresh database; only its hash is stored.
     console.log(`Created the bootstrap staff account. Its API key (shown only now):\n  ${staffKey.key}`);
   }
-  // Webhook deliveries (API.md §6): polled every WEBHOOK_POLL_MS and nudged after each successful write.
+  // Webhook deliveries (API.md §6): polled every WEBHOOK_POLL_MS and run within 50 ms of a successful write (bursts coalesce).
   const dispatcher = createWebhookDispatcher(db, config).start(config.webhooks.pollIntervalMs);
   const app = createApp({
     db,
