@@ -3,13 +3,12 @@
  * Workers static assets directory). Run before `wrangler dev` / `deploy`.
  */
 import { copyFileSync, mkdirSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { scalarStandaloneScriptPath } from "../src/runtime/node-assets";
 
-const require = createRequire(import.meta.url);
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const target = join(root, "public/docs/assets/scalar.js");
 mkdirSync(dirname(target), { recursive: true });
-copyFileSync(require.resolve("@scalar/api-reference/browser/standalone.js"), target);
+copyFileSync(scalarStandaloneScriptPath(), target);
 console.log(`docs assets → ${target}`);

@@ -13,7 +13,6 @@
  */
 import { createClient } from "@libsql/client/web";
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { ExecutionContext } from "hono";
 import { createApp } from "./app";
 import { parseConfig } from "./config";
 import { createDatabase } from "./db/client";
@@ -22,13 +21,12 @@ import { edgeCache } from "./runtime/edge-cache";
 import { WorkersRateLimiter } from "./runtime/workers-rate-limiter";
 import { afterWrites, dispatchDue } from "./services/webhook-dispatcher";
 
-/** Bindings and variables of the Worker (wrangler.toml and secrets). */
-export interface WorkerEnv {
-  DATABASE_URL: string;
-  DATABASE_AUTH_TOKEN?: string;
-  ASSETS?: { fetch(request: Request | string): Promise<Response> };
-  [name: string]: unknown;
-}
+/**
+ * Bindings, variables and secrets of the Worker: `Env`, generated from
+ * wrangler.toml by `wrangler types` (worker-configuration.d.ts). ASSETS may be
+ * absent when the Worker runs without `[assets]` (tests).
+ */
+type WorkerEnv = Omit<Env, "ASSETS" | "DATABASE_AUTH_TOKEN"> & { ASSETS?: Env["ASSETS"]; DATABASE_AUTH_TOKEN?: string };
 
 let cached: { key: string; app: OpenAPIHono<AppEnv>; dispatch: () => Promise<void> } | undefined;
 
@@ -61,12 +59,12 @@ function appFor(env: WorkerEnv): OpenAPIHono<AppEnv> {
 }
 
 export default {
-  fetch(request: Request, env: WorkerEnv, ctx: ExecutionContext): Response | Promise<Response> {
+  fetch(request, env, ctx): Response | Promise<Response> {
     return appFor(env).fetch(request, env, ctx);
   },
   /** Cron Trigger (wrangler.toml `[triggers]`): retries due webhook deliveries, fans out missed events. */
-  scheduled(_controller: unknown, env: WorkerEnv, ctx: ExecutionContext): void {
+  scheduled(_controller, env, ctx): void {
     appFor(env);
     ctx.waitUntil(cached!.dispatch());
   },
-};
+} satisfies ExportedHandler<WorkerEnv>;

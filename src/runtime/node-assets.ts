@@ -4,16 +4,27 @@
  */
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
+import { join, sep } from "node:path";
 import { SCALAR_SCRIPT_PATH, type AssetSource } from "../routes/meta/meta.index";
 
 const require = createRequire(import.meta.url);
+
+/**
+ * Absolute path of the Scalar standalone script in `@scalar/api-reference`
+ * (dist/browser/standalone.js). The package's `exports` map does not list it
+ * (since 1.4x), so it is found beside the package's main module.
+ */
+export function scalarStandaloneScriptPath(): string {
+  const main = require.resolve("@scalar/api-reference");
+  return join(main.slice(0, main.lastIndexOf(`${sep}dist${sep}`)), "dist", "browser", "standalone.js");
+}
 
 /** An AssetSource serving the Scalar standalone script (read once, then from memory). */
 export function nodeAssets(): AssetSource {
   let script: Promise<Buffer> | undefined;
   return async (path) => {
     if (path !== SCALAR_SCRIPT_PATH) return null;
-    script ??= readFile(require.resolve("@scalar/api-reference/browser/standalone.js"));
+    script ??= readFile(scalarStandaloneScriptPath());
     return new Response(new Uint8Array(await script), {
       headers: { "Content-Type": "text/javascript; charset=utf-8", "Cache-Control": "public, max-age=86400" },
     });
