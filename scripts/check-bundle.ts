@@ -13,6 +13,7 @@ import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
 import { ROOT } from "./sqld";
+import { buildAssets } from "./build-assets";
 
 /** Default budget of the gzipped Worker bundle, KiB (issue 5). */
 export const BUNDLE_BUDGET_KIB = 300;
@@ -35,7 +36,7 @@ async function main(): Promise<number> {
   const { values } = parseArgs({ options: { outdir: { type: "string", default: "dist" }, "budget-kib": { type: "string" } } });
   const outdir = resolve(ROOT, values.outdir!);
   const budgetKiB = Number(values["budget-kib"] ?? BUNDLE_BUDGET_KIB);
-  await import("./build-assets"); // public/ for the [assets] directory
+  buildAssets(); // public/ for the [assets] directory
   rmSync(outdir, { recursive: true, force: true });
   const build = spawnSync(
     process.execPath,

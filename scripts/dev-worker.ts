@@ -17,6 +17,7 @@ import { createClient } from "@libsql/client";
 import { createDatabase } from "../src/db/client";
 import { bootstrapStaffKey } from "../src/services/accounts.service";
 import { freePort, migrateServer, ROOT, startSqld } from "./sqld";
+import { buildAssets } from "./build-assets";
 
 /** 8080 (the DATABASE_URL default in wrangler.toml) when free, else any free port. */
 async function sqldPort(): Promise<number> {
@@ -41,7 +42,7 @@ async function main(): Promise<number> {
       console.log(`New database: staff key (shown once, keep it): ${bootstrap.key}`);
     }
     console.log(`More keys: DATABASE_URL=${sqld.url} npm run keys:create -- --role staff`);
-    await import("./build-assets");
+    buildAssets();
   } catch (error) {
     await sqld.stop();
     throw error;

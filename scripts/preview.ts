@@ -26,6 +26,7 @@ import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { ROOT } from "./sqld";
+import { buildAssets } from "./build-assets";
 
 /** Cloudflare Worker names: lowercase a-z, 0-9 and `-`, at most 63 characters. */
 export const WORKER_NAME_MAX = 63;
@@ -230,6 +231,7 @@ function main(argv: string[]): number {
     console.log(`dry run, ${how}; would run:`);
     for (const step of steps) console.log(`$ ${formatStep(step)}`);
     console.log("building the bundle:");
+    buildAssets(); // wrangler refuses a missing [assets] directory
     return run(build, { allowFailure: true }).status;
   }
   deploy(branch, options);

@@ -16,6 +16,7 @@ import { createDatabase } from "../../src/db/client";
 import { RATE_LIMIT_BINDING_NAMES, signupBindingLimitPerMinute } from "../../src/runtime/workers-rate-limiter";
 import { TEST_ENV } from "../support/node-target";
 import "../support/worker-target";
+import { buildAssets } from "../../scripts/build-assets";
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const started = Date.now();
@@ -31,7 +32,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   };
   try {
     await migrateServer(sqld.url);
-    await import("../../scripts/build-assets"); // public/ for the [assets] binding
+    buildAssets(); // public/ for the [assets] binding
     const client = createClient({ url: sqld.url });
     const { createStaffKeyFor } = await import("../support/staff-key");
     const staffKey = await createStaffKeyFor(createDatabase(client));
