@@ -298,9 +298,7 @@ describe("webhook delivery", () => {
     expect(receiver.at(`${path}/ok`)).toHaveLength(1);
   });
 
-  it("delivers store events too (once the store is served)", async (ctx) => {
-    const doc = await (await h.target.fetch("/openapi.json")).json();
-    if (!doc.paths?.["/store/orders"]?.post) ctx.skip();
+  it("delivers store events too", async () => {
     const hook = await subscribe(h.api, h.key, receiver.url(`${path}/ok`), ["order.placed", "order.cancelled"]);
     const category = await createCategory(h.api, h.key);
     const pet = await createPet(h.api, h.key, category.id);

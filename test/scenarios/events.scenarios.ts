@@ -12,7 +12,7 @@
  * The "store" block covers orders and inventory writes; its tests skip
  * themselves while the served document has no such operations.
  */
-import { beforeAll, describe, expect, it, type TestContext } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { connect, uniqueName, type ApiClient, type ApiResponse } from "../support/client";
 import type { Target } from "../support/target";
 import { expectUnauthorized, PRIVATE_CACHE_CONTROL, signUp } from "./accounts.scenarios";
@@ -322,29 +322,21 @@ export function eventsScenarios(getTarget: () => Target): void {
       });
     });
 
-    // ---- Store: orders and inventory. These run once the store operations are served (issue 4).
-    describe("store writes emit their events (active once the store is served)", () => {
+    // ---- Store: orders and inventory.
+    describe("store writes emit their events", () => {
       let category: CategoryBody;
       let customerKey: string;
-      let hasStore = false;
 
       beforeAll(async () => {
         category = await createCategory(api, key);
         customerKey = (await signUp(api)).apiKey.key;
-        const doc = await (await getTarget().fetch("/openapi.json")).json();
-        hasStore = Boolean(doc.paths?.["/store/orders"]?.post && doc.paths?.["/store/inventory/{petId}"]?.put);
       });
-
-      function needsStore(ctx: TestContext): void {
-        if (!hasStore) ctx.skip();
-      }
 
       async function placeOrder(petId: number, quantity: number, headers: Record<string, string> = {}): Promise<ApiResponse> {
         return api.post("/store/orders", { petId, quantity }, { key: customerKey, headers });
       }
 
-      it("PUT /store/inventory/{petId} n > 0 → inventory.updated only (status unchanged)", async (ctx) => {
-        needsStore(ctx);
+      it("PUT /store/inventory/{petId} n > 0 → inventory.updated only (status unchanged)", async () => {
         const pet = await createPet(api, key, category.id);
         await expectEvents(
           async () => {
@@ -357,8 +349,7 @@ export function eventsScenarios(getTarget: () => Target): void {
         );
       });
 
-      it("PUT /store/inventory/{petId} 0 → inventory.updated and pet.updated (sold)", async (ctx) => {
-        needsStore(ctx);
+      it("PUT /store/inventory/{petId} 0 → inventory.updated and pet.updated (sold)", async () => {
         const pet = await createPet(api, key, category.id);
         await expectEvents(
           async () => (await api.put(`/store/inventory/${pet.id}`, { quantity: 0 }, { key })).body,
@@ -371,8 +362,7 @@ export function eventsScenarios(getTarget: () => Target): void {
         expect((await getPet(pet.id)).status).toBe("sold");
       });
 
-      it("POST /store/orders → order.placed and inventory.updated; pet.updated when the last unit went (pending)", async (ctx) => {
-        needsStore(ctx);
+      it("POST /store/orders → order.placed and inventory.updated; pet.updated when the last unit went (pending)", async () => {
         const pet = await createPet(api, key, category.id);
         expect((await api.put(`/store/inventory/${pet.id}`, { quantity: 3 }, { key })).status).toBe(200);
         await expectEvents(
@@ -398,8 +388,7 @@ export function eventsScenarios(getTarget: () => Target): void {
         );
       });
 
-      it("PATCH /store/orders/{orderId} complete → order.fulfilled (+ pet.updated sold when nothing is left)", async (ctx) => {
-        needsStore(ctx);
+      it("PATCH /store/orders/{orderId} complete → order.fulfilled (+ pet.updated sold when nothing is left)", async () => {
         const pet = await createPet(api, key, category.id);
         const order = (await placeOrder(pet.id, 1)).body;
         await expectEvents(
@@ -416,8 +405,7 @@ export function eventsScenarios(getTarget: () => Target): void {
         );
       });
 
-      it("DELETE /store/orders/{orderId} → order.cancelled, inventory.updated (+ pet.updated available)", async (ctx) => {
-        needsStore(ctx);
+      it("DELETE /store/orders/{orderId} → order.cancelled, inventory.updated (+ pet.updated available)", async () => {
         const pet = await createPet(api, key, category.id);
         const order = (await placeOrder(pet.id, 1)).body;
         await expectEvents(
@@ -431,8 +419,7 @@ export function eventsScenarios(getTarget: () => Target): void {
         );
       });
 
-      it("refused store writes (409 insufficient_stock / pet_not_available / order_complete, 422, 400) and idempotent replays emit nothing", async (ctx) => {
-        needsStore(ctx);
+      it("refused store writes (409 insufficient_stock / pet_not_available / order_complete, 422, 400) and idempotent replays emit nothing", async () => {
         const pet = await createPet(api, key, category.id);
         const held = await createPet(api, key, category.id, { status: "pending" });
         const stocked = await createPet(api, key, category.id);

@@ -45,10 +45,7 @@ describe("webhook delivery from the Worker", () => {
     expect((await api.delete(`/webhooks/${hook.id}`, { key: target.staffKey })).status).toBe(204);
   });
 
-  it("delivers from the Cron Trigger what no write dispatched", async (ctx) => {
-    const probe = await fetch(`${target.url}/__scheduled?cron=*+*+*+*+*`);
-    await probe.body?.cancel();
-    if (probe.status === 404) ctx.skip();
+  it("delivers from the Cron Trigger what no write dispatched", async () => {
     const hook = await subscribe(api, target.staffKey, receiver.url("/worker/cron"), ["category.created"]);
     // An event committed without a request to dispatch it (as if that Worker invocation had been cut short).
     const data = { id: 987654321, name: "Written behind the API's back" };
