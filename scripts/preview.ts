@@ -48,9 +48,14 @@ function requireEnv(names: string[]): void {
   if (missing.length > 0) throw new UsageError(`missing ${missing.join(", ")}`);
 }
 
-/** Build the docs assets (`public/`, the [assets] directory wrangler uploads). */
+/**
+ * Build the docs assets (`public/`, the [assets] directory wrangler refuses
+ * to run without). scripts/build-assets.ts builds them on import here; where
+ * it exports `buildAssets()` instead, that is called.
+ */
 async function buildAssets(): Promise<void> {
-  await import("./build-assets");
+  const module: { buildAssets?: () => unknown } = await import("./build-assets");
+  module.buildAssets?.();
 }
 
 async function deploy(branch: string, dryRun: boolean, outdir: string): Promise<void> {

@@ -323,6 +323,19 @@ describe("npm run preview -- <branch> --dry-run", () => {
     }
   });
 
+  it("plans a removal without credentials or requests", async () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, TURSO_MAIN_DB: MAIN_DB };
+    for (const name of ["TURSO_API_TOKEN", "TURSO_ORG", "CLOUDFLARE_API_TOKEN", "CLOUDFLARE_ACCOUNT_ID"]) delete env[name];
+    const result = await new Promise<Run>((resolve) => {
+      const child = spawn(process.execPath, ["--import", "tsx", "scripts/preview.ts", BRANCH, "--destroy", "--dry-run"], { cwd: ROOT, env });
+      let stdout = "";
+      child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+      child.on("exit", (code) => resolve({ code: code ?? -1, stdout, stderr: "" }));
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout.split("\n").filter((line) => line.startsWith("would remove"))).toEqual([`would remove Worker ${WORKER}`, `would remove database ${WORKER}`]);
+  });
+
   it("refuses to run without a branch", async () => {
     const result = await new Promise<Run>((resolve) => {
       const child = spawn(process.execPath, ["--import", "tsx", "scripts/preview.ts"], { cwd: ROOT });
