@@ -20,11 +20,7 @@ const CLOUDFLARE_API_DEFAULT_BASE_URL = "https://api.cloudflare.com/client/v4";
 
 /** Environment of every wrangler run: no metrics, no error reports, no banner (and its update check). */
 function wranglerEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, WRANGLER_SEND_METRICS: "false", WRANGLER_SEND_ERROR_REPORTS: "false", WRANGLER_HIDE_BANNER: "true", ...extra };
-  // wrangler lets process variables override --secrets-file values: none may shadow the preview's.
-  delete env.DATABASE_AUTH_TOKEN;
-  delete env.DATABASE_URL;
-  return env;
+  return { ...process.env, WRANGLER_SEND_METRICS: "false", WRANGLER_SEND_ERROR_REPORTS: "false", WRANGLER_HIDE_BANNER: "true", ...extra };
 }
 
 /** Run wrangler with `args` (output to this process's); resolves with its exit code. */
@@ -50,7 +46,9 @@ export function deployArgs(worker: string, databaseUrl: string, secretsFile: str
 /**
  * Deploy the preview Worker in one `wrangler deploy`: code, vars and the
  * database token (written to a JSON secrets file readable by this user only,
- * in a fresh temp folder removed afterwards). Returns the workers.dev URL that
+ * in a fresh temp folder removed afterwards). JSON, not dotenv: wrangler lets
+ * process variables override a dotenv file's values (a DATABASE_AUTH_TOKEN in
+ * the job's environment would win), never a JSON file's. Returns the workers.dev URL that
  * wrangler reports (its output file, `WRANGLER_OUTPUT_FILE_PATH`).
  * @throws Error when wrangler fails or reports no https URL.
  */

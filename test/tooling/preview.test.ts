@@ -221,6 +221,22 @@ describe("npm run preview against the real wrangler CLI and Turso client", () =>
     expectNothingElse();
   });
 
+  it("redeploys the branch on its database with one more upload and a fresh token, never one from the environment", { timeout: 180_000 }, async () => {
+    const uploadsBefore = cf.uploads().length;
+    // Variables a job might carry for production: wrangler lets them override --secrets-file.
+    const run = await preview([BRANCH], { DATABASE_AUTH_TOKEN: "production-token", DATABASE_URL: "libsql://production.invalid" });
+    expect(run.code, run.stderr + run.stdout).toBe(0);
+    expect(turso.requests.filter((r) => r.method === "POST" && r.path === `/organizations/${ORG}/databases`)).toHaveLength(1);
+    expect(turso.tokens).toHaveLength(2);
+    const uploads = cf.uploads().slice(uploadsBefore);
+    expect(uploads.map((u) => `${u.method} ${u.path}`)).toEqual([`POST /accounts/${ACCOUNT}/workers/scripts/${WORKER}/versions`]);
+    const bindings = uploads[0]!.metadata!.bindings!;
+    expect(bindings.find((b) => b.name === "DATABASE_URL")).toMatchObject({ type: "plain_text", text: sqld.url });
+    expect(bindings.find((b) => b.name === "DATABASE_AUTH_TOKEN")).toMatchObject({ type: "secret_text", text: turso.tokens[1]!.jwt });
+    expectProductionUntouched();
+    expectNothingElse();
+  });
+
   it("fails when the deployed preview does not answer GET /health with 200", { timeout: 180_000 }, async () => {
     health.status = 503;
     try {
