@@ -70,6 +70,48 @@ interface Run {
   stderr: string;
 }
 
+/** Where wrangler may write (home, config, logs): a temp folder per test file, removed afterwards. */
+let sandbox: string;
+beforeAll(() => {
+  sandbox = mkdtempSync(join(tmpdir(), "petstore-preview-test-"));
+  mkdirSync(join(sandbox, "home"));
+});
+afterAll(() => {
+  rmSync(sandbox, { recursive: true, force: true });
+});
+
+/**
+ * `node --import tsx scripts/preview.ts …` as `npm run preview` runs it, with
+ * no inherited Cloudflare, Turso, database or wrangler settings, wrangler's
+ * home, config and logs in the sandbox, and `env` added.
+ */
+function runPreview(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  const childEnv: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (!/^(CLOUDFLARE_|TURSO_|DATABASE_|PREVIEW_|WRANGLER_|CF_|CORPORA_)/.test(name)) childEnv[name] = value;
+  }
+  Object.assign(childEnv, {
+    HOME: join(sandbox, "home"),
+    XDG_CONFIG_HOME: join(sandbox, "home", ".config"),
+    WRANGLER_LOG_PATH: join(sandbox, "wrangler-logs"),
+    WRANGLER_SEND_METRICS: "false",
+    ...env,
+  });
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "scripts/preview.ts", ...args], { cwd: ROOT, env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 150_000);
+    child.on("error", reject);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? -1, stdout, stderr });
+    });
+  });
+}
+
 /** A server answering `GET /health` with `status`; records the paths asked. */
 async function startHealth(): Promise<{ server: Server; origin: string; status: number; paths: string[] }> {
   const state = { server: undefined as unknown as Server, origin: "", status: 200, paths: [] as string[] };
@@ -112,7 +154,6 @@ describe("npm run preview against the real wrangler CLI and Turso client", () =>
     turso = await FakeTursoApi.start({ org: ORG, apiToken: TURSO_TOKEN, host: new URL(sqld.url).host, databases: [MAIN_DB, "petstore"] });
     health = await startHealth();
     trap = await startProxyTrap();
-    mkdirSync(join(dir, "home"));
   });
 
   afterAll(async () => {
@@ -122,17 +163,9 @@ describe("npm run preview against the real wrangler CLI and Turso client", () =>
     rmSync(dir, { recursive: true, force: true });
   });
 
-  /** `node --import tsx scripts/preview.ts …` with fake credentials, everything pointed at the fakes. */
+  /** The script with fake credentials, everything pointed at the fakes. */
   function preview(args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
-    const env: NodeJS.ProcessEnv = {};
-    for (const [name, value] of Object.entries(process.env)) {
-      if (!/^(CLOUDFLARE_|TURSO_|DATABASE_|PREVIEW_|WRANGLER_|CF_)/.test(name)) env[name] = value;
-    }
-    Object.assign(env, {
-      HOME: join(dir, "home"),
-      XDG_CONFIG_HOME: join(dir, "home", ".config"),
-      WRANGLER_LOG_PATH: join(dir, "wrangler-logs"),
-      WRANGLER_SEND_METRICS: "false",
+    return runPreview(args, {
       CLOUDFLARE_API_BASE_URL: cf.baseUrl,
       CLOUDFLARE_API_TOKEN: CF_TOKEN,
       CLOUDFLARE_ACCOUNT_ID: ACCOUNT,
@@ -146,19 +179,6 @@ describe("npm run preview against the real wrangler CLI and Turso client", () =>
       HTTPS_PROXY: trap.url,
       HTTP_PROXY: trap.url,
       ...extraEnv,
-    });
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, ["--import", "tsx", "scripts/preview.ts", ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-      const timer = setTimeout(() => child.kill("SIGKILL"), 150_000);
-      child.on("error", reject);
-      child.on("exit", (code) => {
-        clearTimeout(timer);
-        resolve({ code: code ?? -1, stdout, stderr });
-      });
     });
   }
 
@@ -320,16 +340,7 @@ describe("npm run preview -- <branch> --dry-run", () => {
   it("prints the plan and builds the bundle without credentials", { timeout: 120_000 }, async () => {
     const outdir = mkdtempSync(join(tmpdir(), "petstore-preview-"));
     try {
-      const env: NodeJS.ProcessEnv = { ...process.env, TURSO_MAIN_DB: MAIN_DB, WRANGLER_SEND_METRICS: "false" };
-      for (const name of ["TURSO_API_TOKEN", "CLOUDFLARE_API_TOKEN", "CLOUDFLARE_ACCOUNT_ID"]) delete env[name];
-      const result = await new Promise<Run>((resolve) => {
-        const child = spawn(process.execPath, ["--import", "tsx", "scripts/preview.ts", BRANCH, "--dry-run", "--outdir", outdir], { cwd: ROOT, env });
-        let stdout = "";
-        let stderr = "";
-        child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-        child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-        child.on("exit", (code) => resolve({ code: code ?? -1, stdout, stderr }));
-      });
+      const result = await runPreview([BRANCH, "--dry-run", "--outdir", outdir], { TURSO_MAIN_DB: MAIN_DB });
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toContain(`Worker ${WORKER}, database ${WORKER}`);
       expect(result.stdout).toContain(`$ wrangler deploy --env preview --name ${WORKER} --minify --var DATABASE_URL:<database URL> --secrets-file <DATABASE_AUTH_TOKEN>`);
@@ -340,25 +351,13 @@ describe("npm run preview -- <branch> --dry-run", () => {
   });
 
   it("plans a removal without credentials or requests", async () => {
-    const env: NodeJS.ProcessEnv = { ...process.env, TURSO_MAIN_DB: MAIN_DB };
-    for (const name of ["TURSO_API_TOKEN", "TURSO_ORG", "CLOUDFLARE_API_TOKEN", "CLOUDFLARE_ACCOUNT_ID"]) delete env[name];
-    const result = await new Promise<Run>((resolve) => {
-      const child = spawn(process.execPath, ["--import", "tsx", "scripts/preview.ts", BRANCH, "--destroy", "--dry-run"], { cwd: ROOT, env });
-      let stdout = "";
-      child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-      child.on("exit", (code) => resolve({ code: code ?? -1, stdout, stderr: "" }));
-    });
-    expect(result.code).toBe(0);
+    const result = await runPreview([BRANCH, "--destroy", "--dry-run"], { TURSO_MAIN_DB: MAIN_DB });
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout.split("\n").filter((line) => line.startsWith("would remove"))).toEqual([`would remove Worker ${WORKER}`, `would remove database ${WORKER}`]);
   });
 
   it("refuses to run without a branch", async () => {
-    const result = await new Promise<Run>((resolve) => {
-      const child = spawn(process.execPath, ["--import", "tsx", "scripts/preview.ts"], { cwd: ROOT });
-      let stderr = "";
-      child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-      child.on("exit", (code) => resolve({ code: code ?? -1, stdout: "", stderr }));
-    });
+    const result = await runPreview([]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("usage:");
   });
