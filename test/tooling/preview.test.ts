@@ -15,7 +15,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DATABASE_NAME_MAX, previewNames, WORKER_NAME_MAX } from "../../scripts/preview-names";
+import { unstable_readConfig } from "wrangler";
+import { DATABASE_NAME_MAX, PRODUCTION_WORKER as PROTECTED_WORKER, assertPreviewNames, previewNames, WORKER_NAME_MAX } from "../../scripts/preview-names";
 import { ROOT, startSqld, type SqldServer } from "../../scripts/sqld";
 import { FakeCloudflareApi } from "../support/fake-cloudflare-api";
 import { FakeTursoApi } from "../support/fake-turso-api";
@@ -32,6 +33,13 @@ describe("preview names", () => {
     expect(previewNames("main").worker).toBe("petstore-main");
     expect(previewNames("dependabot/npm_and_yarn/hono-4.13.19").worker).toBe("petstore-dependabot-npm-and-yarn-hono-4-13-19");
     expect(previewNames("Café/Ünïcode").slug).toBe("cafe-unicode");
+  });
+
+  it("refuses the production Worker (wrangler.toml's name) and the main database", () => {
+    expect(unstable_readConfig({ config: join(ROOT, "wrangler.toml") }).name).toBe(PROTECTED_WORKER);
+    expect(() => assertPreviewNames("main", "petstore-main")).toThrow(/refusing preview name petstore-main/);
+    expect(() => assertPreviewNames("Main!", "petstore-main")).toThrow(/refusing/);
+    expect(assertPreviewNames("main", "petstore-production").worker).toBe("petstore-main");
   });
 
   it("keeps names within their limits, distinct, and valid for any branch", () => {
