@@ -1,248 +1,183 @@
 /**
- * `npm run preview -- <branch> [--dry-run] [--destroy] [--outdir dist]`:
- * a preview deployment per git branch (API.md §8): its own Worker
- * (`petstore-<slug>`, wrangler environment `preview`) on its own database
- * branch, cloned from the main database with the Turso CLI.
+ * `npm run preview -- …`: preview deployments per git branch (API.md §8.2).
  *
- * Steps (in order):
- * 1. `turso db create <db> --from-db <main>` (skipped when `<db>` exists);
- * 2. `turso db show <db> --url` and `turso db tokens create <db>`: URL + token;
- * 3. migrations: `DATABASE_URL=… DATABASE_AUTH_TOKEN=… node --import tsx scripts/db-migrate.ts`;
- * 4. `wrangler secret put DATABASE_AUTH_TOKEN --env preview --name <worker>` (token on stdin);
- * 5. `wrangler deploy --minify --env preview --name <worker> --var DATABASE_URL:<url>`.
- * `--destroy` removes both instead (`wrangler delete`, `turso db destroy`).
- * `--dry-run` prints every command (secrets never printed) and only builds the
- * bundle: `wrangler deploy --dry-run --outdir <outdir> --minify --env preview --name <worker>`.
+ *   <branch> [--dry-run] [--outdir dist]    deploy (or plan + build the bundle)
+ *   <branch> --destroy [--dry-run]          remove the branch's Worker and database
+ *   --prune --live-branches <file|-> [--dry-run]
+ *                                           remove every preview whose branch is not listed
  *
- * Environment: TURSO_API_TOKEN (Turso CLI auth), TURSO_MAIN_DB (default
- * `petstore`), optional TURSO_GROUP; CLOUDFLARE_API_TOKEN and
- * CLOUDFLARE_ACCOUNT_ID for wrangler. Without the Turso CLI or its token, the
- * preview uses PREVIEW_DATABASE_URL (+ PREVIEW_DATABASE_AUTH_TOKEN), a shared
- * preview database, when set; otherwise the script fails with exit code 2.
+ * A preview is a Worker `petstore-<slug>` (wrangler environment `preview`: no
+ * cron, webhooks off) on its own Turso database `petstore-<slug>`
+ * (scripts/preview-names.ts), which is created empty, migrated and seeded from
+ * the corpora (scripts/preview-database.ts). Deploy steps:
+ * 1. database: create if absent (Platform API), mint its expiring token,
+ *    migrate, seed (CORPORA_DIR, default ../shared/data/corpora; required);
+ * 2. one `wrangler deploy --env preview --name <worker> --var DATABASE_URL:<url>
+ *    --secrets-file <file with DATABASE_AUTH_TOKEN>` (scripts/preview-worker.ts);
+ * 3. `GET <url>/health` must answer 200 within PREVIEW_HEALTH_TIMEOUT_SECONDS
+ *    (default 120). The URL is the workers.dev one wrangler reports, or
+ *    PREVIEW_ORIGIN when set (a custom domain, or a local server in tests).
+ * Any failure exits non-zero. Names equal to the production Worker or database
+ * (TURSO_MAIN_DB, default `petstore`) are refused before anything runs.
+ * Teardown and prune try every removal, then exit 1 if any failed; something
+ * already gone counts as removed.
+ *
+ * Environment: CLOUDFLARE_API_TOKEN, CLOUDFLARE_ACCOUNT_ID; TURSO_API_TOKEN,
+ * TURSO_ORG, TURSO_GROUP, TURSO_MAIN_DB, TURSO_API_BASE_URL,
+ * PREVIEW_TOKEN_EXPIRATION (scripts/preview-database.ts). Exit codes: 0 done,
+ * 1 failed, 2 usage or missing configuration.
  */
-import { spawnSync } from "node:child_process";
-import { createHash } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { ROOT } from "./sqld";
+import { deletePreviewDatabase, listDatabases, preparePreviewDatabase, tursoClient, tursoSettings } from "./preview-database";
+import { assertPreviewNames, isPreviewName, previewNames, protectedNames } from "./preview-names";
+import { deleteWorker, deployWorker, listWorkers, runWrangler, waitForHealth } from "./preview-worker";
+import { DEFAULT_CORPORA_DIR } from "./seed";
 import { buildAssets } from "./build-assets";
 
-/** Cloudflare Worker names: lowercase a-z, 0-9 and `-`, at most 63 characters. */
-export const WORKER_NAME_MAX = 63;
-/**
- * Database names, kept to 32 characters (conservative: Turso puts the name in
- * the `<db>-<org>.<region>.turso.io` host, whose first label must stay ≤ 63).
- */
-export const DATABASE_NAME_MAX = 32;
-const PREFIX = "petstore-";
+const USAGE = `usage: npm run preview -- <branch> [--dry-run] [--outdir dist]
+       npm run preview -- <branch> --destroy [--dry-run]
+       npm run preview -- --prune --live-branches <file|-> [--dry-run]`;
 
-export interface PreviewNames {
-  /** The branch reduced to lowercase a-z0-9 words joined by `-` (may be empty). */
-  slug: string;
-  worker: string;
-  database: string;
+/** A missing setting or bad arguments: exit code 2. */
+class UsageError extends Error {}
+
+function requireEnv(names: string[]): void {
+  const missing = names.filter((name) => !process.env[name]);
+  if (missing.length > 0) throw new UsageError(`missing ${missing.join(", ")}`);
 }
 
-/** `prefix + slug`, shortened with a stable hash of the branch when longer than `max`. */
-function fit(slug: string, branch: string, max: number): string {
-  const hash = createHash("sha256").update(branch).digest("hex").slice(0, 6);
-  if (!slug) return `${PREFIX}branch-${hash}`;
-  const name = `${PREFIX}${slug}`;
-  if (name.length <= max) return name;
-  const room = max - PREFIX.length - hash.length - 1;
-  return `${PREFIX}${slug.slice(0, room).replace(/-+$/, "")}-${hash}`;
-}
 
-/**
- * Safe names for a branch: `feature/Add_Cats!!` → worker and database
- * `petstore-feature-add-cats`. Accents are folded (`café` → `cafe`); names too
- * long for their limit are cut and end with 6 hex digits of SHA-256(branch), so
- * two long branches with the same start still get different names.
- */
-export function previewNames(branch: string): PreviewNames {
-  const slug = branch
-    .normalize("NFKD")
-    .replace(/[\u0300-\u036f]/g, "")
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, "-")
-    .replace(/^-+|-+$/g, "");
-  return { slug, worker: fit(slug, branch, WORKER_NAME_MAX), database: fit(slug, branch, DATABASE_NAME_MAX) };
-}
-
-/** One command of the plan. `argv[0]` is the tool as printed (`turso`, `wrangler`, `node`). */
-export interface Step {
-  argv: string[];
-  /** Extra environment, printed as `NAME=value` (secret values as placeholders). */
-  env?: Record<string, string>;
-  /** Shown after the command. */
-  note?: string;
-}
-
-export interface PlanOptions {
-  mainDatabase: string;
-  /** Turso CLI and token present: create a database branch. Otherwise PREVIEW_DATABASE_URL is used. */
-  turso: boolean;
-  group?: string;
-  outdir: string;
-}
-
-/** The commands of a preview deployment of `branch`, in order (values known only at run time are `<placeholders>`). */
-export function previewPlan(branch: string, options: PlanOptions): { names: PreviewNames; steps: Step[]; build: Step } {
-  const names = previewNames(branch);
-  const { worker, database } = names;
-  const steps: Step[] = [];
-  if (options.turso) {
-    steps.push({
-      argv: ["turso", "db", "create", database, "--from-db", options.mainDatabase, ...(options.group ? ["--group", options.group] : [])],
-      note: "skipped when the database exists (checked with `turso db show`)",
-    });
-    steps.push({ argv: ["turso", "db", "show", database, "--url"], note: "→ DATABASE_URL" });
-    steps.push({ argv: ["turso", "db", "tokens", "create", database], note: "→ DATABASE_AUTH_TOKEN (never printed)" });
-  }
-  const url = options.turso ? "<url from turso db show>" : "$PREVIEW_DATABASE_URL";
-  const token = options.turso ? "<token from turso db tokens create>" : "$PREVIEW_DATABASE_AUTH_TOKEN";
-  steps.push({ argv: ["node", "--import", "tsx", "scripts/db-migrate.ts"], env: { DATABASE_URL: url, DATABASE_AUTH_TOKEN: token }, note: "apply migrations" });
-  steps.push({ argv: ["wrangler", "secret", "put", "DATABASE_AUTH_TOKEN", "--env", "preview", "--name", worker], note: "token on stdin" });
-  steps.push({ argv: ["wrangler", "deploy", "--minify", "--env", "preview", "--name", worker, "--var", `DATABASE_URL:${url}`] });
-  const build: Step = { argv: ["wrangler", "deploy", "--dry-run", "--outdir", options.outdir, "--minify", "--env", "preview", "--name", worker] };
-  return { names, steps, build };
-}
-
-/** The commands that remove the preview of `branch`. */
-export function destroyPlan(branch: string, options: Pick<PlanOptions, "turso">): Step[] {
-  const { worker, database } = previewNames(branch);
-  const steps: Step[] = [{ argv: ["wrangler", "delete", "--name", worker, "--force"] }];
-  if (options.turso) steps.push({ argv: ["turso", "db", "destroy", database, "--yes"] });
-  return steps;
-}
-
-/** How a step is printed: `NAME=value … tool args…  # note`. */
-export function formatStep(step: Step): string {
-  // `$VAR` stays unquoted (the shell expands it); anything else unusual is single-quoted.
-  const quote = (a: string) => (/^[\w@%+=:,./$-]+$/.test(a) ? a : `'${a.replace(/'/g, "'\\''")}'`);
-  const env = Object.entries(step.env ?? {}).map(([k, v]) => `${k}=${quote(v)}`);
-  const line = [...env, ...step.argv.map(quote)].join(" ");
-  return step.note ? `${line}  # ${step.note}` : line;
-}
-
-// ---------------------------------------------------------------------------
-// Execution
-
-interface RunOptions {
-  env?: Record<string, string>;
-  input?: string;
-  capture?: boolean;
-  allowFailure?: boolean;
-}
-
-/** The real executable of a printed tool name. */
-function resolveArgv(argv: string[]): string[] {
-  const [tool, ...rest] = argv;
-  if (tool === "wrangler") return [process.execPath, join(ROOT, "node_modules/wrangler/bin/wrangler.js"), ...rest];
-  if (tool === "node") return [process.execPath, ...rest];
-  return argv;
-}
-
-function run(step: Step, options: RunOptions = {}): { status: number; stdout: string } {
-  console.log(`$ ${formatStep(step)}`);
-  const [command, ...args] = resolveArgv(step.argv);
-  const result = spawnSync(command!, args, {
-    cwd: ROOT,
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", ...options.env },
-    input: options.input,
-    stdio: [options.input === undefined ? "inherit" : "pipe", options.capture ? "pipe" : "inherit", "inherit"],
-    encoding: "utf8",
-  });
-  const status = result.status ?? 1;
-  if (status !== 0 && !options.allowFailure) throw new Error(`command failed (exit ${status}): ${step.argv.slice(0, 3).join(" ")}`);
-  return { status, stdout: result.stdout ?? "" };
-}
-
-function tursoAvailable(): boolean {
-  if (!process.env.TURSO_API_TOKEN) return false;
-  return spawnSync("turso", ["--version"], { stdio: "ignore" }).status === 0;
-}
-
-function deploy(branch: string, options: PlanOptions): void {
-  const { names, steps } = previewPlan(branch, options);
-  let url = process.env.PREVIEW_DATABASE_URL ?? "";
-  let token = process.env.PREVIEW_DATABASE_AUTH_TOKEN ?? "";
-  for (const step of steps) {
-    const [tool, ...rest] = step.argv;
-    if (tool === "turso" && rest[1] === "create") {
-      const exists = spawnSync("turso", ["db", "show", names.database], { stdio: "ignore" }).status === 0;
-      if (exists) console.log(`database ${names.database} exists: not recreated`);
-      else run(step);
-    } else if (tool === "turso" && rest[1] === "show") {
-      url = run(step, { capture: true }).stdout.trim();
-    } else if (tool === "turso" && rest[1] === "tokens") {
-      token = run(step, { capture: true }).stdout.trim();
-    } else if (tool === "node") {
-      run(step, { env: { DATABASE_URL: url, DATABASE_AUTH_TOKEN: token } });
-    } else if (tool === "wrangler" && rest[0] === "secret") {
-      run(step, { input: token });
-    } else {
-      run({ ...step, argv: step.argv.map((a) => a.replace(/^DATABASE_URL:.*$/, `DATABASE_URL:${url}`)) });
-    }
-  }
-  console.log(`preview of ${branch}: Worker ${names.worker}, database ${options.turso ? names.database : "(shared preview database)"}`);
-}
-
-function main(argv: string[]): number {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { "dry-run": { type: "boolean", default: false }, destroy: { type: "boolean", default: false }, outdir: { type: "string", default: "dist" } },
-  });
-  const branch = positionals[0];
-  if (!branch || positionals.length > 1) {
-    console.error("usage: npm run preview -- <branch> [--dry-run] [--destroy] [--outdir dist]");
-    return 2;
-  }
-  const tursoReady = tursoAvailable();
-  // A database branch unless only a shared preview database is configured.
-  const turso = tursoReady || !process.env.PREVIEW_DATABASE_URL;
-  const options: PlanOptions = { mainDatabase: process.env.TURSO_MAIN_DB || "petstore", turso, group: process.env.TURSO_GROUP || undefined, outdir: values.outdir! };
-  const names = previewNames(branch);
+async function deploy(branch: string, dryRun: boolean, outdir: string): Promise<void> {
+  const names = assertPreviewNames(branch, process.env.TURSO_MAIN_DB);
+  const corporaDir = process.env.CORPORA_DIR || DEFAULT_CORPORA_DIR;
   console.log(`branch ${JSON.stringify(branch)} → Worker ${names.worker}, database ${names.database}`);
-
-  if (values.destroy) {
-    const steps = destroyPlan(branch, options);
-    if (values["dry-run"]) {
-      for (const step of steps) console.log(`$ ${formatStep(step)}`);
-      return 0;
-    }
-    for (const step of steps) run(step, { allowFailure: true });
-    return 0;
+  if (dryRun) {
+    console.log("dry run; a deploy would:");
+    console.log(`1. create the Turso database ${names.database} (empty, Platform API) unless it exists, mint its token (expiring), migrate it, seed it from ${corporaDir}`);
+    console.log(`2. $ wrangler deploy --env preview --name ${names.worker} --minify --var DATABASE_URL:<database URL> --secrets-file <DATABASE_AUTH_TOKEN>`);
+    console.log("3. GET <workers.dev URL>/health until 200");
+    console.log("building the bundle:");
+    buildAssets();
+    const code = await runWrangler(["deploy", "--dry-run", "--outdir", outdir, "--env", "preview", "--name", names.worker, "--minify"]);
+    if (code !== 0) throw new Error(`wrangler deploy --dry-run failed (exit ${code})`);
+    return;
   }
+  requireEnv(["CLOUDFLARE_API_TOKEN", "CLOUDFLARE_ACCOUNT_ID", "TURSO_API_TOKEN", "TURSO_ORG"]);
+  if (!existsSync(join(corporaDir, "common.json"))) throw new UsageError(`no corpora at ${corporaDir} to seed the preview from (set CORPORA_DIR)`);
+  const settings = tursoSettings(process.env);
+  const database = await preparePreviewDatabase(tursoClient(settings), settings, names.database, corporaDir);
+  console.log(
+    `database ${names.database} ${database.created ? "created" : "exists"}, migrated, seeded: ` +
+      `categories ${database.seed.categories.created} created, pets ${database.seed.pets.created} created`,
+  );
+  buildAssets();
+  const workersDev = await deployWorker({ worker: names.worker, databaseUrl: database.url, databaseToken: database.token });
+  const origin = process.env.PREVIEW_ORIGIN || workersDev;
+  const timeoutMs = Number(process.env.PREVIEW_HEALTH_TIMEOUT_SECONDS || 120) * 1000;
+  console.log(`deployed ${names.worker} at ${workersDev}; checking ${origin}/health`);
+  await waitForHealth(origin, timeoutMs);
+  console.log(`preview of ${branch} is up: ${workersDev}`);
+}
 
-  if (turso && !tursoReady && !values["dry-run"]) {
-    console.error("No database for the preview: install the Turso CLI and set TURSO_API_TOKEN (database branch), or set PREVIEW_DATABASE_URL.");
+/**
+ * Remove `workers` and `databases` (each checked again with `isPreviewName`),
+ * trying every one; returns the failures.
+ */
+async function remove(workers: string[], databases: string[], dryRun: boolean): Promise<string[]> {
+  const forbidden = protectedNames(process.env.TURSO_MAIN_DB);
+  const failures: string[] = [];
+  const attempt = async (what: string, name: string, action: () => Promise<boolean>) => {
+    if (!isPreviewName(name, forbidden)) {
+      failures.push(`${what} ${name}: refused, not a preview name`);
+      return;
+    }
+    if (dryRun) {
+      console.log(`would remove ${what} ${name}`);
+      return;
+    }
+    try {
+      console.log(`${what} ${name}: ${(await action()) ? "removed" : "already gone"}`);
+    } catch (error) {
+      failures.push(`${what} ${name}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  };
+  const settings = databases.length > 0 && !dryRun ? tursoSettings(process.env) : undefined;
+  for (const name of workers) await attempt("Worker", name, () => deleteWorker(name, process.env));
+  for (const name of databases) await attempt("database", name, () => deletePreviewDatabase(tursoClient(settings!), name));
+  return failures;
+}
+
+async function destroy(branch: string, dryRun: boolean): Promise<void> {
+  const names = assertPreviewNames(branch, process.env.TURSO_MAIN_DB);
+  console.log(`branch ${JSON.stringify(branch)} → Worker ${names.worker}, database ${names.database}`);
+  if (!dryRun) requireEnv(["CLOUDFLARE_API_TOKEN", "CLOUDFLARE_ACCOUNT_ID", "TURSO_API_TOKEN", "TURSO_ORG"]);
+  const failures = await remove([names.worker], [names.database], dryRun);
+  if (failures.length > 0) throw new Error(`teardown failed:\n${failures.join("\n")}`);
+}
+
+/** Branch names, one a line, from `file` (`-`: standard input). */
+function readBranches(file: string): string[] {
+  return readFileSync(file === "-" ? 0 : file, "utf8")
+    .split("\n")
+    .map((line) => line.trim())
+    .filter(Boolean);
+}
+
+async function prune(liveBranchesFile: string, dryRun: boolean): Promise<void> {
+  requireEnv(["CLOUDFLARE_API_TOKEN", "CLOUDFLARE_ACCOUNT_ID", "TURSO_API_TOKEN", "TURSO_ORG"]);
+  const live = readBranches(liveBranchesFile).map(previewNames);
+  const keepWorkers = new Set(live.map((n) => n.worker));
+  const keepDatabases = new Set(live.map((n) => n.database));
+  const forbidden = protectedNames(process.env.TURSO_MAIN_DB);
+  const settings = tursoSettings(process.env);
+  const workers = (await listWorkers(process.env)).filter((name) => isPreviewName(name, forbidden) && !keepWorkers.has(name));
+  const databases = (await listDatabases(tursoClient(settings), settings)).filter((name) => isPreviewName(name, forbidden) && !keepDatabases.has(name));
+  console.log(`${live.length} live branches; stale previews: ${workers.length} Workers, ${databases.length} databases`);
+  const failures = await remove(workers, databases, dryRun);
+  if (failures.length > 0) throw new Error(`prune failed:\n${failures.join("\n")}`);
+}
+
+/** Parse `argv` and run; resolves with the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        "dry-run": { type: "boolean", default: false },
+        destroy: { type: "boolean", default: false },
+        prune: { type: "boolean", default: false },
+        "live-branches": { type: "string" },
+        outdir: { type: "string", default: "dist" },
+      },
+    });
+  } catch (error) {
+    console.error(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
     return 2;
   }
-  if (values["dry-run"]) {
-    const { steps, build } = previewPlan(branch, options);
-    const how = !turso
-      ? "shared preview database (PREVIEW_DATABASE_URL)"
-      : tursoReady
-        ? "database branch with the Turso CLI"
-        : "database branch with the Turso CLI (not usable here: a real run needs `turso` and TURSO_API_TOKEN)";
-    console.log(`dry run, ${how}; would run:`);
-    for (const step of steps) console.log(`$ ${formatStep(step)}`);
-    console.log("building the bundle:");
-    buildAssets(); // wrangler refuses a missing [assets] directory
-    return run(build, { allowFailure: true }).status;
+  const { values, positionals } = parsed;
+  const dryRun = values["dry-run"]!;
+  try {
+    if (values.prune) {
+      if (positionals.length > 0 || values.destroy || !values["live-branches"]) throw new UsageError(USAGE);
+      await prune(values["live-branches"], dryRun);
+    } else {
+      const branch = positionals[0];
+      if (!branch || positionals.length > 1) throw new UsageError(USAGE);
+      if (values.destroy) await destroy(branch, dryRun);
+      else await deploy(branch, dryRun, values.outdir!);
+    }
+    return 0;
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : String(error));
+    return error instanceof UsageError ? 2 : 1;
   }
-  deploy(branch, options);
-  return 0;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
-  try {
-    process.exit(main(process.argv.slice(2)));
-  } catch (error) {
-    console.error(error instanceof Error ? error.message : error);
-    process.exit(1);
-  }
+  process.exit(await main(process.argv.slice(2)));
 }

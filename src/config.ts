@@ -14,6 +14,7 @@ const EnvSchema = z.object({
   RATE_LIMIT_ANON_PER_MIN: positiveInt.default(120),
   RATE_LIMIT_KEY_PER_MIN: positiveInt.default(1200),
   RATE_LIMIT_SIGNUP_PER_HOUR: positiveInt.default(10),
+  WEBHOOKS_ENABLED: bool.default(true),
   WEBHOOKS_ALLOW_PRIVATE: bool.default(false),
   WEBHOOK_MAX_ATTEMPTS: positiveInt.default(8),
   WEBHOOK_RETRY_BASE_MS: positiveInt.default(30_000),
@@ -34,11 +35,13 @@ export interface AppConfig {
   petsGetSunsetAt: Date;
   rateLimits: { anonPerMinute: number; keyPerMinute: number; signupsPerHour: number };
   /**
-   * Webhook deliveries (API.md §6): private targets allowed?; attempts before a
+   * Webhook deliveries (API.md §6): sent at all? (`WEBHOOKS_ENABLED`, false in
+   * previews, API.md §8.2: subscriptions and events are still recorded, nothing
+   * is ever sent); private targets allowed?; attempts before a
    * delivery is given up; retry delay `min(cap, base * 2^(attempt-1))` with
    * jitter (ms); per-attempt timeout (ms); Node poll interval of the dispatcher (ms).
    */
-  webhooks: { allowPrivateTargets: boolean; maxAttempts: number; retryBaseMs: number; retryCapMs: number; timeoutMs: number; pollIntervalMs: number };
+  webhooks: { enabled: boolean; allowPrivateTargets: boolean; maxAttempts: number; retryBaseMs: number; retryCapMs: number; timeoutMs: number; pollIntervalMs: number };
   /** How long a verified API key stays cached in memory, seconds (0..30). */
   keyCacheTtlSeconds: number;
   /** Node: how long a public read stays in the in-process cache, seconds (0 disables; ≤ s-maxage 30). */
@@ -71,6 +74,7 @@ export function parseConfig(env: Record<string, unknown>): AppConfig {
       signupsPerHour: e.RATE_LIMIT_SIGNUP_PER_HOUR,
     },
     webhooks: {
+      enabled: e.WEBHOOKS_ENABLED,
       allowPrivateTargets: e.WEBHOOKS_ALLOW_PRIVATE,
       maxAttempts: e.WEBHOOK_MAX_ATTEMPTS,
       retryBaseMs: e.WEBHOOK_RETRY_BASE_MS,

@@ -257,7 +257,9 @@ async function record(db: Database, head: Claimed, result: AttemptResult, config
  * Run the delivery pipeline once: fan out new events, then attempt every due
  * queue head, following each subscription's queue while its deliveries
  * succeed (or are given up), subscriptions concurrently. Resolves when done;
- * throws only when the database fails.
+ * throws only when the database fails. Does nothing (an all-zero report) when
+ * `config.webhooks.enabled` is false: every runtime's dispatch — the Worker's
+ * after-write nudge and Cron Trigger, the Node poller — goes through here.
  *
  * @param now clock (injected by tests); read before each step.
  * @param fetchFn HTTP client (the runtime's `fetch`).
@@ -269,6 +271,8 @@ export async function dispatchDue(
   fetchFn: FetchFn,
   options: DispatchOptions = {},
 ): Promise<DispatchReport> {
+  // Deliveries switched off (previews, API.md §8.2): no fan-out, no attempt, nothing sent.
+  if (!config.webhooks.enabled) return { queued: 0, attempted: 0, delivered: 0, retried: 0, givenUp: 0 };
   const random = options.random ?? Math.random;
   let budget = options.budget ?? 500;
   const report: DispatchReport = { queued: 0, attempted: 0, delivered: 0, retried: 0, givenUp: 0 };

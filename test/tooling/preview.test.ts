@@ -1,14 +1,25 @@
 /**
- * Preview deployments (scripts/preview.ts): names derived from branches, and
- * the dry run's plan — every command, in order, secrets never printed — plus
- * the bundle it builds.
+ * Preview deployments (scripts/preview.ts, API.md §8.2), run for real: the
+ * script as `npm run preview` runs it, driving the real wrangler CLI against a
+ * local fake of the Cloudflare API (test/support/fake-cloudflare-api.ts) and
+ * the official Turso client against a local fake Platform API
+ * (test/support/fake-turso-api.ts) whose databases are one real sqld. Every
+ * request is recorded; an HTTP(S) proxy trap catches anything that would
+ * leave the machine. Also: the names derived from branches, and the dry run.
  */
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
-import { DATABASE_NAME_MAX, previewNames, WORKER_NAME_MAX } from "../../scripts/preview";
+import { createClient } from "@libsql/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { unstable_readConfig } from "wrangler";
+import { DATABASE_NAME_MAX, PRODUCTION_WORKER as PROTECTED_WORKER, assertPreviewNames, previewNames, WORKER_NAME_MAX } from "../../scripts/preview-names";
+import { ROOT, startSqld, type SqldServer } from "../../scripts/sqld";
+import { FakeCloudflareApi } from "../support/fake-cloudflare-api";
+import { FakeTursoApi } from "../support/fake-turso-api";
 
 const NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
@@ -22,6 +33,13 @@ describe("preview names", () => {
     expect(previewNames("main").worker).toBe("petstore-main");
     expect(previewNames("dependabot/npm_and_yarn/hono-4.13.19").worker).toBe("petstore-dependabot-npm-and-yarn-hono-4-13-19");
     expect(previewNames("Café/Ünïcode").slug).toBe("cafe-unicode");
+  });
+
+  it("refuses the production Worker (wrangler.toml's name) and the main database", () => {
+    expect(unstable_readConfig({ config: join(ROOT, "wrangler.toml") }).name).toBe(PROTECTED_WORKER);
+    expect(() => assertPreviewNames("main", "petstore-main")).toThrow(/refusing preview name petstore-main/);
+    expect(() => assertPreviewNames("Main!", "petstore-main")).toThrow(/refusing/);
+    expect(assertPreviewNames("main", "petstore-production").worker).toBe("petstore-main");
   });
 
   it("keeps names within their limits, distinct, and valid for any branch", () => {
@@ -42,54 +60,313 @@ describe("preview names", () => {
   });
 });
 
+// ---------------------------------------------------------------------------
+// The script against the real CLI and client, on local fakes.
+
+const ACCOUNT = "0123456789abcdef0123456789abcdef";
+const CF_TOKEN = "fake-cloudflare-token";
+const TURSO_TOKEN = "fake-turso-platform-token";
+const ORG = "acme";
+const MAIN_DB = "petstore-main";
+const PRODUCTION_WORKER = "petstore";
+const BRANCH = "feature/Add_Cats!!";
+const WORKER = "petstore-feature-add-cats";
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Where wrangler may write (home, config, logs): a temp folder per test file, removed afterwards. */
+let sandbox: string;
+beforeAll(() => {
+  sandbox = mkdtempSync(join(tmpdir(), "petstore-preview-test-"));
+  mkdirSync(join(sandbox, "home"));
+});
+afterAll(() => {
+  rmSync(sandbox, { recursive: true, force: true });
+});
+
+/**
+ * `node --import tsx scripts/preview.ts …` as `npm run preview` runs it, with
+ * no inherited Cloudflare, Turso, database or wrangler settings, wrangler's
+ * home, config and logs in the sandbox, and `env` added.
+ */
+function runPreview(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  const childEnv: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (!/^(CLOUDFLARE_|TURSO_|DATABASE_|PREVIEW_|WRANGLER_|CF_|CORPORA_)/.test(name)) childEnv[name] = value;
+  }
+  Object.assign(childEnv, {
+    HOME: join(sandbox, "home"),
+    XDG_CONFIG_HOME: join(sandbox, "home", ".config"),
+    WRANGLER_LOG_PATH: join(sandbox, "wrangler-logs"),
+    WRANGLER_SEND_METRICS: "false",
+    ...env,
+  });
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "scripts/preview.ts", ...args], { cwd: ROOT, env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 150_000);
+    child.on("error", reject);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? -1, stdout, stderr });
+    });
+  });
+}
+
+/** A server answering `GET /health` with `status`; records the paths asked. */
+async function startHealth(): Promise<{ server: Server; origin: string; status: number; paths: string[] }> {
+  const state = { server: undefined as unknown as Server, origin: "", status: 200, paths: [] as string[] };
+  state.server = createServer((req, res) => {
+    state.paths.push(req.url ?? "");
+    res.writeHead(req.url === "/health" ? state.status : 404, { "content-type": "application/json" }).end("{}");
+  });
+  await new Promise<void>((resolve) => state.server.listen(0, "127.0.0.1", resolve));
+  state.origin = `http://127.0.0.1:${(state.server.address() as AddressInfo).port}`;
+  return state;
+}
+
+/** An HTTP proxy that answers 403 to everything: any request sent to it was headed off the machine. */
+async function startProxyTrap(): Promise<{ server: Server; url: string; seen: string[] }> {
+  const seen: string[] = [];
+  const server = createServer((req, res) => {
+    seen.push(`${req.method} ${req.url}`);
+    res.writeHead(403).end();
+  });
+  server.on("connect", (req, socket) => {
+    seen.push(`CONNECT ${req.url}`);
+    socket.end("HTTP/1.1 403 Forbidden\r\n\r\n");
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+}
+
+describe("npm run preview against the real wrangler CLI and Turso client", () => {
+  let dir: string;
+  let sqld: SqldServer;
+  let cf: FakeCloudflareApi;
+  let turso: FakeTursoApi;
+  let health: Awaited<ReturnType<typeof startHealth>>;
+  let trap: Awaited<ReturnType<typeof startProxyTrap>>;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "petstore-preview-test-"));
+    sqld = await startSqld({ dataDir: join(dir, "sqld") });
+    cf = await FakeCloudflareApi.start({ accountId: ACCOUNT, apiToken: CF_TOKEN, subdomain: "acme-dev", workers: [PRODUCTION_WORKER] });
+    turso = await FakeTursoApi.start({ org: ORG, apiToken: TURSO_TOKEN, host: new URL(sqld.url).host, databases: [MAIN_DB, "petstore"] });
+    health = await startHealth();
+    trap = await startProxyTrap();
+  });
+
+  afterAll(async () => {
+    await Promise.all([cf?.close(), turso?.close(), sqld?.stop()]);
+    health?.server.close();
+    trap?.server.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** The script with fake credentials, everything pointed at the fakes. */
+  function preview(args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
+    return runPreview(args, {
+      CLOUDFLARE_API_BASE_URL: cf.baseUrl,
+      CLOUDFLARE_API_TOKEN: CF_TOKEN,
+      CLOUDFLARE_ACCOUNT_ID: ACCOUNT,
+      TURSO_API_BASE_URL: turso.baseUrl,
+      TURSO_API_TOKEN: TURSO_TOKEN,
+      TURSO_ORG: ORG,
+      TURSO_MAIN_DB: MAIN_DB,
+      PREVIEW_ORIGIN: health.origin,
+      PREVIEW_HEALTH_TIMEOUT_SECONDS: "3",
+      // wrangler sends non-loopback requests through these (loopback bypasses them).
+      HTTPS_PROXY: trap.url,
+      HTTP_PROXY: trap.url,
+      ...extraEnv,
+    });
+  }
+
+  /** No request to either API ever named the production Worker or a production database. */
+  function expectProductionUntouched(): void {
+    const production = new Set([PRODUCTION_WORKER, MAIN_DB]);
+    for (const r of [...cf.requests, ...turso.requests]) {
+      for (const segment of r.path.split("/")) expect(production.has(segment), `${r.method} ${r.path}`).toBe(false);
+      expect(production.has(String((r as { json?: { name?: unknown } }).json?.name ?? "")), `${r.method} ${r.path} body`).toBe(false);
+    }
+    expect(cf.workers.has(PRODUCTION_WORKER)).toBe(true);
+    expect(turso.databases.has(MAIN_DB)).toBe(true);
+  }
+
+  function expectNothingElse(): void {
+    expect(cf.unknown, "Cloudflare API calls the fake does not know").toEqual([]);
+    expect(turso.unknown, "Platform API calls the fake does not know").toEqual([]);
+    expect(trap.seen, "requests headed off the machine").toEqual([]);
+  }
+
+  it("deploys in one upload carrying DATABASE_URL and the DATABASE_AUTH_TOKEN secret, on an empty database it migrates and seeds, then checks /health", { timeout: 180_000 }, async () => {
+    const run = await preview([BRANCH]);
+    expect(run.code, run.stderr + run.stdout).toBe(0);
+
+    // Turso: created empty (no seed from another database), its own expiring full-access token.
+    const creates = turso.requests.filter((r) => r.method === "POST" && r.path === `/organizations/${ORG}/databases`);
+    expect(creates.map((r) => r.json)).toEqual([{ name: WORKER, group: "default" }]);
+    expect(turso.tokens).toHaveLength(1);
+    const token = turso.tokens[0]!;
+    expect(token).toMatchObject({ database: WORKER, expiration: "30d", authorization: "full-access" });
+
+    // Cloudflare: exactly one script upload, to the preview Worker, with the URL and the token together.
+    const uploads = cf.uploads();
+    expect(uploads.map((u) => `${u.method} ${u.path}`)).toEqual([`PUT /accounts/${ACCOUNT}/workers/scripts/${WORKER}`]);
+    const bindings = uploads[0]!.metadata!.bindings!;
+    expect(bindings.find((b) => b.name === "DATABASE_URL")).toMatchObject({ type: "plain_text", text: sqld.url });
+    expect(bindings.find((b) => b.name === "DATABASE_AUTH_TOKEN")).toMatchObject({ type: "secret_text", text: token.jwt });
+    expect(bindings.find((b) => b.name === "WEBHOOKS_ENABLED")).toMatchObject({ type: "plain_text", text: "false" });
+    // No cron on the preview: the schedule, when set, is empty.
+    expect(cf.workers.get(WORKER)!.crons).toEqual([]);
+    expect(cf.requests.filter((r) => r.path.endsWith("/schedules") && r.method === "PUT").map((r) => r.json)).toEqual([[]]);
+    expect(cf.requests.some((r) => r.path.includes("/secrets") && r.method === "PUT"), "no separate secret upload").toBe(false);
+
+    // The database is migrated and seeded from the corpora, with no key or subscription.
+    const db = createClient({ url: sqld.url });
+    try {
+      const count = async (table: string) => Number((await db.execute(`SELECT count(*) AS n FROM ${table}`)).rows[0]!.n);
+      expect(await count("categories")).toBeGreaterThan(100);
+      expect(await count("pets")).toBeGreaterThan(1000);
+      expect(await count("api_keys")).toBe(0);
+      expect(await count("webhooks")).toBe(0);
+    } finally {
+      db.close();
+    }
+
+    expect(health.paths).toContain("/health");
+    expect(run.stdout).toContain(`https://${WORKER}.acme-dev.workers.dev`);
+    expect(run.stdout + run.stderr, "the token is never printed").not.toContain(token.jwt);
+    expectProductionUntouched();
+    expectNothingElse();
+  });
+
+  it("redeploys the branch on its database with one more upload and a fresh token, never one from the environment", { timeout: 180_000 }, async () => {
+    const uploadsBefore = cf.uploads().length;
+    // Variables a job might carry for production: wrangler lets them override --secrets-file.
+    const run = await preview([BRANCH], { DATABASE_AUTH_TOKEN: "production-token", DATABASE_URL: "libsql://production.invalid" });
+    expect(run.code, run.stderr + run.stdout).toBe(0);
+    expect(turso.requests.filter((r) => r.method === "POST" && r.path === `/organizations/${ORG}/databases`)).toHaveLength(1);
+    expect(turso.tokens).toHaveLength(2);
+    const uploads = cf.uploads().slice(uploadsBefore);
+    expect(uploads.map((u) => `${u.method} ${u.path}`)).toEqual([`POST /accounts/${ACCOUNT}/workers/scripts/${WORKER}/versions`]);
+    const bindings = uploads[0]!.metadata!.bindings!;
+    expect(bindings.find((b) => b.name === "DATABASE_URL")).toMatchObject({ type: "plain_text", text: sqld.url });
+    expect(bindings.find((b) => b.name === "DATABASE_AUTH_TOKEN")).toMatchObject({ type: "secret_text", text: turso.tokens[1]!.jwt });
+    expectProductionUntouched();
+    expectNothingElse();
+  });
+
+  it("fails when the deployed preview does not answer GET /health with 200", { timeout: 180_000 }, async () => {
+    health.status = 503;
+    try {
+      const run = await preview(["fix/broken"]);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(/\/health did not answer 200 .*status 503/);
+      expect(cf.workers.has("petstore-fix-broken"), "the upload happened; the check failed it").toBe(true);
+    } finally {
+      health.status = 200;
+    }
+    expectProductionUntouched();
+    expectNothingElse();
+  });
+
+  it("refuses a branch whose names are production's, before any request", async () => {
+    const before = cf.requests.length + turso.requests.length;
+    for (const args of [["main"], ["main", "--destroy"]]) {
+      const run = await preview(args);
+      expect(run.code, run.stdout).toBe(1);
+      expect(run.stderr).toContain(`refusing preview name ${MAIN_DB}`);
+    }
+    expect(cf.requests.length + turso.requests.length).toBe(before);
+    expectProductionUntouched();
+  });
+
+  it("tears down the Worker and the database, and fails loudly when it cannot", { timeout: 180_000 }, async () => {
+    const ok = await preview([BRANCH, "--destroy"]);
+    expect(ok.code, ok.stderr + ok.stdout).toBe(0);
+    expect(cf.workers.has(WORKER)).toBe(false);
+    expect(turso.databases.has(WORKER)).toBe(false);
+    expect(cf.requests.some((r) => r.method === "DELETE" && r.path === `/accounts/${ACCOUNT}/workers/services/${WORKER}`), "deleted by wrangler delete").toBe(true);
+
+    // Again: both already gone is not an error.
+    const again = await preview([BRANCH, "--destroy"]);
+    expect(again.code, again.stderr).toBe(0);
+
+    // A Worker that cannot be deleted: the database is still removed, the command fails.
+    cf.failDeletes = "simulated outage";
+    try {
+      const failed = await preview(["fix/broken", "--destroy"]);
+      expect(failed.code).toBe(1);
+      expect(failed.stderr).toContain("teardown failed");
+      expect(failed.stderr).toContain("Worker petstore-fix-broken");
+      expect(cf.workers.has("petstore-fix-broken")).toBe(true);
+      expect(turso.databases.has("petstore-fix-broken")).toBe(false);
+    } finally {
+      cf.failDeletes = undefined;
+    }
+    // A database that cannot be deleted fails it too.
+    turso.databases.set("petstore-stuck", { name: "petstore-stuck", id: "x", group: "default" });
+    turso.failDeletes = "delete protection is enabled";
+    try {
+      const failed = await preview(["stuck", "--destroy"]);
+      expect(failed.code).toBe(1);
+      expect(failed.stderr).toContain("database petstore-stuck: delete protection is enabled");
+    } finally {
+      turso.failDeletes = undefined;
+    }
+    expectProductionUntouched();
+    expectNothingElse();
+  });
+
+  it("prunes the previews whose branch is not live, and nothing else", { timeout: 180_000 }, async () => {
+    for (const name of ["petstore-gone-branch", "petstore-live-branch"]) {
+      cf.workers.set(name, { name, bindings: [], crons: [], workersDev: true, versions: 1 });
+      turso.databases.set(name, { name, id: name, group: "default" });
+    }
+    cf.workers.set("other-service", { name: "other-service", bindings: [], crons: [], workersDev: true, versions: 1 });
+    const live = join(dir, "live-branches.txt");
+    writeFileSync(live, "live/branch\nmain\n");
+    const run = await preview(["--prune", "--live-branches", live]);
+    expect(run.code, run.stderr + run.stdout).toBe(0);
+    expect([...cf.workers.keys()].sort()).toEqual(["other-service", "petstore", "petstore-live-branch"]);
+    expect([...turso.databases.keys()].sort()).toEqual(["petstore", "petstore-live-branch", MAIN_DB]);
+    expectProductionUntouched();
+    expectNothingElse();
+  });
+});
+
 describe("npm run preview -- <branch> --dry-run", () => {
-  it("prints the whole plan in order and builds the bundle", () => {
+  it("prints the plan and builds the bundle without credentials", { timeout: 120_000 }, async () => {
     const outdir = mkdtempSync(join(tmpdir(), "petstore-preview-"));
     try {
-      const env: Record<string, string | undefined> = { ...process.env, TURSO_MAIN_DB: "petstore-main", WRANGLER_SEND_METRICS: "false" };
-      delete env.TURSO_API_TOKEN;
-      delete env.PREVIEW_DATABASE_URL;
-      delete env.CLOUDFLARE_API_TOKEN;
-      const result = spawnSync(process.execPath, ["--import", "tsx", "scripts/preview.ts", "feature/Add_Cats!!", "--dry-run", "--outdir", outdir], {
-        encoding: "utf8",
-        env,
-        timeout: 120_000,
-      });
-      expect(result.status, result.stderr).toBe(0);
-      const commands = result.stdout
-        .split("\n")
-        .filter((line) => line.startsWith("$ "))
-        .map((line) => line.slice(2).replace(/ {2}#.*$/, ""));
-      const worker = "petstore-feature-add-cats";
-      expect(commands).toEqual([
-        `turso db create ${worker} --from-db petstore-main`,
-        `turso db show ${worker} --url`,
-        `turso db tokens create ${worker}`,
-        "DATABASE_URL='<url from turso db show>' DATABASE_AUTH_TOKEN='<token from turso db tokens create>' node --import tsx scripts/db-migrate.ts",
-        `wrangler secret put DATABASE_AUTH_TOKEN --env preview --name ${worker}`,
-        `wrangler deploy --minify --env preview --name ${worker} --var 'DATABASE_URL:<url from turso db show>'`,
-        `wrangler deploy --dry-run --outdir ${outdir} --minify --env preview --name ${worker}`,
-      ]);
-      expect(result.stdout).toContain(`Worker ${worker}, database ${worker}`);
-      expect(existsSync(join(outdir, "worker.js")), "the dry run built the bundle").toBe(true);
+      const result = await runPreview([BRANCH, "--dry-run", "--outdir", outdir], { TURSO_MAIN_DB: MAIN_DB });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toContain(`Worker ${WORKER}, database ${WORKER}`);
+      expect(result.stdout).toContain(`$ wrangler deploy --env preview --name ${WORKER} --minify --var DATABASE_URL:<database URL> --secrets-file <DATABASE_AUTH_TOKEN>`);
+      expect(existsSync(join(outdir, "worker.js")), `the dry run built the bundle: ${readdirSync(outdir).join(", ")}`).toBe(true);
     } finally {
       rmSync(outdir, { recursive: true, force: true });
     }
   });
 
-  it("plans the removal of a preview", () => {
-    const env: Record<string, string | undefined> = { ...process.env };
-    delete env.TURSO_API_TOKEN;
-    delete env.PREVIEW_DATABASE_URL;
-    const result = spawnSync(process.execPath, ["--import", "tsx", "scripts/preview.ts", "feature/Add_Cats!!", "--destroy", "--dry-run"], { encoding: "utf8", env });
-    expect(result.status, result.stderr).toBe(0);
-    const commands = result.stdout.split("\n").filter((line) => line.startsWith("$ "));
-    expect(commands).toEqual(["$ wrangler delete --name petstore-feature-add-cats --force", "$ turso db destroy petstore-feature-add-cats --yes"]);
+  it("plans a removal without credentials or requests", async () => {
+    const result = await runPreview([BRANCH, "--destroy", "--dry-run"], { TURSO_MAIN_DB: MAIN_DB });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout.split("\n").filter((line) => line.startsWith("would remove"))).toEqual([`would remove Worker ${WORKER}`, `would remove database ${WORKER}`]);
   });
 
-  it("refuses to run without a branch", () => {
-    const result = spawnSync(process.execPath, ["--import", "tsx", "scripts/preview.ts"], { encoding: "utf8" });
-    expect(result.status).toBe(2);
+  it("refuses to run without a branch", async () => {
+    const result = await runPreview([]);
+    expect(result.code).toBe(2);
     expect(result.stderr).toContain("usage:");
   });
 });
