@@ -17,7 +17,7 @@ import { createApp } from "./app";
 import { parseConfig } from "./config";
 import { createDatabase } from "./db/client";
 import type { AppEnv } from "./lib/context";
-import { workersCache } from "./runtime/workers-cache";
+import { forEdge, workersCache } from "./runtime/workers-cache";
 import { WorkersRateLimiter } from "./runtime/workers-rate-limiter";
 import { afterWrites, dispatchDue } from "./services/webhook-dispatcher";
 
@@ -78,8 +78,8 @@ function appFor(env: WorkerEnv): OpenAPIHono<AppEnv> {
 }
 
 export default {
-  fetch(request, env, ctx): Response | Promise<Response> {
-    return appFor(env).fetch(request, env, ctx);
+  async fetch(request, env, ctx): Promise<Response> {
+    return forEdge(await appFor(env).fetch(request, env, ctx));
   },
   /** Cron Trigger (wrangler.toml `[triggers]`): retries due webhook deliveries, fans out missed events. */
   scheduled(_controller, env, ctx): void {

@@ -13,7 +13,11 @@
  * (highest precedence at Cloudflare, stripped before the client). Requests
  * with `Authorization` are answered `private, no-store` and, thanks to the
  * `Vary`, never served a stored anonymous answer. Everything else states
- * `private` or `no-store` and is never stored.
+ * `private` or `no-store` and is never stored. A stored response is replayed
+ * to every client, so the responses the edge may store go without
+ * `X-Request-Id` and `RateLimit-*` (`forEdge`, applied by src/worker.ts to the
+ * final response; API.md §5 allows their absence there); a keyed read, an
+ * error or a write always carries them.
  *
  * Writes: the request runs in a commit log (src/db/commit-log.ts); the tags its
  * committed outbox events make stale (src/lib/cache-tags.ts) are purged in ONE
@@ -34,6 +38,9 @@ import { PUBLIC_CACHE_CONTROL } from "../lib/http-cache";
 
 /** The edge's own policy for public reads (see the module docs). */
 export const EDGE_CACHE_CONTROL = "public, max-age=30, stale-while-revalidate=60";
+
+/** Headers about one request and one caller, left off the responses the edge stores. */
+const PER_REQUEST_HEADERS = ["X-Request-Id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"];
 
 /** `ctx.cache` of the Workers runtime (CacheContext in worker-configuration.d.ts). */
 interface PurgeApi {
@@ -85,4 +92,16 @@ export function workersCache(options: WorkersCacheOptions): MiddlewareHandler<Ap
     await next();
     if (c.res.headers.get("Cache-Control") === PUBLIC_CACHE_CONTROL) c.res.headers.set("Cloudflare-CDN-Cache-Control", EDGE_CACHE_CONTROL);
   };
+}
+
+/**
+ * The response as the edge may store it: a response marked for the edge
+ * (`Cloudflare-CDN-Cache-Control`) is replayed to everyone, so one request's
+ * id and one caller's rate-limit budget are taken off it. Call on the app's
+ * final response (outer middleware add those headers after the routes).
+ */
+export function forEdge(response: Response): Response {
+  if (!response.headers.has("Cloudflare-CDN-Cache-Control")) return response;
+  for (const name of PER_REQUEST_HEADERS) response.headers.delete(name);
+  return response;
 }

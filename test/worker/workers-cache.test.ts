@@ -136,5 +136,10 @@ describe("Workers Cache purges (worker)", () => {
     const orders = await api.get("/store/orders", { key: staff });
     expect(orders.headers.get("cloudflare-cdn-cache-control")).toBeNull();
     expect(anonymous.headers.get("x-cache")).toBeNull(); // Cloudflare reports hits itself (Cf-Cache-Status)
+    // What the edge stores is replayed to everyone: no request id, no caller's budget.
+    expect(anonymous.headers.get("x-request-id")).toBeNull();
+    expect(anonymous.headers.get("ratelimit-remaining")).toBeNull();
+    expect(keyed.headers.get("x-request-id")).toBeTruthy();
+    expect(keyed.headers.get("ratelimit-remaining")).toBeTruthy();
   });
 });
