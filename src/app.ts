@@ -44,7 +44,7 @@ export interface AppDeps {
   clientIp?: ClientIp;
   /**
    * Runtime middleware run after authentication and rate limiting, before the
-   * routes (Workers: the edge cache of public reads, src/runtime/edge-cache.ts).
+   * routes (Workers: Workers Cache tags and purges, src/runtime/workers-cache.ts; Node: the read cache).
    */
   middleware?: MiddlewareHandler<AppEnv>[];
 }
@@ -77,10 +77,15 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const app = createRouter();
 
   app.use(requestId());
-  // API.md conventions: JSON is `application/json; charset=utf-8` (RFC 8259 §8.1: UTF-8).
   app.use(async (c, next) => {
     await next();
-    if (c.res.headers.get("Content-Type") === "application/json") c.res.headers.set("Content-Type", "application/json; charset=utf-8");
+    const headers = c.res.headers;
+    // API.md conventions: JSON is `application/json; charset=utf-8` (RFC 8259 §8.1: UTF-8).
+    if (headers.get("Content-Type") === "application/json") headers.set("Content-Type", "application/json; charset=utf-8");
+    // A response that states no policy is stored by no cache: Workers Cache would otherwise apply
+    // heuristic freshness (a 404 kept 3 minutes, a 200 two hours; RFC 9111 §4.2.2,
+    // https://developers.cloudflare.com/workers/cache/configuration/).
+    if (!headers.has("Cache-Control")) headers.set("Cache-Control", "no-store");
   });
   app.use(
     secureHeaders({

@@ -8,10 +8,28 @@
  */
 import type { InStatement, ResultSet } from "@libsql/client";
 import type { Database } from "./client";
+import { isRecordingCommits, recordCommitted, type CommittedEvent } from "./commit-log";
 
-/** Run statements as one atomic write transaction; one result set each. */
-export function writeBatch(db: Database, statements: InStatement[]): Promise<ResultSet[]> {
-  return db.$client.batch(statements, "write");
+/** The statements made by `eventInsert`, whose result rows are the events they inserted. */
+const eventStatements = new WeakSet<object>();
+
+/**
+ * Run statements as one atomic write transaction; one result set each. The
+ * outbox events the batch inserted (`eventInsert` statements, `RETURNING type,
+ * data`) are recorded in the request's commit log (src/db/commit-log.ts).
+ */
+export async function writeBatch(db: Database, statements: InStatement[]): Promise<ResultSet[]> {
+  const results = await db.$client.batch(statements, "write");
+  if (!isRecordingCommits()) return results;
+  const events: CommittedEvent[] = [];
+  statements.forEach((statement, index) => {
+    if (typeof statement !== "object" || !eventStatements.has(statement)) return;
+    for (const row of results[index]?.rows ?? []) {
+      events.push({ type: String(row.type), data: JSON.parse(String(row.data)) as Record<string, unknown> });
+    }
+  });
+  recordCommitted(events);
+  return results;
 }
 
 /** Run statements as one read transaction (one snapshot, one round trip). */
@@ -22,13 +40,16 @@ export function readBatch(db: Database, statements: InStatement[]): Promise<Resu
 /**
  * SQL that appends one event row (API.md §6, transactional outbox) whose data is
  * the JSON object produced by `dataSql` from `fromSql`, only when `guardSql` holds.
+ * It returns the inserted row (`type`, `data`), which `writeBatch` records as committed.
  * Example: `eventInsert("pet.created", PET_JSON, "pets p WHERE p.id = ?", ...)`.
  */
 export function eventInsert(type: string, occurredAt: string, dataSql: string, fromWhereSql: string, args: unknown[]): InStatement {
-  return {
-    sql: `INSERT INTO events (type, occurred_at, data) SELECT ?, ?, ${dataSql} FROM ${fromWhereSql}`,
+  const statement = {
+    sql: `INSERT INTO events (type, occurred_at, data) SELECT ?, ?, ${dataSql} FROM ${fromWhereSql} RETURNING type, data`,
     args: [type, occurredAt, ...(args as never[])],
   };
+  eventStatements.add(statement);
+  return statement;
 }
 
 /** Event data of a pet row aliased `p` (the Pet representation). */

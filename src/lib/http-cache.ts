@@ -3,8 +3,13 @@
  *
  * Public reads: strong ETag (Hono's etag middleware, SHA-1 of the body),
  * `If-None-Match` → 304, `Cache-Control: public, max-age=0, s-maxage=30,
- * stale-while-revalidate=60` (API.md §7). Caller-dependent responses:
- * `Cache-Control: private, no-store`.
+ * stale-while-revalidate=60` and `Vary: Authorization`, and a `Cache-Tag`
+ * naming what they show (API.md §7, src/lib/cache-tags.ts). Caller-dependent
+ * responses: `Cache-Control: private, no-store`. A request that carries
+ * `Authorization` is never answered from or into a shared cache: its answer
+ * is `private, no-store` even on a public route (RFC 9111 §3.5; Workers Cache
+ * keys ignore `Authorization`, hence the `Vary` on the public answer:
+ * https://developers.cloudflare.com/workers/cache/cache-keys/).
  */
 import { createHash } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
@@ -14,12 +19,26 @@ import { ApiError } from "./errors";
 export const PUBLIC_CACHE_CONTROL = "public, max-age=0, s-maxage=30, stale-while-revalidate=60";
 export const PRIVATE_CACHE_CONTROL = "private, no-store";
 
-const setCacheControl =
-  (value: string): MiddlewareHandler =>
-  async (c, next) => {
-    await next();
-    if (c.res.ok || c.res.status === 304) c.res.headers.set("Cache-Control", value);
-  };
+/** The cache policy of public reads (see the module docs); errors keep the app's default `no-store`. */
+const publicCachePolicy: MiddlewareHandler = async (c, next) => {
+  await next();
+  if (!(c.res.ok || c.res.status === 304)) return;
+  if (c.req.header("Authorization") !== undefined) {
+    c.res.headers.set("Cache-Control", PRIVATE_CACHE_CONTROL);
+    c.res.headers.delete("Cache-Tag");
+    return;
+  }
+  c.res.headers.set("Cache-Control", PUBLIC_CACHE_CONTROL);
+  c.res.headers.append("Vary", "Authorization");
+};
+
+/**
+ * Name what a public read shows (`Cache-Tag`, comma-separated, src/lib/cache-tags.ts)
+ * so that writes can purge exactly it. Call from the handler of a public read.
+ */
+export function setCacheTags(c: Context, tags: readonly string[]): void {
+  c.header("Cache-Tag", tags.join(","));
+}
 
 /** Headers that describe the body; a 304 has none (RFC 9110 §15.4.5), so they are not carried over. */
 export const REPRESENTATION_HEADERS = new Set(["content-type", "content-length", "content-encoding", "content-language", "content-range", "transfer-encoding"]);
@@ -48,7 +67,7 @@ function conditionalGet(): MiddlewareHandler {
 }
 
 /** Middleware for public GETs: ETag/304 and the shared-cache policy. */
-export const publicRead: MiddlewareHandler[] = [setCacheControl(PUBLIC_CACHE_CONTROL), conditionalGet()];
+export const publicRead: MiddlewareHandler[] = [publicCachePolicy, conditionalGet()];
 
 /** Middleware for responses that depend on the caller. */
 export const privateResponse: MiddlewareHandler = async (c, next) => {

@@ -1,42 +1,68 @@
 /**
- * In-process cache of public reads for the Node server: the Node counterpart
- * of the Worker's edge cache (src/runtime/edge-cache.ts), with the same rules
- * of what is cached and what a write makes stale (`readGroup`, `writeGroups`,
- * `isPubliclyCacheable`).
+ * In-process cache of public reads for the Node server, with the tags and
+ * exact purges of the edge (API.md §7, src/lib/cache-tags.ts).
  *
- * Cached: anonymous `GET`s answered 200 with a public `Cache-Control`, keyed by
- * path and query, for at most `ttlMs` (and never longer than the response's
- * `s-maxage`). A successful write through this process bumps the generation of
- * every group it can change before its response is sent, so the next read sees
- * the change; a read records the generation it started under, so a read that
- * raced with a write can never store stale data under the new generation.
- * Writes by other processes on the same database file (e.g. `npm run seed`)
- * show after at most `ttlMs`, well within the `s-maxage=30` the API already
- * grants shared caches (API.md §7). Hits still pass authentication and rate
- * limiting (installed after them) and get a fresh `X-Request-Id`.
- * `X-Cache: HIT | MISS` tells what happened.
+ * Stored: anonymous `GET`s answered 200 with a public `Cache-Control` and a
+ * `Cache-Tag` (the catalogue: pets, categories, inventory), keyed by path and
+ * query, for at most `ttlMs` and never longer than the response's `s-maxage`.
+ * Bounded by size: at most `maxBytes` of bodies and headers (strings counted in
+ * UTF-16 code units, about a byte each for JSON); the least recently stored
+ * entries go first.
+ *
+ * Purged: a write through this process runs in a commit log
+ * (src/db/commit-log.ts); the tags its committed outbox events make stale
+ * (`tagsToPurge`) are dropped before its response is sent, so the next read
+ * sees the change, and nothing else is touched (an order on pet 7 leaves pet
+ * 8 cached). A read that started before a purge of one of its tags does not
+ * store its (possibly older) answer. Writes by other processes on the same
+ * database (seed scripts, other servers) show after at most `ttlMs`.
+ *
+ * Hits are served after authentication and rate limiting (installed after
+ * them) with a fresh `X-Request-Id`. `X-Cache: HIT | MISS` says what happened.
  */
 import type { MiddlewareHandler } from "hono";
+import { withCommitLog } from "../db/commit-log";
+import { tagsToPurge } from "../lib/cache-tags";
 import type { AppEnv } from "../lib/context";
 import { REPRESENTATION_HEADERS } from "../lib/http-cache";
-import { etagMatches, isPubliclyCacheable, readGroup, UNCACHED_HEADERS, writeGroups, type CacheGroup } from "./edge-cache";
+
+/** Per-request headers that are never replayed from the cache. */
+const UNCACHED_HEADERS = new Set(["x-request-id", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "retry-after", "set-cookie", "x-cache", "content-length"]);
+/** Bytes counted per entry besides its strings (map slots, arrays, numbers). */
+const ENTRY_OVERHEAD = 256;
+/** Tags whose purge time is remembered before the oldest are forgotten (see `purge`). */
+const MAX_PURGE_MARKS = 50_000;
 
 interface Entry {
-  generation: number;
   expiresAt: number;
   headers: [string, string][];
   etag: string | null;
   body: string;
+  tags: string[];
+  bytes: number;
 }
-
 
 export interface MemoryReadCacheOptions {
   /** Longest time an entry is served, ms (0 disables the cache). */
   ttlMs: number;
-  /** Most entries kept; the oldest are dropped first. */
-  maxEntries?: number;
+  /** Most bytes of entries kept (default 32 MiB); the oldest are dropped first. */
+  maxBytes?: number;
   /** Clock in ms (default Date.now). */
   nowMs?: () => number;
+}
+
+/** True when `Cache-Control` lets a shared cache store the response (RFC 9111 §5.2.2). */
+export function isPubliclyCacheable(cacheControl: string | null): boolean {
+  if (!cacheControl) return false;
+  const directives = cacheControl.toLowerCase().split(",").map((d) => d.trim().split("=")[0]);
+  return directives.includes("public") && !directives.some((d) => d === "private" || d === "no-store" || d === "no-cache");
+}
+
+/** True when `If-None-Match` lists `etag` (weak comparison, RFC 9110 §13.1.2). */
+export function etagMatches(etag: string, ifNoneMatch: string): boolean {
+  if (ifNoneMatch.trim() === "*") return true;
+  const expected = etag.replace(/^W\//, "");
+  return (ifNoneMatch.match(/"[^"]*"/g) ?? []).some((tag) => tag === expected);
 }
 
 function sMaxAgeMs(cacheControl: string): number {
@@ -46,29 +72,69 @@ function sMaxAgeMs(cacheControl: string): number {
 
 /** The middleware; install after authentication and rate limiting (AppDeps.middleware). */
 export function memoryReadCache(options: MemoryReadCacheOptions): MiddlewareHandler<AppEnv> {
-  const { ttlMs, maxEntries = 5000, nowMs = Date.now } = options;
+  const { ttlMs, maxBytes = 32 * 1024 * 1024, nowMs = Date.now } = options;
   const entries = new Map<string, Entry>();
-  const generations: Record<CacheGroup, number> = { pets: 0, categories: 0, inventory: 0 };
+  const keysByTag = new Map<string, Set<string>>();
+  /** Purge sequence: incremented by every purge; `purgedAt` holds the last one per tag. */
+  let sequence = 0;
+  const purgedAt = new Map<string, number>();
+  /** Reads that started before this sequence never store (purge marks were forgotten). */
+  let floor = 0;
+  let bytes = 0;
+
+  const remove = (key: string) => {
+    const entry = entries.get(key);
+    if (!entry) return;
+    entries.delete(key);
+    bytes -= entry.bytes;
+    for (const tag of entry.tags) {
+      const keys = keysByTag.get(tag);
+      keys?.delete(key);
+      if (keys?.size === 0) keysByTag.delete(tag);
+    }
+  };
+
+  const purge = (tags: string[]) => {
+    sequence += 1;
+    if (purgedAt.size + tags.length > MAX_PURGE_MARKS) {
+      purgedAt.clear();
+      floor = sequence;
+    }
+    for (const tag of tags) {
+      purgedAt.set(tag, sequence);
+      for (const key of keysByTag.get(tag) ?? []) remove(key);
+    }
+  };
+
+  const store = (key: string, entry: Entry) => {
+    remove(key);
+    if (entry.bytes > maxBytes) return;
+    while (bytes + entry.bytes > maxBytes) remove(entries.keys().next().value!);
+    entries.set(key, entry);
+    bytes += entry.bytes;
+    for (const tag of entry.tags) {
+      let keys = keysByTag.get(tag);
+      if (!keys) keysByTag.set(tag, (keys = new Set()));
+      keys.add(key);
+    }
+  };
 
   return async (c, next) => {
     const method = c.req.method;
     if (ttlMs <= 0 || method === "HEAD" || method === "OPTIONS") return next();
     if (method !== "GET") {
-      await next();
-      if (c.res.status >= 200 && c.res.status < 300) {
-        for (const group of writeGroups(c.req.path)) generations[group] += 1;
-      }
+      const { events, error } = await withCommitLog(next);
+      if (events.length > 0) purge(tagsToPurge(events));
+      if (error !== undefined) throw error;
       return;
     }
-    const group = readGroup(c.req.path);
-    if (group === undefined || c.req.header("Authorization") !== undefined) return next();
+    if (c.req.header("Authorization") !== undefined) return next();
 
     const url = c.req.url;
     const key = url.slice(url.indexOf("/", url.indexOf("//") + 2));
-    const generation = generations[group];
     const now = nowMs();
     const hit = entries.get(key);
-    if (hit && hit.generation === generation && hit.expiresAt > now) {
+    if (hit && hit.expiresAt > now) {
       const ifNoneMatch = c.req.header("If-None-Match");
       if (ifNoneMatch && hit.etag && etagMatches(hit.etag, ifNoneMatch)) {
         for (const [name, value] of hit.headers) if (!REPRESENTATION_HEADERS.has(name)) c.header(name, value);
@@ -79,20 +145,26 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MiddlewareHand
       c.header("X-Cache", "HIT");
       return c.body(hit.body, 200);
     }
-    if (hit) entries.delete(key);
+    if (hit) remove(key);
 
+    const startedAt = sequence;
     await next();
     const res = c.res;
     const cacheControl = res.headers.get("Cache-Control");
-    if (res.status !== 200 || !isPubliclyCacheable(cacheControl)) return;
+    const tagHeader = res.headers.get("Cache-Tag");
+    if (res.status !== 200 || !tagHeader || !isPubliclyCacheable(cacheControl)) return;
+    const tags = tagHeader.split(",");
+    if (startedAt < floor || tags.some((tag) => (purgedAt.get(tag) ?? 0) > startedAt)) return;
     const headers: [string, string][] = [];
+    let size = ENTRY_OVERHEAD + key.length * 2;
     res.headers.forEach((value, name) => {
-      // Per-request headers are never replayed; the length follows from the stored body.
-      if (!UNCACHED_HEADERS.has(name) && name !== "content-length") headers.push([name, value]);
+      if (UNCACHED_HEADERS.has(name)) return;
+      headers.push([name, value]);
+      size += name.length + value.length;
     });
     const body = await res.clone().text();
-    if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
-    entries.set(key, { generation, expiresAt: now + Math.min(ttlMs, sMaxAgeMs(cacheControl!)), headers, etag: res.headers.get("ETag"), body });
+    size += body.length;
+    store(key, { expiresAt: now + Math.min(ttlMs, sMaxAgeMs(cacheControl!)), headers, etag: res.headers.get("ETag"), body, tags, bytes: size });
     res.headers.set("X-Cache", "MISS");
   };
 }

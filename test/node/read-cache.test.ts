@@ -1,7 +1,8 @@
 /**
  * The Node server's in-process cache of public reads (src/runtime/memory-read-cache.ts):
- * hits, purges by writes through the app, TTL for writes from elsewhere,
- * conditional requests on hits, and nothing private or keyed is ever stored.
+ * hits, exact purges by the tags a write changed (API.md §7), TTL for writes
+ * from elsewhere, conditional requests on hits, a bound in bytes, and nothing
+ * private or keyed is ever stored.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
@@ -101,5 +102,42 @@ describe("in-process read cache (Node)", () => {
     const missing = await call("GET", "/pets/99999999");
     expect(missing.status).toBe(404);
     expect(missing.headers.get("x-cache")).toBeNull();
+  });
+
+  it("purges exactly what a write changed: an order on one pet leaves the other pet's entries cached", async () => {
+    const pets: number[] = [];
+    for (const name of ["Seven", "Eight"]) {
+      const id = (await call("POST", "/pets", { key: staff, body: { name, categoryId } })).body.id as number;
+      expect((await call("PUT", `/store/inventory/${id}`, { key: staff, body: { quantity: 5 } })).status).toBe(200);
+      pets.push(id);
+    }
+    const [seven, eight] = pets as [number, number];
+    const paths = [`/pets/${seven}`, `/store/inventory/${seven}`, `/pets/${eight}`, `/store/inventory/${eight}`, `/store/inventory?petId=${eight}`];
+    for (const path of paths) await call("GET", path);
+    for (const path of paths) expect((await call("GET", path)).headers.get("x-cache"), path).toBe("HIT");
+
+    expect((await call("POST", "/store/orders", { key: staff, body: { petId: seven, quantity: 1 } })).status).toBe(201);
+    const inventory = await call("GET", `/store/inventory/${seven}`);
+    expect(inventory.headers.get("x-cache")).toBe("MISS");
+    expect(inventory.body.quantity).toBe(4);
+    // The pet row did not change (still available), nor did anything of pet eight.
+    for (const path of paths.filter((p) => p !== `/store/inventory/${seven}`)) {
+      expect((await call("GET", path)).headers.get("x-cache"), path).toBe("HIT");
+    }
+  });
+
+  it("keeps at most maxBytes of entries, dropping the oldest first", async () => {
+    const small = createApp({
+      db: target.db,
+      config: parseConfig(TEST_ENV),
+      log: () => {},
+      middleware: [memoryReadCache({ ttlMs: 60_000, maxBytes: 4_000, nowMs: () => clock })],
+    });
+    const get = async (path: string) => (await small.request(`http://localhost${path}`)).headers.get("x-cache");
+    const paths = Array.from({ length: 8 }, (_, i) => `/pets?id=${petId}&limit=${i + 1}`);
+    for (const path of paths) expect(await get(path)).toBe("MISS");
+    // Each entry is well over 500 bytes (headers and body): the first ones were dropped, the last one stays.
+    expect(await get(paths[paths.length - 1]!)).toBe("HIT");
+    expect(await get(paths[0]!)).toBe("MISS");
   });
 });

@@ -18,6 +18,8 @@ export interface WorkerSuiteInfo {
   databaseUrl: string;
   /** A staff key made once per run with test/support/staff-key.ts. */
   staffKey: string;
+  /** Where the Worker's cache purges are recorded (test/support/purge-recorder.ts). */
+  purgeRecorderUrl: string;
 }
 
 declare module "vitest" {
@@ -31,6 +33,8 @@ export interface WorkerTarget extends Target {
   url: string;
   /** The same database the Worker uses (sqld over HTTP). */
   db: Database;
+  /** Where the Worker's cache purges are recorded. */
+  purgeRecorderUrl: string;
 }
 
 /**
@@ -46,6 +50,7 @@ export async function workerTarget(): Promise<WorkerTarget> {
     url: info.url,
     db: createDatabase(client),
     staffKey: info.staffKey,
+    purgeRecorderUrl: info.purgeRecorderUrl,
     fetch: (path, init) => fetch(`${info.url}${path}`, { redirect: "manual", ...init }),
     close: async () => client.close(),
   };

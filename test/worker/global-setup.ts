@@ -15,6 +15,7 @@ import { migrateServer, startSqld } from "../../scripts/sqld";
 import { createDatabase } from "../../src/db/client";
 import { RATE_LIMIT_BINDING_NAMES, signupBindingLimitPerMinute } from "../../src/runtime/workers-rate-limiter";
 import { TEST_ENV } from "../support/node-target";
+import { startPurgeRecorder, type PurgeRecorder } from "../support/purge-recorder";
 import "../support/worker-target";
 import { buildAssets } from "../../scripts/build-assets";
 
@@ -23,9 +24,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const dir = mkdtempSync(join(tmpdir(), "petstore-worker-"));
   const sqld = await startSqld({ dataDir: join(dir, "sqld") });
   let worker: LocalWorker | undefined;
+  let recorder: PurgeRecorder | undefined;
   const teardown = async () => {
     const stopping = Date.now();
     await worker?.stop().catch(() => undefined);
+    await recorder?.stop();
     await sqld.stop();
     rmSync(dir, { recursive: true, force: true });
     console.log(`worker suite: stopped in ${Date.now() - stopping} ms`);
@@ -43,8 +46,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
       [RATE_LIMIT_BINDING_NAMES.key]: Number(TEST_ENV.RATE_LIMIT_KEY_PER_MIN),
       [RATE_LIMIT_BINDING_NAMES.signup]: signupBindingLimitPerMinute(Number(TEST_ENV.RATE_LIMIT_SIGNUP_PER_HOUR)),
     };
-    worker = await startLocalWorker({ databaseUrl: sqld.url, vars: TEST_ENV, rateLimits });
-    project.provide("petstoreWorker", { url: worker.url, databaseUrl: sqld.url, staffKey });
+    recorder = await startPurgeRecorder();
+    worker = await startLocalWorker({ databaseUrl: sqld.url, vars: { ...TEST_ENV, CACHE_PURGE_CAPTURE_URL: recorder.url }, rateLimits });
+    project.provide("petstoreWorker", { url: worker.url, databaseUrl: sqld.url, staffKey, purgeRecorderUrl: recorder.url });
     console.log(`worker suite: Worker ${worker.url} on sqld ${sqld.url}, ready in ${Date.now() - started} ms`);
   } catch (error) {
     await teardown();

@@ -1,6 +1,7 @@
 /** Handlers of /categories. */
 import type { RouteHandler } from "@hono/zod-openapi";
-import { setEtag } from "../../lib/http-cache";
+import { CATEGORIES_LIST_TAG, categoryTag } from "../../lib/cache-tags";
+import { setCacheTags, setEtag } from "../../lib/http-cache";
 import type { AppEnv } from "../../lib/context";
 import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
 import * as service from "../../services/categories.service";
@@ -10,6 +11,7 @@ export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
   const { limit = DEFAULT_PAGE_SIZE, cursor } = c.req.valid("query");
   const page = toPage(await service.listCategories(c.get("db"), decodeCursor(cursor), limit + 1), limit);
   setNextLink(c, page.nextCursor);
+  setCacheTags(c, [CATEGORIES_LIST_TAG, ...page.items.map((category) => categoryTag(category.id))]);
   setEtag(c, page.items);
   return c.json(page.items, 200);
 };
@@ -22,6 +24,7 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
 
 export const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
   const category = await service.getCategory(c.get("db"), c.req.valid("param").categoryId);
+  setCacheTags(c, [categoryTag(category.id)]);
   setEtag(c, category);
   return c.json(category, 200);
 };

@@ -1,6 +1,7 @@
 /** Handlers of /store/inventory. */
 import type { RouteHandler } from "@hono/zod-openapi";
-import { setEtag } from "../../lib/http-cache";
+import { INVENTORY_LIST_TAG, inventoryTag } from "../../lib/cache-tags";
+import { setCacheTags, setEtag } from "../../lib/http-cache";
 import type { AppEnv } from "../../lib/context";
 import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
 import * as service from "../../services/inventory.service";
@@ -11,12 +12,14 @@ export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
   const rows = await service.listInventory(c.get("db"), { status, petIds: petId }, decodeCursor(cursor), limit + 1);
   const page = toPage(rows, limit, (item) => item.petId);
   setNextLink(c, page.nextCursor);
+  setCacheTags(c, [INVENTORY_LIST_TAG, ...page.items.map((item) => inventoryTag(item.petId))]);
   setEtag(c, page.items);
   return c.json(page.items, 200);
 };
 
 export const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
   const item = await service.getInventoryItem(c.get("db"), c.req.valid("param").petId);
+  setCacheTags(c, [inventoryTag(item.petId)]);
   setEtag(c, item);
   return c.json(item, 200);
 };

@@ -38,7 +38,9 @@ export function createMetaRouter(root: () => OpenAPIHono<AppEnv>, assets?: Asset
       document = buildOpenApiDocument(root(), config, baseUrl);
       if (documents.size < 16) documents.set(baseUrl, document);
     }
-    c.header("Cache-Control", "public, max-age=300");
+    // Without PUBLIC_BASE_URL the document names the request's origin; Workers Cache keys ignore
+    // the host, so such a document is for the caller only.
+    c.header("Cache-Control", config.publicBaseUrl ? "public, max-age=300" : "private, max-age=300");
     return c.json(document, 200);
   };
 

@@ -1,6 +1,7 @@
 /** Handlers of /pets: parse (done by the route), call one service function, shape the response. */
 import type { RouteHandler } from "@hono/zod-openapi";
-import { setEtag } from "../../lib/http-cache";
+import { petTag, PETS_LIST_TAG } from "../../lib/cache-tags";
+import { setCacheTags, setEtag } from "../../lib/http-cache";
 import type { AppEnv } from "../../lib/context";
 import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
 import * as service from "../../services/pets.service";
@@ -12,6 +13,7 @@ export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
   const rows = await service.listPets(c.get("db"), { status, categoryId, ids: id }, decodeCursor(cursor), limit + 1);
   const page = toPage(rows, limit);
   setNextLink(c, page.nextCursor);
+  setCacheTags(c, [PETS_LIST_TAG, ...page.items.map((pet) => petTag(pet.id))]);
   setEtag(c, page.items);
   return c.json(page.items, 200);
 };
@@ -25,6 +27,7 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
 export const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
   const { petId } = c.req.valid("param");
   const pet = await service.getPet(c.get("db"), petId);
+  setCacheTags(c, [petTag(pet.id)]);
   setEtag(c, pet);
   return c.json(pet, 200);
 };

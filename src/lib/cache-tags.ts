@@ -1,0 +1,61 @@
+/**
+ * Cache tags of public reads and the tags a committed change makes stale
+ * (API.md §7). One vocabulary for both runtimes: the `Cache-Tag` response
+ * header read by Workers Cache (purged with `ctx.cache.purge({ tags })`,
+ * https://developers.cloudflare.com/workers/cache/purge/) and the Node read
+ * cache (src/runtime/memory-read-cache.ts).
+ *
+ * What a read carries:
+ * - an item: its own tag (`pet:7`, `inventory:7`, `category:3`);
+ * - a list page: its list tag (`pets`, `inventory`, `categories`) plus the tag
+ *   of every item on the page, so a change to an item reaches every page that
+ *   shows it, and the list tag is needed only when membership may change.
+ *
+ * What a change purges, from the outbox events its batch inserted (each one is
+ * written only when its row changed, so this is exactly what changed):
+ * - `pet.created` / `pet.deleted`: the pet and its inventory entry, and the
+ *   `pets` and `inventory` lists (membership);
+ * - `pet.updated`: the pet and its inventory entry (which shows the pet's
+ *   status), and the `pets` and `inventory` lists (a status or category
+ *   change moves the pet between filtered lists);
+ * - `inventory.updated`: the inventory entry (quantity; never a filter);
+ * - `category.created` / `category.deleted`: the category and the `categories` list;
+ * - `category.updated`: the category;
+ * - orders, accounts, keys, webhooks: nothing public.
+ * Tags are printable ASCII (Cloudflare's limit: 0x21–0x7E, ≤ 1024 chars, ≤ 1000 per response).
+ */
+
+export const PETS_LIST_TAG = "pets";
+export const INVENTORY_LIST_TAG = "inventory";
+export const CATEGORIES_LIST_TAG = "categories";
+
+/** `pet:<id>`: the Pet representation of one pet. */
+export const petTag = (petId: number): string => `pet:${petId}`;
+/** `inventory:<petId>`: the InventoryItem of one pet. */
+export const inventoryTag = (petId: number): string => `inventory:${petId}`;
+/** `category:<id>`: the Category representation of one category. */
+export const categoryTag = (categoryId: number): string => `category:${categoryId}`;
+
+/** A committed change: an outbox event's type and data (the resource after the change). */
+export interface ChangedResource {
+  type: string;
+  data: Record<string, unknown>;
+}
+
+/** The tags made stale by committed changes (see the module docs), deduplicated, in first-seen order. */
+export function tagsToPurge(changes: readonly ChangedResource[]): string[] {
+  const tags = new Set<string>();
+  for (const { type, data } of changes) {
+    const [resource, action] = type.split(".");
+    if (resource === "pet") {
+      const id = Number(data.id);
+      tags.add(petTag(id)).add(inventoryTag(id)).add(PETS_LIST_TAG).add(INVENTORY_LIST_TAG);
+    } else if (resource === "inventory") {
+      tags.add(inventoryTag(Number(data.petId)));
+    } else if (resource === "category") {
+      tags.add(categoryTag(Number(data.id)));
+      if (action !== "updated") tags.add(CATEGORIES_LIST_TAG);
+    }
+  }
+  return [...tags];
+}
