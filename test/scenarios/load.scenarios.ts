@@ -220,7 +220,7 @@ export function loadScenarios(getTarget: () => LoadTarget): void {
 
       // Still serving, database included.
       expect((await send("health", "GET", "/health")).status).toBe(200);
-    });
+    }, 50_000);
 
     /** The ETag of GET /pets/{petId} (public read). */
     async function petEtag(petId: number): Promise<string> {
