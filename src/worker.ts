@@ -23,16 +23,17 @@
  * rate-limit counts, the OpenAPI document). Everything that does I/O is built
  * for each request from that request's `env`: the libSQL client (a
  * fetch-based HTTP client: building one is cheap; a shared one queued the
- * requests of every caller behind its own `concurrency` limit of 20 promises),
+ * requests of every caller behind its own `concurrency` limit of 20 promises;
+ * a saturated database's 429s are retried within the request, src/db/remote.ts),
  * the rate limiter over its bindings, the asset fetcher and each webhook
  * dispatch run.
  */
-import { createClient } from "@libsql/client/web";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { createApp } from "./app";
 import { parseConfig, type AppConfig } from "./config";
-import { createDatabase, type Database } from "./db/client";
+import type { Database } from "./db/client";
+import { openRemoteDatabase } from "./db/remote";
 import type { AppEnv } from "./lib/context";
 import { MemoryRateLimiter } from "./lib/rate-limiter";
 import { edgeCache } from "./runtime/edge-cache";
@@ -46,9 +47,9 @@ import { afterWrites, dispatchDue } from "./services/webhook-dispatcher";
  */
 type WorkerEnv = Omit<Env, "ASSETS" | "DATABASE_AUTH_TOKEN"> & { ASSETS?: Env["ASSETS"]; DATABASE_AUTH_TOKEN?: string };
 
-/** A new database handle over a new libSQL HTTP client, for one request (or one cron run) only. */
+/** A new database handle over a new libSQL HTTP client, for one request (or one cron run) only (src/db/remote.ts). */
 function databaseFor(env: WorkerEnv): Database {
-  return createDatabase(createClient({ url: env.DATABASE_URL, authToken: env.DATABASE_AUTH_TOKEN }));
+  return openRemoteDatabase(env.DATABASE_URL, env.DATABASE_AUTH_TOKEN);
 }
 
 /** One webhook dispatch run (API.md §6) on `db`; errors are logged, never thrown. */
