@@ -23,9 +23,9 @@ import { createDatabase, type Database } from "./client";
 export type RequestFetch = (request: Request) => Promise<Response>;
 
 export interface RetryOptions {
-  /** Attempts in all, the first included (default 7). */
+  /** Attempts in all, the first included (default 8). */
   attempts?: number;
-  /** Delay before the first retry, ms; doubled each time, then jittered to 50–100 % (default 25: at most ~1.6 s in all). */
+  /** Delay before the first retry, ms; doubled each time, then jittered to 50–100 % (default 25: at most ~3.2 s of waiting in all). */
   baseDelayMs?: number;
   /** Jitter source in [0, 1) (default Math.random). */
   random?: () => number;
@@ -37,7 +37,7 @@ export interface RetryOptions {
  * answer is returned whatever it is. Each attempt sends a clone of `request`.
  */
 export function retryOverloaded(fetchFn: RequestFetch, options: RetryOptions = {}): RequestFetch {
-  const attempts = options.attempts ?? 7;
+  const attempts = options.attempts ?? 8;
   const baseDelayMs = options.baseDelayMs ?? 25;
   const random = options.random ?? Math.random;
   return async (request) => {

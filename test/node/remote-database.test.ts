@@ -73,7 +73,7 @@ describe("openRemoteDatabase against a server that sheds load (429)", () => {
     expect(await rows()).toEqual([1, 2]);
   });
 
-  it("a server that keeps refusing: the call fails after the last attempt (7) and nothing is written", async () => {
+  it("a server that keeps refusing: the call fails after the last attempt (8) and nothing is written", async () => {
     refuseNext = 1_000;
     const db = openRemoteDatabase(proxyUrl);
     const failure = await db.$client.batch([{ sql: "INSERT INTO t (x) VALUES (?)", args: [3] }], "write").then(
@@ -81,7 +81,7 @@ describe("openRemoteDatabase against a server that sheds load (429)", () => {
       (error: unknown) => error as { code?: string; message?: string },
     );
     expect(failure?.message).toMatch(/429/);
-    expect(received).toBe(7);
+    expect(received).toBe(8);
     expect(await rows()).toEqual([1, 2]);
   });
 
