@@ -233,14 +233,16 @@ async function main(): Promise<void> {
     if (workerNames.length > 0) results.push(...(await driveWorker(dir, workerNames)));
     const baseAfter = await drive("baseline: bare Hono, constant JSON (after)", basePort, baseSetup);
     const baseRps = (baseBefore.requestsPerSecond + baseAfter.requestsPerSecond) / 2;
-    for (const r of results) r.ratioToBaseline = Math.round((r.requestsPerSecond / baseRps) * 100) / 100;
+    for (const r of results) r.ratioToBaseline = Math.round((r.requestsPerSecond / baseRps) * 1000) / 1000;
+    // Two decimals, three for small ratios (the worker rows), so they never print as 0.00.
+    const ratio = (x: number) => x.toFixed(x < 0.1 ? 3 : 2);
     const lines = [
       `| scenario | req/s | p50 ms | p99 ms | vs baseline | non-2xx |`,
       `|---|---:|---:|---:|---:|---:|`,
       ...[baseBefore, baseAfter].map(
         (b) => `| ${b.scenario} | ${b.requestsPerSecond} | ${b.p50Ms} | ${b.p99Ms} | ${(b.requestsPerSecond / baseRps).toFixed(2)} | ${b.non2xx} |`,
       ),
-      ...results.map((r) => `| ${r.scenario} | ${r.requestsPerSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.ratioToBaseline!.toFixed(2)} | ${r.non2xx} |`),
+      ...results.map((r) => `| ${r.scenario} | ${r.requestsPerSecond} | ${r.p50Ms} | ${r.p99Ms} | ${ratio(r.ratioToBaseline!)} | ${r.non2xx} |`),
     ];
     console.log(`\n${connections} connections, ${duration} s per scenario, ${fixture.petIds.length} pets, node ${process.version}\n`);
     console.log(lines.join("\n"));
