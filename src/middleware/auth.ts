@@ -31,7 +31,7 @@ const MAX_CACHE_ENTRIES = 10_000;
  * the app (a Workers isolate serves many requests with it), and a promise made
  * by one request must not be awaited by another (workerd: "Cannot perform I/O
  * on behalf of a different request", see src/worker.ts). Concurrent first
- * requests with one key each look it up once.
+ * requests with the same key therefore each do their own lookup.
  */
 export class KeyCache {
   private readonly entries = new Map<string, { owner: Principal | null; expiresAt: number }>();
