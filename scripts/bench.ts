@@ -9,6 +9,13 @@
  * and after the scenarios; ratios are to the mean of the two. Prints a Markdown
  * table (requests/s, p50/p99 latency in ms) and writes JSON under bench/results/.
  * Peak RSS of the server (VmHWM) is read after the mixed scenario.
+ *
+ * The `worker:` rows drive the Worker the same way: src/worker.ts under
+ * workerd (wrangler's local engine, scripts/local-worker.ts) over sqld
+ * (scripts/sqld.ts), seeded with the same catalogue, rate limits raised. They
+ * run only when selected (the default run selects them; `--scenarios` names
+ * scenarios by substring, e.g. `--scenarios worker`), after the Node rows, and
+ * add workerd's start and the seeding of sqld to the run.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -16,12 +23,17 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { createClient } from "@libsql/client";
 import autocannon, { type Request as AutocannonRequest } from "autocannon";
+import { createDatabase, type Database } from "../src/db/client";
 import { openLocalDatabase } from "../src/db/local";
+import { RATE_LIMIT_BINDING_NAMES } from "../src/runtime/workers-rate-limiter";
 import { createOperatorKey, createAccount } from "../src/services/accounts.service";
 import { createCategory } from "../src/services/categories.service";
 import { createPet } from "../src/services/pets.service";
+import { startLocalWorker } from "./local-worker";
 import { DEFAULT_CORPORA_DIR, seedCatalogue } from "./seed";
+import { migrateServer, startSqld } from "./sqld";
 
 const { values } = parseArgs({
   options: {
@@ -85,8 +97,8 @@ interface Fixture {
   customerKeys: string[];
 }
 
-async function seed(url: string, petTarget: number): Promise<Fixture> {
-  const db = await openLocalDatabase(url);
+/** Seed `db` (closed afterwards) with the catalogue, `petTarget` pets in all, plenty of stock, a staff key and 20 customers. */
+async function seed(db: Database, petTarget: number): Promise<Fixture> {
   const now = new Date();
   await seedCatalogue(db, DEFAULT_CORPORA_DIR, now);
   let count = Number((await db.$client.execute("SELECT count(*) AS n FROM pets")).rows[0]!.n);
@@ -106,6 +118,16 @@ async function seed(url: string, petTarget: number): Promise<Fixture> {
 }
 
 type Setup = (req: AutocannonRequest) => AutocannonRequest;
+
+/** Limits raised so that no scenario is rate limited (variables of API.md §5). */
+const UNLIMITED = {
+  RATE_LIMIT_ANON_PER_MIN: "100000000",
+  RATE_LIMIT_KEY_PER_MIN: "100000000",
+  RATE_LIMIT_SIGNUP_PER_HOUR: "100000000",
+};
+
+/** The Worker rows: a public read and an order, the hot read and write of the edge. */
+const WORKER_SCENARIOS = ["GET /pets/{petId}", "POST /store/orders"];
 
 function scenarios(f: Fixture): Record<string, Setup> {
   const auth = (key: string) => ({ authorization: `Bearer ${key}` });
@@ -173,7 +195,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "petstore-bench-"));
   const url = `file:${join(dir, "bench.db")}`;
   console.error(`seeding ${url} …`);
-  const fixture = await seed(url, Number(values.pets));
+  const fixture = await seed(await openLocalDatabase(url), Number(values.pets));
   const [apiPort, basePort] = [await freePort(), await freePort()];
   // Both servers run as plain bundled JavaScript (no TypeScript loader at run time), like `npm start`.
   execFileSync("npm", ["run", "--silent", "build:server"], { cwd: ROOT, stdio: "inherit" });
@@ -182,14 +204,7 @@ async function main(): Promise<void> {
     ["scripts/bench-baseline.ts", "--bundle", "--platform=node", "--format=esm", "--packages=external", "--log-level=warning", "--outfile=dist/node/bench-baseline.mjs"],
     { cwd: ROOT, stdio: "inherit" },
   );
-  const api = start("dist/node/server.mjs", {
-    DATABASE_URL: url,
-    PORT: String(apiPort),
-    HOST: "127.0.0.1",
-    RATE_LIMIT_ANON_PER_MIN: "100000000",
-    RATE_LIMIT_KEY_PER_MIN: "100000000",
-    RATE_LIMIT_SIGNUP_PER_HOUR: "100000000",
-  });
+  const api = start("dist/node/server.mjs", { DATABASE_URL: url, PORT: String(apiPort), HOST: "127.0.0.1", ...UNLIMITED });
   const petBytes = (await (async () => {
     await waitFor(`http://127.0.0.1:${apiPort}/health`, api);
     return (await (await fetch(`http://127.0.0.1:${apiPort}/pets/${fixture.petIds[0]}`)).text()).length;
@@ -213,17 +228,21 @@ async function main(): Promise<void> {
       console.error(`${name} …`);
       results.push(await drive(name, apiPort, all[name]!));
     }
+    const rss = peakRssMb(api.pid!);
+    const workerNames = WORKER_SCENARIOS.map((n) => `worker: ${n}`).filter((n) => wanted.some((w) => n.includes(w)));
+    if (workerNames.length > 0) results.push(...(await driveWorker(dir, workerNames)));
     const baseAfter = await drive("baseline: bare Hono, constant JSON (after)", basePort, baseSetup);
     const baseRps = (baseBefore.requestsPerSecond + baseAfter.requestsPerSecond) / 2;
-    for (const r of results) r.ratioToBaseline = Math.round((r.requestsPerSecond / baseRps) * 100) / 100;
-    const rss = peakRssMb(api.pid!);
+    for (const r of results) r.ratioToBaseline = Math.round((r.requestsPerSecond / baseRps) * 1000) / 1000;
+    // Two decimals, three for small ratios (the worker rows), so they never print as 0.00.
+    const ratio = (x: number) => x.toFixed(x < 0.1 ? 3 : 2);
     const lines = [
       `| scenario | req/s | p50 ms | p99 ms | vs baseline | non-2xx |`,
       `|---|---:|---:|---:|---:|---:|`,
       ...[baseBefore, baseAfter].map(
         (b) => `| ${b.scenario} | ${b.requestsPerSecond} | ${b.p50Ms} | ${b.p99Ms} | ${(b.requestsPerSecond / baseRps).toFixed(2)} | ${b.non2xx} |`,
       ),
-      ...results.map((r) => `| ${r.scenario} | ${r.requestsPerSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.ratioToBaseline!.toFixed(2)} | ${r.non2xx} |`),
+      ...results.map((r) => `| ${r.scenario} | ${r.requestsPerSecond} | ${r.p50Ms} | ${r.p99Ms} | ${ratio(r.ratioToBaseline!)} | ${r.non2xx} |`),
     ];
     console.log(`\n${connections} connections, ${duration} s per scenario, ${fixture.petIds.length} pets, node ${process.version}\n`);
     console.log(lines.join("\n"));
@@ -236,6 +255,38 @@ async function main(): Promise<void> {
     api.kill("SIGTERM");
     baseline.kill("SIGTERM");
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The `worker:` rows: sqld on a temp directory (migrated, seeded like the Node
+ * database), the Worker under workerd pointed at it, a read warm-up, then each
+ * scenario in `names` with the Node scenario of the same name. Stops both.
+ */
+async function driveWorker(dir: string, names: string[]): Promise<Result[]> {
+  console.error("worker: sqld + workerd …");
+  const sqld = await startSqld({ dataDir: join(dir, "sqld") });
+  try {
+    await migrateServer(sqld.url);
+    await import("./build-assets"); // public/ for the Worker's [assets] binding
+    const fixture = await seed(createDatabase(createClient({ url: sqld.url })), Number(values.pets));
+    const rateLimits = Object.fromEntries(Object.values(RATE_LIMIT_BINDING_NAMES).map((name) => [name, 100_000_000]));
+    const worker = await startLocalWorker({ databaseUrl: sqld.url, vars: UNLIMITED, rateLimits });
+    try {
+      const port = Number(new URL(worker.url).port);
+      const all = scenarios(fixture);
+      for (const name of WORKER_SCENARIOS.filter((n) => n.startsWith("GET"))) await drive("warm-up", port, all[name]!, warmup);
+      const results: Result[] = [];
+      for (const name of names) {
+        console.error(`${name} …`);
+        results.push(await drive(name, port, all[name.slice("worker: ".length)]!));
+      }
+      return results;
+    } finally {
+      await worker.stop();
+    }
+  } finally {
+    await sqld.stop();
   }
 }
 

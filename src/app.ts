@@ -1,10 +1,13 @@
 /**
  * `createApp({ db, config, ... })`: the whole Petstore API as one OpenAPIHono
  * app, built only from what it is given (no environment reads, no globals).
- * The Node and Worker entry points wire their runtime to it.
+ * The Node and Worker entry points wire their runtime to it. What the app keeps
+ * between requests is plain data (configuration, compiled routes, caches of
+ * values: verified keys, rate-limit counts); whatever does I/O comes from the
+ * deps, per request where the runtime requires it.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { requestId } from "hono/request-id";
@@ -28,9 +31,23 @@ import { petsRouter } from "./routes/pets/pets.index";
 import { eventsRouter } from "./routes/events/events.index";
 import { webhooksRouter } from "./routes/webhooks/webhooks.index";
 
+/**
+ * A dependency given either as one value shared by every request (Node: one
+ * embedded database, one in-memory limiter) or as a function building it for
+ * each request from its context (Workers: anything that does I/O must belong
+ * to the request that uses it; see src/worker.ts).
+ */
+export type PerRequest<T extends object> = T | ((c: Context<AppEnv>) => T);
+
+/** The value of a `PerRequest` dependency for request `c`. */
+function resolve<T extends object>(dep: PerRequest<T>, c: Context<AppEnv>): T {
+  return typeof dep === "function" ? (dep as (c: Context<AppEnv>) => T)(c) : dep;
+}
+
 /** Everything the app needs from its runtime. */
 export interface AppDeps {
-  db: Database;
+  /** The database: one handle, or one per request (Workers). */
+  db: PerRequest<Database>;
   config: AppConfig;
   /** Current time (default: the system clock); tests inject their own. */
   clock?: () => Date;
@@ -38,8 +55,8 @@ export interface AppDeps {
   log?: (line: string) => void;
   /** Static files of the docs page (Node: node_modules; Workers: static assets). */
   assets?: AssetSource;
-  /** Request counter (default: in memory, per process). */
-  rateLimiter?: RateLimiter;
+  /** Request counter (default: in memory, per process); one, or one per request (Workers). */
+  rateLimiter?: PerRequest<RateLimiter>;
   /** The client's address (default: none known, all anonymous clients share one bucket). */
   clientIp?: ClientIp;
   /**
@@ -71,7 +88,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const { db, config } = deps;
   const now = deps.clock ?? (() => new Date());
   const log = deps.log ?? ((line: string) => console.error(line));
-  const rateLimiter = deps.rateLimiter ?? new MemoryRateLimiter();
+  const rateLimiter: PerRequest<RateLimiter> = deps.rateLimiter ?? new MemoryRateLimiter();
   const clientIp = deps.clientIp ?? (() => undefined);
   const keyCache = new KeyCache(config.keyCacheTtlSeconds * 1000);
   const app = createRouter();
@@ -118,10 +135,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     await corsHeaders(c, async () => {});
   });
   app.use(async (c, next) => {
-    c.set("db", db);
+    c.set("db", resolve(db, c));
     c.set("config", config);
     c.set("now", now);
-    c.set("rateLimiter", rateLimiter);
+    c.set("rateLimiter", resolve(rateLimiter, c));
     c.set("clientIp", clientIp(c) ?? "unknown");
     await next();
   });
@@ -133,7 +150,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   });
   // GET/HEAD/OPTIONS bodies are never read; skipping them avoids materialising the request stream.
   app.use((c, next) => (c.req.method === "GET" || c.req.method === "HEAD" || c.req.method === "OPTIONS" ? next() : limitBody(c, next)));
-  app.use(authenticate(db, keyCache));
+  app.use(authenticate(keyCache));
   app.use(rateLimit);
   app.use(idempotency);
   for (const handler of deps.middleware ?? []) app.use(handler);

@@ -13,8 +13,10 @@ import { createApp } from "./app";
 import { parseConfig } from "./config";
 import { openLocalDatabase } from "./db/local";
 import { getConnInfo } from "@hono/node-server/conninfo";
+import type { Server } from "node:http";
 import { memoryReadCache } from "./runtime/memory-read-cache";
 import { nodeAssets } from "./runtime/node-assets";
+import { answerUnknownMethods } from "./runtime/node-unknown-methods";
 import { bootstrapStaffKey } from "./services/accounts.service";
 import { afterWrites, createWebhookDispatcher } from "./services/webhook-dispatcher";
 
@@ -41,6 +43,8 @@ async function main(): Promise<void> {
   const server = serve({ fetch: app.fetch, hostname, port }, (info) => {
     console.log(`Petstore API listening on http://${hostname}:${info.port} (docs: /docs, database: ${url})`);
   });
+  // Methods Node's HTTP parser rejects (FOO) or diverts (CONNECT) before the app: 501 Error objects too.
+  answerUnknownMethods(server as Server);
 
   let closing = false;
   const shutdown = (signal: string) => {

@@ -10,13 +10,32 @@
  * limits use the Workers Rate Limiting bindings (src/runtime/workers-rate-limiter.ts);
  * webhook deliveries run in `ctx.waitUntil` after each successful write and
  * every minute from the Cron Trigger (`scheduled`, src/services/webhook-dispatcher.ts).
+ *
+ * What may outlive a request. One isolate serves many requests at once, and
+ * workerd ties every I/O object (a fetch in flight, a stream, a promise
+ * settled by I/O) to the request that created it: another request that uses
+ * it fails with "Cannot perform I/O on behalf of a different request" or
+ * "A promise was resolved or rejected from a different request context", and
+ * a request waiting on such a promise hangs until workerd cancels it
+ * (https://developers.cloudflare.com/workers/observability/errors/#cannot-perform-io-on-behalf-of-a-different-request).
+ * So the isolate keeps plain data only: the parsed configuration, the app
+ * (compiled routes, schemas), caches of settled values (verified keys,
+ * rate-limit counts, the OpenAPI document). Everything that does I/O is built
+ * for each request from that request's `env`: the libSQL client (a
+ * fetch-based HTTP client: building one is cheap; a shared one queued the
+ * requests of every caller behind its own `concurrency` limit of 20 promises;
+ * a saturated database's 429s are retried within the request, src/db/remote.ts),
+ * the rate limiter over its bindings, the asset fetcher and each webhook
+ * dispatch run.
  */
-import { createClient } from "@libsql/client/web";
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { createApp } from "./app";
-import { parseConfig } from "./config";
-import { createDatabase } from "./db/client";
+import { parseConfig, type AppConfig } from "./config";
+import type { Database } from "./db/client";
+import { openRemoteDatabase } from "./db/remote";
 import type { AppEnv } from "./lib/context";
+import { MemoryRateLimiter } from "./lib/rate-limiter";
 import { forEdge, workersCache } from "./runtime/workers-cache";
 import { WorkersRateLimiter } from "./runtime/workers-rate-limiter";
 import { afterWrites, dispatchDue } from "./services/webhook-dispatcher";
@@ -40,50 +59,64 @@ async function postPurge(url: string, purge: { requestId: string; tags: string[]
   if (!res.ok) throw new Error(`purge recorder answered ${res.status}`);
 }
 
-let cached: { key: string; app: OpenAPIHono<AppEnv>; dispatch: () => Promise<void> } | undefined;
+/** A new database handle over a new libSQL HTTP client, for one request (or one cron run) only (src/db/remote.ts). */
+function databaseFor(env: WorkerEnv): Database {
+  return openRemoteDatabase(env.DATABASE_URL, env.DATABASE_AUTH_TOKEN);
+}
 
-/** One app per isolate and configuration: built on first request, then reused. */
-function appFor(env: WorkerEnv): OpenAPIHono<AppEnv> {
-  const key = `${env.DATABASE_URL}|${env.DATABASE_AUTH_TOKEN ?? ""}`;
-  if (cached?.key === key) return cached.app;
-  const client = createClient({ url: env.DATABASE_URL, authToken: env.DATABASE_AUTH_TOKEN });
-  const db = createDatabase(client);
+/** One webhook dispatch run (API.md §6) on `db`; errors are logged, never thrown. */
+function dispatch(db: Database, config: AppConfig): Promise<void> {
+  // Concurrent runs (several requests, the cron) are safe: every attempt is claimed with a conditional UPDATE.
+  return dispatchDue(db, config, () => new Date(), (input, init) => fetch(input, init)).then(
+    () => undefined,
+    (error: unknown) => console.error(`webhook dispatch failed: ${error instanceof Error ? error.message : String(error)}`),
+  );
+}
+
+const workerEnv = (c: Context<AppEnv>) => c.env as unknown as WorkerEnv;
+
+/** Plain data kept per isolate and configuration (see the module comment): no I/O object in here. */
+let cached: { key: string; app: OpenAPIHono<AppEnv>; config: AppConfig } | undefined;
+
+/** The app of this isolate and configuration: built on the first request, then reused. */
+function appFor(env: WorkerEnv): { app: OpenAPIHono<AppEnv>; config: AppConfig } {
+  const key = JSON.stringify(Object.entries(env).filter(([, value]) => typeof value === "string"));
+  if (cached?.key === key) return cached;
   const config = parseConfig(env);
-  // Webhook deliveries (API.md §6), run after writes and by the Cron Trigger. Each invocation runs
-  // its own pass: workerd forbids sharing promises or abort signals across requests, and
-  // concurrent passes are safe because every attempt is claimed with a conditional UPDATE.
-  const dispatch = () =>
-    dispatchDue(db, config, () => new Date(), (input, init) => fetch(input, init)).then(
-      () => undefined,
-      (error: unknown) => console.error(`webhook dispatch failed: ${error instanceof Error ? error.message : String(error)}`),
-    );
+  // Per-isolate request counts (plain numbers); each request gets a limiter over its own bindings.
+  const shadow = new MemoryRateLimiter();
+  const onBindingError = (error: unknown) => console.error(`rate limit binding failed: ${String(error)}`);
+  const captureUrl = env.CACHE_PURGE_CAPTURE_URL;
   const app = createApp({
-    db,
+    db: (c) => databaseFor(workerEnv(c)),
     config,
-    assets: async (path) => (env.ASSETS ? env.ASSETS.fetch(new URL(path, "https://assets.invalid").toString()) : null),
+    assets: async (path, c) => {
+      const assets = workerEnv(c).ASSETS;
+      return assets ? assets.fetch(new URL(path, "https://assets.invalid").toString()) : null;
+    },
     clientIp: (c) => c.req.header("CF-Connecting-IP"),
-    // Workers Rate Limiting bindings ([[ratelimits]] in wrangler.toml) + a per-isolate count for the headers.
-    rateLimiter: WorkersRateLimiter.fromEnv(env, (error) => console.error(`rate limit binding failed: ${String(error)}`)),
+    // Workers Rate Limiting bindings ([[ratelimits]] in wrangler.toml) + the per-isolate count for the headers.
+    rateLimiter: (c) => WorkersRateLimiter.fromEnv(workerEnv(c), onBindingError, shadow),
     middleware: [
       workersCache({
         log: (line) => console.error(line),
-        // Local workerd has no ctx.cache; the Worker suite records purges at this URL instead.
-        fallback: env.CACHE_PURGE_CAPTURE_URL ? (purge) => postPurge(env.CACHE_PURGE_CAPTURE_URL!, purge) : undefined,
+        // Local workerd has no ctx.cache; the Worker suite records purges at this URL instead (a plain string).
+        fallback: captureUrl ? (purge) => postPurge(captureUrl, purge) : undefined,
       }),
-      afterWrites((c) => c.executionCtx.waitUntil(dispatch())),
+      // The dispatch after a write uses that request's database handle, inside that request's waitUntil.
+      afterWrites((c) => c.executionCtx.waitUntil(dispatch(c.get("db"), config))),
     ],
   });
-  cached = { key, app, dispatch };
-  return app;
+  cached = { key, app, config };
+  return cached;
 }
 
 export default {
   async fetch(request, env, ctx): Promise<Response> {
-    return forEdge(await appFor(env).fetch(request, env, ctx));
+    return forEdge(await appFor(env).app.fetch(request, env, ctx));
   },
   /** Cron Trigger (wrangler.toml `[triggers]`): retries due webhook deliveries, fans out missed events. */
   scheduled(_controller, env, ctx): void {
-    appFor(env);
-    ctx.waitUntil(cached!.dispatch());
+    ctx.waitUntil(dispatch(databaseFor(env), appFor(env).config));
   },
 } satisfies ExportedHandler<WorkerEnv>;

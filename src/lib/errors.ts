@@ -32,6 +32,7 @@ export type ErrorCode =
   | "idempotency_key_reused"
   | "rate_limited"
   | "internal_error"
+  | "not_implemented"
   | "database_unavailable";
 
 /** One offending input location: `path` is dotted (`body.name`, `query.limit`). */

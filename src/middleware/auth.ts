@@ -13,7 +13,6 @@
  */
 import { createMiddleware } from "hono/factory";
 import type { MiddlewareHandler } from "hono";
-import type { Database } from "../db/client";
 import type { Role } from "../db/schema";
 import type { AppEnv, Principal } from "../lib/context";
 import { ApiError } from "../lib/errors";
@@ -28,6 +27,11 @@ const MAX_CACHE_ENTRIES = 10_000;
  * Verified keys by secret hash, each for at most `ttlMs`. Unknown keys are
  * cached too (as null) so that repeated bad keys cost no database round trip;
  * a new key can never hit such an entry since its hash has never been seen.
+ * Holds settled values only, never a pending lookup: the cache lives as long as
+ * the app (a Workers isolate serves many requests with it), and a promise made
+ * by one request must not be awaited by another (workerd: "Cannot perform I/O
+ * on behalf of a different request", see src/worker.ts). Concurrent first
+ * requests with the same key therefore each do their own lookup.
  */
 export class KeyCache {
   private readonly entries = new Map<string, { owner: Principal | null; expiresAt: number }>();
@@ -86,7 +90,7 @@ export class KeyCache {
 }
 
 /** Global middleware: sets `principal` when a valid key is presented, `authProblem` when a bad one is. */
-export function authenticate(db: Database, cache: KeyCache): MiddlewareHandler<AppEnv> {
+export function authenticate(cache: KeyCache): MiddlewareHandler<AppEnv> {
   return createMiddleware<AppEnv>(async (c, next) => {
     c.set("keyCache", cache);
     const header = c.req.header("Authorization");
@@ -109,7 +113,7 @@ export function authenticate(db: Database, cache: KeyCache): MiddlewareHandler<A
           if (pausedFor > 0) {
             throw rateLimited({ allowed: false, limit: anonPerMinute, remaining: 0, resetSeconds: pausedFor }, "requests with unknown API keys");
           }
-          owner = await verifyKey(db, hash, now);
+          owner = await verifyKey(c.get("db"), hash, now);
           cache.set(hash, owner, now.getTime());
           if (!owner) await cache.recordFailedLookup(ip, anonPerMinute, now);
         }

@@ -89,10 +89,29 @@ export function compileRoutes(routes: readonly { method: string; path: string }[
     }));
 }
 
-/** Hono `notFound` handler: 405 `method_not_allowed` with `Allow` when the path exists, else 404. */
+/**
+ * The Error object for a request whose method no route of the server supports
+ * for any resource: 501 `not_implemented` (RFC 9110 §15.6.2: "the server does
+ * not recognize the request method and is not capable of supporting it for any
+ * resource"), e.g. CONNECT (this server is no proxy), TRACE, PROPFIND or an
+ * unknown token. A method some route supports is 405 on the other paths.
+ */
+export function notImplemented(method: string): ApiError {
+  return new ApiError(501, "not_implemented", `This server does not implement the method ${method} for any resource.`);
+}
+
+/**
+ * Hono `notFound` handler: 501 `not_implemented` for a method no route
+ * supports (see `notImplemented`), 405 `method_not_allowed` with `Allow` when
+ * the path exists (RFC 9110 §15.5.6), else 404.
+ */
 export function notFoundHandler(routes: () => RoutePattern[]) {
+  let methods: Set<string> | undefined;
   return (c: Context<AppEnv>): Response => {
-    const allowed = new Set(routes().filter((r) => r.regex.test(c.req.path)).map((r) => r.method));
+    const all = routes();
+    methods ??= new Set([...all.map((r) => r.method), "HEAD", "OPTIONS"]);
+    if (!methods.has(c.req.method)) return renderError(c, notImplemented(c.req.method));
+    const allowed = new Set(all.filter((r) => r.regex.test(c.req.path)).map((r) => r.method));
     // A method the path does support never yields 405 (the route itself declined the request).
     if (allowed.size > 0 && !allowed.has(c.req.method)) {
       if (allowed.has("GET")) allowed.add("HEAD");

@@ -54,16 +54,22 @@ export const RATE_LIMIT_BINDING_NAMES = { ip: "ANON_RATE_LIMITER", key: "KEY_RAT
 
 /** A `RateLimiter` backed by Workers Rate Limiting bindings plus a per-isolate shadow count (see module docs). */
 export class WorkersRateLimiter implements RateLimiter {
-  private readonly shadow = new MemoryRateLimiter();
-
-  /** @param bindings the bindings by bucket prefix; missing ones leave their buckets to the shadow count. */
+  /**
+   * @param bindings the bindings by bucket prefix; missing ones leave their buckets to the shadow count.
+   * @param shadow the per-isolate count (plain data, so it may outlive the request; the Worker
+   *   passes one shared counter to the limiter it builds for each request).
+   */
   constructor(
     private readonly bindings: RateLimitBindings,
     private readonly onBindingError: (error: unknown) => void = () => {},
+    private readonly shadow: MemoryRateLimiter = new MemoryRateLimiter(),
   ) {}
 
-  /** The bindings named in wrangler.toml (RATE_LIMIT_BINDING_NAMES) that are present in a Worker `env`. */
-  static fromEnv(env: Record<string, unknown>, onBindingError?: (error: unknown) => void): WorkersRateLimiter {
+  /**
+   * The bindings named in wrangler.toml (RATE_LIMIT_BINDING_NAMES) that are present in a Worker `env`,
+   * counted in `shadow` (default: a new counter).
+   */
+  static fromEnv(env: Record<string, unknown>, onBindingError?: (error: unknown) => void, shadow?: MemoryRateLimiter): WorkersRateLimiter {
     const pick = (name: string): RateLimitBinding | undefined => {
       const value = env[name] as Partial<RateLimitBinding> | undefined;
       return value && typeof value.limit === "function" ? (value as RateLimitBinding) : undefined;
@@ -71,6 +77,7 @@ export class WorkersRateLimiter implements RateLimiter {
     return new WorkersRateLimiter(
       { ip: pick(RATE_LIMIT_BINDING_NAMES.ip), key: pick(RATE_LIMIT_BINDING_NAMES.key), signup: pick(RATE_LIMIT_BINDING_NAMES.signup) },
       onBindingError,
+      shadow,
     );
   }
 

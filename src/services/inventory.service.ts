@@ -5,7 +5,7 @@
 import type { Row } from "@libsql/client";
 import type { Database } from "../db/client";
 import type { PetStatus } from "../db/schema";
-import { eventInsert, INVENTORY_JSON, PET_JSON, writeBatch } from "../db/batch";
+import { writeBatch } from "../db/batch";
 import { ApiError, notFound } from "../lib/errors";
 import { assertIfMatch } from "../lib/http-cache";
 
@@ -55,7 +55,18 @@ export async function getInventoryItem(db: Database, petId: number): Promise<Inv
 /**
  * Set a pet's stock (API.md §3): n > 0 makes the pet available; n = 0 makes it
  * pending when it has open orders, else sold. One batch (after a read only for
- * If-Match), guarded by the inventory version that If-Match saw.
+ * If-Match).
+ *
+ * With If-Match the batch carries the versions of both rows behind the
+ * representation (quantity: inventory; status: pet) that the ETag was checked
+ * against, and a 412 changes nothing: every statement tests them on rows this
+ * batch has not written yet — both events first (their data computed from the
+ * new values), then the pet row, which is updated whenever the check holds
+ * (its version moves only when its status does), then the inventory row,
+ * guarded by `changes()` of the pet statement. Checking "already written by
+ * this batch" through a bumped version instead cannot tell this batch's write
+ * from a concurrent winner's: the loser of a race saved its status change and
+ * events (issue 11).
  * @throws ApiError 404, 412 `precondition_failed`.
  */
 export async function setInventory(
@@ -65,8 +76,7 @@ export async function setInventory(
   ifMatch: string | undefined,
   now: Date,
 ): Promise<InventoryItem> {
-  const at = now.toISOString();
-  // With If-Match, the versions of both rows behind the representation (quantity and pet status) seen by the check.
+  // With If-Match, the versions of both rows seen by the check.
   let seen: { inventory: number; pet: number } | null = null;
   if (ifMatch !== undefined) {
     const rs = await db.$client.execute({
@@ -77,34 +87,35 @@ export async function setInventory(
     await assertIfMatch(ifMatch, toInventoryItem(rs.rows[0]));
     seen = { inventory: Number(rs.rows[0].inventory_version), pet: Number(rs.rows[0].pet_version) };
   }
-  const inventoryVersion = seen?.inventory ?? null;
-  const petVersion = seen?.pet ?? null;
-  // The inventory row is written first, guarded by both versions; the later statements
-  // recognise "written by this batch" as inventory.version = seen + 1 (or always, without If-Match).
-  const applied = "(? IS NULL OR (SELECT version FROM inventory WHERE pet_id = ?) = ? + 1)";
-  const newStatus = `CASE WHEN ? > 0 THEN 'available'
-    WHEN EXISTS (SELECT 1 FROM orders WHERE pet_id = ? AND complete = 0) THEN 'pending' ELSE 'sold' END`;
+  // Numbered parameters, shared by the statements: ?1 petId, ?2 quantity, ?3 time, ?4/?5 the versions checked (NULL without If-Match).
+  const args = [petId, quantity, now.toISOString(), seen?.inventory ?? null, seen?.pet ?? null];
+  // The precondition, on rows not yet written by this batch (always true without If-Match).
+  const checked = `(?4 IS NULL OR ((SELECT version FROM inventory WHERE pet_id = ?1) = ?4
+    AND (SELECT version FROM pets WHERE id = ?1) = ?5))`;
+  const newStatus = `(CASE WHEN ?2 > 0 THEN 'available'
+    WHEN EXISTS (SELECT 1 FROM orders WHERE pet_id = ?1 AND complete = 0) THEN 'pending' ELSE 'sold' END)`;
   const results = await writeBatch(db, [
     {
-      sql: `UPDATE inventory SET quantity = ?, version = version + 1
-            WHERE pet_id = ? AND (? IS NULL OR (version = ? AND (SELECT version FROM pets WHERE id = ?) = ?))`,
-      args: [quantity, petId, inventoryVersion, inventoryVersion, petId, petVersion],
+      sql: `INSERT INTO events (type, occurred_at, data)
+            SELECT 'pet.updated', ?3, json_object('id', p.id, 'name', p.name, 'categoryId', p.category_id, 'status', ${newStatus})
+            FROM pets p WHERE p.id = ?1 AND p.status <> ${newStatus} AND ${checked}`,
+      args,
     },
     {
-      sql: `UPDATE pets SET status = ${newStatus}, version = version + 1 WHERE id = ? AND status <> ${newStatus} AND ${applied}`,
-      args: [quantity, petId, petId, quantity, petId, inventoryVersion, petId, inventoryVersion],
+      sql: `INSERT INTO events (type, occurred_at, data)
+            SELECT 'inventory.updated', ?3, json_object('petId', i.pet_id, 'quantity', ?2, 'status', ${newStatus})
+            FROM inventory i WHERE i.pet_id = ?1 AND ${checked}`,
+      args,
     },
-    eventInsert("pet.updated", at, PET_JSON, "pets p WHERE p.id = ? AND changes() = 1", [petId]),
-    eventInsert("inventory.updated", at, INVENTORY_JSON, `inventory i JOIN pets p ON p.id = i.pet_id WHERE i.pet_id = ? AND ${applied}`, [
-      petId,
-      inventoryVersion,
-      petId,
-      inventoryVersion,
-    ]),
+    {
+      sql: `UPDATE pets SET status = ${newStatus}, version = version + (status <> ${newStatus}) WHERE id = ?1 AND ${checked}`,
+      args,
+    },
+    { sql: "UPDATE inventory SET quantity = ?2, version = version + 1 WHERE pet_id = ?1 AND changes() = 1", args: args.slice(0, 2) },
     { sql: `${INVENTORY_SELECT} WHERE i.pet_id = ?`, args: [petId] },
   ]);
   const row = results[4]!.rows[0];
   if (!row) throw notFound("Inventory entry of pet", petId);
-  if (results[0]!.rowsAffected !== 1) throw new ApiError(412, "precondition_failed", "The inventory entry changed meanwhile; fetch it again.");
+  if (results[3]!.rowsAffected !== 1) throw new ApiError(412, "precondition_failed", "The inventory entry changed meanwhile; fetch it again.");
   return toInventoryItem(row);
 }

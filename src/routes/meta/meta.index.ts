@@ -5,14 +5,15 @@
  */
 import type { OpenAPIHono, RouteHandler } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
+import type { Context } from "hono";
 import { ApiError } from "../../lib/errors";
 import { createRouter } from "../../lib/create-router";
 import type { AppEnv } from "../../lib/context";
 import { buildOpenApiDocument } from "../../openapi/document";
 import * as routes from "./meta.routes";
 
-/** Serves a static file of the docs page by path, or null when unknown. */
-export type AssetSource = (path: string) => Promise<Response | null>;
+/** Serves a static file of the docs page by path for request `c` (Workers: from its `env.ASSETS`), or null when unknown. */
+export type AssetSource = (path: string, c: Context<AppEnv>) => Promise<Response | null>;
 
 export const SCALAR_SCRIPT_PATH = "/docs/assets/scalar.js";
 
@@ -49,8 +50,8 @@ export function createMetaRouter(root: () => OpenAPIHono<AppEnv>, assets?: Asset
     .openapi(routes.openapi, openapi)
     .openapi(routes.docs, Scalar({ url: "/openapi.json", cdn: SCALAR_SCRIPT_PATH, pageTitle: "Petstore API reference", withDefaultFonts: false }) as never);
 
-  router.get(SCALAR_SCRIPT_PATH, async () => {
-    const res = assets ? await assets(SCALAR_SCRIPT_PATH) : null;
+  router.get(SCALAR_SCRIPT_PATH, async (c) => {
+    const res = assets ? await assets(SCALAR_SCRIPT_PATH, c) : null;
     if (!res) throw new ApiError(404, "not_found", "No such asset.");
     return res;
   });

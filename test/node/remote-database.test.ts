@@ -1,0 +1,97 @@
+/**
+ * The Worker's database client under an overloaded server (src/db/remote.ts,
+ * issue 11): a real sqld behind a real HTTP proxy that answers `429 Too Many
+ * Requests` — as sqld does past `--max-concurrent-requests` — to the first
+ * requests it sees. A refused batch is sent again as is and applies exactly
+ * once; a server that keeps refusing makes the call fail after the last
+ * attempt with nothing written.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { openRemoteDatabase, retryOverloaded } from "../../src/db/remote";
+import { startSqld, type SqldServer } from "../../scripts/sqld";
+
+let dir: string;
+let sqld: SqldServer;
+let proxy: Server;
+let proxyUrl: string;
+/** Requests the proxy refuses with 429 before it forwards again. */
+let refuseNext = 0;
+/** Requests the proxy received (refused or forwarded). */
+let received = 0;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "petstore-remote-"));
+  sqld = await startSqld({ dataDir: join(dir, "sqld") });
+  proxy = createServer(async (req, res) => {
+    received += 1;
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    if (refuseNext > 0) {
+      refuseNext -= 1;
+      res.writeHead(429, { "Content-Type": "text/plain" }).end("Too many concurrent requests");
+      return;
+    }
+    const upstream = await fetch(`${sqld.url}${req.url}`, {
+      method: req.method,
+      headers: { "Content-Type": req.headers["content-type"] ?? "application/json" },
+      body: req.method === "GET" ? undefined : Buffer.concat(chunks),
+    });
+    res.writeHead(upstream.status, { "Content-Type": upstream.headers.get("content-type") ?? "application/json" }).end(Buffer.from(await upstream.arrayBuffer()));
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+  proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+  const db = openRemoteDatabase(sqld.url);
+  await db.$client.execute("CREATE TABLE t (x INTEGER NOT NULL)");
+});
+
+afterAll(async () => {
+  await new Promise((resolve) => proxy?.close(resolve));
+  await sqld?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+beforeEach(() => {
+  refuseNext = 0;
+  received = 0;
+});
+
+async function rows(): Promise<number[]> {
+  const rs = await openRemoteDatabase(sqld.url).$client.execute("SELECT x FROM t ORDER BY x");
+  return rs.rows.map((r) => Number(r.x));
+}
+
+describe("openRemoteDatabase against a server that sheds load (429)", () => {
+  it("a write batch refused 3 times is sent again and applies exactly once", async () => {
+    refuseNext = 3;
+    const db = openRemoteDatabase(proxyUrl);
+    await db.$client.batch([{ sql: "INSERT INTO t (x) VALUES (?)", args: [1] }, { sql: "INSERT INTO t (x) VALUES (?)", args: [2] }], "write");
+    expect(received).toBe(4);
+    expect(await rows()).toEqual([1, 2]);
+  });
+
+  it("a server that keeps refusing: the call fails after the last attempt (8) and nothing is written", async () => {
+    refuseNext = 1_000;
+    const db = openRemoteDatabase(proxyUrl);
+    const failure = await db.$client.batch([{ sql: "INSERT INTO t (x) VALUES (?)", args: [3] }], "write").then(
+      () => undefined,
+      (error: unknown) => error as { code?: string; message?: string },
+    );
+    expect(failure?.message).toMatch(/429/);
+    expect(received).toBe(8);
+    expect(await rows()).toEqual([1, 2]);
+  });
+
+  it("other statuses are not retried", async () => {
+    const calls: number[] = [];
+    const fetchOnce = retryOverloaded(async () => {
+      calls.push(Date.now());
+      return new Response("down", { status: 503 });
+    });
+    expect((await fetchOnce(new Request(`${proxyUrl}/v2`, { method: "POST", body: "x" }))).status).toBe(503);
+    expect(calls).toHaveLength(1);
+  });
+});
