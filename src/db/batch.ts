@@ -10,23 +10,29 @@ import type { InStatement, ResultSet } from "@libsql/client";
 import type { Database } from "./client";
 import { isRecordingCommits, recordCommitted, type CommittedEvent } from "./commit-log";
 
-/** The statements made by `eventInsert`, whose result rows are the events they inserted. */
-const eventStatements = new WeakSet<object>();
+/** An outbox insert (API.md §6): `INSERT INTO events …`, however the statement was built. */
+const OUTBOX_INSERT = /^\s*INSERT\s+INTO\s+events\b/i;
 
 /**
- * Run statements as one atomic write transaction; one result set each. The
- * outbox events the batch inserted (`eventInsert` statements, `RETURNING type,
- * data`) are recorded in the request's commit log (src/db/commit-log.ts).
+ * Run statements as one atomic write transaction; one result set each. While
+ * the request keeps a commit log (src/db/commit-log.ts), every outbox insert
+ * of the batch returns the rows it inserted (`RETURNING type, data`, added
+ * here) and they are recorded there as committed: exactly the changes the
+ * batch made, since each event is written only when its change happened.
  */
 export async function writeBatch(db: Database, statements: InStatement[]): Promise<ResultSet[]> {
-  const results = await db.$client.batch(statements, "write");
-  if (!isRecordingCommits()) return results;
+  if (!isRecordingCommits()) return db.$client.batch(statements, "write");
+  const outbox = statements.map((statement) => OUTBOX_INSERT.test(typeof statement === "string" ? statement : statement.sql));
+  const sent = statements.map((statement, index) => {
+    if (!outbox[index]) return statement;
+    const { sql, args } = typeof statement === "string" ? { sql: statement, args: [] } : statement;
+    return /\bRETURNING\b/i.test(sql) ? statement : { sql: `${sql} RETURNING type, data`, args };
+  });
+  const results = await db.$client.batch(sent, "write");
   const events: CommittedEvent[] = [];
-  statements.forEach((statement, index) => {
-    if (typeof statement !== "object" || !eventStatements.has(statement)) return;
-    for (const row of results[index]?.rows ?? []) {
-      events.push({ type: String(row.type), data: JSON.parse(String(row.data)) as Record<string, unknown> });
-    }
+  results.forEach((result, index) => {
+    if (!outbox[index]) return;
+    for (const row of result.rows) events.push({ type: String(row.type), data: JSON.parse(String(row.data)) as Record<string, unknown> });
   });
   recordCommitted(events);
   return results;
@@ -40,16 +46,13 @@ export function readBatch(db: Database, statements: InStatement[]): Promise<Resu
 /**
  * SQL that appends one event row (API.md §6, transactional outbox) whose data is
  * the JSON object produced by `dataSql` from `fromSql`, only when `guardSql` holds.
- * It returns the inserted row (`type`, `data`), which `writeBatch` records as committed.
  * Example: `eventInsert("pet.created", PET_JSON, "pets p WHERE p.id = ?", ...)`.
  */
 export function eventInsert(type: string, occurredAt: string, dataSql: string, fromWhereSql: string, args: unknown[]): InStatement {
-  const statement = {
-    sql: `INSERT INTO events (type, occurred_at, data) SELECT ?, ?, ${dataSql} FROM ${fromWhereSql} RETURNING type, data`,
+  return {
+    sql: `INSERT INTO events (type, occurred_at, data) SELECT ?, ?, ${dataSql} FROM ${fromWhereSql}`,
     args: [type, occurredAt, ...(args as never[])],
   };
-  eventStatements.add(statement);
-  return statement;
 }
 
 /** Event data of a pet row aliased `p` (the Pet representation). */
