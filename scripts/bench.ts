@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import autocannon, { type Request as AutocannonRequest } from "autocannon";
-import { openLocalDatabase } from "../src/db/local";
+import { databaseSettings, openDatabase } from "../src/db/open";
 import { createOperatorKey, createAccount } from "../src/services/accounts.service";
 import { createCategory } from "../src/services/categories.service";
 import { createPet } from "../src/services/pets.service";
@@ -86,7 +86,8 @@ interface Fixture {
 }
 
 async function seed(url: string, petTarget: number): Promise<Fixture> {
-  const db = await openLocalDatabase(url);
+  const opened = await openDatabase(databaseSettings({ DATABASE_URL: url }));
+  const { db } = opened;
   const now = new Date();
   await seedCatalogue(db, DEFAULT_CORPORA_DIR, now);
   let count = Number((await db.$client.execute("SELECT count(*) AS n FROM pets")).rows[0]!.n);
@@ -101,7 +102,7 @@ async function seed(url: string, petTarget: number): Promise<Fixture> {
   const staffKey = (await createOperatorKey(db, "staff", "bench", now)).apiKey.key;
   const customerKeys: string[] = [];
   for (let i = 0; i < 20; i++) customerKeys.push((await createAccount(db, { name: `Bench ${i}`, email: `bench${i}@example.com` }, "customer", now)).apiKey.key);
-  db.$client.close();
+  await opened.close();
   return { petIds, staffKey, customerKeys };
 }
 

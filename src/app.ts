@@ -40,6 +40,11 @@ export interface AppDeps {
   assets?: AssetSource;
   /** Request counter (default: in memory, per process). */
   rateLimiter?: RateLimiter;
+  /**
+   * What `GET /health` checks: resolves when the database answers and can be
+   * written, rejects otherwise (503). Default: `SELECT 1` answers.
+   */
+  checkDatabase?: () => Promise<void>;
   /** The client's address (default: none known, all anonymous clients share one bucket). */
   clientIp?: ClientIp;
   /**
@@ -140,7 +145,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route("/", accountsRouter);
   app.route("/", eventsRouter);
   app.route("/", webhooksRouter);
-  app.route("/", createMetaRouter(() => app, deps.assets));
+  app.route("/", createMetaRouter(() => app, deps.assets, deps.checkDatabase ?? (() => db.$client.execute("SELECT 1").then(() => undefined))));
 
   let patterns: ReturnType<typeof compileRoutes> | undefined;
   app.notFound(notFoundHandler(() => (patterns ??= compileRoutes(app.routes))));
