@@ -10,7 +10,11 @@
  *   with capped exponential backoff until `lockWaitMs` has passed; then the
  *   `SQLITE_BUSY` error is thrown (the app answers 503 `database_unavailable`
  *   with `Retry-After`). An operation that failed with `SQLITE_BUSY` changed
- *   nothing (its transaction was rolled back), so retrying it is safe.
+ *   nothing (its transaction was rolled back), so retrying it is safe. The
+ *   driver (libsql 0.5) leaves the statement that failed with SQLITE_BUSY
+ *   active on its connection, after which every COMMIT on that connection
+ *   fails ("SQL statements in progress"); so after SQLITE_BUSY the connection
+ *   is replaced (`reconnect`) and the per-connection pragmas are set again.
  * - The file it opened must still be the file at its path. After every
  *   operation the path is `stat`ed (a few µs) and compared with the device and
  *   inode seen at open; when the file was deleted or replaced, the operation
@@ -44,6 +48,8 @@ export interface FileClientOptions {
   path: string;
   /** Longest time an operation waits for another process's lock, ms (then it throws SQLITE_BUSY). */
   lockWaitMs: number;
+  /** Per-connection statements (pragmas) run again on every new connection. */
+  connectionSetup: string[];
 }
 
 /**
@@ -55,9 +61,11 @@ export class FileClient implements Client {
   readonly #path: string;
   readonly #lockWaitMs: number;
   readonly #opened: FileIdentity;
+  readonly #setup: string[];
 
   constructor(inner: Client, options: FileClientOptions) {
     this.#inner = inner;
+    this.#setup = options.connectionSetup;
     this.#path = options.path;
     this.#lockWaitMs = options.lockWaitMs;
     const opened = identityOf(options.path);
@@ -104,13 +112,21 @@ export class FileClient implements Client {
         this.#assertSameFile();
         return result;
       } catch (error) {
+        if (!isBusy(error)) throw error;
+        await this.#replaceConnection();
         const remaining = deadline - Date.now();
-        if (!isBusy(error) || remaining <= 0) throw error;
+        if (remaining <= 0) throw error;
         // 1, 2, 4 … 64 ms, ±50 % jitter so that waiting processes do not retry in step.
         const backoff = Math.min(64, 2 ** attempt) * (0.5 + Math.random());
         await sleep(Math.min(remaining, backoff));
       }
     }
+  }
+
+  /** A fresh connection with the per-connection settings (see the module comment). */
+  async #replaceConnection(): Promise<void> {
+    this.#inner.reconnect();
+    for (const sql of this.#setup) await this.#inner.execute(sql);
   }
 
   execute(stmtOrSql: InStatement | string, args?: InArgs): Promise<ResultSet> {
@@ -144,5 +160,25 @@ export class FileClient implements Client {
 
   close(): void {
     this.#inner.close();
+  }
+
+  /**
+   * Close after moving the WAL into the database file: `wal_checkpoint(TRUNCATE)`,
+   * then, when no other connection has the file open, `journal_mode = DELETE`,
+   * which removes `-wal` and `-shm` (the driver's close leaves them otherwise;
+   * the next open sets WAL again). With other processes on the file, SQLITE_BUSY
+   * leaves WAL mode on and the last one to close cleans up. One attempt each,
+   * no lock wait; skipped when the file was deleted or replaced.
+   */
+  async closeCheckpointed(): Promise<void> {
+    try {
+      this.#assertSameFile();
+      await this.#inner.execute("PRAGMA wal_checkpoint(TRUNCATE)");
+      await this.#inner.execute("PRAGMA journal_mode = DELETE");
+    } catch (error) {
+      if (!isBusy(error) && !String((error as { code?: unknown }).code).startsWith("SQLITE_CANTOPEN")) throw error;
+    } finally {
+      this.#inner.close();
+    }
   }
 }

@@ -58,7 +58,7 @@ export interface OpenedDatabase {
    * Server and replica: `SELECT 1` answers.
    */
   check(): Promise<void>;
-  /** Close; a file database first checkpoints its WAL into the file and truncates it. */
+  /** Close; a file database first checkpoints its WAL into the file and, when it is the last user, removes `-wal`/`-shm`. */
   close(): Promise<void>;
 }
 
@@ -151,10 +151,11 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
   if (path) mkdirSync(dirname(path), { recursive: true });
   // Busy timeout 0: FileClient waits for locks on a timer instead of blocking the event loop.
   const inner = createClient({ url, concurrency: 1 });
-  const client: Client = path ? new FileClient(inner, { path, lockWaitMs: settings.lockWaitMs }) : inner;
+  const connectionSetup = ["PRAGMA synchronous = FULL", "PRAGMA foreign_keys = ON"];
+  const client: Client = path ? new FileClient(inner, { path, lockWaitMs: settings.lockWaitMs, connectionSetup }) : inner;
+  // WAL is a property of the file (set once, kept); the others hold per connection.
   if (path) await client.execute("PRAGMA journal_mode = WAL");
-  await client.execute("PRAGMA synchronous = FULL");
-  await client.execute("PRAGMA foreign_keys = ON");
+  for (const sql of connectionSetup) await client.execute(sql);
   const db = createDatabase(client);
   const migrationsApplied = migrate ? await applyMigrations(db) : 0;
   return {
@@ -166,13 +167,7 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
       if (client instanceof FileClient) client.assertWritable();
       await client.execute("SELECT 1");
     },
-    close: async () => {
-      try {
-        // Copy the WAL into the file and empty it, so that a stopped server leaves one file behind.
-        if (path) await client.execute("PRAGMA wal_checkpoint(TRUNCATE)");
-      } finally {
-        client.close();
-      }
-    },
+    // Copy the WAL into the file, so that a stopped server leaves one file behind.
+    close: async () => (client instanceof FileClient ? client.closeCheckpointed() : client.close()),
   };
 }
