@@ -7,10 +7,11 @@
  *   every statement), journal WAL + synchronous=FULL (a batch resolves only
  *   after its commit is fsynced: acknowledged writes survive a crash or power
  *   loss), foreign_keys=ON. Lock waits and a deleted/replaced file are handled
- *   by `FileClient` (src/db/file-client.ts).
+ *   by `GuardedClient` (src/db/guarded-client.ts).
  * - `http(s)://`, `libsql://`, `ws(s)://`: a libSQL server (sqld, Turso) with
  *   `DATABASE_AUTH_TOKEN`; no pragmas (sqld refuses file pragmas such as
- *   busy_timeout), the client's own concurrency (20 requests in flight).
+ *   busy_timeout), the client's own concurrency (20 requests in flight);
+ *   SQLITE_BUSY from contending writers is waited out (`GuardedClient`).
  * - `file:<path>` + `DATABASE_SYNC_URL`: an embedded replica of that server
  *   (`createClient({ url, syncUrl, authToken })`): reads from the local file,
  *   writes go to the primary and a client reads its own writes (the driver's
@@ -26,7 +27,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { createClient, type Client } from "@libsql/client";
 import { createDatabase, type Database } from "./client";
-import { FileClient } from "./file-client";
+import { GuardedClient, waitOutBusy } from "./guarded-client";
 import { applyMigrations } from "./migrate";
 
 /** Where the database is and how to reach it; read from the environment by `databaseSettings`. */
@@ -133,14 +134,17 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
         primary.close();
       }
     }
-    const client = createClient({ url, syncUrl, authToken, syncInterval: settings.syncIntervalSeconds || undefined, readYourWrites: true });
+    const replica = createClient({ url, syncUrl, authToken, syncInterval: settings.syncIntervalSeconds || undefined, readYourWrites: true });
+    // Writes go to the primary, where contending writers may get SQLITE_BUSY.
+    const client = new GuardedClient(replica, { lockWaitMs: settings.lockWaitMs });
     await client.sync();
     const check = () => client.execute("SELECT 1").then(() => undefined);
     return { db: createDatabase(client), kind: "replica", displayUrl: shown, migrationsApplied, check, close: async () => client.close() };
   }
 
   if (!url.startsWith("file:") && url !== ":memory:") {
-    const client = createClient({ url, authToken });
+    // Contending writers get SQLITE_BUSY from the server: waited out like a file's lock.
+    const client = new GuardedClient(createClient({ url, authToken }), { lockWaitMs: settings.lockWaitMs });
     const db = createDatabase(client);
     const migrationsApplied = migrate ? await applyMigrations(db) : 0;
     const check = () => client.execute("SELECT 1").then(() => undefined);
@@ -149,10 +153,11 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
 
   const path = filePath(url);
   if (path) mkdirSync(dirname(path), { recursive: true });
-  // Busy timeout 0: FileClient waits for locks on a timer instead of blocking the event loop.
-  const inner = createClient({ url, concurrency: 1 });
+  // Busy timeout 0: GuardedClient waits for locks on a timer instead of blocking the event loop.
+  // Opening probes the file, which another process creating it may hold locked for a moment.
+  const inner = await waitOutBusy(() => createClient({ url, concurrency: 1 }), settings.lockWaitMs);
   const connectionSetup = ["PRAGMA synchronous = FULL", "PRAGMA foreign_keys = ON"];
-  const client: Client = path ? new FileClient(inner, { path, lockWaitMs: settings.lockWaitMs, connectionSetup }) : inner;
+  const client: Client = path ? new GuardedClient(inner, { lockWaitMs: settings.lockWaitMs, file: { path, connectionSetup } }) : inner;
   // WAL is a property of the file (set once, kept); the others hold per connection.
   if (path) await client.execute("PRAGMA journal_mode = WAL");
   for (const sql of connectionSetup) await client.execute(sql);
@@ -164,10 +169,10 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
     displayUrl: shown,
     migrationsApplied,
     check: async () => {
-      if (client instanceof FileClient) client.assertWritable();
+      if (client instanceof GuardedClient) client.assertWritable();
       await client.execute("SELECT 1");
     },
     // Copy the WAL into the file, so that a stopped server leaves one file behind.
-    close: async () => (client instanceof FileClient ? client.closeCheckpointed() : client.close()),
+    close: async () => (client instanceof GuardedClient ? client.closeCheckpointed() : client.close()),
   };
 }

@@ -86,6 +86,18 @@ describe("PORT already in use on a fresh database", () => {
   });
 });
 
+describe("several servers starting together on a fresh database", () => {
+  it("all start (migrations run once) and exactly one prints the bootstrap staff key", async () => {
+    const file = join(dir, "together.db");
+    const started = await Promise.all(Array.from({ length: 3 }, () => startServer({ databaseUrl: `file:${file}` })));
+    servers.push(...started);
+    const keys = started.map((s) => s.bootstrapKey).filter((k) => k !== undefined);
+    expect(keys, started.map((s) => s.output()).join("\n")).toHaveLength(1);
+    const orders = await call(started[2]!.url, "GET", "/store/orders", undefined, { key: keys[0] });
+    expect(orders.status).toBe(200);
+  });
+});
+
 describe("a clean stop (SIGTERM)", () => {
   it("checkpoints the WAL into the database file: no -wal/-shm content is left behind, and the data is in the file", async () => {
     const { server, file, staff } = await start("clean-stop");

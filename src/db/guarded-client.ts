@@ -1,7 +1,11 @@
 /**
- * A libSQL `Client` over an embedded database file, made safe for a server
- * that shares the file with other processes.
+ * A libSQL `Client` made safe for a server that shares its database with
+ * other processes: a file, or a libSQL server that several servers write to.
  *
+ * - SQLITE_BUSY is waited out on a timer, up to `lockWaitMs`. A libSQL server
+ *   answers SQLITE_BUSY ("database is locked") when write transactions of
+ *   several clients contend for longer than its own short wait; a file
+ *   database answers it whenever another process holds the write lock.
  * - Lock waits never block the event loop. The embedded driver runs SQL
  *   synchronously on the calling thread, so SQLite's own busy handler
  *   (`busy_timeout`) would stall every request of the process while one write
@@ -15,7 +19,7 @@
  *   active on its connection, after which every COMMIT on that connection
  *   fails ("SQL statements in progress"); so after SQLITE_BUSY the connection
  *   is replaced (`reconnect`) and the per-connection pragmas are set again.
- * - The file it opened must still be the file at its path. After every
+ * - File only: the file it opened must still be the file at its path. After every
  *   operation the path is `stat`ed (a few µs) and compared with the device and
  *   inode seen at open; when the file was deleted or replaced, the operation
  *   fails with `SQLITE_CANTOPEN` (503): a write that landed in a deleted file
@@ -43,34 +47,51 @@ function isBusy(error: unknown): boolean {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-export interface FileClientOptions {
-  /** Path of the database file (`file:` URL without the scheme). */
-  path: string;
+/**
+ * Run `attempt` until it does not fail with SQLITE_BUSY/SQLITE_LOCKED, waiting
+ * 1, 2, 4 … 64 ms (±50 % jitter, so that waiting processes do not retry in
+ * step) between attempts, for at most `lockWaitMs` in all; then rethrow.
+ */
+export async function waitOutBusy<T>(attempt: () => T | Promise<T>, lockWaitMs: number): Promise<T> {
+  const deadline = Date.now() + lockWaitMs;
+  for (let n = 0; ; n++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      const remaining = deadline - Date.now();
+      if (!isBusy(error) || remaining <= 0) throw error;
+      await sleep(Math.min(remaining, Math.min(64, 2 ** n) * (0.5 + Math.random())));
+    }
+  }
+}
+
+export interface GuardedClientOptions {
   /** Longest time an operation waits for another process's lock, ms (then it throws SQLITE_BUSY). */
   lockWaitMs: number;
-  /** Per-connection statements (pragmas) run again on every new connection. */
-  connectionSetup: string[];
+  /** For an embedded file: its path (`file:` URL without the scheme) and the per-connection statements (pragmas) run on every new connection. */
+  file?: { path: string; connectionSetup: string[] };
 }
 
 /**
- * Wrap `inner` (a `file:` client created with busy timeout 0). The file at
- * `path` must exist (the client has opened it).
+ * Wrap `inner` (for a file: a client created with busy timeout 0, whose file
+ * at `options.file.path` exists).
+ * @throws LibsqlError SQLITE_CANTOPEN when the file does not exist.
  */
-export class FileClient implements Client {
+export class GuardedClient implements Client {
   readonly #inner: Client;
-  readonly #path: string;
   readonly #lockWaitMs: number;
-  readonly #opened: FileIdentity;
-  readonly #setup: string[];
+  readonly #file: { path: string; opened: FileIdentity; setup: string[] } | undefined;
+  /** The connection saw SQLITE_BUSY: replace it before the next operation. */
+  #stale = false;
 
-  constructor(inner: Client, options: FileClientOptions) {
+  constructor(inner: Client, options: GuardedClientOptions) {
     this.#inner = inner;
-    this.#setup = options.connectionSetup;
-    this.#path = options.path;
     this.#lockWaitMs = options.lockWaitMs;
-    const opened = identityOf(options.path);
-    if (!opened) throw new LibsqlError(`The database file ${options.path} does not exist.`, "SQLITE_CANTOPEN");
-    this.#opened = opened;
+    if (options.file) {
+      const opened = identityOf(options.file.path);
+      if (!opened) throw new LibsqlError(`The database file ${options.file.path} does not exist.`, "SQLITE_CANTOPEN");
+      this.#file = { path: options.file.path, opened, setup: options.file.connectionSetup };
+    }
   }
 
   get closed(): boolean {
@@ -87,46 +108,47 @@ export class FileClient implements Client {
    * (where the WAL and its index live) cannot be written.
    */
   assertWritable(): void {
+    if (!this.#file) return;
     this.#assertSameFile();
+    const { path } = this.#file;
     try {
-      accessSync(this.#path, constants.W_OK);
-      accessSync(dirname(this.#path), constants.W_OK);
+      accessSync(path, constants.W_OK);
+      accessSync(dirname(path), constants.W_OK);
     } catch (error) {
-      throw new LibsqlError(`The database file ${this.#path} cannot be written: ${(error as Error).message}`, "SQLITE_READONLY");
+      throw new LibsqlError(`The database file ${path} cannot be written: ${(error as Error).message}`, "SQLITE_READONLY");
     }
   }
 
   #assertSameFile(): void {
-    const now = identityOf(this.#path);
-    if (!now || now.dev !== this.#opened.dev || now.ino !== this.#opened.ino) {
-      throw new LibsqlError(`The database file ${this.#path} was ${now ? "replaced" : "deleted"} while the server ran; restart it.`, "SQLITE_CANTOPEN");
+    if (!this.#file) return;
+    const { path, opened } = this.#file;
+    const now = identityOf(path);
+    if (!now || now.dev !== opened.dev || now.ino !== opened.ino) {
+      throw new LibsqlError(`The database file ${path} was ${now ? "replaced" : "deleted"} while the server ran; restart it.`, "SQLITE_CANTOPEN");
     }
   }
 
-  /** Run `operation`, retrying SQLITE_BUSY on a timer until the lock wait is spent; then check the file. */
-  async #run<T>(operation: () => Promise<T>): Promise<T> {
-    const deadline = Date.now() + this.#lockWaitMs;
-    for (let attempt = 0; ; attempt++) {
+  /** Run `operation` (on a fresh connection after SQLITE_BUSY), waiting out SQLITE_BUSY; then check the file. */
+  #run<T>(operation: () => Promise<T>): Promise<T> {
+    return waitOutBusy(async () => {
       try {
+        if (this.#stale) await this.#replaceConnection();
         const result = await operation();
         this.#assertSameFile();
         return result;
       } catch (error) {
-        if (!isBusy(error)) throw error;
-        await this.#replaceConnection();
-        const remaining = deadline - Date.now();
-        if (remaining <= 0) throw error;
-        // 1, 2, 4 … 64 ms, ±50 % jitter so that waiting processes do not retry in step.
-        const backoff = Math.min(64, 2 ** attempt) * (0.5 + Math.random());
-        await sleep(Math.min(remaining, backoff));
+        if (isBusy(error) && this.#file) this.#stale = true;
+        throw error;
       }
-    }
+    }, this.#lockWaitMs);
   }
 
-  /** A fresh connection with the per-connection settings (see the module comment). */
+  /** File: a fresh connection with the per-connection settings (see the module comment). */
   async #replaceConnection(): Promise<void> {
+    if (!this.#file) return;
     this.#inner.reconnect();
-    for (const sql of this.#setup) await this.#inner.execute(sql);
+    for (const sql of this.#file.setup) await this.#inner.execute(sql);
+    this.#stale = false;
   }
 
   execute(stmtOrSql: InStatement | string, args?: InArgs): Promise<ResultSet> {
@@ -171,6 +193,7 @@ export class FileClient implements Client {
    * no lock wait; skipped when the file was deleted or replaced.
    */
   async closeCheckpointed(): Promise<void> {
+    if (!this.#file) return this.#inner.close();
     try {
       this.#assertSameFile();
       await this.#inner.execute("PRAGMA wal_checkpoint(TRUNCATE)");
