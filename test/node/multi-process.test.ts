@@ -4,8 +4,9 @@
  * (the esbuild bundle), plus the scripts of the README and an embedded
  * replica.
  *
- * - migrations: four `db:migrate` processes at once (on sqld and on a file)
- *   apply the migration exactly once, and all succeed;
+ * - migrations and the bootstrap staff key: four openers at once (interleaved
+ *   in one process, and four `db:migrate` processes) on sqld and on a file
+ *   apply the migration exactly once and make one key, and all succeed;
  * - `seed`, `keys:create` and `db:migrate` work on `DATABASE_URL=http://…`;
  * - 200 concurrent orders for a stock of 50 split over two servers → exactly
  *   50 accepted; a write through one is read through the other (with a key:
@@ -23,6 +24,9 @@ import { promisify } from "node:util";
 import { createClient } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSqld, type SqldServer } from "../../scripts/sqld";
+import { applyMigrations } from "../../src/db/migrate";
+import { databaseSettings, openDatabase } from "../../src/db/open";
+import { bootstrapStaffKey } from "../../src/services/accounts.service";
 import { call, REPO_ROOT, startServer, type ServerProcess } from "../support/server-process";
 
 const run = promisify(execFile);
@@ -78,6 +82,32 @@ afterAll(async () => {
   for (const server of servers) if (!server.exited()) await server.kill();
   await sqld?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("several openers at the same moment, interleaved at every await (one process, four clients)", () => {
+  it.each([
+    ["a fresh libSQL server (sqld)", "sqld"],
+    ["a fresh database file", "file"],
+  ])("on %s: the migrations are applied once, and exactly one bootstrap staff key is made", async (_, kind) => {
+    const own = kind === "sqld" ? await startSqld({ dataDir: join(dir, "sqld-race") }) : undefined;
+    const url = own ? own.url : `file:${join(dir, "race.db")}`;
+    // Opened as every entry point opens it, with the migrations left to the race below.
+    const opened = await Promise.all(Array.from({ length: 4 }, () => openDatabase(databaseSettings({ DATABASE_URL: url }), { migrate: false })));
+    const dbs = opened.map((o) => o.db);
+    const clients = dbs.map((db) => db.$client);
+    try {
+      const applied = await Promise.all(dbs.map((db) => applyMigrations(db)));
+      expect(applied.sort()).toEqual([0, 0, 0, 1]);
+      expect(await migrationsRecorded(url)).toBe(1);
+      const keys = await Promise.all(dbs.map((db) => bootstrapStaffKey(db, new Date())));
+      expect(keys.filter((k) => k !== null)).toHaveLength(1);
+      const staff = await clients[0]!.execute("SELECT count(*) AS accounts, (SELECT count(*) FROM api_keys) AS keys FROM accounts WHERE role = 'staff'");
+      expect({ ...staff.rows[0] }).toEqual({ accounts: 1, keys: 1 });
+    } finally {
+      for (const client of clients) client.close();
+      await own?.stop();
+    }
+  });
 });
 
 describe("migrations when several processes start together", () => {
