@@ -185,3 +185,26 @@ describe("the database file is deleted or replaced under the running server", ()
     expect(health.body).toMatchObject({ code: "database_unavailable" });
   });
 });
+
+describe("TRUST_PROXY: the client address behind load balancers", () => {
+  const get = (server: ServerProcess, forwardedFor: string) => call(server.url, "GET", "/health", undefined, { headers: { "X-Forwarded-For": forwardedFor } });
+  const limits = { RATE_LIMIT_ANON_PER_MIN: "2" };
+
+  it("TRUST_PROXY=1: the right-most X-Forwarded-For address (added by the proxy) is the client; what the client put left of it is ignored", async () => {
+    const { server } = await start("trust-proxy", { ...limits, TRUST_PROXY: "1" });
+    expect((await get(server, "198.51.100.1")).status).toBe(200);
+    expect((await get(server, "203.0.113.7, 198.51.100.1")).status).toBe(200);
+    const third = await get(server, "192.0.2.99, 198.51.100.1"); // a forged left part changes nothing
+    expect(third.status).toBe(429);
+    expect(third.body).toMatchObject({ code: "rate_limited" });
+    expect((await get(server, "203.0.113.7, 198.51.100.2")).status, "another client behind the proxy has its own budget").toBe(200);
+  });
+
+  it("off by default: X-Forwarded-For is ignored and the socket address counts", async () => {
+    // 3: the readiness check of startServer spent one from this socket address.
+    const { server } = await start("no-proxy", { RATE_LIMIT_ANON_PER_MIN: "3" });
+    expect((await get(server, "198.51.100.1")).status).toBe(200);
+    expect((await get(server, "198.51.100.2")).status).toBe(200);
+    expect((await get(server, "198.51.100.3")).status).toBe(429);
+  });
+});
