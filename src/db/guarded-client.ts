@@ -18,7 +18,8 @@
  *   driver (libsql 0.5) leaves the statement that failed with SQLITE_BUSY
  *   active on its connection, after which every COMMIT on that connection
  *   fails ("SQL statements in progress"); so after SQLITE_BUSY the connection
- *   is replaced (`reconnect`) and the per-connection pragmas are set again.
+ *   is replaced (`reconnect`) and the per-connection pragmas are set again
+ *   before the next operation runs.
  * - File only: the file it opened must still be the file at its path. After every
  *   operation the path is `stat`ed (a few µs) and compared with the device and
  *   inode seen at open; when the file was deleted or replaced, the operation
