@@ -186,6 +186,15 @@ describe("the database file is deleted or replaced under the running server", ()
   });
 });
 
+describe("HOST=0.0.0.0", () => {
+  it("listens on every interface and says so", async () => {
+    const server = await startServer({ databaseUrl: `file:${join(dir, "any-host.db")}`, host: "0.0.0.0" });
+    servers.push(server);
+    expect(server.output()).toMatch(/listening on http:\/\/0\.0\.0\.0:\d+/);
+    expect((await call(server.url, "GET", "/health")).status).toBe(200);
+  });
+});
+
 describe("TRUST_PROXY: the client address behind load balancers", () => {
   const get = (server: ServerProcess, forwardedFor: string) => call(server.url, "GET", "/health", undefined, { headers: { "X-Forwarded-For": forwardedFor } });
   const limits = { RATE_LIMIT_ANON_PER_MIN: "2" };

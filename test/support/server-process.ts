@@ -47,6 +47,8 @@ export interface StartOptions {
   databaseUrl: string;
   /** Run the `npm start` bundle (dist/node/server.mjs) instead of the TypeScript source. */
   bundle?: boolean;
+  /** HOST (default 127.0.0.1); the returned URL is then reached on 127.0.0.1. */
+  host?: string;
   /** Extra environment (defaults: UNLIMITED_ENV). */
   env?: Record<string, string>;
   /** How long to wait for readiness, ms (default 30 000). */
@@ -86,7 +88,7 @@ export async function startServer(options: StartOptions): Promise<ServerProcess>
   const args = options.bundle ? ["dist/node/server.mjs"] : ["--import", "tsx", "src/server.ts"];
   const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
-    env: { ...process.env, ...UNLIMITED_ENV, ...(options.env ?? {}), DATABASE_URL: options.databaseUrl, HOST: "127.0.0.1", PORT: "0" },
+    env: { ...process.env, ...UNLIMITED_ENV, ...(options.env ?? {}), DATABASE_URL: options.databaseUrl, HOST: options.host ?? "127.0.0.1", PORT: "0" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   alive.add(child);
@@ -107,7 +109,7 @@ export async function startServer(options: StartOptions): Promise<ServerProcess>
       clearTimeout(timer);
       child.stdout!.off("data", onData);
       child.off("exit", onExit);
-      resolve(match[1]!);
+      resolve(match[1]!.replace("//0.0.0.0:", "//127.0.0.1:"));
     };
     const onExit = (code: number | null, signal: string | null) => {
       clearTimeout(timer);
