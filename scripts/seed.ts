@@ -15,14 +15,15 @@
  * creates nothing. Text is stored exactly as in the corpora (`&amp;`, `ã`, `š`),
  * only trimmed like the API trims names.
  *
- * Environment: DATABASE_URL (default `file:.data/petstore.db`, like the
- * server), CORPORA_DIR (default `../shared/data/corpora` relative to the repo).
+ * Environment: the database variables of the server (DATABASE_URL, default
+ * `file:.data/petstore.db`; DATABASE_AUTH_TOKEN; DATABASE_SYNC_URL; see
+ * src/db/open.ts), CORPORA_DIR (default `../shared/data/corpora` relative to the repo).
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Database } from "../src/db/client";
-import { openLocalDatabase } from "../src/db/local";
+import { databaseSettings, openDatabase } from "../src/db/open";
 import type { PetStatus } from "../src/db/schema";
 import { NewCategorySchema } from "../src/routes/categories/categories.schemas";
 import { NewPetSchema } from "../src/routes/pets/pets.schemas";
@@ -156,14 +157,15 @@ export async function seedCatalogue(db: Database, corporaDir: string, now: Date)
 
 /** CLI: seed DATABASE_URL from CORPORA_DIR and print what was done. */
 async function main(): Promise<void> {
-  const url = process.env.DATABASE_URL || "file:.data/petstore.db";
   const corporaDir = process.env.CORPORA_DIR || DEFAULT_CORPORA_DIR;
   if (!existsSync(join(corporaDir, "common.json"))) {
     console.log(`No corpora at ${corporaDir}: nothing to seed (set CORPORA_DIR to seed from elsewhere).`);
     return;
   }
   const started = Date.now();
-  const db = await openLocalDatabase(url);
+  const opened = await openDatabase(databaseSettings(process.env));
+  const { db } = opened;
+  const url = opened.displayUrl;
   try {
     const report = await seedCatalogue(db, corporaDir, new Date());
     console.log(
@@ -172,7 +174,7 @@ async function main(): Promise<void> {
         `pets ${report.pets.created} created, ${report.pets.existing} existing.`,
     );
   } finally {
-    db.$client.close();
+    await opened.close();
   }
 }
 

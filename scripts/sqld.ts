@@ -16,9 +16,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createClient } from "@libsql/client";
-import { createDatabase } from "../src/db/client";
-import { applyMigrations } from "../src/db/migrate";
+import { databaseSettings, openDatabase } from "../src/db/open";
 
 /** Project root (where package.json and node_modules are). */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -141,10 +139,5 @@ async function startOnce(options: SqldOptions, port: number): Promise<SqldServer
  * `url` over HTTP (idempotent: applied migrations are skipped).
  */
 export async function migrateServer(url: string, authToken?: string): Promise<void> {
-  const client = createClient({ url, authToken });
-  try {
-    await applyMigrations(createDatabase(client));
-  } finally {
-    client.close();
-  }
+  await (await openDatabase(databaseSettings({ DATABASE_URL: url, DATABASE_AUTH_TOKEN: authToken }))).close();
 }

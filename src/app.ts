@@ -57,6 +57,11 @@ export interface AppDeps {
   assets?: AssetSource;
   /** Request counter (default: in memory, per process); one, or one per request (Workers). */
   rateLimiter?: PerRequest<RateLimiter>;
+  /**
+   * What `GET /health` checks: resolves when the database answers and can be
+   * written, rejects otherwise (503). Default: `SELECT 1` answers.
+   */
+  checkDatabase?: (c: Context<AppEnv>) => Promise<void>;
   /** The client's address (default: none known, all anonymous clients share one bucket). */
   clientIp?: ClientIp;
   /**
@@ -162,7 +167,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route("/", accountsRouter);
   app.route("/", eventsRouter);
   app.route("/", webhooksRouter);
-  app.route("/", createMetaRouter(() => app, deps.assets));
+  app.route("/", createMetaRouter(() => app, deps.assets, deps.checkDatabase ?? ((c) => c.get("db").$client.execute("SELECT 1").then(() => undefined))));
 
   let patterns: ReturnType<typeof compileRoutes> | undefined;
   app.notFound(notFoundHandler(() => (patterns ??= compileRoutes(app.routes))));

@@ -1,50 +1,91 @@
 /**
- * Node entry point: reads the environment, opens the embedded libSQL file
- * (migrated on start), serves the app on HOST:PORT with @hono/node-server and
- * shuts down gracefully on SIGTERM/SIGINT (API.md §8).
+ * Node entry point: reads the environment, opens the database (src/db/open.ts:
+ * an embedded libSQL file, a libSQL server, or an embedded replica of one;
+ * migrated on start), serves the app on HOST:PORT with @hono/node-server and
+ * shuts down gracefully on SIGTERM/SIGINT (API.md §8, §8.1).
+ *
+ * Start-up order: open the database, bind the port, then create the bootstrap
+ * staff key (printed once, on a database without staff) and print the
+ * "listening" line. A port that is taken ends the process with one line and
+ * exit code 1 before any key exists. Shutdown: stop accepting, finish the
+ * requests and the webhook delivery in progress, checkpoint and close the
+ * database (a file database leaves no `-wal`/`-shm` behind).
  *
  * Webhook deliveries run in this process (src/services/webhook-dispatcher.ts).
  *
- * Environment: DATABASE_URL (default `file:.data/petstore.db`), HOST
- * (127.0.0.1), PORT (8787) and the variables of `parseConfig`.
+ * Environment: the database variables of `databaseSettings` (DATABASE_URL,
+ * DATABASE_AUTH_TOKEN, DATABASE_SYNC_URL, …), HOST (127.0.0.1), PORT (8787),
+ * TRUST_PROXY (false; src/runtime/client-address.ts) and the variables of
+ * `parseConfig`.
  */
-import { serve } from "@hono/node-server";
+import type { Server } from "node:http";
+import { createAdaptorServer } from "@hono/node-server";
+import { getConnInfo } from "@hono/node-server/conninfo";
 import { createApp } from "./app";
 import { parseConfig } from "./config";
-import { openLocalDatabase } from "./db/local";
-import { getConnInfo } from "@hono/node-server/conninfo";
-import type { Server } from "node:http";
+import { databaseSettings, openDatabase } from "./db/open";
+import { clientAddress, parseTrustProxy } from "./runtime/client-address";
 import { memoryReadCache } from "./runtime/memory-read-cache";
 import { nodeAssets } from "./runtime/node-assets";
 import { answerUnknownMethods } from "./runtime/node-unknown-methods";
 import { bootstrapStaffKey } from "./services/accounts.service";
 import { afterWrites, createWebhookDispatcher } from "./services/webhook-dispatcher";
 
+/** A start-up failure worth one line, not a stack trace. */
+class StartError extends Error {}
+
+/** Bind `server` to hostname:port; resolves with the bound port. @throws StartError when the address is taken or not allowed. */
+function listen(server: Server, hostname: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException) => {
+      if (error.code === "EADDRINUSE") reject(new StartError(`Port ${port} on ${hostname} is already in use: stop the other server or set PORT.`));
+      else if (error.code === "EACCES" || error.code === "EADDRNOTAVAIL") reject(new StartError(`Cannot listen on ${hostname}:${port} (${error.code}): set HOST/PORT.`));
+      else reject(error);
+    };
+    server.once("error", onError);
+    server.listen(port, hostname, () => {
+      server.off("error", onError);
+      const address = server.address();
+      resolve(typeof address === "object" && address ? address.port : port);
+    });
+  });
+}
+
 async function main(): Promise<void> {
   const config = parseConfig(process.env);
-  const url = process.env.DATABASE_URL || "file:.data/petstore.db";
-  const db = await openLocalDatabase(url);
+  const trustedProxies = parseTrustProxy(process.env.TRUST_PROXY);
+  const hostname = process.env.HOST || "127.0.0.1";
+  const port = Number(process.env.PORT || 8787);
+  const database = await openDatabase(databaseSettings(process.env));
+  const { db } = database;
+  // Webhook deliveries (API.md §6): polled every WEBHOOK_POLL_MS and run within 50 ms of a successful write (bursts coalesce).
+  const dispatcher = createWebhookDispatcher(db, config);
+  const app = createApp({
+    db,
+    config,
+    assets: nodeAssets(),
+    checkDatabase: database.check,
+    clientIp: clientAddress(trustedProxies, (c) => getConnInfo(c).remote.address),
+    middleware: [memoryReadCache({ ttlMs: config.readCacheTtlSeconds * 1000 }), afterWrites(() => dispatcher.nudgeSoon(50))],
+  });
+  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  // Methods Node's HTTP parser rejects (FOO) or diverts (CONNECT) before the app: 501 Error objects too.
+  answerUnknownMethods(server);
+  let boundPort: number;
+  try {
+    boundPort = await listen(server, hostname, port);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  // Only once the port is ours: a start that fails never consumes the one-time key.
   const staffKey = await bootstrapStaffKey(db, new Date());
   if (staffKey) {
     // Printed once, on the first start of a fresh database; only its hash is stored.
     console.log(`Created the bootstrap staff account. Its API key (shown only now):\n  ${staffKey.key}`);
   }
-  // Webhook deliveries (API.md §6): polled every WEBHOOK_POLL_MS and run within 50 ms of a successful write (bursts coalesce).
-  const dispatcher = createWebhookDispatcher(db, config).start(config.webhooks.pollIntervalMs);
-  const app = createApp({
-    db,
-    config,
-    assets: nodeAssets(),
-    clientIp: (c) => getConnInfo(c).remote.address,
-    middleware: [memoryReadCache({ ttlMs: config.readCacheTtlSeconds * 1000 }), afterWrites(() => dispatcher.nudgeSoon(50))],
-  });
-  const hostname = process.env.HOST || "127.0.0.1";
-  const port = Number(process.env.PORT || 8787);
-  const server = serve({ fetch: app.fetch, hostname, port }, (info) => {
-    console.log(`Petstore API listening on http://${hostname}:${info.port} (docs: /docs, database: ${url})`);
-  });
-  // Methods Node's HTTP parser rejects (FOO) or diverts (CONNECT) before the app: 501 Error objects too.
-  answerUnknownMethods(server as Server);
+  dispatcher.start(config.webhooks.pollIntervalMs);
+  console.log(`Petstore API listening on http://${hostname}:${boundPort} (docs: /docs, database: ${database.displayUrl})`);
 
   let closing = false;
   const shutdown = (signal: string) => {
@@ -53,11 +94,14 @@ async function main(): Promise<void> {
     console.log(`${signal}: closing`);
     server.close(() => {
       // Let a delivery run in progress record its results before the database closes.
-      void dispatcher.stop().finally(() => {
-        db.$client.close();
-        process.exit(0);
-      });
+      void dispatcher
+        .stop()
+        .then(() => database.close())
+        .catch((error: unknown) => console.error(`closing the database: ${error instanceof Error ? error.message : String(error)}`))
+        .finally(() => process.exit(0));
     });
+    // Keep-alive connections with no request in flight would hold server.close() open.
+    server.closeIdleConnections();
     setTimeout(() => process.exit(0), 10_000).unref();
   };
   process.on("SIGTERM", () => shutdown("SIGTERM"));
@@ -65,6 +109,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error) => {
-  console.error(error instanceof Error ? error.message : error);
+  console.error(error instanceof StartError ? error.message : error instanceof Error ? error.message : error);
   process.exit(1);
 });

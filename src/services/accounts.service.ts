@@ -172,9 +172,29 @@ export async function createOperatorKey(db: Database, role: Role, name: string, 
 
 /**
  * On a database without any staff account, create one ("bootstrap") and return
- * its key, once; afterwards returns null. Used by `npm start` on a fresh database.
+ * its key, once; afterwards returns null, also when another process created it
+ * at the same moment. Used by `npm start` on a fresh database.
  */
 export async function bootstrapStaffKey(db: Database, now: Date): Promise<NewApiKey | null> {
   if (await hasStaffAccount(db)) return null;
-  return (await createOperatorKey(db, "staff", "bootstrap", now)).apiKey;
+  // One conditional batch: of several servers starting together on a fresh database, exactly one creates it.
+  const at = now.toISOString();
+  const email = "bootstrap@staff.petstore.invalid";
+  const material = await generateApiKey();
+  const [, keyRs] = await writeBatch(db, [
+    {
+      sql: `INSERT INTO accounts (name, email, email_key, role, created_at)
+            SELECT 'bootstrap', ?, ?, 'staff', ? WHERE NOT EXISTS (SELECT 1 FROM accounts WHERE role = 'staff' OR email_key = ?)`,
+      args: [email, emailKey(email), at, emailKey(email)],
+    },
+    {
+      sql: `INSERT INTO api_keys (account_id, name, prefix, secret_hash, created_at)
+            SELECT last_insert_rowid(), 'bootstrap', ?, ?, ? WHERE changes() = 1 RETURNING ${KEY_COLUMNS}`,
+      args: [material.prefix, material.hash, at],
+    },
+  ]);
+  const row = keyRs!.rows[0];
+  if (row) return { ...toApiKey(row), key: material.secret };
+  if (!(await hasStaffAccount(db))) throw new Error(`No staff account, and ${email} belongs to a customer: create a staff key with npm run keys:create.`);
+  return null;
 }

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Database } from "../../src/db/client";
-import { openLocalDatabase } from "../../src/db/local";
+import { openTestDatabase } from "../support/database";
 import { bootstrapStaffKey, createOperatorKey } from "../../src/services/accounts.service";
 import { connect, type ApiClient } from "../support/client";
 import { nodeTarget, type NodeTarget } from "../support/node-target";
@@ -234,7 +234,7 @@ describe("secrets: never logged, never stored", () => {
 
   it("the bootstrap staff key is made once, on a database without staff, and stored as a hash only", async () => {
     const dir = mkdtempSync(join(tmpdir(), "petstore-bootstrap-"));
-    const db = await openLocalDatabase(`file:${join(dir, "boot.db")}`);
+    const db = await openTestDatabase(`file:${join(dir, "boot.db")}`);
     try {
       const key = await bootstrapStaffKey(db, new Date());
       expect(key?.key).toMatch(/^psk_[A-Za-z0-9_-]{43}$/);

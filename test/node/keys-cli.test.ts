@@ -18,7 +18,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { parseConfig } from "../../src/config";
 import type { Database } from "../../src/db/client";
-import { openLocalDatabase } from "../../src/db/local";
+import { openTestDatabase } from "../support/database";
 import { TEST_ENV } from "../support/node-target";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -51,7 +51,7 @@ async function keysCreate(dbFile: string, args: string[]): Promise<{ code: numbe
 
 /** Call an app over `dbFile` (in process) with `key`. */
 async function withApp<T>(dbFile: string, use: (call: (method: string, path: string, key: string, body?: unknown) => Promise<Response>) => Promise<T>): Promise<T> {
-  const db: Database = await openLocalDatabase(`file:${dbFile}`);
+  const db: Database = await openTestDatabase(`file:${dbFile}`);
   try {
     const app = createApp({ db, config: parseConfig(TEST_ENV), log: () => {} });
     return await use(async (method, path, key, body) =>
@@ -98,7 +98,7 @@ describe("npm run keys:create", () => {
     });
 
     // Only hashes are in the file.
-    const db = await openLocalDatabase(`file:${dbFile}`);
+    const db = await openTestDatabase(`file:${dbFile}`);
     try {
       const rows = await db.$client.execute("SELECT * FROM api_keys");
       expect(JSON.stringify(rows.rows)).not.toContain(key.slice(4));
@@ -127,7 +127,7 @@ describe("npm run keys:create", () => {
 
   it("never hands out a key of a customer who signed up with the operator account's email", async () => {
     const dbFile = join(dir, "clash.db");
-    const db = await openLocalDatabase(`file:${dbFile}`);
+    const db = await openTestDatabase(`file:${dbFile}`);
     try {
       const app = createApp({ db, config: parseConfig(TEST_ENV), log: () => {} });
       const signUp = await app.request("http://localhost/accounts", {

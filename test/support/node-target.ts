@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { createApp, type AppDeps } from "../../src/app";
 import { parseConfig } from "../../src/config";
 import type { Database } from "../../src/db/client";
-import { openLocalDatabase } from "../../src/db/local";
+import { openTestDatabase } from "./database";
 import { nodeAssets } from "../../src/runtime/node-assets";
 import { createStaffKeyFor } from "./staff-key";
 import type { Target } from "./target";
@@ -29,7 +29,7 @@ export const TEST_ENV: Record<string, string> = {
 /** A fresh app on a fresh temp-file database; `env` overrides configuration variables. */
 export async function nodeTarget(env: Record<string, string> = {}, deps: Partial<AppDeps> = {}): Promise<NodeTarget> {
   const dir = mkdtempSync(join(tmpdir(), "petstore-test-"));
-  const db = await openLocalDatabase(`file:${join(dir, "test.db")}`);
+  const db = await openTestDatabase(`file:${join(dir, "test.db")}`);
   const config = parseConfig({ ...TEST_ENV, ...env });
   const app = createApp({ db, config, log: () => {}, assets: nodeAssets(), ...deps });
   return {

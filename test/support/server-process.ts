@@ -3,15 +3,17 @@
  * a real socket, a real database file and real process death (concurrency,
  * crash recovery).
  *
- * The child is `node --import tsx src/server.ts`, ONE process: the `tsx` CLI
- * would fork a second node process and relay only SIGINT/SIGTERM, so a SIGKILL
- * sent to it would leave the real server running. The server listens on
+ * The child is `node --import tsx src/server.ts`, or with `bundle: true` the
+ * esbuild bundle exactly as `npm start` runs it (`node dist/node/server.mjs`,
+ * built once per test process by `buildServerBundle`); ONE process either way:
+ * the `tsx` CLI would fork a second node process and relay only SIGINT/SIGTERM,
+ * so a SIGKILL sent to it would leave the real server running. The server listens on
  * `PORT=0` (the OS picks a free port, no race) and the port is read from its
  * "listening on http://HOST:PORT" line; readiness is then confirmed with
  * `GET /health`. The bootstrap staff key, printed once on a fresh database, is
  * captured from stdout.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 /** Repository root (test/support/ → ../..). */
@@ -41,8 +43,12 @@ export interface ServerProcess {
 }
 
 export interface StartOptions {
-  /** `file:<path>` of the database. */
+  /** DATABASE_URL: `file:<path>`, or a libSQL server's `http://…`. */
   databaseUrl: string;
+  /** Run the `npm start` bundle (dist/node/server.mjs) instead of the TypeScript source. */
+  bundle?: boolean;
+  /** HOST (default 127.0.0.1); the returned URL is then reached on 127.0.0.1. */
+  host?: string;
   /** Extra environment (defaults: UNLIMITED_ENV). */
   env?: Record<string, string>;
   /** How long to wait for readiness, ms (default 30 000). */
@@ -63,15 +69,26 @@ function waitForExit(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => child.once("exit", (code) => resolve(code)));
 }
 
+let bundleBuilt = false;
+
+/** Build dist/node/server.mjs as `npm start` does (`npm run build:server`), once per test process. */
+export function buildServerBundle(): void {
+  if (bundleBuilt) return;
+  execFileSync("npm", ["run", "--silent", "build:server"], { cwd: REPO_ROOT, stdio: "inherit" });
+  bundleBuilt = true;
+}
+
 /**
  * Start the server on 127.0.0.1 with an OS-assigned port and wait until
  * `/health` answers 200.
  * @throws Error with the captured output when it exits or is not ready in time.
  */
 export async function startServer(options: StartOptions): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/server.ts"], {
+  if (options.bundle) buildServerBundle();
+  const args = options.bundle ? ["dist/node/server.mjs"] : ["--import", "tsx", "src/server.ts"];
+  const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
-    env: { ...process.env, ...UNLIMITED_ENV, ...(options.env ?? {}), DATABASE_URL: options.databaseUrl, HOST: "127.0.0.1", PORT: "0" },
+    env: { ...process.env, ...UNLIMITED_ENV, ...(options.env ?? {}), DATABASE_URL: options.databaseUrl, HOST: options.host ?? "127.0.0.1", PORT: "0" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   alive.add(child);
@@ -92,7 +109,7 @@ export async function startServer(options: StartOptions): Promise<ServerProcess>
       clearTimeout(timer);
       child.stdout!.off("data", onData);
       child.off("exit", onExit);
-      resolve(match[1]!);
+      resolve(match[1]!.replace("//0.0.0.0:", "//127.0.0.1:"));
     };
     const onExit = (code: number | null, signal: string | null) => {
       clearTimeout(timer);

@@ -17,15 +17,18 @@ export type AssetSource = (path: string, c: Context<AppEnv>) => Promise<Response
 
 export const SCALAR_SCRIPT_PATH = "/docs/assets/scalar.js";
 
-/** Meta routes; `root` is the whole app, whose routes the document describes. */
-export function createMetaRouter(root: () => OpenAPIHono<AppEnv>, assets?: AssetSource) {
+/**
+ * Meta routes; `root` is the whole app, whose routes the document describes;
+ * `checkDatabase` rejects when the database cannot serve (then /health is 503).
+ */
+export function createMetaRouter(root: () => OpenAPIHono<AppEnv>, assets: AssetSource | undefined, checkDatabase: (c: Context<AppEnv>) => Promise<void>) {
   const documents = new Map<string, Record<string, unknown>>();
 
   const health: RouteHandler<typeof routes.health, AppEnv> = async (c) => {
     try {
-      await c.get("db").$client.execute("SELECT 1");
+      await checkDatabase(c);
     } catch {
-      throw new ApiError(503, "database_unavailable", "The database does not answer.");
+      throw new ApiError(503, "database_unavailable", "The database does not answer or cannot be written.", undefined, { "Retry-After": "1" });
     }
     c.header("Cache-Control", "no-store");
     return c.json({ status: "ok" as const }, 200);

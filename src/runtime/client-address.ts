@@ -1,0 +1,50 @@
+/**
+ * The client's address on Node, for rate limits per client (API.md §5), with
+ * or without load balancers in front (`TRUST_PROXY`).
+ *
+ * Without trusted proxies (the default) it is the socket's peer address: a
+ * client cannot choose it, and any `X-Forwarded-For` it sends is ignored.
+ *
+ * With `TRUST_PROXY=n` (the number of proxies in front of the server, each of
+ * which appends the address it received the request from to
+ * `X-Forwarded-For`, the de-facto header that RFC 7239 §5.2 standardises as
+ * `Forwarded: for=`): the client is the n-th address from the right of the
+ * header's list. The right-most n entries were written by the trusted
+ * proxies; anything further left came from the client and may be forged, so
+ * it is never used. A list shorter than n (the request did not pass through
+ * every proxy) or an entry that is not an IP address falls back to the socket
+ * address. This is the "hop count" rule of Express's `trust proxy = n`.
+ */
+import { isIP } from "node:net";
+import type { Context } from "hono";
+import type { AppEnv } from "../lib/context";
+import type { ClientIp } from "../middleware/rate-limit";
+
+/**
+ * Parse `TRUST_PROXY`: unset, "", "false" → 0; "true" → 1; a whole number ≥ 0 as is.
+ * @throws Error on any other value.
+ */
+export function parseTrustProxy(value: string | undefined): number {
+  if (value === undefined || value === "" || value === "false") return 0;
+  if (value === "true") return 1;
+  if (/^\d{1,2}$/.test(value)) return Number(value);
+  throw new Error(`Invalid configuration: TRUST_PROXY must be false, true or a number of proxies (0-99), got ${JSON.stringify(value)}`);
+}
+
+/**
+ * The address `hops` proxies in front saw, from an `X-Forwarded-For` value
+ * (`"client, proxy1, proxy2"`), or undefined when the list has fewer than
+ * `hops` entries or that entry is not an IP address.
+ */
+export function forwardedClient(header: string | undefined, hops: number): string | undefined {
+  if (!header || hops <= 0) return undefined;
+  const list = header.split(",").map((entry) => entry.trim()).filter((entry) => entry !== "");
+  const candidate = list[list.length - hops];
+  return candidate !== undefined && isIP(candidate) !== 0 ? candidate : undefined;
+}
+
+/** `ClientIp` of the app: `socketAddress(c)` unless `hops` trusted proxies forward the request. */
+export function clientAddress(hops: number, socketAddress: (c: Context<AppEnv>) => string | undefined): ClientIp {
+  if (hops <= 0) return socketAddress;
+  return (c) => forwardedClient(c.req.header("X-Forwarded-For"), hops) ?? socketAddress(c);
+}
