@@ -20,6 +20,7 @@ const EnvSchema = z.object({
   WEBHOOK_RETRY_CAP_MS: positiveInt.default(3_600_000),
   WEBHOOK_TIMEOUT_MS: positiveInt.default(10_000),
   WEBHOOK_POLL_MS: positiveInt.default(1_000),
+  WEBHOOK_MAX_PENDING: positiveInt.default(10_000),
   KEY_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(30).default(30),
   READ_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(30).default(30),
 });
@@ -36,9 +37,18 @@ export interface AppConfig {
   /**
    * Webhook deliveries (API.md §6): private targets allowed?; attempts before a
    * delivery is given up; retry delay `min(cap, base * 2^(attempt-1))` with
-   * jitter (ms); per-attempt timeout (ms); Node poll interval of the dispatcher (ms).
+   * jitter (ms); per-attempt timeout (ms); Node poll interval of the dispatcher (ms);
+   * pending deliveries beyond which a `failing` subscription gets no new ones.
    */
-  webhooks: { allowPrivateTargets: boolean; maxAttempts: number; retryBaseMs: number; retryCapMs: number; timeoutMs: number; pollIntervalMs: number };
+  webhooks: {
+    allowPrivateTargets: boolean;
+    maxAttempts: number;
+    retryBaseMs: number;
+    retryCapMs: number;
+    timeoutMs: number;
+    pollIntervalMs: number;
+    maxPendingPerFailing: number;
+  };
   /** How long a verified API key stays cached in memory, seconds (0..30). */
   keyCacheTtlSeconds: number;
   /** Node: how long a public read stays in the in-process cache, seconds (0 disables; ≤ s-maxage 30). */
@@ -77,6 +87,7 @@ export function parseConfig(env: Record<string, unknown>): AppConfig {
       retryCapMs: e.WEBHOOK_RETRY_CAP_MS,
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       pollIntervalMs: e.WEBHOOK_POLL_MS,
+      maxPendingPerFailing: e.WEBHOOK_MAX_PENDING,
     },
     keyCacheTtlSeconds: e.KEY_CACHE_TTL_SECONDS,
     readCacheTtlSeconds: e.READ_CACHE_TTL_SECONDS,

@@ -202,11 +202,16 @@ export function webhookTargetProblem(raw: string, allowPrivate: boolean): string
 
 // ---------------------------------------------------------------- subscriptions
 
+/** Most subscriptions that may exist at once (API.md §6). */
+export const MAX_WEBHOOKS = 50;
+
 /**
  * Create a subscription that receives the events committed after it (its
  * fan-out cursor starts at the current last event id). Returns it with its
- * secret, which is never shown again.
+ * secret, which is never shown again. The limit check and the insert are one
+ * statement, so concurrent calls never pass `MAX_WEBHOOKS`.
  * @throws ApiError 400 `validation_error` (path `body.url`) for a refused target.
+ * @throws ApiError 409 `subscription_limit_reached` when `MAX_WEBHOOKS` exist.
  */
 export async function createWebhook(
   db: Database,
@@ -223,11 +228,19 @@ export async function createWebhook(
   const secret = generateWebhookSecret();
   const rs = await db.$client.execute({
     sql: `INSERT INTO webhooks (url, events, secret, status, created_at, last_event_id)
-          VALUES (?, ?, ?, 'active', ?, (SELECT coalesce(max(id), 0) FROM events))
+          SELECT ?, ?, ?, 'active', ?, (SELECT coalesce(max(id), 0) FROM events)
+          WHERE (SELECT count(*) FROM webhooks) < ?
           RETURNING ${WEBHOOK_COLUMNS}`,
-    args: [url, JSON.stringify(events), secret, now.toISOString()],
+    args: [url, JSON.stringify(events), secret, now.toISOString(), MAX_WEBHOOKS],
   });
-  return { webhook: toWebhook(rs.rows[0]!), secret };
+  if (!rs.rows[0]) {
+    throw new ApiError(
+      409,
+      "subscription_limit_reached",
+      `At most ${MAX_WEBHOOKS} webhook subscriptions may exist; delete one (DELETE /webhooks/{webhookId}) first.`,
+    );
+  }
+  return { webhook: toWebhook(rs.rows[0]), secret };
 }
 
 /** Up to `limit` subscriptions with id > `afterId`, ascending. One round trip. */

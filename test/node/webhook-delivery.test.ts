@@ -406,12 +406,12 @@ describe("Node dispatcher", () => {
     expect(runs).toBe(2);
   });
 
-  it("starts no new attempt once stopped (shutdown): the run's signal is aborted", async () => {
+  it("starts no new attempt (nor fan-out batch) once stopped (shutdown): the run's signal is aborted", async () => {
     await subscribe(h.api, h.key, receiver.url(`${path}/ok`));
     await createCategory(h.api, h.key);
     const stopped = new AbortController();
     stopped.abort();
-    expect(await dispatchDue(h.target.db, h.config, h.clock, fetch, { signal: stopped.signal })).toMatchObject({ queued: 1, attempted: 0 });
+    expect(await dispatchDue(h.target.db, h.config, h.clock, fetch, { signal: stopped.signal })).toMatchObject({ queued: 0, attempted: 0 });
     // Likewise past the run's time limit.
     expect(await dispatchDue(h.target.db, h.config, h.clock, fetch, { maxRunMs: 0 })).toMatchObject({ attempted: 0 });
     expect(receiver.at(`${path}/ok`)).toHaveLength(0);

@@ -72,7 +72,7 @@ export const create = createRoute({
   operationId: "createWebhook",
   summary: "Subscribe a webhook",
   description:
-    "Registers `url` for the given event types. Returns the subscription with its signing secret, shown only in this response. Events committed after this call are delivered, signed per Standard Webhooks; earlier ones are in `GET /events`.",
+    "Registers `url` for the given event types (at most 50 subscriptions exist at once). Returns the subscription with its signing secret, shown only in this response. Events committed after this call are delivered, signed per Standard Webhooks; earlier ones are in `GET /events`. A `failing` subscription stops accumulating deliveries once 10,000 are pending; delivered and given-up deliveries are deleted after 7 days.",
   tags,
   ...staff,
   "x-stability": "experimental",
@@ -83,6 +83,7 @@ export const create = createRoute({
       400: "Invalid JSON or body, an unknown event type, or a refused target URL (`validation_error`).",
       401: true,
       403: true,
+      409: "50 subscriptions exist already (`subscription_limit_reached`); delete one first.",
       413: true,
       415: true,
       429: true,
