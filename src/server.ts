@@ -15,6 +15,7 @@ import { openLocalDatabase } from "./db/local";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import { memoryReadCache } from "./runtime/memory-read-cache";
 import { nodeAssets } from "./runtime/node-assets";
+import { guardedWebhookFetch } from "./runtime/node-webhook-fetch";
 import { bootstrapStaffKey } from "./services/accounts.service";
 import { afterWrites, createWebhookDispatcher } from "./services/webhook-dispatcher";
 
@@ -28,7 +29,9 @@ async function main(): Promise<void> {
     console.log(`Created the bootstrap staff account. Its API key (shown only now):\n  ${staffKey.key}`);
   }
   // Webhook deliveries (API.md §6): polled every WEBHOOK_POLL_MS and run within 50 ms of a successful write (bursts coalesce).
-  const dispatcher = createWebhookDispatcher(db, config).start(config.webhooks.pollIntervalMs);
+  // Deliveries connect only to addresses checked at connect time (SSRF by host name, src/runtime/node-webhook-fetch.ts).
+  const webhookFetch = guardedWebhookFetch(config.webhooks.allowPrivateTargets);
+  const dispatcher = createWebhookDispatcher(db, config, undefined, webhookFetch).start(config.webhooks.pollIntervalMs);
   const app = createApp({
     db,
     config,

@@ -108,8 +108,6 @@ export const DELIVERY_RETENTION_MS = 7 * 24 * 3600 * 1000;
 const PRUNE_BATCH = 1000;
 /** Extra lease beyond the attempt timeout before a claimed attempt counts as lost, ms. */
 const LEASE_MARGIN_MS = 30_000;
-/** Longest `last_error` kept, characters. */
-const MAX_ERROR_LENGTH = 300;
 
 /**
  * Delay before attempt `attempt + 1` after `attempt` failed (1-based), ms:
@@ -230,16 +228,56 @@ async function claim(db: Database, heads: Head[], now: Date, leaseMs: number): P
   return claimed;
 }
 
+/**
+ * Why an attempt failed, coarsely (API.md §6; never the raw error text, which
+ * would tell a subscriber about internal hosts and ports): `http_status` (a
+ * non-2xx answer, see `lastStatusCode`), `timeout`, `refused` (connection
+ * refused), `dns` (the name did not resolve), `tls` (handshake or
+ * certificate), `private_address` (the target is or resolves to a loopback,
+ * private or link-local address), `network` (anything else).
+ */
+export type DeliveryError = "http_status" | "timeout" | "refused" | "dns" | "tls" | "private_address" | "network";
+
 interface AttemptResult {
   ok: boolean;
   statusCode: number | null;
-  error: string | null;
+  error: DeliveryError | null;
+}
+
+const DNS_CODES = new Set(["ENOTFOUND", "EAI_AGAIN", "EAI_NODATA", "EAI_FAIL", "EAI_NONAME"]);
+const TIMEOUT_CODES = new Set(["ETIMEDOUT", "UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
+
+/**
+ * Classify a failed `fetch`: Node (undici) puts the system error code in the
+ * `cause` chain (`ECONNREFUSED`, `ENOTFOUND`, `ERR_TLS_*`, `CERT_*`…);
+ * workerd only gives a message, matched by words.
+ */
+export function classifyFetchError(error: unknown): DeliveryError {
+  const codes: string[] = [];
+  const messages: string[] = [];
+  for (let e = error as { name?: unknown; code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (e.name === "TimeoutError" || e.name === "AbortError") return "timeout";
+    if (typeof e.code === "string") codes.push(e.code);
+    if (typeof e.message === "string") messages.push(e.message);
+  }
+  if (codes.includes("EPRIVATEADDRESS")) return "private_address";
+  if (codes.includes("ECONNREFUSED")) return "refused";
+  if (codes.some((c) => DNS_CODES.has(c))) return "dns";
+  if (codes.some((c) => TIMEOUT_CODES.has(c))) return "timeout";
+  if (codes.some((c) => /^(ERR_TLS|ERR_SSL|CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED|HOSTNAME_MISMATCH)/.test(c))) return "tls";
+  const text = messages.join(" ");
+  if (/\b(dns|resolve|lookup)\b/i.test(text)) return "dns";
+  if (/refused/i.test(text)) return "refused";
+  if (/\b(tls|ssl|certificate|handshake)\b/i.test(text)) return "tls";
+  if (/timed? ?out/i.test(text)) return "timeout";
+  return "network";
 }
 
 /** Send one signed attempt (step 4). Never throws. */
 async function attempt(head: Claimed, config: AppConfig, at: Date, fetchFn: FetchFn): Promise<AttemptResult> {
+  // IP literals are never looked up: check them here (names are checked at connect time, src/runtime/node-webhook-fetch.ts).
   if (!config.webhooks.allowPrivateTargets && isPrivateHost(new URL(head.url).hostname)) {
-    return { ok: false, statusCode: null, error: "Target not allowed: loopback, private or link-local address." };
+    return { ok: false, statusCode: null, error: "private_address" };
   }
   const headers = signedWebhookHeaders(head.secret, webhookMessageId(head.eventId), at, head.body);
   try {
@@ -252,14 +290,9 @@ async function attempt(head: Claimed, config: AppConfig, at: Date, fetchFn: Fetc
     });
     await res.body?.cancel().catch(() => {});
     const ok = res.status >= 200 && res.status < 300;
-    return { ok, statusCode: res.status, error: ok ? null : `The receiver answered HTTP ${res.status}.` };
+    return { ok, statusCode: res.status, error: ok ? null : "http_status" };
   } catch (error) {
-    const name = (error as { name?: string }).name;
-    // Node's fetch reports "fetch failed" with the reason (ECONNREFUSED, ENOTFOUND…) in `cause`.
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    const reason = [error instanceof Error ? error.message : String(error), cause?.code ?? cause?.message].filter(Boolean).join(": ");
-    const message = name === "TimeoutError" || name === "AbortError" ? `No response within ${config.webhooks.timeoutMs} ms.` : `Request failed: ${reason}`;
-    return { ok: false, statusCode: null, error: message.slice(0, MAX_ERROR_LENGTH) };
+    return { ok: false, statusCode: null, error: classifyFetchError(error) };
   }
 }
 

@@ -36,7 +36,7 @@ export interface DeliveryBody {
   nextAttemptAt?: string;
   lastAttemptAt?: string;
   lastStatusCode?: number;
-  lastError?: string;
+  lastError?: "http_status" | "timeout" | "refused" | "dns" | "tls" | "private_address" | "network";
   deliveredAt?: string;
 }
 
