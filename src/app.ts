@@ -18,6 +18,7 @@ import { MemoryRateLimiter, type RateLimiter } from "./lib/rate-limiter";
 import { authenticate, KeyCache } from "./middleware/auth";
 import { compileRoutes, errorHandler, notFoundHandler } from "./middleware/errors";
 import { idempotency } from "./middleware/idempotency";
+import { strictJson } from "./middleware/strict-json";
 import { rateLimit, type ClientIp } from "./middleware/rate-limit";
 import { accountsRouter } from "./routes/accounts/accounts.index";
 import { ordersRouter } from "./routes/orders/orders.index";
@@ -130,6 +131,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.use((c, next) => (c.req.method === "GET" || c.req.method === "HEAD" || c.req.method === "OPTIONS" ? next() : limitBody(c, next)));
   app.use(authenticate(db, keyCache));
   app.use(rateLimit);
+  app.use(strictJson);
   app.use(idempotency);
   for (const handler of deps.middleware ?? []) app.use(handler);
 

@@ -501,6 +501,26 @@ export function ordersScenarios(getTarget: () => Target): void {
         expect(await store.inventory(pet.id)).toEqual({ petId: pet.id, quantity: 2, status: "available" });
       });
 
+      it("shipDate stays within the years 0001–9999 (UTC) and always comes back as RFC 3339", async () => {
+        const pet = await store.stocked(5);
+        for (const shipDate of ["9999-12-31T23:59:59-01:00", "0000-01-01T00:00:00+00:01", "0000-06-01T00:00:00Z"]) {
+          expectValidationError(await store.place(alice, { petId: pet.id, quantity: 1, shipDate }), ["body.shipDate"]);
+        }
+        const order = await store.order(alice, pet.id);
+        expectValidationError(await store.update(order.id, { shipDate: "9999-12-31T23:59:59-01:00" }), ["body.shipDate"]);
+        const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+        for (const [given, stored] of [
+          ["9999-12-31T23:59:59Z", "9999-12-31T23:59:59.000Z"],
+          ["0001-01-01T00:00:00+00:00", "0001-01-01T00:00:00.000Z"],
+          ["9999-12-31T23:59:59+01:00", "9999-12-31T22:59:59.000Z"],
+        ]) {
+          const res = await store.place(alice, { petId: pet.id, quantity: 1, shipDate: given });
+          expect(res.status, JSON.stringify(res.body)).toBe(201);
+          expect(res.body.shipDate).toBe(stored);
+          expect(res.body.shipDate).toMatch(rfc3339);
+        }
+      });
+
       it("rejects bad updates and stock values", async () => {
         const pet = await store.stocked(2);
         const order = await store.order(alice, pet.id);

@@ -112,6 +112,62 @@ export function protocolScenarios(getTarget: () => Target): void {
         expect(await res.json()).toMatchObject({ code: "unsupported_media_type", status: 415 });
       });
 
+      it.each([
+        "application/merge-patch+json",
+        "application/json-patch+json",
+        "application/vnd.api+json",
+        "application/json; charset=latin1",
+        "application/json; charset=iso-8859-1",
+        "application/json; charset=utf-8; profile=x",
+        "application/json; foo=bar",
+      ])("a body of type %s → 415 unsupported_media_type on every write (API.md §2: exact media type)", async (type) => {
+        for (const [method, path] of writes()) {
+          const res = await api.request(method, path, undefined, { key, rawBody: '{"name":"x","categoryId":1}', headers: { "Content-Type": type } });
+          expectError(res, 415, "unsupported_media_type");
+        }
+        expect((await api.get(`/pets?id=${pet.id}`)).body).toEqual([pet]);
+      });
+
+      it.each(["Application/JSON", 'application/json;charset="UTF-8"', "application/json; Charset=utf-8"])(
+        "accepts %s (RFC 9110: media type and parameter case-insensitive)",
+        async (type) => {
+          const name = uniqueName("Media");
+          const res = await api.request("POST", "/categories", undefined, { key, rawBody: JSON.stringify({ name }), headers: { "Content-Type": type } });
+          expect(res.status, JSON.stringify(res.body)).toBe(201);
+          expect(res.body.name).toBe(name);
+        },
+      );
+
+      it("invalid UTF-8 → 400 invalid_json (never stored as U+FFFD), on every write", async () => {
+        for (const [method, path] of writes()) {
+          const prefix = new TextEncoder().encode('{"name":"Bad ');
+          const suffix = new TextEncoder().encode(`${uniqueName("utf8")}"}`);
+          const body = new Uint8Array([...prefix, 0xff, 0xfe, 0xc3, ...suffix]);
+          const res = await getTarget().fetch(path, { method, headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" }, body });
+          expect(res.status, `${method} ${path}`).toBe(400);
+          expect(await res.json()).toMatchObject({ code: "invalid_json", status: 400 });
+        }
+        expect((await api.get(`/pets?id=${pet.id}`)).body).toEqual([pet]);
+      });
+
+      it.each([
+        '{"name":"Dup","name":"Dup2"}',
+        '{"name":"Nested","categoryId":1,"tags":[{"a":1,"a":2}]}',
+        '{"name":"Escaped","n\\u0061me":"x"}',
+      ])("duplicate member names %s → 400 invalid_json (the last one never silently wins)", async (raw) => {
+        for (const [method, path] of writes()) {
+          const res = await api.request(method, path, undefined, { key, rawBody: raw, headers: { "Content-Type": "application/json" } });
+          expectError(res, 400, "invalid_json");
+        }
+        const order = await api.request("POST", "/store/orders", undefined, {
+          key,
+          rawBody: `{"petId":${pet.id},"quantity":1,"quantity":2}`,
+          headers: { "Content-Type": "application/json" },
+        });
+        expectError(order, 400, "invalid_json");
+        expect((await api.get(`/pets?id=${pet.id}`)).body).toEqual([pet]);
+      });
+
       it("accepts application/json with a charset parameter", async () => {
         const name = uniqueName("Charset Ä");
         const res = await api.request("POST", "/categories", undefined, {
