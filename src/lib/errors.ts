@@ -23,6 +23,7 @@ export type ErrorCode =
   | "order_complete"
   | "invalid_transition"
   | "subscription_limit_reached"
+  | "key_limit_reached"
   | "concurrent_update"
   | "endpoint_sunset"
   | "precondition_failed"
