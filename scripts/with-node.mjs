@@ -137,7 +137,10 @@ export async function main({
     log("usage: node scripts/with-node.mjs <command> [args…] | --bin-dir");
     return 2;
   }
-  const childEnv = binDir ? { ...env, PATH: `${binDir}${delimiter}${env.PATH ?? ""}`, NODE: join(binDir, "node") } : env;
+  const withNode = binDir ? { ...env, PATH: `${binDir}${delimiter}${env.PATH ?? ""}`, NODE: join(binDir, "node") } : env;
+  // Output to a file or pipe gets no ANSI colours (vitest colours by TERM alone; NO_COLOR: no-color.org).
+  const redirected = stdio === "inherit" && !process.stdout.isTTY && env.FORCE_COLOR === undefined && env.NO_COLOR === undefined;
+  const childEnv = redirected ? { ...withNode, NO_COLOR: "1" } : withNode;
   const child = spawn(argv[0], argv.slice(1), { stdio, env: childEnv });
   const forward = (signal) => child.kill(signal);
   const signals = ["SIGINT", "SIGTERM", "SIGHUP"];
