@@ -633,6 +633,7 @@ export function ordersScenarios(getTarget: () => Target): void {
         expect(current).not.toBe(stale);
         const ok = await store.setStock(pet.id, 0, { "If-Match": current });
         expect(ok.status).toBe(200);
+        expect(ok.headers.get("etag")).toBe((await api.get(`/store/inventory/${pet.id}`)).headers.get("etag"));
         expect(ok.body).toEqual({ petId: pet.id, quantity: 0, status: "sold" });
         // An order changes the entry too: the ETag read before it is stale.
         const again = await store.setStockOk(pet.id, 2);
@@ -648,6 +649,8 @@ export function ordersScenarios(getTarget: () => Target): void {
         const stale = (await api.get(`/store/orders/${order.id}`, { key: staff })).headers.get("etag")!;
         const moved = await store.update(order.id, { shipDate: "2027-01-01T00:00:00Z" }, { headers: { "If-Match": stale } });
         expect(moved.status).toBe(200);
+        // The response carries the new ETag, the one GET shows.
+        expect(moved.headers.get("etag")).toBe((await api.get(`/store/orders/${order.id}`, { key: staff })).headers.get("etag"));
         expectError(await store.update(order.id, { complete: true }, { headers: { "If-Match": stale } }), 412, "precondition_failed");
         expect((await api.get(`/store/orders/${order.id}`, { key: staff })).body).toEqual(moved.body);
         expect(await store.inventory(pet.id)).toEqual({ petId: pet.id, quantity: 1, status: "available" });
