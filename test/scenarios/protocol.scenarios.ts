@@ -69,6 +69,36 @@ export function protocolScenarios(getTarget: () => Target): void {
       });
     });
 
+    describe("validation messages (one voice)", () => {
+      it("every detail names its field and what is allowed — never Zod's own wording", async () => {
+        const body = (method: string, path: string, value: unknown) =>
+          api.request(method, path, undefined, { key, rawBody: JSON.stringify(value), headers: { "Content-Type": "application/json" } });
+        const cases: [Promise<ApiResponse>, string, RegExp][] = [
+          [api.get("/pets?statu=available"), "query.statu", /^Unknown parameter; allowed: status, categoryId, id, limit, cursor\.$/],
+          [api.get("/categories?x=1"), "query.x", /^Unknown parameter; allowed: limit, cursor\.$/],
+          [api.get("/pets?status=lost"), "query.status", /^status must be one of: "available", "pending", "sold"\.$/],
+          [body("POST", "/store/orders", { petId: pet.id }), "body.quantity", /^quantity is required \(a number\)\.$/],
+          [body("POST", "/store/orders", { petId: String(pet.id), quantity: 1 }), "body.petId", /^petId must be a number, not string\.$/],
+          [body("POST", "/store/orders", { petId: pet.id, quantity: 1.5 }), "body.quantity", /^quantity must be an integer\.$/],
+          [body("POST", "/pets", { name: "", categoryId: category.id }), "body.name", /^name must not be empty\.$/],
+          [body("POST", "/pets", { name: "Rex", categoryId: category.id, colour: "red" }), "body.colour", /^Unknown field; allowed: name, categoryId, status\.$/],
+          [body("POST", "/categories", { name: "x".repeat(500) }), "body.name", /^name must be at most \d+ characters long\.$/],
+          [body("PUT", `/store/inventory/${pet.id}`, { quantity: -1 }), "body.quantity", /^quantity must be at least 0\.$/],
+          [body("POST", "/accounts", { name: "Ada", email: "not-an-address" }), "body.email", /^email must be an email address\.$/],
+          [body("POST", "/webhooks", { url: "https://example.com/h", events: ["pet.eaten"] }), "body.events[0]".replace("[0]", ".0"), /^events\[0\] must be one of: "pet\.created", .*"\*"\.$/],
+        ];
+        for (const [pending, path, message] of cases) {
+          const res = await pending;
+          expect(res.status, path).toBe(400);
+          expect(res.body.code).toBe("validation_error");
+          const detail = (res.body.details as { path: string; message: string }[]).find((d) => d.path === path);
+          expect(detail, `${path} in ${JSON.stringify(res.body.details)}`).toBeDefined();
+          expect(detail!.message, path).toMatch(message);
+          expect(detail!.message).not.toMatch(/Invalid input|expected \w+, received|Unrecognized key/);
+        }
+      });
+    });
+
     describe("request bodies", () => {
       const writes = (): [string, string][] => [
         ["POST", "/pets"],
