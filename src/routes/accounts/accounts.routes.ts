@@ -32,6 +32,7 @@ export const me = createRoute({
   path: "/accounts/me",
   operationId: "getMyAccount",
   summary: "The caller's account",
+  description: "The account that owns the API key of the request (any role).",
   tags,
   ...anyKey,
   "x-stability": "stable",

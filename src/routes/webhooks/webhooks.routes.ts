@@ -51,6 +51,8 @@ const deliveryCallback = {
         summary: "An event, delivered to a subscription",
         description:
           "One POST per event whose type the subscription wants, in event order per subscription (the next event is sent only after the previous one was accepted or given up). At least once: retried with exponential backoff and jitter until a 2xx arrives or the configured number of attempts is exhausted; then the subscription is marked `failing` and the next event follows. Redirects are not followed.",
+        // No HTTP authentication: the receiver authenticates the sender by the `webhook-signature` header.
+        security: [],
         parameters: SIGNATURE_HEADERS,
         requestBody: {
           required: true,
@@ -59,6 +61,7 @@ const deliveryCallback = {
         },
         responses: {
           "2XX": { description: "Accepted: the delivery is done. The response body is ignored." },
+          "4XX": { description: "Refused (e.g. a signature the receiver could not verify): a failed attempt, retried like any other." },
           default: { description: "Anything else (including 3xx, a network error or no answer within the timeout) is a failed attempt and is retried." },
         },
       },
