@@ -3,6 +3,7 @@
  * Node, the Worker `env` binding object on Workers). Fails fast on bad values.
  */
 import { z } from "zod";
+import { LOG_LEVELS, type LogLevel } from "./lib/logger";
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 const positiveInt = z.coerce.number().int().positive();
@@ -21,6 +22,7 @@ const EnvSchema = z.object({
   WEBHOOK_TIMEOUT_MS: positiveInt.default(10_000),
   WEBHOOK_POLL_MS: positiveInt.default(1_000),
   WEBHOOK_MAX_PENDING: positiveInt.default(10_000),
+  LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
   KEY_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(30).default(30),
   READ_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(30).default(30),
 });
@@ -53,6 +55,8 @@ export interface AppConfig {
   keyCacheTtlSeconds: number;
   /** Node: how long a public read stays in the in-process cache, seconds (0 disables; ≤ s-maxage 30). */
   readCacheTtlSeconds: number;
+  /** Lowest level of log lines written (LOG_LEVEL: debug, info, warn, error). */
+  logLevel: LogLevel;
   /** Largest accepted request body, bytes (API.md §5: 64 KiB). */
   bodyLimitBytes: number;
 }
@@ -91,6 +95,7 @@ export function parseConfig(env: Record<string, unknown>): AppConfig {
     },
     keyCacheTtlSeconds: e.KEY_CACHE_TTL_SECONDS,
     readCacheTtlSeconds: e.READ_CACHE_TTL_SECONDS,
+    logLevel: e.LOG_LEVEL,
     bodyLimitBytes: 64 * 1024,
   };
 }
