@@ -18,7 +18,6 @@ import { MemoryRateLimiter, type RateLimiter } from "./lib/rate-limiter";
 import { authenticate, KeyCache } from "./middleware/auth";
 import { compileRoutes, errorHandler, notFoundHandler } from "./middleware/errors";
 import { idempotency } from "./middleware/idempotency";
-import { strictJson } from "./middleware/strict-json";
 import { requestLog } from "./middleware/request-log";
 import { roundTripsPerRequest } from "./db/round-trips";
 import { consoleSink, jsonLogger, type LogSink } from "./lib/logger";
@@ -141,7 +140,6 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.use((c, next) => (c.req.method === "GET" || c.req.method === "HEAD" || c.req.method === "OPTIONS" ? next() : limitBody(c, next)));
   app.use(authenticate(db, keyCache));
   app.use(rateLimit);
-  app.use(strictJson);
   app.use(idempotency);
   for (const handler of deps.middleware ?? []) app.use(handler);
 

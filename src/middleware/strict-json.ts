@@ -16,6 +16,7 @@
  * invalid UTF-8, malformed JSON and duplicate member names.
  */
 import { parse, type AnyNode } from "@humanwhocodes/momoa";
+import type { MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../lib/context";
 import { ApiError } from "../lib/errors";
@@ -60,8 +61,12 @@ export function firstDuplicateKey(root: AnyNode): string | undefined {
   return undefined;
 }
 
-/** Global middleware enforcing the rules above on POST/PUT/PATCH/DELETE bodies. */
-export const strictJson = createMiddleware<AppEnv>(async (c, next) => {
+/**
+ * Route middleware enforcing the rules above on POST/PUT/PATCH/DELETE bodies;
+ * placed after the route's authorisation (src/lib/security.ts), so a caller
+ * without the right key gets 401/403 whatever the body, and before its validators.
+ */
+export const strictJson: MiddlewareHandler<AppEnv> = createMiddleware<AppEnv>(async (c, next) => {
   const method = c.req.method;
   if (method === "GET" || method === "HEAD" || method === "OPTIONS") return next();
   const contentType = c.req.header("Content-Type");

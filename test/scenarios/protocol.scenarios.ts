@@ -9,6 +9,7 @@ import { connect, uniqueName, type ApiClient, type ApiResponse } from "../suppor
 import type { Target } from "../support/target";
 import { createCategory, expectValidationError, type CategoryBody } from "./categories.scenarios";
 import { createPet, type PetBody } from "./pets.scenarios";
+import { signUp } from "./accounts.scenarios";
 
 const BAD_IDS = ["1.5", "-1", "abc", "0", "99999999999999999999", "9007199254740992", "1e3", "0x10", "%20"];
 
@@ -196,6 +197,15 @@ export function protocolScenarios(getTarget: () => Target): void {
         });
         expectError(order, 400, "invalid_json");
         expect((await api.get(`/pets?id=${pet.id}`)).body).toEqual([pet]);
+      });
+
+      it("authorisation comes first: without a key a bad body is 401, with a customer key on a staff route 403", async () => {
+        const raw = '{"name":"a","name":"b"}';
+        const anonymous = await api.request("POST", "/categories", undefined, { rawBody: raw, headers: { "Content-Type": "application/merge-patch+json" } });
+        expectError(anonymous, 401, "unauthorized");
+        const customer = (await signUp(api)).apiKey.key;
+        expectError(await api.request("POST", "/categories", undefined, { key: customer, rawBody: raw, headers: { "Content-Type": "application/json" } }), 403, "forbidden");
+        expectError(await api.request("POST", "/nowhere", undefined, { key, rawBody: raw, headers: { "Content-Type": "application/json" } }), 404, "not_found");
       });
 
       it("accepts application/json with a charset parameter", async () => {

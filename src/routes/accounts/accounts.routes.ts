@@ -4,6 +4,7 @@ import { privateResponse } from "../../lib/http-cache";
 import { errorResponses, idParams, jsonBody, jsonContent, paginationQuery, responseHeaders } from "../../lib/schemas";
 import { protectedOperation, publicOperation } from "../../lib/security";
 import { signupLimit } from "../../middleware/rate-limit";
+import { strictJson } from "../../middleware/strict-json";
 import { AccountSchema, ApiKeysSchema, NewAccountSchema, NewApiKeyRequestSchema, NewApiKeySchema, SignUpSchema } from "./accounts.schemas";
 
 const tags = ["Accounts"];
@@ -19,7 +20,7 @@ export const signUp = createRoute({
   tags,
   ...publicOperation,
   "x-stability": "stable",
-  middleware: [signupLimit, privateResponse],
+  middleware: [signupLimit, privateResponse, strictJson],
   request: { body: jsonBody(NewAccountSchema, "Who is signing up.") },
   responses: {
     201: { ...jsonContent(SignUpSchema, "The account and its first key."), headers: { Location: responseHeaders.Location } },
