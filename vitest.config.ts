@@ -1,4 +1,10 @@
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+
+// wrangler, wherever the tests run it (the Worker suite, `wrangler deploy --dry-run` of
+// the tooling tests), writes its log file inside the repository (.wrangler/ is ignored),
+// not in ~/.config/.wrangler/logs: child processes inherit this.
+process.env.WRANGLER_LOG_PATH ??= fileURLToPath(new URL(".wrangler/logs", import.meta.url));
 
 /**
  * Two projects in one run (`npm test`):

@@ -3,20 +3,52 @@
  * the operator account `name` (created on first use) in the database at
  * DATABASE_URL (default `file:.data/petstore.db`; `http(s)://` or `libsql://`
  * URLs reach a libSQL server, with DATABASE_AUTH_TOKEN; DATABASE_SYNC_URL makes
- * the file a replica), opened like the server opens it (src/db/open.ts). The secret is printed
- * once to stdout and stored only as a hash.
+ * the file a replica), opened like the server opens it (src/db/open.ts). The
+ * secret is printed once to stdout and stored only as a hash. `--help` prints
+ * the usage (exit 0); no `--role`, an unknown option or a bad value is a usage
+ * error (exit 2, nothing created).
  */
 import { parseArgs } from "node:util";
 import { databaseSettings, openDatabase } from "../src/db/open";
 import { ROLES, type Role } from "../src/db/schema";
 import { createOperatorKey } from "../src/services/accounts.service";
 
-const { values } = parseArgs({ options: { role: { type: "string", default: "staff" }, name: { type: "string", default: "ops" } } });
-const role = values.role as Role;
-if (!ROLES.includes(role)) {
-  console.error(`--role must be one of ${ROLES.join(", ")}`);
+const USAGE = `Usage: npm run keys:create -- --role <staff|customer> [--name <name>]
+
+Prints one new API key (stdout, once; only its hash is stored) of the operator
+account <name> (default "ops"; created on first use) with that role.
+
+  --role <role>   staff or customer (required)
+  --name <name>   operator account name (default: ops)
+  -h, --help      show this help
+
+Database: DATABASE_URL (default file:.data/petstore.db; http(s):// or libsql://
+with DATABASE_AUTH_TOKEN for a libSQL server; DATABASE_SYNC_URL makes a file an
+embedded replica of that server).`;
+
+/** Exit 2 with one line naming the problem, then the usage. */
+function usageError(problem: string): never {
+  console.error(`keys:create: ${problem}\n\n${USAGE}`);
   process.exit(2);
 }
+
+let values: { role?: string; name?: string; help?: boolean };
+try {
+  ({ values } = parseArgs({
+    options: { role: { type: "string" }, name: { type: "string", default: "ops" }, help: { type: "boolean", short: "h" } },
+    allowPositionals: false,
+  }));
+} catch (error) {
+  usageError(error instanceof Error ? error.message : String(error));
+}
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+if (values.role === undefined) usageError("--role is required.");
+const role = values.role as Role;
+if (!ROLES.includes(role)) usageError(`--role must be one of ${ROLES.join(", ")}.`);
+if (!values.name?.trim()) usageError("--name must not be empty.");
 const opened = await openDatabase(databaseSettings(process.env));
 const { db } = opened;
 try {

@@ -7,14 +7,15 @@
  * Used by the Worker test suite (test/worker/global-setup.ts); `npm run
  * dev:worker` runs the `wrangler dev` CLI instead, which adds watching.
  * Works offline: the `Request.cf` download is disabled
- * (CLOUDFLARE_CF_FETCH_ENABLED=false) and metrics are off.
+ * (CLOUDFLARE_CF_FETCH_ENABLED=false) and metrics are off; wrangler's log file
+ * is written under the repository's `.wrangler/logs` (WRANGLER_LOG_PATH).
  */
 import { join } from "node:path";
-import { unstable_readConfig, unstable_startWorker } from "wrangler";
+import type { unstable_startWorker as StartWorker } from "wrangler";
 import { ROOT } from "./sqld";
 
 /** A binding given to `unstable_startWorker` (wrangler's `Binding` type, not exported by name). */
-type Binding = NonNullable<Parameters<typeof unstable_startWorker>[0]["bindings"]>[string];
+type Binding = NonNullable<Parameters<typeof StartWorker>[0]["bindings"]>[string];
 
 export interface LocalWorkerOptions {
   /** libSQL URL the Worker uses (`DATABASE_URL`), e.g. sqld's `http://127.0.0.1:PORT`. */
@@ -43,6 +44,10 @@ export interface LocalWorker {
 export async function startLocalWorker(options: LocalWorkerOptions): Promise<LocalWorker> {
   process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
   process.env.WRANGLER_SEND_METRICS ??= "false";
+  // wrangler's debug log goes inside the repository (.wrangler/ is ignored), not ~/.config/.wrangler/logs;
+  // wrangler reads this when its module loads, hence the import below.
+  process.env.WRANGLER_LOG_PATH ??= join(ROOT, ".wrangler", "logs");
+  const { unstable_readConfig, unstable_startWorker } = await import("wrangler");
   const configPath = join(ROOT, "wrangler.toml");
   const bindings: Record<string, Binding> = Object.fromEntries(
     Object.entries({ ...options.vars, DATABASE_URL: options.databaseUrl }).map(([name, value]) => [name, { type: "plain_text" as const, value }]),

@@ -17,6 +17,7 @@
  * 1 with one line on stderr when no supported Node can be had.
  */
 import { spawn, spawnSync } from "node:child_process";
+import { isatty } from "node:tty";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
@@ -108,6 +109,16 @@ export function supportedNodeBinDir({ currentVersion, env, packageSpec, log }) {
 }
 
 /**
+ * True when the command's stdout (per `stdio`, as `spawn` takes it) is a terminal.
+ * @param {import("node:child_process").StdioOptions} stdio
+ */
+export function outputIsTerminal(stdio) {
+  const out = stdio === "inherit" ? 1 : Array.isArray(stdio) ? stdio[1] : undefined;
+  if (out === "inherit") return isatty(1);
+  return typeof out === "number" ? isatty(out) : false;
+}
+
+/**
  * The command-line entry (see module docs) with its inputs injected.
  * @param {{ argv: string[], currentVersion: string, env: NodeJS.ProcessEnv, log?: (line: string) => void,
  *   print?: (line: string) => void, stdio?: import("node:child_process").StdioOptions }} options
@@ -137,7 +148,10 @@ export async function main({
     log("usage: node scripts/with-node.mjs <command> [args…] | --bin-dir");
     return 2;
   }
-  const childEnv = binDir ? { ...env, PATH: `${binDir}${delimiter}${env.PATH ?? ""}`, NODE: join(binDir, "node") } : env;
+  const withNode = binDir ? { ...env, PATH: `${binDir}${delimiter}${env.PATH ?? ""}`, NODE: join(binDir, "node") } : env;
+  // Output to a file or pipe gets no ANSI colours (vitest colours by TERM alone; NO_COLOR: no-color.org).
+  const redirected = !outputIsTerminal(stdio) && env.FORCE_COLOR === undefined && env.NO_COLOR === undefined;
+  const childEnv = redirected ? { ...withNode, NO_COLOR: "1" } : withNode;
   const child = spawn(argv[0], argv.slice(1), { stdio, env: childEnv });
   const forward = (signal) => child.kill(signal);
   const signals = ["SIGINT", "SIGTERM", "SIGHUP"];

@@ -21,6 +21,9 @@ import { MemoryRateLimiter, type RateLimiter } from "./lib/rate-limiter";
 import { authenticate, KeyCache } from "./middleware/auth";
 import { compileRoutes, errorHandler, notFoundHandler } from "./middleware/errors";
 import { idempotency } from "./middleware/idempotency";
+import { requestLog } from "./middleware/request-log";
+import { roundTripsPerRequest } from "./db/round-trips";
+import { consoleSink, jsonLogger, type LogSink } from "./lib/logger";
 import { rateLimit, type ClientIp } from "./middleware/rate-limit";
 import { accountsRouter } from "./routes/accounts/accounts.index";
 import { ordersRouter } from "./routes/orders/orders.index";
@@ -51,8 +54,11 @@ export interface AppDeps {
   config: AppConfig;
   /** Current time (default: the system clock); tests inject their own. */
   clock?: () => Date;
-  /** Where unexpected errors are reported (default: console.error). Never receives secrets. */
-  log?: (line: string) => void;
+  /**
+   * Where log lines go (JSON, one per line: the request log and unexpected
+   * errors, at `config.logLevel` and above; default: console). Never receives secrets.
+   */
+  log?: LogSink;
   /** Static files of the docs page (Node: node_modules; Workers: static assets). */
   assets?: AssetSource;
   /** Request counter (default: in memory, per process); one, or one per request (Workers). */
@@ -90,15 +96,20 @@ const EXPOSED_HEADERS = [
 
 /** Build the app. */
 export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
-  const { db, config } = deps;
+  const { config } = deps;
   const now = deps.clock ?? (() => new Date());
-  const log = deps.log ?? ((line: string) => console.error(line));
+  const logger = jsonLogger(config.logLevel, deps.log ?? consoleSink);
+  // Every database call of a request is counted for its log line (a shared database is wrapped once).
+  const roundTrips = roundTripsPerRequest();
+  const given = deps.db;
+  const db: PerRequest<Database> = typeof given === "function" ? (c) => roundTrips.wrap(given(c)) : roundTrips.wrap(given);
   const rateLimiter: PerRequest<RateLimiter> = deps.rateLimiter ?? new MemoryRateLimiter();
   const clientIp = deps.clientIp ?? (() => undefined);
   const keyCache = new KeyCache(config.keyCacheTtlSeconds * 1000);
   const app = createRouter();
 
   app.use(requestId());
+  app.use(requestLog(logger, roundTrips));
   app.use(async (c, next) => {
     await next();
     const headers = c.res.headers;
@@ -171,6 +182,6 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
   let patterns: ReturnType<typeof compileRoutes> | undefined;
   app.notFound(notFoundHandler(() => (patterns ??= compileRoutes(app.routes))));
-  app.onError(errorHandler(log));
+  app.onError(errorHandler(logger));
   return app;
 }

@@ -3,6 +3,7 @@
  * Node, the Worker `env` binding object on Workers). Fails fast on bad values.
  */
 import { z } from "zod";
+import { LOG_LEVELS, type LogLevel } from "./lib/logger";
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 const positiveInt = z.coerce.number().int().positive();
@@ -21,6 +22,8 @@ const EnvSchema = z.object({
   WEBHOOK_RETRY_CAP_MS: positiveInt.default(3_600_000),
   WEBHOOK_TIMEOUT_MS: positiveInt.default(10_000),
   WEBHOOK_POLL_MS: positiveInt.default(1_000),
+  WEBHOOK_MAX_PENDING: positiveInt.default(10_000),
+  LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
   KEY_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(30).default(30),
   READ_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(30).default(30),
 });
@@ -39,13 +42,25 @@ export interface AppConfig {
    * previews, API.md §8.2: subscriptions and events are still recorded, nothing
    * is ever sent); private targets allowed?; attempts before a
    * delivery is given up; retry delay `min(cap, base * 2^(attempt-1))` with
-   * jitter (ms); per-attempt timeout (ms); Node poll interval of the dispatcher (ms).
+   * jitter (ms); per-attempt timeout (ms); Node poll interval of the dispatcher (ms);
+   * pending deliveries beyond which a `failing` subscription gets no new ones.
    */
-  webhooks: { enabled: boolean; allowPrivateTargets: boolean; maxAttempts: number; retryBaseMs: number; retryCapMs: number; timeoutMs: number; pollIntervalMs: number };
+  webhooks: {
+    enabled: boolean;
+    allowPrivateTargets: boolean;
+    maxAttempts: number;
+    retryBaseMs: number;
+    retryCapMs: number;
+    timeoutMs: number;
+    pollIntervalMs: number;
+    maxPendingPerFailing: number;
+  };
   /** How long a verified API key stays cached in memory, seconds (0..30). */
   keyCacheTtlSeconds: number;
   /** Node: how long a public read stays in the in-process cache, seconds (0 disables; ≤ s-maxage 30). */
   readCacheTtlSeconds: number;
+  /** Lowest level of log lines written (LOG_LEVEL: debug, info, warn, error). */
+  logLevel: LogLevel;
   /** Largest accepted request body, bytes (API.md §5: 64 KiB). */
   bodyLimitBytes: number;
 }
@@ -81,9 +96,11 @@ export function parseConfig(env: Record<string, unknown>): AppConfig {
       retryCapMs: e.WEBHOOK_RETRY_CAP_MS,
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       pollIntervalMs: e.WEBHOOK_POLL_MS,
+      maxPendingPerFailing: e.WEBHOOK_MAX_PENDING,
     },
     keyCacheTtlSeconds: e.KEY_CACHE_TTL_SECONDS,
     readCacheTtlSeconds: e.READ_CACHE_TTL_SECONDS,
+    logLevel: e.LOG_LEVEL,
     bodyLimitBytes: 64 * 1024,
   };
 }

@@ -28,6 +28,7 @@ import { clientAddress, parseTrustProxy } from "./runtime/client-address";
 import { memoryReadCache } from "./runtime/memory-read-cache";
 import { nodeAssets } from "./runtime/node-assets";
 import { answerUnknownMethods } from "./runtime/node-unknown-methods";
+import { guardedWebhookFetch } from "./runtime/node-webhook-fetch";
 import { bootstrapStaffKey } from "./services/accounts.service";
 import { afterWrites, createWebhookDispatcher } from "./services/webhook-dispatcher";
 
@@ -59,7 +60,8 @@ async function main(): Promise<void> {
   const database = await openDatabase(databaseSettings(process.env));
   const { db } = database;
   // Webhook deliveries (API.md §6): polled every WEBHOOK_POLL_MS and run within 50 ms of a successful write (bursts coalesce).
-  const dispatcher = createWebhookDispatcher(db, config);
+  // Deliveries connect only to addresses checked at connect time (SSRF by host name, src/runtime/node-webhook-fetch.ts).
+  const dispatcher = createWebhookDispatcher(db, config, undefined, guardedWebhookFetch(config.webhooks.allowPrivateTargets));
   const app = createApp({
     db,
     config,

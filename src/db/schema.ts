@@ -168,6 +168,7 @@ export const webhookDeliveries = sqliteTable(
       .references(() => events.id),
     status: text({ enum: ["pending", "delivered", "failed"] }).notNull().default("pending"),
     attempts: integer().notNull().default(0),
+    /** Pending: when the next attempt is due (or its claim's lease ends). Delivered/failed: when it finished (retention, 7 days). */
     nextAttemptAt: text().notNull(),
     lastStatusCode: integer(),
     lastError: text(),

@@ -22,6 +22,8 @@ export type ErrorCode =
   | "insufficient_stock"
   | "order_complete"
   | "invalid_transition"
+  | "subscription_limit_reached"
+  | "key_limit_reached"
   | "concurrent_update"
   | "endpoint_sunset"
   | "precondition_failed"

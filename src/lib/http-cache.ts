@@ -96,15 +96,18 @@ export function setEtag(c: Context, representation: unknown): void {
 /**
  * Enforce `If-Match` (RFC 9110 §13.1.1) against the current representation.
  * No header: passes. `*` passes when the resource exists (it does, we have it).
+ * `alsoCurrent`: other current representations of the same state whose ETag a
+ * client may hold (a pet fetched as `GET /pets?id=N`, i.e. `[pet]`).
  * @throws ApiError 412 `precondition_failed` when no listed tag matches.
  */
-export async function assertIfMatch(ifMatch: string | undefined, current: unknown): Promise<void> {
+export async function assertIfMatch(ifMatch: string | undefined, current: unknown, alsoCurrent: unknown[] = []): Promise<void> {
   if (ifMatch === undefined) return;
   if (ifMatch.trim() === "*") return;
   const tags = ifMatch.match(/(?:W\/)?"[^"]*"/g) ?? [];
   const currentTag = representationEtag(current);
+  const accepted = new Set([currentTag, ...alsoCurrent.map(representationEtag)]);
   // Strong comparison: weak tags never match (RFC 9110 §13.1.1).
-  if (!tags.some((t) => t === currentTag)) {
+  if (!tags.some((t) => accepted.has(t))) {
     throw new ApiError(412, "precondition_failed", "If-Match does not match the current ETag; fetch the resource again.", undefined, {
       ETag: currentTag,
     });

@@ -150,13 +150,13 @@ export function errorResponses(spec: Record<number, string | true>) {
 }
 
 /** `If-Match` request header (RFC 9110 §13.1.1) guarding a write to `resource`. */
-export function ifMatchHeaders(resource: string) {
+export function ifMatchHeaders(resource: string, whereToGetIt = "its GET or the response of the last PUT/PATCH") {
   return z.object({
     "if-match": z
       .string()
       .optional()
       .openapi({
-        param: { name: "if-match", in: "header", required: false, description: `Apply only if the ${resource}'s ETag still matches (RFC 9110 §13.1.1).` },
+        param: { name: "if-match", in: "header", required: false, description: `Apply only if the ${resource}'s ETag still matches (RFC 9110 §13.1.1): the ETag of ${whereToGetIt}.` },
       }),
   });
 }

@@ -6,6 +6,7 @@
 import type { MiddlewareHandler } from "hono";
 import type { Role } from "../db/schema";
 import { requireRole } from "../middleware/auth";
+import { strictJson } from "../middleware/strict-json";
 import { privateRead, privateResponse } from "./http-cache";
 
 /** Spread into `createRoute({...})` of a public operation. */
@@ -24,7 +25,8 @@ interface ProtectedMarks {
  * no-store` (API.md §7), errors included.
  */
 export function protectedOperation(...roles: Role[]): ProtectedMarks {
-  return { security: [{ bearerAuth: [] }], "x-roles": roles, middleware: [privateResponse, requireRole(...roles)] };
+  // Bodies are checked (strict JSON) only once the caller may call the operation: 401/403 first.
+  return { security: [{ bearerAuth: [] }], "x-roles": roles, middleware: [privateResponse, requireRole(...roles), strictJson] };
 }
 
 /** `protectedOperation` for a GET whose 200 carries an ETag (If-None-Match → 304 for that caller). */

@@ -1,11 +1,115 @@
 /**
  * Turns Zod validation failures into the API's 400 `validation_error`
- * (API.md §1: strict bodies and queries naming each offending path), and
- * rejects text that is not Unicode text in every validated input (bodies,
- * queries, path parameters, headers; API.md §2).
+ * (API.md §1: strict bodies and queries naming each offending path), rejects
+ * text that is not Unicode text in every validated input (bodies, queries,
+ * path parameters, headers; API.md §2), and speaks in one voice: every detail
+ * names the field and what is allowed ("quantity must be at least 1.",
+ * "Unknown parameter; allowed: status, limit, cursor.").
+ *
+ * Zod's default messages ("Invalid input: expected number, received
+ * undefined") are replaced by `fieldMessage`, installed as Zod's global error
+ * map (`z.config({ customError })`, docs: https://zod.dev/error-customization);
+ * messages a schema states itself take precedence and are written in the same voice.
  */
-import type { Hook } from "@hono/zod-openapi";
+import { z, type Hook } from "@hono/zod-openapi";
 import { ApiError, type ErrorDetail } from "./errors";
+
+/** The raw issue Zod hands to an error map (the fields used here). */
+interface RawIssue {
+  code?: string;
+  path?: PropertyKey[];
+  input?: unknown;
+  expected?: string;
+  origin?: string;
+  minimum?: number | bigint;
+  maximum?: number | bigint;
+  inclusive?: boolean;
+  format?: string;
+  values?: unknown[];
+  divisor?: number;
+  keys?: string[];
+  inst?: unknown;
+}
+
+const EXPECTED: Record<string, string> = {
+  number: "a number",
+  int: "an integer",
+  string: "a string",
+  boolean: "true or false",
+  object: "an object",
+  array: "an array",
+  null: "null",
+};
+
+const FORMATS: Record<string, string> = {
+  email: "an email address",
+  url: "an absolute URL",
+  datetime: "an RFC 3339 date-time with an offset, e.g. 2026-12-01T10:00:00Z",
+  date: "an RFC 3339 date, e.g. 2026-12-01",
+  uuid: "a UUID",
+};
+
+function received(input: unknown): string {
+  if (input === null) return "null";
+  if (Array.isArray(input)) return "an array";
+  return typeof input === "object" ? "an object" : typeof input;
+}
+
+/** The names an object schema allows (its shape's keys), from the issue's schema instance. */
+function allowedKeys(inst: unknown): string[] {
+  const shape = (inst as { _zod?: { def?: { shape?: Record<string, unknown> } } } | undefined)?._zod?.def?.shape;
+  return shape ? Object.keys(shape) : [];
+}
+
+/**
+ * The project's message for a Zod issue that carries no message of its own:
+ * the field (last path segment) and what it accepts. Unknown keys list the
+ * allowed ones ("Unknown field; allowed: …"; `issuesToDetails` says
+ * "parameter" for queries).
+ */
+export function fieldMessage(issue: RawIssue): string {
+  // "quantity", "events[0]": the last named field, with the index of an array item.
+  const path = issue.path ?? [];
+  let lastName = path.length - 1;
+  while (lastName >= 0 && typeof path[lastName] !== "string") lastName -= 1;
+  const field =
+    lastName < 0 ? "The value" : `${String(path[lastName])}${path.slice(lastName + 1).map((i) => `[${String(i)}]`).join("")}`;
+  const size = (n: number | bigint | undefined, unit: string) => `${n} ${unit}${Number(n) === 1 ? "" : "s"}`;
+  switch (issue.code) {
+    case "invalid_type": {
+      const expected = EXPECTED[issue.expected ?? ""] ?? issue.expected ?? "a valid value";
+      if (issue.input === undefined) return `${field} is required (${expected}).`;
+      if (issue.expected === "int" && typeof issue.input === "number") return `${field} must be an integer.`;
+      return `${field} must be ${expected}, not ${received(issue.input)}.`;
+    }
+    case "too_small": {
+      const at = issue.inclusive === false ? "more than" : "at least";
+      if (issue.origin === "string") return Number(issue.minimum) === 1 ? `${field} must not be empty.` : `${field} must be ${at} ${size(issue.minimum, "character")} long.`;
+      if (issue.origin === "array" || issue.origin === "set") return `${field} must have ${at} ${size(issue.minimum, "item")}.`;
+      return `${field} must be ${issue.inclusive === false ? "greater than" : "at least"} ${issue.minimum}.`;
+    }
+    case "too_big": {
+      const at = issue.inclusive === false ? "fewer than" : "at most";
+      if (issue.origin === "string") return `${field} must be ${at} ${size(issue.maximum, "character")} long.`;
+      if (issue.origin === "array" || issue.origin === "set") return `${field} must have ${at} ${size(issue.maximum, "item")}.`;
+      return `${field} must be ${issue.inclusive === false ? "less than" : "at most"} ${issue.maximum}.`;
+    }
+    case "invalid_format":
+      return `${field} must be ${FORMATS[issue.format ?? ""] ?? `in the ${issue.format} format`}.`;
+    case "invalid_value":
+      return `${field} must be one of: ${(issue.values ?? []).map((v) => JSON.stringify(v)).join(", ")}.`;
+    case "not_multiple_of":
+      return `${field} must be a multiple of ${issue.divisor}.`;
+    case "unrecognized_keys": {
+      const allowed = allowedKeys(issue.inst);
+      return allowed.length > 0 ? `Unknown field; allowed: ${allowed.join(", ")}.` : "Unknown field; none are allowed here.";
+    }
+    default:
+      return `${field} is not valid.`;
+  }
+}
+
+z.config({ customError: (issue) => fieldMessage(issue as RawIssue) });
 
 const TARGET_PREFIX: Record<string, string> = {
   json: "body",
@@ -30,7 +134,9 @@ export function issuesToDetails(target: string, issues: readonly IssueLike[]): E
   for (const issue of issues) {
     const base = [prefix, ...issue.path.map(String)];
     if (issue.code === "unrecognized_keys" && issue.keys) {
-      for (const key of issue.keys) details.push({ path: [...base, key].join("."), message: "Unknown field." });
+      // Queries, headers, path: "parameter"; bodies: "field".
+      const message = prefix === "body" ? issue.message : issue.message.replace(/^Unknown field/, "Unknown parameter");
+      for (const key of issue.keys) details.push({ path: [...base, key].join("."), message });
     } else {
       details.push({ path: base.join("."), message: issue.message });
     }

@@ -7,9 +7,11 @@
  * result; `requireRole` on protected routes answers 401 (no valid key, with
  * `WWW-Authenticate: Bearer realm="petstore"`) or 403 (wrong role).
  * An address whose unknown keys failed more than RATE_LIMIT_ANON_PER_MIN
- * lookups in a minute gets 429 before any further lookup until the minute
- * ends, so bad keys cannot make the database work without limit (the
- * per-request rate limit runs after authentication and cannot prevent that).
+ * lookups in a minute gets 429 (instead of 401) for further unknown keys until
+ * the minute ends; a key already known bad costs no lookup. A key that is not
+ * known bad is always looked up, so throttling never refuses a valid key
+ * (API.md §5; behind a proxy every client shares one address): an unknown
+ * key costs at most one indexed point read, like any anonymous request.
  */
 import { createMiddleware } from "hono/factory";
 import type { MiddlewareHandler } from "hono";
@@ -64,7 +66,7 @@ export class KeyCache {
   private readonly failures = new MemoryRateLimiter();
   private readonly paused = new Map<string, number>();
 
-  /** Seconds until `ip` may have keys looked up in the database again (0: now). */
+  /** Seconds during which unknown keys from `ip` are answered 429 (0: not throttled). */
   lookupPausedFor(ip: string, nowMs: number): number {
     const until = this.paused.get(ip);
     if (until === undefined) return 0;
@@ -77,9 +79,8 @@ export class KeyCache {
 
   /**
    * Count a lookup of an unknown or revoked key from `ip`; past `limitPerMinute`
-   * such lookups in a minute, pause database lookups for that address until the
-   * minute ends (its bad keys would be 429 by the per-IP budget anyway, but only
-   * after costing a database round trip each, since authentication runs first).
+   * such lookups in a minute, that address's unknown keys are answered 429
+   * until the minute ends (`lookupPausedFor`).
    */
   async recordFailedLookup(ip: string, limitPerMinute: number, now: Date): Promise<void> {
     const decision = await this.failures.consume(`badkey:${ip}`, limitPerMinute, 60, now);
@@ -105,17 +106,19 @@ export function authenticate(cache: KeyCache): MiddlewareHandler<AppEnv> {
         const now = c.get("now")();
         const hash = await sha256Hex(token);
         let owner = cache.get(hash, now.getTime());
+        const ip = c.get("clientIp");
+        const { anonPerMinute } = c.get("config").rateLimits;
         if (owner === undefined) {
-          // An address that keeps sending unknown keys gets 429 before any more database lookups.
-          const ip = c.get("clientIp");
-          const { anonPerMinute } = c.get("config").rateLimits;
+          owner = await verifyKey(c.get("db"), hash, now);
+          cache.set(hash, owner, now.getTime());
+          if (!owner) await cache.recordFailedLookup(ip, anonPerMinute, now);
+        }
+        if (!owner) {
+          // An address that keeps sending unknown keys gets 429 for them (never for a valid key).
           const pausedFor = cache.lookupPausedFor(ip, now.getTime());
           if (pausedFor > 0) {
             throw rateLimited({ allowed: false, limit: anonPerMinute, remaining: 0, resetSeconds: pausedFor }, "requests with unknown API keys");
           }
-          owner = await verifyKey(c.get("db"), hash, now);
-          cache.set(hash, owner, now.getTime());
-          if (!owner) await cache.recordFailedLookup(ip, anonPerMinute, now);
         }
         if (owner) c.set("principal", owner);
         else c.set("authProblem", "invalid");

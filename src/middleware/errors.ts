@@ -7,6 +7,7 @@ import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "../lib/context";
 import { ApiError, type ErrorCode } from "../lib/errors";
+import type { Logger } from "../lib/logger";
 
 const HTTP_EXCEPTION_CODES: Partial<Record<number, ErrorCode>> = {
   400: "validation_error",
@@ -51,12 +52,18 @@ export function toApiError(error: unknown): ApiError {
   return new ApiError(500, "internal_error", "An unexpected error occurred; quote the requestId when reporting it.");
 }
 
-/** Hono `onError` handler factory; `log` receives unexpected errors (never request secrets). */
-export function errorHandler(log: (line: string) => void) {
+/** Hono `onError` handler factory; `logger` receives unexpected errors with the request id (never request secrets or bodies). */
+export function errorHandler(logger: Logger) {
   return (error: Error, c: Context<AppEnv>): Response => {
     const apiError = toApiError(error);
     if (apiError.status >= 500) {
-      log(`${c.get("requestId")} ${c.req.method} ${c.req.path} ${apiError.status} ${error.name}: ${error.message}`);
+      logger.log("error", "unexpected error", {
+        requestId: c.get("requestId"),
+        method: c.req.method,
+        path: c.req.path,
+        status: apiError.status,
+        error: `${error.name}: ${error.message}`.slice(0, 500),
+      });
     }
     return renderError(c, apiError);
   };

@@ -21,7 +21,9 @@
  *   limit, `RATE_LIMIT_*` variables) and the binding (its wrangler.toml limit)
  *   allow it. Keep `simple.limit` of each binding equal to the matching
  *   variable: the stricter of the two wins. When the binding refuses, the
- *   answer is 429 with remaining 0 and Retry-After = the shadow window's reset.
+ *   answer is 429 with remaining 0 and Retry-After = the sooner of the shadow
+ *   window's reset and the binding's period (`BINDING_PERIOD_SECONDS`, 60 s:
+ *   the binding frees within one period; its window start is not reported).
  * - Hours: the binding cannot count per hour. Sign-ups (`signup:` buckets,
  *   window 3600 s) use a per-minute binding whose limit is
  *   ceil(RATE_LIMIT_SIGNUP_PER_HOUR / 60) (10/h → 1 per minute per IP per
@@ -48,6 +50,9 @@ export interface RateLimitBinding {
 
 /** Bindings by bucket prefix: `ip` (anonymous, per IP), `key` (per API key), `signup` (sign-ups per IP). */
 export type RateLimitBindings = Partial<Record<"ip" | "key" | "signup", RateLimitBinding | undefined>>;
+
+/** `simple.period` of every binding in wrangler.toml, seconds (the binding allows 10 or 60). */
+export const BINDING_PERIOD_SECONDS = 60;
 
 /** Binding names in wrangler.toml, by bucket prefix. */
 export const RATE_LIMIT_BINDING_NAMES = { ip: "ANON_RATE_LIMITER", key: "KEY_RATE_LIMITER", signup: "SIGNUP_RATE_LIMITER" } as const;
@@ -94,7 +99,7 @@ export class WorkersRateLimiter implements RateLimiter {
       this.onBindingError(error);
       return local;
     }
-    return success ? local : { allowed: false, limit, remaining: 0, resetSeconds: local.resetSeconds };
+    return success ? local : { allowed: false, limit, remaining: 0, resetSeconds: Math.min(local.resetSeconds, BINDING_PERIOD_SECONDS) };
   }
 }
 

@@ -111,23 +111,36 @@ export async function hasStaffAccount(db: Database): Promise<boolean> {
   return Number(rs.rows[0]?.present) === 1;
 }
 
-/** The account's keys that are not revoked, by id. */
-export async function listKeys(db: Database, accountId: number): Promise<ApiKey[]> {
+/** Most active (not revoked) keys an account may hold (API.md §5). */
+export const MAX_ACTIVE_KEYS = 100;
+
+/** Up to `limit` of the account's keys that are not revoked with id > `afterId`, by id. One round trip. */
+export async function listKeys(db: Database, accountId: number, afterId: number, limit: number): Promise<ApiKey[]> {
   const rs = await db.$client.execute({
-    sql: `SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = ? AND revoked_at IS NULL ORDER BY id`,
-    args: [accountId],
+    sql: `SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = ? AND revoked_at IS NULL AND id > ? ORDER BY id LIMIT ?`,
+    args: [accountId, afterId, limit],
   });
   return rs.rows.map(toApiKey);
 }
 
-/** Create another key for an account; the secret is in the result only. */
+/**
+ * Create another key for an account; the secret is in the result only. The
+ * limit check and the insert are one statement (concurrent calls never pass it).
+ * @throws ApiError 409 `key_limit_reached` when the account holds `MAX_ACTIVE_KEYS` active keys.
+ */
 export async function createKey(db: Database, accountId: number, name: string | undefined, now: Date): Promise<NewApiKey> {
   const material = await generateApiKey();
   const rs = await db.$client.execute({
-    sql: `INSERT INTO api_keys (account_id, name, prefix, secret_hash, created_at) VALUES (?, ?, ?, ?, ?) RETURNING ${KEY_COLUMNS}`,
-    args: [accountId, name ?? null, material.prefix, material.hash, now.toISOString()],
+    sql: `INSERT INTO api_keys (account_id, name, prefix, secret_hash, created_at)
+          SELECT ?, ?, ?, ?, ?
+          WHERE (SELECT count(*) FROM api_keys WHERE account_id = ? AND revoked_at IS NULL) < ?
+          RETURNING ${KEY_COLUMNS}`,
+    args: [accountId, name ?? null, material.prefix, material.hash, now.toISOString(), accountId, MAX_ACTIVE_KEYS],
   });
-  return { ...toApiKey(rs.rows[0]!), key: material.secret };
+  if (!rs.rows[0]) {
+    throw new ApiError(409, "key_limit_reached", `An account holds at most ${MAX_ACTIVE_KEYS} active keys; revoke one (DELETE /accounts/me/keys/{keyId}) first.`);
+  }
+  return { ...toApiKey(rs.rows[0]), key: material.secret };
 }
 
 /** Revoke one of the account's keys. @throws ApiError 404 when it is not theirs or already revoked. */

@@ -163,7 +163,9 @@ const GUARD_SQL = {
 
 /**
  * Replace (PUT: `replace` true, missing status = available) or patch a pet.
- * Status changes follow API.md §3; `If-Match` guards against lost updates.
+ * Status changes follow API.md §3; `If-Match` guards against lost updates and
+ * accepts the ETag of the pet or of `[pet]` (what `GET /pets?id=N` shows, the
+ * successor of the deprecated item route).
  * @throws ApiError 404, 409 `invalid_transition`, 412 `precondition_failed`, 422 `category_not_found`.
  */
 export async function updatePet(
@@ -177,7 +179,7 @@ export async function updatePet(
   const at = now.toISOString();
   for (let attempt = 0; attempt < 5; attempt++) {
     const state = await readPetState(db, petId, change.categoryId ?? 0);
-    await assertIfMatch(ifMatch, state.pet);
+    await assertIfMatch(ifMatch, state.pet, [[state.pet]]);
     if (change.categoryId !== undefined && change.categoryId !== state.pet.categoryId && !state.categoryExists) {
       throw categoryNotFound(change.categoryId);
     }
@@ -219,7 +221,7 @@ export async function deletePet(db: Database, petId: number, ifMatch: string | u
   let version: number | null = null;
   if (ifMatch !== undefined) {
     const state = await readPetState(db, petId, 0);
-    await assertIfMatch(ifMatch, state.pet);
+    await assertIfMatch(ifMatch, state.pet, [[state.pet]]);
     version = state.version;
   }
   // Event and deletes share one condition, evaluated in one transaction: all happen or none.

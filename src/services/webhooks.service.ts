@@ -13,15 +13,16 @@
  * link-local, unspecified, CGNAT, multicast or reserved IP literals (IPv4 in any
  * notation the WHATWG URL parser accepts, IPv6 including IPv4-mapped, NAT64 and
  * 6to4 forms) and `localhost` / `*.localhost` are refused. Host names are not
- * resolved here (not possible on Workers, where Cloudflare itself refuses
- * private destinations); on Node, a name that resolves to a private address is
- * not caught — keep WEBHOOKS_ALLOW_PRIVATE=false and egress filtering in production.
+ * resolved here: a name's addresses can change, so they are checked at
+ * delivery time, on the connection itself (Node: src/runtime/node-webhook-fetch.ts;
+ * on Workers, Cloudflare's fetch cannot reach private destinations).
  */
 import type { Row } from "@libsql/client";
 import type { Database } from "../db/client";
 import { readBatch, writeBatch } from "../db/batch";
 import { ApiError, notFound } from "../lib/errors";
 import type { EventType } from "./events.service";
+import type { DeliveryError } from "./webhook-dispatcher";
 import { generateWebhookSecret } from "./webhook-signing";
 
 export type WebhookStatus = "active" | "failing";
@@ -55,7 +56,8 @@ export interface WebhookDelivery {
   lastAttemptAt?: string;
   /** HTTP status of the last attempt's response (absent when no response was received). */
   lastStatusCode?: number;
-  lastError?: string;
+  /** Coarse reason of the last failed attempt (never raw error text). */
+  lastError?: DeliveryError;
   deliveredAt?: string;
 }
 
@@ -83,7 +85,7 @@ function toDelivery(row: Row): WebhookDelivery {
   if (out.status === "pending") out.nextAttemptAt = String(row.next_attempt_at);
   if (row.last_attempt_at !== null) out.lastAttemptAt = String(row.last_attempt_at);
   if (row.last_status_code !== null) out.lastStatusCode = Number(row.last_status_code);
-  if (row.last_error !== null) out.lastError = String(row.last_error);
+  if (row.last_error !== null) out.lastError = String(row.last_error) as DeliveryError;
   if (row.delivered_at !== null) out.deliveredAt = String(row.delivered_at);
   return out;
 }
@@ -180,6 +182,21 @@ export function isPrivateHost(hostname: string): boolean {
 }
 
 /**
+ * True when `address` (an IP address as DNS resolution returns it: dotted
+ * IPv4, or IPv6 without brackets, optionally with a `%zone`) is loopback,
+ * private, link-local or otherwise non-public — the same ranges as
+ * `isPrivateHost`. Anything that does not parse counts as private (refused).
+ */
+export function isPrivateAddress(address: string): boolean {
+  if (address.includes(":")) {
+    const groups = parseIPv6(address.replace(/%.*$/, ""));
+    return groups === undefined ? true : isPrivateV6(groups);
+  }
+  const v4 = parseIPv4(address);
+  return v4 === undefined ? true : isPrivateV4(v4);
+}
+
+/**
  * Why `raw` cannot be a webhook target, or undefined when it can.
  * Rules: absolute http(s) URL, at most 2000 characters, no credentials, and no
  * private host unless `allowPrivate` (see `isPrivateHost`).
@@ -202,11 +219,16 @@ export function webhookTargetProblem(raw: string, allowPrivate: boolean): string
 
 // ---------------------------------------------------------------- subscriptions
 
+/** Most subscriptions that may exist at once (API.md §6). */
+export const MAX_WEBHOOKS = 50;
+
 /**
  * Create a subscription that receives the events committed after it (its
  * fan-out cursor starts at the current last event id). Returns it with its
- * secret, which is never shown again.
+ * secret, which is never shown again. The limit check and the insert are one
+ * statement, so concurrent calls never pass `MAX_WEBHOOKS`.
  * @throws ApiError 400 `validation_error` (path `body.url`) for a refused target.
+ * @throws ApiError 409 `subscription_limit_reached` when `MAX_WEBHOOKS` exist.
  */
 export async function createWebhook(
   db: Database,
@@ -223,11 +245,19 @@ export async function createWebhook(
   const secret = generateWebhookSecret();
   const rs = await db.$client.execute({
     sql: `INSERT INTO webhooks (url, events, secret, status, created_at, last_event_id)
-          VALUES (?, ?, ?, 'active', ?, (SELECT coalesce(max(id), 0) FROM events))
+          SELECT ?, ?, ?, 'active', ?, (SELECT coalesce(max(id), 0) FROM events)
+          WHERE (SELECT count(*) FROM webhooks) < ?
           RETURNING ${WEBHOOK_COLUMNS}`,
-    args: [url, JSON.stringify(events), secret, now.toISOString()],
+    args: [url, JSON.stringify(events), secret, now.toISOString(), MAX_WEBHOOKS],
   });
-  return { webhook: toWebhook(rs.rows[0]!), secret };
+  if (!rs.rows[0]) {
+    throw new ApiError(
+      409,
+      "subscription_limit_reached",
+      `At most ${MAX_WEBHOOKS} webhook subscriptions may exist; delete one (DELETE /webhooks/{webhookId}) first.`,
+    );
+  }
+  return { webhook: toWebhook(rs.rows[0]), secret };
 }
 
 /** Up to `limit` subscriptions with id > `afterId`, ascending. One round trip. */

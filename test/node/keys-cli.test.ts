@@ -125,6 +125,36 @@ describe("npm run keys:create", () => {
     expect(bogus.stderr).toContain("--role");
   });
 
+  it("--help prints the usage (exit 0); no arguments or an unknown option is a usage error (exit 2) that creates nothing", async () => {
+    const dbFile = join(dir, "usage.db");
+    for (const flag of ["--help", "-h"]) {
+      const help = await keysCreate(dbFile, [flag]);
+      expect(help.code, help.stderr).toBe(0);
+      expect(help.stdout).toMatch(/^Usage: npm run keys:create -- --role <staff\|customer> \[--name <name>\]/);
+      expect(help.stdout).not.toMatch(/psk_/);
+    }
+    for (const [args, problem] of [
+      [[], "--role is required"],
+      [["--name", "ops"], "--role is required"],
+      [["--role", "staff", "--verbose"], "Unknown option '--verbose'"],
+      [["--role", "staff", "extra"], "extra"],
+    ] as [string[], string][]) {
+      const res = await keysCreate(dbFile, args);
+      expect(res.code, JSON.stringify(args)).toBe(2);
+      expect(res.stdout).toBe("");
+      expect(res.stderr).toContain(problem);
+      expect(res.stderr).toContain("Usage: npm run keys:create");
+      expect(res.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    }
+    // Nothing was created: the database holds no account (it may not even exist).
+    const db = await openTestDatabase(`file:${dbFile}`);
+    try {
+      expect(Number((await db.$client.execute("SELECT count(*) AS n FROM accounts")).rows[0]!.n)).toBe(0);
+    } finally {
+      db.$client.close();
+    }
+  });
+
   it("never hands out a key of a customer who signed up with the operator account's email", async () => {
     const dbFile = join(dir, "clash.db");
     const db = await openTestDatabase(`file:${dbFile}`);

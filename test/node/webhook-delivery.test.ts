@@ -171,7 +171,7 @@ describe("webhook delivery", () => {
 
     expect(await h.dispatch()).toMatchObject({ queued: 2, attempted: 1, retried: 1 });
     let [first, second] = await h.deliveries(hook.id);
-    expect(first).toMatchObject({ eventType: "category.created", status: "pending", attempts: 1, lastStatusCode: 503, lastError: expect.any(String) });
+    expect(first).toMatchObject({ eventType: "category.created", status: "pending", attempts: 1, lastStatusCode: 503, lastError: "http_status" });
     expect(second).toMatchObject({ status: "pending", attempts: 0 });
     // Backoff after attempt 1: between half and all of the base delay (equal jitter).
     const delay = Date.parse(first!.nextAttemptAt!) - Date.parse(first!.lastAttemptAt!);
@@ -260,7 +260,7 @@ describe("webhook delivery", () => {
     await createCategory(h.api, h.key);
     expect(await h.dispatch()).toMatchObject({ attempted: 1, retried: 1 });
     const [delivery] = await h.deliveries(hook.id);
-    expect(delivery).toMatchObject({ status: "pending", attempts: 1, lastError: "No response within 200 ms." });
+    expect(delivery).toMatchObject({ status: "pending", attempts: 1, lastError: "timeout" });
     expect(delivery!.lastStatusCode).toBeUndefined();
   });
 
@@ -271,7 +271,8 @@ describe("webhook delivery", () => {
     const hook = await subscribe(h.api, h.key, url);
     await createCategory(h.api, h.key);
     expect(await h.dispatch()).toMatchObject({ attempted: 1, retried: 1 });
-    expect((await h.deliveries(hook.id))[0]!.lastError).toMatch(/^Request failed: .*ECONNREFUSED/);
+    // A coarse outcome, never the raw error text (which would map internal ports).
+    expect((await h.deliveries(hook.id))[0]!.lastError).toBe("refused");
   });
 
   it("sends each attempt once when several dispatchers run at the same time", async () => {
@@ -361,7 +362,7 @@ describe("private targets", () => {
     const strictConfig = parseConfig({ ...TEST_ENV, ...DELIVERY_ENV, WEBHOOKS_ALLOW_PRIVATE: "false" });
     expect(await dispatchDue(h.target.db, strictConfig, h.clock, fetch)).toMatchObject({ attempted: 1, retried: 1 });
     expect(receiver.at(`${path}/ok`)).toHaveLength(0);
-    expect((await h.deliveries(hook.id))[0]!.lastError).toMatch(/not allowed/);
+    expect((await h.deliveries(hook.id))[0]!.lastError).toBe("private_address");
   });
 
   it("isPrivateHost classifies literal addresses as URL.hostname gives them", () => {
@@ -404,12 +405,12 @@ describe("Node dispatcher", () => {
     expect(runs).toBe(2);
   });
 
-  it("starts no new attempt once stopped (shutdown): the run's signal is aborted", async () => {
+  it("starts no new attempt (nor fan-out batch) once stopped (shutdown): the run's signal is aborted", async () => {
     await subscribe(h.api, h.key, receiver.url(`${path}/ok`));
     await createCategory(h.api, h.key);
     const stopped = new AbortController();
     stopped.abort();
-    expect(await dispatchDue(h.target.db, h.config, h.clock, fetch, { signal: stopped.signal })).toMatchObject({ queued: 1, attempted: 0 });
+    expect(await dispatchDue(h.target.db, h.config, h.clock, fetch, { signal: stopped.signal })).toMatchObject({ queued: 0, attempted: 0 });
     // Likewise past the run's time limit.
     expect(await dispatchDue(h.target.db, h.config, h.clock, fetch, { maxRunMs: 0 })).toMatchObject({ attempted: 0 });
     expect(receiver.at(`${path}/ok`)).toHaveLength(0);

@@ -106,14 +106,18 @@ describe("WorkersRateLimiter", () => {
     nowMs = new Date("2026-11-22T10:00:00Z").getTime();
     try {
       expect((await isolateA.consume("signup:192.0.2.7", 2, 3600, clock())).allowed).toBe(true);
-      // Same minute, another isolate: the binding stops the burst.
-      expect((await isolateB.consume("signup:192.0.2.7", 2, 3600, clock())).allowed).toBe(false);
-      nowMs += 60_000;
+      // Same minute, another isolate: the binding stops the burst — and says to retry within its period, not the hour.
+      nowMs += 2_000;
+      const refused = await isolateB.consume("signup:192.0.2.7", 2, 3600, clock());
+      expect(refused).toEqual({ allowed: false, limit: 2, remaining: 0, resetSeconds: 60 });
+      nowMs += refused.resetSeconds * 1000;
+      expect((await isolateB.consume("signup:192.0.2.7", 2, 3600, clock())).allowed).toBe(true);
+      nowMs += 58_000;
       const second = await isolateA.consume("signup:192.0.2.7", 2, 3600, clock());
-      expect(second).toEqual({ allowed: true, limit: 2, remaining: 0, resetSeconds: 3540 });
+      expect(second).toEqual({ allowed: true, limit: 2, remaining: 0, resetSeconds: 3480 });
       nowMs += 60_000;
       // The hourly budget of this isolate is spent, whatever the binding says.
-      expect(await isolateA.consume("signup:192.0.2.7", 2, 3600, clock())).toEqual({ allowed: false, limit: 2, remaining: 0, resetSeconds: 3480 });
+      expect(await isolateA.consume("signup:192.0.2.7", 2, 3600, clock())).toEqual({ allowed: false, limit: 2, remaining: 0, resetSeconds: 3420 });
     } finally {
       nowMs = start;
     }

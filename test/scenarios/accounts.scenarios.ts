@@ -184,6 +184,46 @@ export function accountsScenarios(getTarget: () => Target): void {
         expect(keys.body.map((k) => k.id)).toEqual([second.id]);
       });
 
+      it("an account holds at most 100 active keys (409 key_limit_reached); the list is paginated with Link", async () => {
+        const { apiKey: first } = await signUp(api);
+        const created: NewApiKeyBody[] = [];
+        for (let round = 0; round < 11; round++) {
+          // 99 more keys (the sign-up made one), 9 at a time; the last round also tries 3 beyond the limit.
+          const count = round < 10 ? 9 : 12;
+          const results = await Promise.all(
+            Array.from({ length: count }, () => api.post<NewApiKeyBody>("/accounts/me/keys", {}, { key: first.key })),
+          );
+          for (const res of results) {
+            if (res.status === 201) created.push(res.body);
+            else expect(res.body).toMatchObject({ code: "key_limit_reached", status: 409, message: expect.stringContaining("100") });
+          }
+        }
+        expect(created).toHaveLength(99);
+
+        // Pages of 30 in id order, walked by the Link header; together every active key once.
+        const seen: number[] = [];
+        let path: string | undefined = "/accounts/me/keys?limit=30";
+        while (path) {
+          const page: ApiResponse<ApiKeyBody[]> = await api.get<ApiKeyBody[]>(path, { key: first.key });
+          expect(page.status).toBe(200);
+          expect(page.body.length).toBeLessThanOrEqual(30);
+          seen.push(...page.body.map((k) => k.id));
+          const link = page.headers.get("link");
+          path = link ? /^<([^>]+)>; rel="next"$/.exec(link)![1] : undefined;
+          expect(seen.length).toBeLessThanOrEqual(100);
+        }
+        expect(seen).toEqual([first.id, ...created.map((k) => k.id)].sort((a, b) => a - b));
+        // Default page size 20.
+        const firstPage = await api.get<ApiKeyBody[]>("/accounts/me/keys", { key: first.key });
+        expect(firstPage.body).toHaveLength(20);
+        expect(firstPage.headers.get("link")).toMatch(/^<\/accounts\/me\/keys\?cursor=[^>]+>; rel="next"$/);
+
+        // Revoking one makes room for exactly one.
+        expect((await api.delete(`/accounts/me/keys/${created[0]!.id}`, { key: first.key })).status).toBe(204);
+        expect((await api.post("/accounts/me/keys", {}, { key: first.key })).status).toBe(201);
+        expect((await api.post("/accounts/me/keys", {}, { key: first.key })).status).toBe(409);
+      });
+
       it("lists the caller's active keys without any secret", async () => {
         const { apiKey: first } = await signUp(api);
         const second = (await api.post<NewApiKeyBody>("/accounts/me/keys", {}, { key: first.key })).body;

@@ -501,6 +501,26 @@ export function ordersScenarios(getTarget: () => Target): void {
         expect(await store.inventory(pet.id)).toEqual({ petId: pet.id, quantity: 2, status: "available" });
       });
 
+      it("shipDate stays within the years 0001–9999 (UTC) and always comes back as RFC 3339", async () => {
+        const pet = await store.stocked(5);
+        for (const shipDate of ["9999-12-31T23:59:59-01:00", "0000-01-01T00:00:00+00:01", "0000-06-01T00:00:00Z"]) {
+          expectValidationError(await store.place(alice, { petId: pet.id, quantity: 1, shipDate }), ["body.shipDate"]);
+        }
+        const order = await store.order(alice, pet.id);
+        expectValidationError(await store.update(order.id, { shipDate: "9999-12-31T23:59:59-01:00" }), ["body.shipDate"]);
+        const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+        for (const [given, stored] of [
+          ["9999-12-31T23:59:59Z", "9999-12-31T23:59:59.000Z"],
+          ["0001-01-01T00:00:00+00:00", "0001-01-01T00:00:00.000Z"],
+          ["9999-12-31T23:59:59+01:00", "9999-12-31T22:59:59.000Z"],
+        ]) {
+          const res = await store.place(alice, { petId: pet.id, quantity: 1, shipDate: given });
+          expect(res.status, JSON.stringify(res.body)).toBe(201);
+          expect(res.body.shipDate).toBe(stored);
+          expect(res.body.shipDate).toMatch(rfc3339);
+        }
+      });
+
       it("rejects bad updates and stock values", async () => {
         const pet = await store.stocked(2);
         const order = await store.order(alice, pet.id);
@@ -613,6 +633,7 @@ export function ordersScenarios(getTarget: () => Target): void {
         expect(current).not.toBe(stale);
         const ok = await store.setStock(pet.id, 0, { "If-Match": current });
         expect(ok.status).toBe(200);
+        expect(ok.headers.get("etag")).toBe((await api.get(`/store/inventory/${pet.id}`)).headers.get("etag"));
         expect(ok.body).toEqual({ petId: pet.id, quantity: 0, status: "sold" });
         // An order changes the entry too: the ETag read before it is stale.
         const again = await store.setStockOk(pet.id, 2);
@@ -628,6 +649,8 @@ export function ordersScenarios(getTarget: () => Target): void {
         const stale = (await api.get(`/store/orders/${order.id}`, { key: staff })).headers.get("etag")!;
         const moved = await store.update(order.id, { shipDate: "2027-01-01T00:00:00Z" }, { headers: { "If-Match": stale } });
         expect(moved.status).toBe(200);
+        // The response carries the new ETag, the one GET shows.
+        expect(moved.headers.get("etag")).toBe((await api.get(`/store/orders/${order.id}`, { key: staff })).headers.get("etag"));
         expectError(await store.update(order.id, { complete: true }, { headers: { "If-Match": stale } }), 412, "precondition_failed");
         expect((await api.get(`/store/orders/${order.id}`, { key: staff })).body).toEqual(moved.body);
         expect(await store.inventory(pet.id)).toEqual({ petId: pet.id, quantity: 1, status: "available" });

@@ -464,6 +464,27 @@ export function petsScenarios(getTarget: () => Target): void {
         expect((await api.patch(`/pets/${pet.id}`, { name: "Third" }, { key, headers: { "If-Match": "*" } })).status).toBe(200);
       });
 
+      it("without the deprecated route: GET /pets?id=N's ETag is accepted by If-Match, and each PUT/PATCH answers with the new ETag", async () => {
+        const pet = await createPet(api, key, category.id);
+        const listed = await api.get(`/pets?id=${pet.id}`);
+        const listEtag = listed.headers.get("etag")!;
+        expect(listEtag).toMatch(/^"[0-9a-f]+"$/);
+        const patched = await api.patch(`/pets/${pet.id}`, { name: "Via list ETag" }, { key, headers: { "If-Match": listEtag } });
+        expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+        // The write's ETag is the ETag of the pet it returns; the next conditional write needs no GET.
+        const next = patched.headers.get("etag")!;
+        expect(next).toMatch(/^"[0-9a-f]+"$/);
+        expect(next).toBe((await api.get(`/pets/${pet.id}`)).headers.get("etag"));
+        const replaced = await api.put(`/pets/${pet.id}`, { name: "Chained", categoryId: category.id }, { key, headers: { "If-Match": next } });
+        expect(replaced.status).toBe(200);
+        expect(replaced.headers.get("etag")).not.toBe(next);
+        // Both earlier tags are stale now: the list ETag too.
+        expect((await api.patch(`/pets/${pet.id}`, { name: "Lost" }, { key, headers: { "If-Match": listEtag } })).status).toBe(412);
+        expect((await api.patch(`/pets/${pet.id}`, { name: "Lost" }, { key, headers: { "If-Match": next } })).status).toBe(412);
+        const fresh = (await api.get(`/pets?id=${pet.id}`)).headers.get("etag")!;
+        expect((await api.delete(`/pets/${pet.id}`, { key, headers: { "If-Match": fresh } })).status).toBe(204);
+      });
+
       it("DELETE: stale ETag → 412 and the pet stays; current ETag → 204", async () => {
         const pet = await createPet(api, key, category.id);
         const etag = (await api.get(`/pets/${pet.id}`)).headers.get("etag")!;

@@ -9,6 +9,7 @@ import { connect, uniqueName, type ApiClient, type ApiResponse } from "../suppor
 import type { Target } from "../support/target";
 import { createCategory, expectValidationError, type CategoryBody } from "./categories.scenarios";
 import { createPet, type PetBody } from "./pets.scenarios";
+import { signUp } from "./accounts.scenarios";
 
 const BAD_IDS = ["1.5", "-1", "abc", "0", "99999999999999999999", "9007199254740992", "1e3", "0x10", "%20"];
 
@@ -69,6 +70,36 @@ export function protocolScenarios(getTarget: () => Target): void {
       });
     });
 
+    describe("validation messages (one voice)", () => {
+      it("every detail names its field and what is allowed — never Zod's own wording", async () => {
+        const body = (method: string, path: string, value: unknown) =>
+          api.request(method, path, undefined, { key, rawBody: JSON.stringify(value), headers: { "Content-Type": "application/json" } });
+        const cases: [Promise<ApiResponse>, string, RegExp][] = [
+          [api.get("/pets?statu=available"), "query.statu", /^Unknown parameter; allowed: status, categoryId, id, limit, cursor\.$/],
+          [api.get("/categories?x=1"), "query.x", /^Unknown parameter; allowed: limit, cursor\.$/],
+          [api.get("/pets?status=lost"), "query.status", /^status must be one of: "available", "pending", "sold"\.$/],
+          [body("POST", "/store/orders", { petId: pet.id }), "body.quantity", /^quantity is required \(a number\)\.$/],
+          [body("POST", "/store/orders", { petId: String(pet.id), quantity: 1 }), "body.petId", /^petId must be a number, not string\.$/],
+          [body("POST", "/store/orders", { petId: pet.id, quantity: 1.5 }), "body.quantity", /^quantity must be an integer\.$/],
+          [body("POST", "/pets", { name: "", categoryId: category.id }), "body.name", /^name must not be empty\.$/],
+          [body("POST", "/pets", { name: "Rex", categoryId: category.id, colour: "red" }), "body.colour", /^Unknown field; allowed: name, categoryId, status\.$/],
+          [body("POST", "/categories", { name: "x".repeat(500) }), "body.name", /^name must be at most \d+ characters long\.$/],
+          [body("PUT", `/store/inventory/${pet.id}`, { quantity: -1 }), "body.quantity", /^quantity must be at least 0\.$/],
+          [body("POST", "/accounts", { name: "Ada", email: "not-an-address" }), "body.email", /^email must be an email address\.$/],
+          [body("POST", "/webhooks", { url: "https://example.com/h", events: ["pet.eaten"] }), "body.events[0]".replace("[0]", ".0"), /^events\[0\] must be one of: "pet\.created", .*"\*"\.$/],
+        ];
+        for (const [pending, path, message] of cases) {
+          const res = await pending;
+          expect(res.status, path).toBe(400);
+          expect(res.body.code).toBe("validation_error");
+          const detail = (res.body.details as { path: string; message: string }[]).find((d) => d.path === path);
+          expect(detail, `${path} in ${JSON.stringify(res.body.details)}`).toBeDefined();
+          expect(detail!.message, path).toMatch(message);
+          expect(detail!.message).not.toMatch(/Invalid input|expected \w+, received|Unrecognized key/);
+        }
+      });
+    });
+
     describe("request bodies", () => {
       const writes = (): [string, string][] => [
         ["POST", "/pets"],
@@ -110,6 +141,71 @@ export function protocolScenarios(getTarget: () => Target): void {
         });
         expect(res.status).toBe(415);
         expect(await res.json()).toMatchObject({ code: "unsupported_media_type", status: 415 });
+      });
+
+      it.each([
+        "application/merge-patch+json",
+        "application/json-patch+json",
+        "application/vnd.api+json",
+        "application/json; charset=latin1",
+        "application/json; charset=iso-8859-1",
+        "application/json; charset=utf-8; profile=x",
+        "application/json; foo=bar",
+      ])("a body of type %s → 415 unsupported_media_type on every write (API.md §2: exact media type)", async (type) => {
+        for (const [method, path] of writes()) {
+          const res = await api.request(method, path, undefined, { key, rawBody: '{"name":"x","categoryId":1}', headers: { "Content-Type": type } });
+          expectError(res, 415, "unsupported_media_type");
+        }
+        expect((await api.get(`/pets?id=${pet.id}`)).body).toEqual([pet]);
+      });
+
+      it.each(["Application/JSON", 'application/json;charset="UTF-8"', "application/json; Charset=utf-8"])(
+        "accepts %s (RFC 9110: media type and parameter case-insensitive)",
+        async (type) => {
+          const name = uniqueName("Media");
+          const res = await api.request("POST", "/categories", undefined, { key, rawBody: JSON.stringify({ name }), headers: { "Content-Type": type } });
+          expect(res.status, JSON.stringify(res.body)).toBe(201);
+          expect(res.body.name).toBe(name);
+        },
+      );
+
+      it("invalid UTF-8 → 400 invalid_json (never stored as U+FFFD), on every write", async () => {
+        for (const [method, path] of writes()) {
+          const prefix = new TextEncoder().encode('{"name":"Bad ');
+          const suffix = new TextEncoder().encode(`${uniqueName("utf8")}"}`);
+          const body = new Uint8Array([...prefix, 0xff, 0xfe, 0xc3, ...suffix]);
+          const res = await getTarget().fetch(path, { method, headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" }, body });
+          expect(res.status, `${method} ${path}`).toBe(400);
+          expect(await res.json()).toMatchObject({ code: "invalid_json", status: 400 });
+        }
+        expect((await api.get(`/pets?id=${pet.id}`)).body).toEqual([pet]);
+      });
+
+      it.each([
+        '{"name":"Dup","name":"Dup2"}',
+        '{"name":"Nested","categoryId":1,"tags":[{"a":1,"a":2}]}',
+        '{"name":"Escaped","n\\u0061me":"x"}',
+      ])("duplicate member names %s → 400 invalid_json (the last one never silently wins)", async (raw) => {
+        for (const [method, path] of writes()) {
+          const res = await api.request(method, path, undefined, { key, rawBody: raw, headers: { "Content-Type": "application/json" } });
+          expectError(res, 400, "invalid_json");
+        }
+        const order = await api.request("POST", "/store/orders", undefined, {
+          key,
+          rawBody: `{"petId":${pet.id},"quantity":1,"quantity":2}`,
+          headers: { "Content-Type": "application/json" },
+        });
+        expectError(order, 400, "invalid_json");
+        expect((await api.get(`/pets?id=${pet.id}`)).body).toEqual([pet]);
+      });
+
+      it("authorisation comes first: without a key a bad body is 401, with a customer key on a staff route 403", async () => {
+        const raw = '{"name":"a","name":"b"}';
+        const anonymous = await api.request("POST", "/categories", undefined, { rawBody: raw, headers: { "Content-Type": "application/merge-patch+json" } });
+        expectError(anonymous, 401, "unauthorized");
+        const customer = (await signUp(api)).apiKey.key;
+        expectError(await api.request("POST", "/categories", undefined, { key: customer, rawBody: raw, headers: { "Content-Type": "application/json" } }), 403, "forbidden");
+        expectError(await api.request("POST", "/nowhere", undefined, { key, rawBody: raw, headers: { "Content-Type": "application/json" } }), 404, "not_found");
       });
 
       it("accepts application/json with a charset parameter", async () => {

@@ -5,12 +5,15 @@
  * share them; deliveries to a real receiver are Node-only
  * (test/node/webhook-delivery.test.ts).
  *
- * Targets here use the `.invalid` TLD (RFC 6761 §6.4: never resolves), so a
- * runtime that dispatches in the background fails fast and harmlessly.
+ * Subscriptions here target a loopback sink that answers 204 (a runtime that
+ * dispatches in the background, like the Worker, delivers there quietly) and
+ * are deleted after the file, so later files' events go nowhere; `.invalid`
+ * hosts (RFC 6761 §6.4) appear only in bodies that are refused.
  */
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, uniqueName, type ApiClient, type ApiResponse } from "../support/client";
 import type { Target } from "../support/target";
+import { Receiver } from "../support/webhook-receiver";
 import { expectUnauthorized, PRIVATE_CACHE_CONTROL, signUp } from "./accounts.scenarios";
 import { expectValidationError } from "./categories.scenarios";
 
@@ -36,16 +39,19 @@ export interface DeliveryBody {
   nextAttemptAt?: string;
   lastAttemptAt?: string;
   lastStatusCode?: number;
-  lastError?: string;
+  lastError?: "http_status" | "timeout" | "refused" | "dns" | "tls" | "private_address" | "network";
   deliveredAt?: string;
 }
 
 /** `whsec_` + base64 of 32 bytes (Standard Webhooks secret). */
 export const SECRET_SHAPE = /^whsec_[A-Za-z0-9+/]{43}=$/;
 
-/** A target URL nobody answers (unique per call). */
-export function unreachableUrl(): string {
-  return `https://hooks.petstore.invalid/${encodeURIComponent(uniqueName("hook").replace(/\s/g, "-"))}`;
+let sink: Receiver | undefined;
+
+/** A target URL on the loopback sink (unique per call); the sink runs while the webhooks scenarios do. */
+export function sinkUrl(): string {
+  if (!sink) throw new Error("the webhook sink is not running");
+  return sink.url(`/${encodeURIComponent(uniqueName("hook").replace(/\s/g, "-"))}`);
 }
 
 /** Subscribe (asserting 201) and return the subscription with its secret. */
@@ -63,11 +69,23 @@ export function webhooksScenarios(getTarget: () => Target): void {
     beforeAll(async () => {
       api = await connect(getTarget());
       key = getTarget().staffKey;
+      sink = await Receiver.start();
+    });
+    afterAll(async () => {
+      // Delete this file's subscriptions (the database may be shared with later files), then stop the sink.
+      const origin = new URL(sinkUrl()).origin;
+      for (let path: string | undefined = "/webhooks?limit=100"; path; ) {
+        const page: ApiResponse<WebhookBody[]> = await api.get<WebhookBody[]>(path, { key });
+        for (const hook of page.body.filter((h) => h.url.startsWith(origin))) await api.delete(`/webhooks/${hook.id}`, { key });
+        path = /^<([^>]+)>; rel="next"$/.exec(page.headers.get("link") ?? "")?.[1];
+      }
+      await sink?.close();
+      sink = undefined;
     });
 
     describe("POST /webhooks", () => {
       it("creates a subscription: 201, Location, the secret once, private", async () => {
-        const url = unreachableUrl();
+        const url = sinkUrl();
         const res = await api.post<WebhookWithSecretBody>("/webhooks", { url, events: ["pet.created", "order.placed"] }, { key });
         expect(res.status).toBe(201);
         expect(res.headers.get("cache-control")).toBe(PRIVATE_CACHE_CONTROL);
@@ -89,22 +107,23 @@ export function webhooksScenarios(getTarget: () => Target): void {
         expect(got.body).toEqual(withoutSecret);
         expect(JSON.stringify(got.body)).not.toContain(secret);
 
-        const other = await subscribe(api, key, unreachableUrl());
+        const other = await subscribe(api, key, sinkUrl());
         expect(other.secret).not.toBe(secret);
       });
 
       it('accepts ["*"] (every type), drops duplicate types and normalises the URL', async () => {
-        expect((await subscribe(api, key, unreachableUrl(), ["*"])).events).toEqual(["*"]);
-        expect((await subscribe(api, key, unreachableUrl(), ["pet.created", "pet.created", "category.deleted"])).events).toEqual([
+        expect((await subscribe(api, key, sinkUrl(), ["*"])).events).toEqual(["*"]);
+        expect((await subscribe(api, key, sinkUrl(), ["pet.created", "pet.created", "category.deleted"])).events).toEqual([
           "pet.created",
           "category.deleted",
         ]);
-        const res = await subscribe(api, key, "HTTPS://Hooks.Petstore.INVALID:443/a/../b?x=1");
-        expect(res.url).toBe("https://hooks.petstore.invalid/b?x=1");
+        const { host } = new URL(sinkUrl());
+        const res = await subscribe(api, key, `HTTP://${host}/a/../b?x=1`);
+        expect(res.url).toBe(`http://${host}/b?x=1`);
       });
 
       it("rejects invalid bodies with 400 validation_error naming the field", async () => {
-        const url = unreachableUrl();
+        const url = sinkUrl();
         const cases: [unknown, string][] = [
           [{ url: "ftp://hooks.petstore.invalid/x", events: ["*"] }, "body.url"],
           [{ url: "not a url", events: ["*"] }, "body.url"],
@@ -125,7 +144,7 @@ export function webhooksScenarios(getTarget: () => Target): void {
       });
 
       it("needs a staff key: 401 without a key, 403 with a customer key", async () => {
-        const body = { url: unreachableUrl(), events: ["*"] };
+        const body = { url: sinkUrl(), events: ["*"] };
         expectUnauthorized(await api.post("/webhooks", body));
         const customer = await signUp(api);
         const res = await api.post("/webhooks", body, { key: customer.apiKey.key });
@@ -153,7 +172,7 @@ export function webhooksScenarios(getTarget: () => Target): void {
     describe("GET /webhooks", () => {
       it("lists subscriptions in id order without secrets, paginated", async () => {
         const created: WebhookWithSecretBody[] = [];
-        for (let i = 0; i < 3; i++) created.push(await subscribe(api, key, unreachableUrl()));
+        for (let i = 0; i < 3; i++) created.push(await subscribe(api, key, sinkUrl()));
         const all = await walk<WebhookBody>("/webhooks?limit=2", 2);
         const ids = all.map((w) => w.id);
         expect(ids).toEqual([...ids].sort((a, b) => a - b));
@@ -169,7 +188,7 @@ export function webhooksScenarios(getTarget: () => Target): void {
 
     describe("GET/DELETE /webhooks/{webhookId}", () => {
       it("deletes a subscription: 204, then 404 for it and its deliveries", async () => {
-        const hook = await subscribe(api, key, unreachableUrl());
+        const hook = await subscribe(api, key, sinkUrl());
         expect((await api.delete(`/webhooks/${hook.id}`, { key })).status).toBe(204);
         for (const res of [
           await api.get(`/webhooks/${hook.id}`, { key }),
@@ -187,14 +206,14 @@ export function webhooksScenarios(getTarget: () => Target): void {
         for (const id of ["abc", "0", "-1", "1.5", "99999999999999999999"]) {
           expectValidationError(await api.get(`/webhooks/${id}`, { key }), ["path.webhookId"]);
         }
-        const hook = await subscribe(api, key, unreachableUrl());
+        const hook = await subscribe(api, key, sinkUrl());
         expectValidationError(await api.get(`/webhooks/${hook.id}?verbose=1`, { key }), ["query.verbose"]);
       });
     });
 
     describe("GET /webhooks/{webhookId}/deliveries", () => {
       it("starts empty: a subscription receives only events committed after it", async () => {
-        const hook = await subscribe(api, key, unreachableUrl());
+        const hook = await subscribe(api, key, sinkUrl());
         const res = await api.get<DeliveryBody[]>(`/webhooks/${hook.id}/deliveries`, { key });
         expect(res.status).toBe(200);
         expect(res.headers.get("cache-control")).toBe(PRIVATE_CACHE_CONTROL);

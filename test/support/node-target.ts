@@ -24,6 +24,8 @@ export const TEST_ENV: Record<string, string> = {
   RATE_LIMIT_KEY_PER_MIN: "100000",
   RATE_LIMIT_SIGNUP_PER_HOUR: "100000",
   WEBHOOKS_ALLOW_PRIVATE: "true",
+  // Quiet test output: request lines are info; errors still show.
+  LOG_LEVEL: "warn",
 };
 
 /** A fresh app on a fresh temp-file database; `env` overrides configuration variables. */

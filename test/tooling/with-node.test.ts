@@ -110,6 +110,12 @@ describe("scripts/with-node.mjs", () => {
     expect(result.stdout).toBe("");
   });
 
+  it("gives a command whose output is redirected NO_COLOR=1 (no ANSI colours in files), unless colours are asked for", async () => {
+    const script = "process.stdout.write(String(process.env.NO_COLOR))";
+    expect((await run("24.21.0", ["node", "-e", script], { NO_COLOR: undefined, FORCE_COLOR: undefined })).stdout).toBe("1");
+    expect((await run("24.21.0", ["node", "-e", script], { NO_COLOR: undefined, FORCE_COLOR: "1" })).stdout).toBe("undefined");
+  });
+
   it("passes the command's exit status through", async () => {
     const result = await run("24.21.0", ["node", "-e", "process.exit(7)"], {});
     expect(result.status).toBe(7);

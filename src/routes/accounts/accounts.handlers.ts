@@ -1,6 +1,7 @@
 /** Handlers of /accounts. */
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { AppEnv, Principal } from "../../lib/context";
+import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
 import * as service from "../../services/accounts.service";
 import type * as routes from "./accounts.routes";
 
@@ -20,7 +21,10 @@ export const me: RouteHandler<typeof routes.me, AppEnv> = async (c) => {
 };
 
 export const listKeys: RouteHandler<typeof routes.listKeys, AppEnv> = async (c) => {
-  return c.json(await service.listKeys(c.get("db"), caller(c).accountId), 200);
+  const { limit = DEFAULT_PAGE_SIZE, cursor } = c.req.valid("query");
+  const page = toPage(await service.listKeys(c.get("db"), caller(c).accountId, decodeCursor(cursor), limit + 1), limit);
+  setNextLink(c, page.nextCursor);
+  return c.json(page.items, 200);
 };
 
 export const createKey: RouteHandler<typeof routes.createKey, AppEnv> = async (c) => {

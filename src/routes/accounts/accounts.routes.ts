@@ -1,9 +1,10 @@
 /** OpenAPI route definitions of /accounts (API.md §2, §4; Accounts tag). */
-import { createRoute } from "@hono/zod-openapi";
+import { createRoute, z } from "@hono/zod-openapi";
 import { privateResponse } from "../../lib/http-cache";
-import { errorResponses, idParams, jsonBody, jsonContent, responseHeaders } from "../../lib/schemas";
+import { errorResponses, idParams, jsonBody, jsonContent, paginationQuery, responseHeaders } from "../../lib/schemas";
 import { protectedOperation, publicOperation } from "../../lib/security";
 import { signupLimit } from "../../middleware/rate-limit";
+import { strictJson } from "../../middleware/strict-json";
 import { AccountSchema, ApiKeysSchema, NewAccountSchema, NewApiKeyRequestSchema, NewApiKeySchema, SignUpSchema } from "./accounts.schemas";
 
 const tags = ["Accounts"];
@@ -19,7 +20,7 @@ export const signUp = createRoute({
   tags,
   ...publicOperation,
   "x-stability": "stable",
-  middleware: [signupLimit, privateResponse],
+  middleware: [signupLimit, privateResponse, strictJson],
   request: { body: jsonBody(NewAccountSchema, "Who is signing up.") },
   responses: {
     201: { ...jsonContent(SignUpSchema, "The account and its first key."), headers: { Location: responseHeaders.Location } },
@@ -32,6 +33,7 @@ export const me = createRoute({
   path: "/accounts/me",
   operationId: "getMyAccount",
   summary: "The caller's account",
+  description: "The account that owns the API key of the request (any role).",
   tags,
   ...anyKey,
   "x-stability": "stable",
@@ -43,11 +45,15 @@ export const listKeys = createRoute({
   path: "/accounts/me/keys",
   operationId: "listMyApiKeys",
   summary: "List the caller's API keys",
-  description: "Active keys of the caller's account, without secrets.",
+  description: "Active keys of the caller's account (at most 100), without secrets, ordered by id; paginated with `Link: rel=\"next\"`.",
   tags,
   ...anyKey,
   "x-stability": "stable",
-  responses: { 200: jsonContent(ApiKeysSchema, "The keys."), ...errorResponses(authErrors) },
+  request: { query: z.strictObject({ ...paginationQuery }) },
+  responses: {
+    200: { ...jsonContent(ApiKeysSchema, "A page of keys."), headers: { Link: responseHeaders.Link } },
+    ...errorResponses({ 400: true, ...authErrors }),
+  },
 });
 
 export const createKey = createRoute({
@@ -55,14 +61,20 @@ export const createKey = createRoute({
   path: "/accounts/me/keys",
   operationId: "createMyApiKey",
   summary: "Create an API key",
-  description: "Creates another key for the caller's account. The secret is in this response only.",
+  description: "Creates another key for the caller's account (at most 100 active keys per account). The secret is in this response only.",
   tags,
   ...anyKey,
   "x-stability": "stable",
   request: { body: { required: false, ...jsonContent(NewApiKeyRequestSchema, "An optional name for the key.") } },
   responses: {
     201: jsonContent(NewApiKeySchema, "The new key with its secret."),
-    ...errorResponses({ 400: true, 413: true, 415: true, ...authErrors }),
+    ...errorResponses({
+      400: true,
+      409: "The account holds 100 active keys already (`key_limit_reached`); revoke one first.",
+      413: true,
+      415: true,
+      ...authErrors,
+    }),
   },
 });
 

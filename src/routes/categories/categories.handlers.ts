@@ -32,6 +32,7 @@ export const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
 export const patch: RouteHandler<typeof routes.patch, AppEnv> = async (c) => {
   const { categoryId } = c.req.valid("param");
   const category = await service.updateCategory(c.get("db"), categoryId, c.req.valid("json"), c.req.valid("header")["if-match"], c.get("now")());
+  setEtag(c, category);
   return c.json(category, 200);
 };
 

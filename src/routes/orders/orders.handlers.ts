@@ -35,6 +35,7 @@ export const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
 export const patch: RouteHandler<typeof routes.patch, AppEnv> = async (c) => {
   const { orderId } = c.req.valid("param");
   const order = await service.updateOrder(c.get("db"), caller(c), orderId, c.req.valid("json"), c.req.valid("header")["if-match"], c.get("now")());
+  setEtag(c, order);
   return c.json(order, 200);
 };
 

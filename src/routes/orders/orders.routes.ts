@@ -111,7 +111,7 @@ export const patch = createRoute({
   "x-stability": "stable",
   request: { params: orderIdParams, headers: ifMatchHeaders("order"), body: jsonBody(OrderUpdateSchema, "The changes.") },
   responses: {
-    200: jsonContent(OrderSchema, "The updated order."),
+    200: { ...jsonContent(OrderSchema, "The updated order."), headers: { ETag: { ...responseHeaders.ETag, description: "Strong entity tag of the new representation (RFC 9110 §8.8.3): send it as `If-Match` with the next write." } } },
     ...errorResponses({ 400: true, 401: true, 403: true, 404: true, 409: "The order is already fulfilled (`order_complete`).", 412: true, 413: true, 415: true, 429: true, 500: true, 503: true }),
   },
 });

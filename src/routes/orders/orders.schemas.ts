@@ -3,10 +3,15 @@ import { z } from "@hono/zod-openapi";
 import { MAX_ID } from "../../lib/schemas";
 
 const id = z.number().int().min(1).max(MAX_ID).openapi({ format: "int64", example: 1 });
-/** RFC 3339 date-time with an offset, normalised to UTC. */
+/**
+ * RFC 3339 date-time with an offset, normalised to UTC; the UTC instant must
+ * fall in the years 0001–9999, so it is always written back as RFC 3339
+ * (`Date#toISOString` uses 6-digit signed years outside them).
+ */
 const shipDate = z.iso
   .datetime({ offset: true })
   .transform((v) => new Date(v).toISOString())
+  .refine((iso) => /^\d{4}-/.test(iso) && !iso.startsWith("0000-"), "Must be between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z in UTC.")
   .openapi({ type: "string", format: "date-time", description: "Expected or actual ship date (RFC 3339).", example: "2026-12-01T10:00:00.000Z" });
 
 export const NewOrderSchema = z

@@ -8,7 +8,7 @@ import { deprecatedPetRead } from "./pets.deprecation";
 
 const tags = ["Pets"];
 const petIdParams = idParams("petId");
-const ifMatchHeader = ifMatchHeaders("pet");
+const ifMatchHeader = ifMatchHeaders("pet", "`GET /pets?id={petId}`, `GET /pets/{petId}` or the response of the last PUT/PATCH");
 
 export const list = createRoute({
   method: "get",
@@ -115,7 +115,7 @@ export const replace = createRoute({
   ...protectedOperation("staff"),
   "x-stability": "stable",
   request: { query: noQuery(), params: petIdParams, headers: ifMatchHeader, body: jsonBody(NewPetSchema, "The pet's new state.") },
-  responses: { 200: jsonContent(PetSchema, "The updated pet."), ...writeErrors },
+  responses: { 200: { ...jsonContent(PetSchema, "The updated pet."), headers: { ETag: { ...responseHeaders.ETag, description: "Strong entity tag of the new representation (RFC 9110 §8.8.3): send it as `If-Match` with the next write." } } }, ...writeErrors },
 });
 
 export const patch = createRoute({
@@ -128,7 +128,7 @@ export const patch = createRoute({
   ...protectedOperation("staff"),
   "x-stability": "stable",
   request: { query: noQuery(), params: petIdParams, headers: ifMatchHeader, body: jsonBody(PetPatchSchema, "The fields to change.") },
-  responses: { 200: jsonContent(PetSchema, "The updated pet."), ...writeErrors },
+  responses: { 200: { ...jsonContent(PetSchema, "The updated pet."), headers: { ETag: { ...responseHeaders.ETag, description: "Strong entity tag of the new representation (RFC 9110 §8.8.3): send it as `If-Match` with the next write." } } }, ...writeErrors },
 });
 
 export const remove = createRoute({

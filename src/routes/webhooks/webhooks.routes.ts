@@ -51,6 +51,8 @@ const deliveryCallback = {
         summary: "An event, delivered to a subscription",
         description:
           "One POST per event whose type the subscription wants, in event order per subscription (the next event is sent only after the previous one was accepted or given up). At least once: retried with exponential backoff and jitter until a 2xx arrives or the configured number of attempts is exhausted; then the subscription is marked `failing` and the next event follows. Redirects are not followed.",
+        // No HTTP authentication: the receiver authenticates the sender by the `webhook-signature` header.
+        security: [],
         parameters: SIGNATURE_HEADERS,
         requestBody: {
           required: true,
@@ -59,6 +61,7 @@ const deliveryCallback = {
         },
         responses: {
           "2XX": { description: "Accepted: the delivery is done. The response body is ignored." },
+          "4XX": { description: "Refused (e.g. a signature the receiver could not verify): a failed attempt, retried like any other." },
           default: { description: "Anything else (including 3xx, a network error or no answer within the timeout) is a failed attempt and is retried." },
         },
       },
@@ -72,7 +75,7 @@ export const create = createRoute({
   operationId: "createWebhook",
   summary: "Subscribe a webhook",
   description:
-    "Registers `url` for the given event types. Returns the subscription with its signing secret, shown only in this response. Events committed after this call are delivered, signed per Standard Webhooks; earlier ones are in `GET /events`.",
+    "Registers `url` for the given event types (at most 50 subscriptions exist at once). Returns the subscription with its signing secret, shown only in this response. Events committed after this call are delivered, signed per Standard Webhooks; earlier ones are in `GET /events`. A `failing` subscription stops accumulating deliveries once 10,000 are pending; delivered and given-up deliveries are deleted after 7 days.",
   tags,
   ...staff,
   "x-stability": "experimental",
@@ -83,6 +86,7 @@ export const create = createRoute({
       400: "Invalid JSON or body, an unknown event type, or a refused target URL (`validation_error`).",
       401: true,
       403: true,
+      409: "50 subscriptions exist already (`subscription_limit_reached`); delete one first.",
       413: true,
       415: true,
       429: true,

@@ -64,7 +64,14 @@ export const WebhookDeliverySchema = z
     nextAttemptAt: timestamp.optional().openapi({ description: "While pending: when the next attempt is due." }),
     lastAttemptAt: timestamp.optional(),
     lastStatusCode: z.number().int().optional().openapi({ description: "HTTP status of the last response (absent when none was received).", example: 200 }),
-    lastError: z.string().optional().openapi({ description: "Why the last attempt failed.", example: "The receiver answered HTTP 503." }),
+    lastError: z
+      .enum(["http_status", "timeout", "refused", "dns", "tls", "private_address", "network"])
+      .optional()
+      .openapi({
+        description:
+          "Why the last attempt failed, coarsely: `http_status` (see `lastStatusCode`), `timeout`, `refused` (connection refused), `dns` (the name did not resolve), `tls` (handshake or certificate), `private_address` (the target is or resolves to a loopback, private or link-local address), `network` (anything else).",
+        example: "http_status",
+      }),
     deliveredAt: timestamp.optional(),
   })
   .openapi("WebhookDelivery", { description: "One event's delivery to one subscription." });

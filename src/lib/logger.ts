@@ -1,0 +1,36 @@
+/**
+ * Structured logs: one JSON object per line (`{"time", "level", "msg", …fields}`),
+ * which Workers Logs (`[observability]` in wrangler.toml) and any log shipper
+ * index by field. Lines below the configured level (LOG_LEVEL) are dropped.
+ * Callers pass only what may be logged: never keys, secrets or bodies.
+ */
+
+/** Severity, lowest first. */
+export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Where finished lines go: `level` lets a runtime route errors to stderr. */
+export type LogSink = (line: string, level: LogLevel) => void;
+
+/** The default sink: errors and warnings to `console.error`, the rest to `console.log`. */
+export const consoleSink: LogSink = (line, level) => (level === "error" || level === "warn" ? console.error(line) : console.log(line));
+
+export interface Logger {
+  /** True when lines of `level` are written (skip building expensive fields otherwise). */
+  enabled(level: LogLevel): boolean;
+  /** Write `{"time", "level", "msg", ...fields}` if `level` is enabled; undefined fields are left out. */
+  log(level: LogLevel, msg: string, fields?: Record<string, unknown>): void;
+}
+
+/** A JSON-lines logger writing lines at `minimum` and above to `sink`. */
+export function jsonLogger(minimum: LogLevel, sink: LogSink, clock: () => Date = () => new Date()): Logger {
+  const threshold = LOG_LEVELS.indexOf(minimum);
+  const enabled = (level: LogLevel) => LOG_LEVELS.indexOf(level) >= threshold;
+  return {
+    enabled,
+    log(level, msg, fields = {}) {
+      if (!enabled(level)) return;
+      sink(JSON.stringify({ time: clock().toISOString(), level, msg, ...fields }), level);
+    },
+  };
+}

@@ -1,0 +1,94 @@
+/**
+ * Strict JSON request bodies (API.md §2): a body is JSON only when its
+ * `Content-Type` is `application/json`, optionally with `charset=utf-8`
+ * (media type and parameter names case-insensitive, the value optionally
+ * quoted: RFC 9110 §8.3.1); it must be valid UTF-8 (RFC 8259 §8.1) and no
+ * object may repeat a member name (RFC 8259 §4 leaves duplicates
+ * unpredictable; here the request is refused instead of the last one winning).
+ *
+ * Runs on requests that carry a body and declare a JSON-like media type
+ * (`application/json` or any `+json` suffix): anything else declared is left
+ * to the route, which answers 415 when it takes a body. Reads the body once;
+ * the route's validator then reuses Hono's cached copy.
+ *
+ * Errors: 415 `unsupported_media_type` (`application/merge-patch+json`,
+ * `application/vnd.api+json`, `charset=latin1`, …); 400 `invalid_json` for
+ * invalid UTF-8, malformed JSON and duplicate member names.
+ */
+import { parse, type AnyNode } from "@humanwhocodes/momoa";
+import type { MiddlewareHandler } from "hono";
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "../lib/context";
+import { ApiError } from "../lib/errors";
+
+/** `application/json` with at most a `charset=utf-8` parameter (RFC 9110 §8.3.1: case-insensitive, optional whitespace and quotes). */
+const ACCEPTED = /^application\/json[ \t]*(;[ \t]*charset[ \t]*=[ \t]*("utf-8"|utf-8)[ \t]*)?$/i;
+/** Media types a client means as JSON: `application/json` (any parameters) and `*\/*+json`. */
+const JSON_LIKE = /^[ \t]*([\w.+-]+\/[\w.+-]*\+json|application\/json)[ \t]*(;|$)/i;
+
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
+function invalidJson(detail: string): ApiError {
+  return new ApiError(400, "invalid_json", `The request body is not valid JSON: ${detail}`);
+}
+
+/** The first member name repeated within one object of `root`, or undefined. */
+export function firstDuplicateKey(root: AnyNode): string | undefined {
+  const stack: AnyNode[] = [root];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    switch (node.type) {
+      case "Document":
+        stack.push(node.body);
+        break;
+      case "Object": {
+        const seen = new Set<string>();
+        for (const member of node.members) {
+          const name = member.name.type === "String" ? member.name.value : member.name.name;
+          if (seen.has(name)) return name;
+          seen.add(name);
+          stack.push(member.value);
+        }
+        break;
+      }
+      case "Array":
+        for (const element of node.elements) stack.push(element.value);
+        break;
+      default:
+        break;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Route middleware enforcing the rules above on POST/PUT/PATCH/DELETE bodies;
+ * placed after the route's authorisation (src/lib/security.ts), so a caller
+ * without the right key gets 401/403 whatever the body, and before its validators.
+ */
+export const strictJson: MiddlewareHandler<AppEnv> = createMiddleware<AppEnv>(async (c, next) => {
+  const method = c.req.method;
+  if (method === "GET" || method === "HEAD" || method === "OPTIONS") return next();
+  const contentType = c.req.header("Content-Type");
+  if (contentType === undefined || !JSON_LIKE.test(contentType)) return next();
+  if (!ACCEPTED.test(contentType.trim())) {
+    throw new ApiError(415, "unsupported_media_type", "The request body must be application/json (optionally with charset=utf-8).");
+  }
+  const bytes = await c.req.arrayBuffer();
+  if (bytes.byteLength === 0) return next();
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw invalidJson("it is not valid UTF-8.");
+  }
+  let document: AnyNode;
+  try {
+    document = parse(text, { mode: "json" });
+  } catch {
+    throw invalidJson("syntax error.");
+  }
+  const duplicate = firstDuplicateKey(document);
+  if (duplicate !== undefined) throw invalidJson(`the member name ${JSON.stringify(duplicate)} appears twice in one object.`);
+  await next();
+});

@@ -1,0 +1,115 @@
+/**
+ * SSRF by host name (API.md §6, issue 17): on Node, a delivery's target name
+ * is resolved when the connection is made, every address is checked, and the
+ * socket connects to the address that was checked — no second lookup
+ * (src/runtime/node-webhook-fetch.ts). The deliveries list shows a coarse
+ * outcome, never raw error text.
+ *
+ * Names are resolved by an injected resolver (the `dns.lookup` stand-in the
+ * runtime module takes), so the test does not depend on the machine's
+ * /etc/hosts or on any DNS: `hooks.example.test` (RFC 6761 `.test`) resolves
+ * only through it. A delivery that arrives at the loopback receiver therefore
+ * went to the address the resolver returned.
+ */
+import type { LookupAddress } from "node:dns";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { parseConfig } from "../../src/config";
+import { guardedWebhookFetch, type ResolveAll } from "../../src/runtime/node-webhook-fetch";
+import { dispatchDue } from "../../src/services/webhook-dispatcher";
+import { isPrivateAddress } from "../../src/services/webhooks.service";
+import { connect } from "../support/client";
+import { nodeTarget, TEST_ENV, type NodeTarget } from "../support/node-target";
+import { Receiver } from "../support/webhook-receiver";
+import { createCategory } from "../scenarios/categories.scenarios";
+import { subscribe, type DeliveryBody } from "../scenarios/webhooks.scenarios";
+
+let receiver: Receiver;
+beforeAll(async () => {
+  receiver = await Receiver.start();
+});
+afterAll(async () => {
+  await receiver?.close();
+});
+const targets: NodeTarget[] = [];
+afterEach(async () => {
+  while (targets.length) await targets.pop()!.close();
+});
+
+/** A resolver that knows `names` only (everything else: ENOTFOUND), counting its lookups. */
+function resolver(names: Record<string, string[]>) {
+  const lookups: string[] = [];
+  const resolveAll: ResolveAll = (hostname, callback) => {
+    lookups.push(hostname);
+    const addresses = names[hostname];
+    if (!addresses) {
+      const error: NodeJS.ErrnoException = new Error(`getaddrinfo ENOTFOUND ${hostname}`);
+      error.code = "ENOTFOUND";
+      return setImmediate(() => callback(error, []));
+    }
+    setImmediate(() => callback(null, addresses.map((address): LookupAddress => ({ address, family: address.includes(":") ? 6 : 4 }))));
+  };
+  return { lookups, resolveAll };
+}
+
+/**
+ * Subscribe to `url` (accepted: a name is not resolved at subscription time),
+ * write one event and run the dispatcher with `allowPrivate` and the resolver;
+ * returns the delivery.
+ */
+async function deliverOnce(url: string, allowPrivate: boolean, resolveAll: ResolveAll): Promise<DeliveryBody> {
+  const target = await nodeTarget({ WEBHOOKS_ALLOW_PRIVATE: "false" });
+  targets.push(target);
+  const api = await connect(target);
+  const hook = await subscribe(api, target.staffKey, url, ["category.created"]);
+  await createCategory(api, target.staffKey);
+  const config = parseConfig({ ...TEST_ENV, WEBHOOKS_ALLOW_PRIVATE: String(allowPrivate), WEBHOOK_TIMEOUT_MS: "5000" });
+  await dispatchDue(target.db, config, () => new Date(), guardedWebhookFetch(allowPrivate, resolveAll));
+  const res = await api.get<DeliveryBody[]>(`/webhooks/${hook.id}/deliveries`, { key: target.staffKey });
+  return res.body[0]!;
+}
+
+describe("webhook targets resolved at delivery time", () => {
+  it("refuses a name that resolves to loopback: nothing is sent, the outcome is private_address", async () => {
+    const dns = resolver({ "hooks.example.test": ["127.0.0.1"] });
+    const port = new URL(receiver.url("/")).port;
+    const delivery = await deliverOnce(`http://hooks.example.test:${port}/ssrf/loopback`, false, dns.resolveAll);
+    expect(delivery).toMatchObject({ status: "pending", attempts: 1, lastError: "private_address" });
+    expect(delivery.lastStatusCode).toBeUndefined();
+    expect(receiver.at("/ssrf/loopback")).toHaveLength(0);
+    expect(dns.lookups).toEqual(["hooks.example.test"]);
+  });
+
+  it("refuses a name with any private address among its answers (link-local metadata, RFC 1918, IPv6 ULA)", async () => {
+    for (const addresses of [["93.184.216.34", "169.254.169.254"], ["10.1.2.3"], ["2606:4700::1111", "fd00::1"], ["::ffff:127.0.0.1"]]) {
+      const dns = resolver({ "hooks.example.test": addresses });
+      const delivery = await deliverOnce("http://hooks.example.test/ssrf/mixed", false, dns.resolveAll);
+      expect(delivery.lastError, addresses.join(",")).toBe("private_address");
+    }
+  });
+
+  it("connects to exactly the address it checked (one lookup per connection), when private targets are allowed", async () => {
+    const dns = resolver({ "hooks.example.test": ["127.0.0.1"] });
+    const port = new URL(receiver.url("/")).port;
+    const delivery = await deliverOnce(`http://hooks.example.test:${port}/ssrf/allowed`, true, dns.resolveAll);
+    expect(delivery).toMatchObject({ status: "delivered", attempts: 1, lastStatusCode: 204 });
+    const [received] = receiver.at("/ssrf/allowed");
+    expect(received!.headers.host).toBe(`hooks.example.test:${port}`);
+    expect(dns.lookups).toEqual(["hooks.example.test"]);
+  });
+
+  it("shows coarse outcomes: dns for a name that does not resolve, refused for a closed port", async () => {
+    const dns = resolver({ "closed.example.test": ["127.0.0.1"] });
+    expect((await deliverOnce("http://nowhere.example.test/ssrf/dns", true, dns.resolveAll)).lastError).toBe("dns");
+    const closed = await Receiver.start();
+    const port = new URL(closed.url("/")).port;
+    await closed.close();
+    expect((await deliverOnce(`http://closed.example.test:${port}/ssrf/refused`, true, dns.resolveAll)).lastError).toBe("refused");
+  });
+
+  it("isPrivateAddress classifies resolved addresses", () => {
+    for (const a of ["127.0.0.1", "10.0.0.1", "169.254.169.254", "192.168.1.1", "100.64.0.1", "::1", "fe80::1%eth0", "fd12::1", "::ffff:10.0.0.1", "0.0.0.0", "garbage"]) {
+      expect(isPrivateAddress(a), a).toBe(true);
+    }
+    for (const a of ["93.184.216.34", "2606:4700::1111", "8.8.8.8"]) expect(isPrivateAddress(a), a).toBe(false);
+  });
+});
