@@ -1,6 +1,6 @@
 /**
  * The request log (issue 17, operability): one JSON line per request, on both
- * runtimes, at level `info` (`error` for 5xx responses):
+ * runtimes, at level `info` (`error` for 5xx responses but 501):
  *
  *   {"time":"…","level":"info","msg":"request","requestId":"…","method":"GET",
  *    "route":"/pets/:petId","status":200,"durationMs":3.1,"dbRoundTrips":1,
@@ -24,7 +24,8 @@ export function requestLog(logger: Logger, roundTrips: RequestRoundTrips): Middl
     const started = performance.now();
     const dbRoundTrips = await roundTrips.track(next);
     const status = c.res.status;
-    const level = status >= 500 ? "error" : "info";
+    // 501 answers a method no route supports: the client's doing, like a 4xx, not the operator's problem.
+    const level = status >= 500 && status !== 501 ? "error" : "info";
     if (!logger.enabled(level)) return;
     const route = routePath(c, -1);
     logger.log(level, "request", {
