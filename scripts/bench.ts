@@ -264,8 +264,11 @@ async function main(): Promise<void> {
     writeFileSync(file, JSON.stringify({ connections, duration, pets: fixture.petIds.length, baseline: [baseBefore, baseAfter], results, peakRssMb: rss }, null, 2));
     console.log(`results: ${file}`);
   } finally {
+    // The server closes its database on SIGTERM: remove the files only once it has exited.
+    const exited = api.exitCode === null ? new Promise((resolve) => api.once("exit", resolve)) : Promise.resolve();
     api.kill("SIGTERM");
     baseline.kill("SIGTERM");
+    await exited;
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -277,7 +280,7 @@ async function main(): Promise<void> {
  */
 async function driveWorker(dir: string, names: string[]): Promise<Result[]> {
   console.error("worker: sqld + workerd …");
-  const sqld = await startSqld({ dataDir: join(dir, "sqld") });
+  const sqld = await startSqld({ dataDir: join(dir, "sqld-worker") });
   try {
     buildAssets(); // public/ for the Worker's [assets] binding
     const fixture = await seed(sqld.url, Number(values.pets));
@@ -307,7 +310,7 @@ async function driveWorker(dir: string, names: string[]): Promise<Result[]> {
  * up first) and returns their rows, named "sqld: …".
  */
 async function sqldRows(dir: string, wanted: string[]): Promise<Result[]> {
-  const sqld = await startSqld({ dataDir: join(dir, "sqld") });
+  const sqld = await startSqld({ dataDir: join(dir, "sqld-server") });
   const port = await freePort();
   let server: ChildProcess | undefined;
   try {
