@@ -95,15 +95,6 @@ export const paginationQuery = {
     }),
 };
 
-/**
- * The query of an operation that takes no query parameters: any parameter is
- * rejected with 400 `validation_error` (API.md §2: unknown query parameters are
- * rejected), which also keeps cache keys (URLs) canonical.
- */
-export function noQuery() {
-  return z.strictObject({});
-}
-
 /** A boolean query flag written `true` or `false`. */
 export function booleanQuery(name: string, description: string) {
   return z

@@ -37,7 +37,7 @@ export const me = createRoute({
   tags,
   ...anyKey,
   "x-stability": "stable",
-  responses: { 200: jsonContent(AccountSchema, "The account of the key."), ...errorResponses(authErrors) },
+  responses: { 200: jsonContent(AccountSchema, "The account of the key."), ...errorResponses({ 400: true, ...authErrors }) },
 });
 
 export const listKeys = createRoute({
