@@ -21,7 +21,7 @@ import type { Database } from "../db/client";
 import { eventInsert, INVENTORY_JSON, ORDER_JSON, PET_JSON, writeBatch } from "../db/batch";
 import { ApiError, notFound } from "../lib/errors";
 import { assertIfMatch } from "../lib/http-cache";
-import type { Principal } from "../lib/context";
+import type { Principal } from "../domain/principal";
 import { sha256Hex } from "./api-keys";
 
 /** Order representation (`shipDate` absent until known). */

@@ -1,7 +1,7 @@
 /** OpenAPI route definitions of /categories (API.md §2, Pets tag). */
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponses, idempotencyKeyHeaders, idempotentReplayedHeader, ifMatchHeaders, notModifiedResponse, responseHeaders, idParams, jsonBody, jsonContent, paginationQuery } from "../../lib/schemas";
-import { protectedOperation, publicOperation } from "../../lib/security";
+import { protectedOperation, publicOperation } from "../../middleware/security";
 import { publicRead } from "../../lib/http-cache";
 import { CategoriesSchema, CategoryPatchSchema, CategorySchema, NewCategorySchema } from "./categories.schemas";
 

@@ -1,7 +1,7 @@
 /** OpenAPI route definitions of /store/inventory (API.md §2, Store tag). */
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponses, ifMatchHeaders, jsonBody, idListQuery, idParams, jsonContent, notModifiedResponse, paginationQuery, responseHeaders } from "../../lib/schemas";
-import { protectedOperation, publicOperation } from "../../lib/security";
+import { protectedOperation, publicOperation } from "../../middleware/security";
 import { publicRead } from "../../lib/http-cache";
 import { PetStatusSchema } from "../pets/pets.schemas";
 import { InventoryItemSchema, InventoryItemsSchema, InventoryUpdateSchema } from "./inventory.schemas";

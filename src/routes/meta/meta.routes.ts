@@ -1,7 +1,7 @@
 /** OpenAPI route definitions of the Meta tag: /health, /openapi.json, /docs. */
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponses, jsonContent } from "../../lib/schemas";
-import { publicOperation } from "../../lib/security";
+import { publicOperation } from "../../middleware/security";
 
 const tags = ["Meta"];
 

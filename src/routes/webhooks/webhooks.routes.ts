@@ -1,7 +1,7 @@
 /** OpenAPI route definitions of /webhooks (API.md §6, Events tag, experimental). */
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponses, idParams, jsonBody, jsonContent, paginationQuery, responseHeaders } from "../../lib/schemas";
-import { protectedOperation } from "../../lib/security";
+import { protectedOperation } from "../../middleware/security";
 import {
   DeliveryStatusSchema,
   NewWebhookSchema,
