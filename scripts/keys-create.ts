@@ -10,7 +10,7 @@
  */
 import { parseArgs } from "node:util";
 import { databaseSettings, openDatabase } from "../src/db/open";
-import { ROLES, type Role } from "../src/db/schema";
+import { ROLES, type Role } from "../src/domain/principal";
 import { createOperatorKey } from "../src/services/accounts.service";
 
 const USAGE = `Usage: npm run keys:create -- --role <staff|customer> [--name <name>]

@@ -24,7 +24,7 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Database } from "../src/db/client";
 import { databaseSettings, openDatabase } from "../src/db/open";
-import type { PetStatus } from "../src/db/schema";
+import type { PetStatus } from "../src/domain/pets";
 import { NewCategorySchema } from "../src/routes/categories/categories.schemas";
 import { NewPetSchema } from "../src/routes/pets/pets.schemas";
 import { createCategory, listCategories, nameKey, type Category } from "../src/services/categories.service";

@@ -6,7 +6,6 @@
  * values: verified keys, rate-limit counts); whatever does I/O comes from the
  * deps, per request where the runtime requires it.
  */
-import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
@@ -18,7 +17,8 @@ import type { AppEnv } from "./lib/context";
 import { createRouter } from "./lib/create-router";
 import { ApiError } from "./lib/errors";
 import { MemoryRateLimiter, type RateLimiter } from "./lib/rate-limiter";
-import { authenticate, KeyCache } from "./middleware/auth";
+import { authenticate } from "./middleware/auth";
+import { KeyCache } from "./lib/key-cache";
 import { compileRoutes, errorHandler, notFoundHandler } from "./middleware/errors";
 import { idempotency } from "./middleware/idempotency";
 import { requestLog } from "./middleware/request-log";
@@ -29,7 +29,8 @@ import { accountsRouter } from "./routes/accounts/accounts.index";
 import { ordersRouter } from "./routes/orders/orders.index";
 import { categoriesRouter } from "./routes/categories/categories.index";
 import { inventoryRouter } from "./routes/inventory/inventory.index";
-import { createMetaRouter, type AssetSource } from "./routes/meta/meta.index";
+import { createMetaRouter } from "./routes/meta/meta.index";
+import type { AssetSource } from "./lib/assets";
 import { petsRouter } from "./routes/pets/pets.index";
 import { eventsRouter } from "./routes/events/events.index";
 import { webhooksRouter } from "./routes/webhooks/webhooks.index";
@@ -94,8 +95,8 @@ const EXPOSED_HEADERS = [
   "Idempotent-Replayed",
 ];
 
-/** Build the app. */
-export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
+/** Build the app; its type is `AppType`. */
+export function createApp(deps: AppDeps) {
   const { config } = deps;
   const now = deps.clock ?? (() => new Date());
   const logger = jsonLogger(config.logLevel, deps.log ?? consoleSink);
@@ -171,17 +172,26 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.use(idempotency);
   for (const handler of deps.middleware ?? []) app.use(handler);
 
-  app.route("/", petsRouter);
-  app.route("/", categoriesRouter);
-  app.route("/", inventoryRouter);
-  app.route("/", ordersRouter);
-  app.route("/", accountsRouter);
-  app.route("/", eventsRouter);
-  app.route("/", webhooksRouter);
-  app.route("/", createMetaRouter(() => app, deps.assets, deps.checkDatabase ?? ((c) => c.get("db").$client.execute("SELECT 1").then(() => undefined))));
+  // One chain, so the returned router's type carries every route (input and output types):
+  // `AppType`, what Hono's typed client `hc<AppType>` reads (https://hono.dev/docs/guides/rpc).
+  const routed = app
+    .route("/", petsRouter)
+    .route("/", categoriesRouter)
+    .route("/", inventoryRouter)
+    .route("/", ordersRouter)
+    .route("/", accountsRouter)
+    .route("/", eventsRouter)
+    .route("/", webhooksRouter)
+    .route("/", createMetaRouter(() => app, deps.assets, deps.checkDatabase ?? ((c) => c.get("db").$client.execute("SELECT 1").then(() => undefined))));
 
   let patterns: ReturnType<typeof compileRoutes> | undefined;
   app.notFound(notFoundHandler(() => (patterns ??= compileRoutes(app.routes))));
   app.onError(errorHandler(logger));
-  return app;
+  return routed;
 }
+
+/**
+ * The typed route tree of the app (every operation's path, method, inputs and
+ * responses), for Hono's typed client: `hc<AppType>(baseUrl)`; see README "Using the API".
+ */
+export type AppType = ReturnType<typeof createApp>;

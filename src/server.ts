@@ -30,7 +30,8 @@ import { nodeAssets } from "./runtime/node-assets";
 import { answerUnknownMethods } from "./runtime/node-unknown-methods";
 import { guardedWebhookFetch } from "./runtime/node-webhook-fetch";
 import { bootstrapStaffKey } from "./services/accounts.service";
-import { afterWrites, createWebhookDispatcher } from "./services/webhook-dispatcher";
+import { createWebhookDispatcher } from "./services/webhook-dispatcher";
+import { afterWrites } from "./middleware/after-writes";
 
 /** A start-up failure worth one line, not a stack trace. */
 class StartError extends Error {}

@@ -38,7 +38,8 @@ import type { AppEnv } from "./lib/context";
 import { MemoryRateLimiter } from "./lib/rate-limiter";
 import { forEdge, workersCache } from "./runtime/workers-cache";
 import { WorkersRateLimiter } from "./runtime/workers-rate-limiter";
-import { afterWrites, dispatchDue } from "./services/webhook-dispatcher";
+import { dispatchDue } from "./services/webhook-dispatcher";
+import { afterWrites } from "./middleware/after-writes";
 
 /**
  * Bindings, variables and secrets of the Worker: `Env`, generated from

@@ -8,11 +8,9 @@
  */
 import { sql } from "drizzle-orm";
 import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { PET_STATUSES } from "../domain/pets";
+import { ROLES } from "../domain/principal";
 
-export const PET_STATUSES = ["available", "pending", "sold"] as const;
-export type PetStatus = (typeof PET_STATUSES)[number];
-export const ROLES = ["customer", "staff"] as const;
-export type Role = (typeof ROLES)[number];
 
 export const categories = sqliteTable(
   "categories",

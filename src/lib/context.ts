@@ -4,16 +4,9 @@
  */
 import type { AppConfig } from "../config";
 import type { Database } from "../db/client";
-import type { Role } from "../db/schema";
-import type { KeyCache } from "../middleware/auth";
+import type { Principal } from "../domain/principal";
+import type { KeyCache } from "./key-cache";
 import type { RateLimiter } from "./rate-limiter";
-
-/** The authenticated caller, set by the authentication middleware. */
-export interface Principal {
-  accountId: number;
-  role: Role;
-  apiKeyId: number;
-}
 
 /** Services and settings one request can reach. */
 export interface RequestServices {
@@ -27,6 +20,7 @@ export interface AppEnv {
   Bindings: Record<string, unknown>;
   Variables: RequestServices & {
     requestId: string;
+    /** The authenticated caller, set by the authentication middleware. */
     principal?: Principal;
     /** Why a presented key was not accepted (it is only an error on protected routes). */
     authProblem?: "malformed" | "invalid";

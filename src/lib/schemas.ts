@@ -95,15 +95,6 @@ export const paginationQuery = {
     }),
 };
 
-/**
- * The query of an operation that takes no query parameters: any parameter is
- * rejected with 400 `validation_error` (API.md §2: unknown query parameters are
- * rejected), which also keeps cache keys (URLs) canonical.
- */
-export function noQuery() {
-  return z.strictObject({});
-}
-
 /** A boolean query flag written `true` or `false`. */
 export function booleanQuery(name: string, description: string) {
   return z
@@ -139,14 +130,21 @@ const DEFAULT_ERROR_TEXT: Record<number, string> = {
   503: "The database is unavailable (`database_unavailable`).",
 };
 
-/** Error responses for the given statuses; pass a string to override the description. */
-export function errorResponses(spec: Record<number, string | true>) {
-  const out: Record<number, { description: string; content: { "application/json": { schema: typeof ErrorSchema } } }> = {};
+/** One documented error response: the Error object as JSON. */
+type ErrorResponse = { description: string; content: { "application/json": { schema: typeof ErrorSchema } } };
+
+/**
+ * Error responses for the given statuses; pass a string to override the
+ * description. The statuses stay literal in the type, so typed clients
+ * (`hc<AppType>`) see each one with the Error object as its body.
+ */
+export function errorResponses<const T extends Record<number, string | true>>(spec: T): { [S in keyof T]: ErrorResponse } {
+  const out: Record<number, ErrorResponse> = {};
   for (const [status, text] of Object.entries(spec)) {
     const description = text === true ? (DEFAULT_ERROR_TEXT[Number(status)] ?? "Error.") : text;
     out[Number(status)] = jsonContent(ErrorSchema, description);
   }
-  return out;
+  return out as { [S in keyof T]: ErrorResponse };
 }
 
 /** `If-Match` request header (RFC 9110 §13.1.1) guarding a write to `resource`. */

@@ -64,8 +64,8 @@ function allowedKeys(inst: unknown): string[] {
 /**
  * The project's message for a Zod issue that carries no message of its own:
  * the field (last path segment) and what it accepts. Unknown keys list the
- * allowed ones ("Unknown field; allowed: …"; `issuesToDetails` says
- * "parameter" for queries).
+ * allowed ones ("Unknown field; allowed: …", "…; allowed: none."; `issuesToDetails`
+ * says "parameter" for queries).
  */
 export function fieldMessage(issue: RawIssue): string {
   // "quantity", "events[0]": the last named field, with the index of an array item.
@@ -102,7 +102,7 @@ export function fieldMessage(issue: RawIssue): string {
       return `${field} must be a multiple of ${issue.divisor}.`;
     case "unrecognized_keys": {
       const allowed = allowedKeys(issue.inst);
-      return allowed.length > 0 ? `Unknown field; allowed: ${allowed.join(", ")}.` : "Unknown field; none are allowed here.";
+      return `Unknown field; allowed: ${allowed.length > 0 ? allowed.join(", ") : "none"}.`;
     }
     default:
       return `${field} is not valid.`;

@@ -1,27 +1,23 @@
 /**
  * `Idempotency-Key` on authenticated POSTs (API.md §4) of POST /pets and
- * POST /categories. POST /store/orders claims the key inside its single order
- * batch (src/services/orders.service.ts). POSTs whose response carries a
- * secret (API keys, webhook signing secrets) do not replay: a secret is shown
- * once, so there the header is ignored and a retry creates another one.
+ * POST /categories, through the one idempotency module
+ * (src/services/idempotency.service.ts: fingerprint, claim timeout, messages,
+ * SQL). POST /store/orders claims the key inside its single order batch
+ * (src/services/orders.service.ts), with the same module. POSTs whose
+ * response carries a secret (API keys, webhook signing secrets) do not
+ * replay: a secret is shown once, so there the header is ignored and a retry
+ * creates another one.
  *
- * Per account and key: the first request claims the key (one statement that
- * inserts a placeholder, or takes over an expired row), runs, and stores its
- * 2xx response; a failed request releases the claim. A later request with the
- * same key and the same method, path and body within 24 h gets the stored
- * response again with `Idempotent-Replayed: true`; with anything else, 422
- * `idempotency_key_reused`; while the first is still running, 409
- * `concurrent_update`. A claim left by a crashed process expires after 60 s.
- * Costs 2 round trips beyond the request's own (claim, then store).
+ * The fingerprint's body is the JSON value sent (whitespace and key order do
+ * not matter; a body that is not JSON counts as its text, and is refused by
+ * the route anyway). Costs 2 round trips beyond the request's own (claim,
+ * then store or release).
  */
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../lib/context";
 import { ApiError } from "../lib/errors";
-import { IDEMPOTENCY_TTL_MS } from "../services/orders.service";
-import { sha256Hex } from "../services/api-keys";
+import { claimKey, recordResponse, releaseClaim, requestFingerprint } from "../services/idempotency.service";
 
-/** How long an unfinished claim blocks its key, ms. */
-const CLAIM_TTL_MS = 60_000;
 /** The POSTs this middleware makes idempotent. */
 const REPLAYABLE = new Set(["/pets", "/categories"]);
 
@@ -37,63 +33,26 @@ export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
   }
   const db = c.get("db");
   const now = c.get("now")();
-  const requestHash = await sha256Hex(JSON.stringify([c.req.method, c.req.path, await c.req.text()]));
-  const [claim, existing] = await db.$client.batch(
-    [
-      {
-        sql: `INSERT INTO idempotency_keys (account_id, key, method, path, request_hash, response_status, response_body, response_headers, created_at)
-              VALUES (?, ?, ?, ?, ?, 0, '', '{}', ?)
-              ON CONFLICT (account_id, key) DO UPDATE SET method = excluded.method, path = excluded.path,
-                request_hash = excluded.request_hash, response_status = 0, response_body = '', response_headers = '{}',
-                created_at = excluded.created_at
-              WHERE (idempotency_keys.response_status <> 0 AND idempotency_keys.created_at < ?)
-                 OR (idempotency_keys.response_status = 0 AND idempotency_keys.created_at < ?)
-              RETURNING 1 AS claimed`,
-        args: [
-          principal.accountId,
-          key,
-          c.req.method,
-          c.req.path,
-          requestHash,
-          now.toISOString(),
-          new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString(),
-          new Date(now.getTime() - CLAIM_TTL_MS).toISOString(),
-        ],
-      },
-      {
-        sql: "SELECT request_hash, response_status, response_body, response_headers FROM idempotency_keys WHERE account_id = ? AND key = ?",
-        args: [principal.accountId, key],
-      },
-    ],
-    "write",
-  );
-  if (!claim!.rows[0]) {
-    const row = existing!.rows[0]!;
-    if (String(row.request_hash) !== requestHash) {
-      throw new ApiError(422, "idempotency_key_reused", "This Idempotency-Key was used with a different request in the last 24 hours.");
-    }
-    if (Number(row.response_status) === 0) {
-      throw new ApiError(409, "concurrent_update", "A request with this Idempotency-Key is still in progress; retry shortly.");
-    }
-    const headers = JSON.parse(String(row.response_headers)) as Record<string, string>;
-    return c.body(String(row.response_body), Number(row.response_status) as 201, {
-      ...headers,
-      "Content-Type": "application/json; charset=utf-8",
-      "Idempotent-Replayed": "true",
-    });
+  const fingerprint = await requestFingerprint(c.req.method, c.req.path, jsonValue(await c.req.text()));
+  const stored = await claimKey(db, principal.accountId, key, c.req.method, c.req.path, fingerprint, now);
+  if (stored) {
+    return c.body(stored.body, stored.status as 201, { ...stored.headers, "Content-Type": "application/json; charset=utf-8", "Idempotent-Replayed": "true" });
   }
   await next();
   const res = c.res;
   if (res.status >= 200 && res.status < 300) {
     const location = res.headers.get("Location");
-    await db.$client.execute({
-      sql: "UPDATE idempotency_keys SET response_status = ?, response_body = ?, response_headers = ? WHERE account_id = ? AND key = ?",
-      args: [res.status, await res.clone().text(), JSON.stringify(location ? { Location: location } : {}), principal.accountId, key],
-    });
+    await recordResponse(db, principal.accountId, key, { status: res.status, body: await res.clone().text(), headers: location ? { Location: location } : {} });
   } else {
-    await db.$client.execute({
-      sql: "DELETE FROM idempotency_keys WHERE account_id = ? AND key = ? AND response_status = 0",
-      args: [principal.accountId, key],
-    });
+    await releaseClaim(db, principal.accountId, key);
   }
 });
+
+/** The JSON value of a body, or its text when it is not JSON. */
+function jsonValue(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

@@ -63,7 +63,7 @@ export function firstDuplicateKey(root: AnyNode): string | undefined {
 
 /**
  * Route middleware enforcing the rules above on POST/PUT/PATCH/DELETE bodies;
- * placed after the route's authorisation (src/lib/security.ts), so a caller
+ * placed after the route's authorisation (src/middleware/security.ts), so a caller
  * without the right key gets 401/403 whatever the body, and before its validators.
  */
 export const strictJson: MiddlewareHandler<AppEnv> = createMiddleware<AppEnv>(async (c, next) => {

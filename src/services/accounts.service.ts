@@ -6,7 +6,7 @@
 import type { Row } from "@libsql/client";
 import type { Database } from "../db/client";
 import { isConstraintError, writeBatch } from "../db/batch";
-import type { Role } from "../db/schema";
+import type { Role } from "../domain/principal";
 import { ApiError, notFound } from "../lib/errors";
 import { generateApiKey } from "./api-keys";
 

@@ -4,7 +4,7 @@
  */
 import type { Row } from "@libsql/client";
 import type { Database } from "../db/client";
-import type { PetStatus } from "../db/schema";
+import type { PetStatus } from "../domain/pets";
 import { writeBatch } from "../db/batch";
 import { ApiError, notFound } from "../lib/errors";
 import { assertIfMatch } from "../lib/http-cache";

@@ -3,8 +3,8 @@
  * rules, exact under concurrency without interactive transactions.
  *
  * Placing an order is ONE batch (one round trip), idempotency included:
- *   0. claim the Idempotency-Key (INSERT … ON CONFLICT DO NOTHING; an expired
- *      claim older than 24 h is taken over);
+ *   0. claim the Idempotency-Key (src/services/idempotency.service.ts: one
+ *      row per account and key; an expired response or abandoned claim is taken over);
  *   1. take the stock: `UPDATE inventory SET quantity = quantity - q WHERE
  *      quantity >= q AND pet available` (guarded by the claim via changes());
  *   2. insert the order only if 1 changed a row, tagged with a random
@@ -21,8 +21,8 @@ import type { Database } from "../db/client";
 import { eventInsert, INVENTORY_JSON, ORDER_JSON, PET_JSON, writeBatch } from "../db/batch";
 import { ApiError, notFound } from "../lib/errors";
 import { assertIfMatch } from "../lib/http-cache";
-import type { Principal } from "../lib/context";
-import { sha256Hex } from "./api-keys";
+import type { Principal } from "../domain/principal";
+import { claimStatement, existingResponse, KEY_COLUMNS, releaseStatement, requestFingerprint } from "./idempotency.service";
 
 /** Order representation (`shipDate` absent until known). */
 export interface Order {
@@ -51,9 +51,6 @@ export interface PlacedOrder {
   location: string;
   replayed: boolean;
 }
-
-/** How long an Idempotency-Key is remembered (API.md §4): 24 h, in milliseconds. */
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 const ORDER_COLUMNS = "id, pet_id, quantity, ship_date, complete";
 
@@ -135,19 +132,12 @@ export async function placeOrder(
   const token = randomToken();
   const { petId, quantity } = input;
   const shipDate = input.shipDate ?? null;
-  // Only an Idempotency-Key needs the request's fingerprint.
-  const requestHash = idempotencyKey === undefined ? "" : await sha256Hex(JSON.stringify(["POST", "/store/orders", petId, quantity, shipDate]));
+  // Only an Idempotency-Key needs the request's fingerprint (of the validated body: shipDate in UTC).
+  const fingerprint = idempotencyKey === undefined ? "" : await requestFingerprint("POST", "/store/orders", input);
   const ours = "EXISTS (SELECT 1 FROM orders WHERE placement_token = ?)";
   const statements: InStatement[] = [];
   if (idempotencyKey !== undefined) {
-    statements.push({
-      sql: `INSERT INTO idempotency_keys (account_id, key, method, path, request_hash, response_status, response_body, response_headers, created_at)
-            VALUES (?, ?, 'POST', '/store/orders', ?, 0, '', '{}', ?)
-            ON CONFLICT (account_id, key) DO UPDATE SET request_hash = excluded.request_hash, response_status = 0,
-              response_body = '', response_headers = '{}', created_at = excluded.created_at
-            WHERE idempotency_keys.created_at < ?`,
-      args: [principal.accountId, idempotencyKey, requestHash, at, new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString()],
-    });
+    statements.push(claimStatement(principal.accountId, idempotencyKey, "POST", "/store/orders", fingerprint, now));
   }
   const claimed = idempotencyKey !== undefined ? " AND changes() = 1" : "";
   statements.push(
@@ -180,7 +170,7 @@ export async function placeOrder(
         args: [token, token, principal.accountId, idempotencyKey, token],
       },
       // A claim whose order was refused is released in the same transaction, so claims never outlive their batch.
-      { sql: "DELETE FROM idempotency_keys WHERE account_id = ? AND key = ? AND response_status = 0", args: [principal.accountId, idempotencyKey] },
+      releaseStatement(principal.accountId, idempotencyKey),
     );
   }
   // One read-back row: the order placed by this batch (if any), the pet's state, and the remembered response.
@@ -190,7 +180,7 @@ export async function placeOrder(
                  (SELECT id FROM orders WHERE placement_token = ?) AS order_id,
                  (SELECT status FROM pets WHERE id = ?) AS pet_status,
                  (SELECT quantity FROM inventory WHERE pet_id = ?) AS quantity,
-                 k.request_hash, k.response_status, k.response_body, k.response_headers
+                 ${KEY_COLUMNS.split(", ").map((column) => `k.${column}`).join(", ")}
           FROM (SELECT 1) LEFT JOIN idempotency_keys k ON k.account_id = ? AND k.key = ?`,
     args: [token, token, petId, petId, principal.accountId, idempotencyKey ?? null],
   });
@@ -199,12 +189,10 @@ export async function placeOrder(
   if (row.order_id !== null) {
     return { status: 201, body: JSON.parse(String(row.body)) as Order, location: `/store/orders/${Number(row.order_id)}`, replayed: false };
   }
-  if (idempotencyKey !== undefined && Number(row.response_status) === 201) {
-    if (String(row.request_hash) !== requestHash) {
-      throw new ApiError(422, "idempotency_key_reused", "This Idempotency-Key was used with a different request body in the last 24 hours.");
-    }
-    const headers = JSON.parse(String(row.response_headers)) as { Location: string };
-    return { status: 201, body: JSON.parse(String(row.response_body)) as Order, location: headers.Location, replayed: true };
+  // The key is held by another request (this batch's claim, had it failed to place the order, was released).
+  if (idempotencyKey !== undefined && row.request_hash !== null) {
+    const stored = existingResponse(row, fingerprint);
+    return { status: 201, body: JSON.parse(stored.body) as Order, location: stored.headers.Location!, replayed: true };
   }
   if (row.pet_status === null) {
     throw new ApiError(422, "pet_not_found", `Pet ${petId} does not exist.`, [{ path: "body.petId", message: "No such pet." }]);

@@ -2,7 +2,7 @@
  * The status transition table of pets set directly by PUT/PATCH (API.md §3, last row).
  * Pure: takes the current state, returns what the change implies or throws.
  */
-import type { PetStatus } from "../db/schema";
+import type { PetStatus } from "../domain/pets";
 import { ApiError } from "../lib/errors";
 
 /** Stock facts a transition depends on. */

@@ -7,7 +7,7 @@
 import type { InStatement, Row } from "@libsql/client";
 import type { Database } from "../db/client";
 import { eventInsert, INVENTORY_JSON, PET_JSON, writeBatch } from "../db/batch";
-import type { PetStatus } from "../db/schema";
+import type { PetStatus } from "../domain/pets";
 import { ApiError, concurrentUpdate, notFound } from "../lib/errors";
 import { assertIfMatch } from "../lib/http-cache";
 import { planTransition } from "./pet-status";

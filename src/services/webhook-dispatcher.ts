@@ -60,13 +60,11 @@
  * in `ctx.waitUntil` after a write and retry due deliveries from a Cron
  * Trigger (src/worker.ts).
  */
-import type { Context, MiddlewareHandler } from "hono";
 import type { AppConfig } from "../config";
 import type { Database } from "../db/client";
 import type { InStatement } from "@libsql/client";
 import { readBatch, writeBatch } from "../db/batch";
-import type { AppEnv } from "../lib/context";
-import { isPrivateHost } from "./webhooks.service";
+import { isPrivateHost, type DeliveryError } from "./webhooks.service";
 import { signedWebhookHeaders, webhookMessageId } from "./webhook-signing";
 
 /** `fetch` as the dispatcher uses it (injectable for tests). */
@@ -229,15 +227,6 @@ async function claim(db: Database, heads: Head[], now: Date, leaseMs: number): P
   return claimed;
 }
 
-/**
- * Why an attempt failed, coarsely (API.md §6; never the raw error text, which
- * would tell a subscriber about internal hosts and ports): `http_status` (a
- * non-2xx answer, see `lastStatusCode`), `timeout`, `refused` (connection
- * refused), `dns` (the name did not resolve), `tls` (handshake or
- * certificate), `private_address` (the target is or resolves to a loopback,
- * private or link-local address), `network` (anything else).
- */
-export type DeliveryError = "http_status" | "timeout" | "refused" | "dns" | "tls" | "private_address" | "network";
 
 interface AttemptResult {
   ok: boolean;
@@ -498,19 +487,4 @@ export function createWebhookDispatcher(
   log?: (line: string) => void,
 ): WebhookDispatcher {
   return new WebhookDispatcher((signal) => dispatchDue(db, config, clock, fetchFn, { signal }), log);
-}
-
-/**
- * App middleware (AppDeps.middleware) that calls `onWrite(c)` after every
- * successful write (POST/PUT/PATCH/DELETE answered 2xx), e.g. to nudge the
- * dispatcher so that deliveries start right after the event was committed.
- */
-export function afterWrites(onWrite: (c: Context<AppEnv>) => void): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    await next();
-    const method = c.req.method;
-    if ((method === "POST" || method === "PUT" || method === "PATCH" || method === "DELETE") && c.res.status >= 200 && c.res.status < 300) {
-      onWrite(c);
-    }
-  };
 }

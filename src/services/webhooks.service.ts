@@ -22,8 +22,17 @@ import type { Database } from "../db/client";
 import { readBatch, writeBatch } from "../db/batch";
 import { ApiError, notFound } from "../lib/errors";
 import type { EventType } from "./events.service";
-import type { DeliveryError } from "./webhook-dispatcher";
 import { generateWebhookSecret } from "./webhook-signing";
+
+/**
+ * Why an attempt failed, coarsely (API.md §6; never the raw error text, which
+ * would tell a subscriber about internal hosts and ports): `http_status` (a
+ * non-2xx answer, see `lastStatusCode`), `timeout`, `refused` (connection
+ * refused), `dns` (the name did not resolve), `tls` (handshake or
+ * certificate), `private_address` (the target is or resolves to a loopback,
+ * private or link-local address), `network` (anything else).
+ */
+export type DeliveryError = "http_status" | "timeout" | "refused" | "dns" | "tls" | "private_address" | "network";
 
 export type WebhookStatus = "active" | "failing";
 export type DeliveryStatus = "pending" | "delivered" | "failed";

@@ -20,7 +20,7 @@
  */
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ROLES, type Role } from "../../src/db/schema";
+import { ROLES, type Role } from "../../src/domain/principal";
 import { connect, uniqueName, type ApiClient, type ApiResponse } from "../support/client";
 import { nodeTarget } from "../support/node-target";
 import { uniqueEmail, type NewApiKeyBody, type SignUpBody } from "../scenarios/accounts.scenarios";

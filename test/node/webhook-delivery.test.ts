@@ -15,8 +15,8 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parseConfig, type AppConfig } from "../../src/config";
+import { afterWrites } from "../../src/middleware/after-writes";
 import {
-  afterWrites,
   backoffDelayMs,
   createWebhookDispatcher,
   dispatchDue,

@@ -1,7 +1,8 @@
 /**
  * Idempotency-Key on POST /pets and POST /categories (API.md §4), written
  * against the Target interface so the Node and Worker suites share it.
- * (POST /store/orders has its own, atomic handling: see orders.scenarios.ts.)
+ * (POST /store/orders claims its key inside its order batch, with the same
+ * fingerprint and messages: see also orders.scenarios.ts.)
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { connect, uniqueName, type ApiClient } from "../support/client";
@@ -42,6 +43,41 @@ export function idempotencyScenarios(getTarget: () => Target): void {
       expect(other.body.code).toBe("idempotency_key_reused");
       const elsewhere = await api.post("/categories", { name: uniqueName("c") }, { key, headers: idem });
       expect(elsewhere.body.code).toBe("idempotency_key_reused");
+    });
+
+    it("one fingerprint rule: the same JSON with other whitespace and key order replays, on /pets and on /store/orders", async () => {
+      const category = await createCategory(api, key);
+      const petKey = { "Idempotency-Key": uniqueName("idem"), "Content-Type": "application/json" };
+      const name = uniqueName("Spaced");
+      const first = await api.request("POST", "/pets", undefined, { key, headers: petKey, rawBody: JSON.stringify({ name, categoryId: category.id }) });
+      const spaced = `{\n  "categoryId" : ${category.id},\n\t"name": ${JSON.stringify(name)}\n}\n`;
+      const again = await api.request("POST", "/pets", undefined, { key, headers: petKey, rawBody: spaced });
+      expect(first.status).toBe(201);
+      expect([again.status, again.headers.get("idempotent-replayed")], JSON.stringify(again.body)).toEqual([201, "true"]);
+      expect(again.body).toEqual(first.body);
+
+      await api.put(`/store/inventory/${first.body.id}`, { quantity: 5 }, { key });
+      const orderKey = { "Idempotency-Key": uniqueName("idem"), "Content-Type": "application/json" };
+      const order = await api.request("POST", "/store/orders", undefined, { key, headers: orderKey, rawBody: JSON.stringify({ petId: first.body.id, quantity: 1 }) });
+      const replayed = await api.request("POST", "/store/orders", undefined, { key, headers: orderKey, rawBody: `{ "quantity": 1,  "petId": ${first.body.id} }` });
+      expect(order.status).toBe(201);
+      expect([replayed.status, replayed.headers.get("idempotent-replayed")], JSON.stringify(replayed.body)).toEqual([201, "true"]);
+      expect(replayed.body).toEqual(order.body);
+      expect((await api.get(`/store/inventory/${first.body.id}`)).body.quantity).toBe(4);
+    });
+
+    it("one set of messages: another body is the same 422 on /pets and on /store/orders", async () => {
+      const category = await createCategory(api, key);
+      const pet = (await api.post("/pets", { name: uniqueName("Msg"), categoryId: category.id }, { key })).body;
+      await api.put(`/store/inventory/${pet.id}`, { quantity: 5 }, { key });
+      const petKey = { "Idempotency-Key": uniqueName("idem") };
+      const orderKey = { "Idempotency-Key": uniqueName("idem") };
+      expect((await api.post("/pets", { name: uniqueName("A"), categoryId: category.id }, { key, headers: petKey })).status).toBe(201);
+      expect((await api.post("/store/orders", { petId: pet.id, quantity: 1 }, { key, headers: orderKey })).status).toBe(201);
+      const pets = await api.post("/pets", { name: uniqueName("B"), categoryId: category.id }, { key, headers: petKey });
+      const orders = await api.post("/store/orders", { petId: pet.id, quantity: 2 }, { key, headers: orderKey });
+      expect([pets.status, orders.status]).toEqual([422, 422]);
+      expect(orders.body).toMatchObject({ code: pets.body.code, message: pets.body.message });
     });
 
     it("a refused request releases its key: the retry runs again", async () => {

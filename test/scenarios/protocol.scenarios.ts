@@ -4,7 +4,7 @@
  * path ids on every documented route, unknown query parameters, bad cursors and
  * X-Request-Id on every response. Written against the Target interface.
  */
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, uniqueName, type ApiClient, type ApiResponse } from "../support/client";
 import type { Target } from "../support/target";
 import { createCategory, expectValidationError, type CategoryBody } from "./categories.scenarios";
@@ -231,6 +231,81 @@ export function protocolScenarios(getTarget: () => Target): void {
         // Multi-byte text counts in bytes: 22,000 × 3-byte "€" is over the limit.
         const euros = JSON.stringify({ name: "€".repeat(22_000), categoryId: category.id });
         expectError(await api.request("POST", "/pets", undefined, { key, rawBody: euros, headers: { "Content-Type": "application/json" } }), 413, "payload_too_large");
+      });
+    });
+
+    describe("unknown query parameters (API.md §2: every operation, including those that take none)", () => {
+      const HTTP_METHODS = ["get", "put", "post", "patch", "delete"];
+      interface Operation {
+        parameters?: { name: string; in: string }[];
+        requestBody?: { required?: boolean };
+      }
+      let ids: Record<string, number>;
+
+      beforeAll(async () => {
+        // Real resources of this test, so that a request which wrongly got past validation would act on them.
+        await api.put(`/store/inventory/${pet.id}`, { quantity: 5 }, { key });
+        const order = await api.post("/store/orders", { petId: pet.id, quantity: 1 }, { key });
+        const webhook = await api.post("/webhooks", { url: "http://127.0.0.1:9/hook", events: ["category.deleted"] }, { key });
+        const apiKey = await api.post("/accounts/me/keys", { name: "unknown-parameters" }, { key });
+        expect([order.status, webhook.status, apiKey.status]).toEqual([201, 201, 201]);
+        ids = { petId: pet.id, categoryId: category.id, orderId: order.body.id, webhookId: webhook.body.id, keyId: apiKey.body.id };
+      });
+
+      afterAll(async () => {
+        if (!ids) return;
+        await api.delete(`/webhooks/${ids.webhookId}`, { key });
+        await api.delete(`/accounts/me/keys/${ids.keyId}`, { key });
+      });
+
+      /** A valid body for each documented operation that takes one (keyed "METHOD /path/template"). */
+      const bodies = (): Record<string, unknown> => ({
+        "POST /pets": { name: uniqueName("Strict"), categoryId: category.id },
+        "PUT /pets/{petId}": { name: pet.name, categoryId: category.id },
+        "PATCH /pets/{petId}": { name: pet.name },
+        "POST /categories": { name: uniqueName("Strict") },
+        "PATCH /categories/{categoryId}": { name: category.name },
+        "PUT /store/inventory/{petId}": { quantity: 5 },
+        "POST /store/orders": { petId: pet.id, quantity: 1 },
+        "PATCH /store/orders/{orderId}": { complete: true },
+        "POST /accounts": { name: "Strict", email: `${uniqueName("strict").replace(/\W/g, "")}@example.com` },
+        "POST /accounts/me/keys": { name: "strict" },
+        "POST /webhooks": { url: "http://127.0.0.1:9/hook", events: ["category.deleted"] },
+      });
+
+      it("every operation of the served document answers 400 validation_error naming exactly the parameters it documents", async () => {
+        const served = (await api.get("/openapi.json")).body as { paths: Record<string, Record<string, Operation>> };
+        const samples = bodies();
+        let checked = 0;
+        for (const [template, item] of Object.entries(served.paths)) {
+          for (const method of Object.keys(item).filter((m) => HTTP_METHODS.includes(m))) {
+            const operation = item[method]!;
+            const label = `${method.toUpperCase()} ${template}`;
+            const path = template.replace(/\{([^}]+)\}/g, (_, name: string) => {
+              expect(ids[name], `an id for {${name}} of ${label}`).toBeDefined();
+              return String(ids[name]);
+            });
+            const body = samples[label];
+            if (operation.requestBody?.required) expect(body, `a sample body for ${label}`).toBeDefined();
+            const allowed = (operation.parameters ?? []).filter((p) => p.in === "query").map((p) => p.name);
+            for (const query of ["unknownParam=1", allowed.length > 0 ? `${allowed[0]}s=1` : "limit=1"]) {
+              const res = await api.request(method.toUpperCase(), `${path}?${query}`, body, { key });
+              expect(res.status, `${label}?${query}: ${JSON.stringify(res.body)}`).toBe(400);
+              expect(res.body.code).toBe("validation_error");
+              const name = query.split("=")[0]!;
+              expect(res.body.details, label).toContainEqual({
+                path: `query.${name}`,
+                message: `Unknown parameter; allowed: ${allowed.length > 0 ? allowed.join(", ") : "none"}.`,
+              });
+            }
+            checked += 1;
+          }
+        }
+        expect(checked).toBeGreaterThanOrEqual(33);
+        // Nothing was acted on: the pet, the category and the key are as they were.
+        expect((await api.get(`/pets?id=${pet.id}`)).body).toEqual([pet]);
+        expect((await api.get(`/categories/${category.id}`)).body).toEqual(category);
+        expect((await api.get("/accounts/me/keys?limit=100", { key })).body.map((k: { id: number }) => k.id)).toContain(ids.keyId);
       });
     });
 

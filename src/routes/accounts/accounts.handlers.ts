@@ -1,6 +1,7 @@
 /** Handlers of /accounts. */
 import type { RouteHandler } from "@hono/zod-openapi";
-import type { AppEnv, Principal } from "../../lib/context";
+import type { AppEnv } from "../../lib/context";
+import type { Principal } from "../../domain/principal";
 import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
 import * as service from "../../services/accounts.service";
 import type * as routes from "./accounts.routes";

@@ -2,7 +2,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { privateResponse } from "../../lib/http-cache";
 import { errorResponses, idParams, jsonBody, jsonContent, paginationQuery, responseHeaders } from "../../lib/schemas";
-import { protectedOperation, publicOperation } from "../../lib/security";
+import { protectedOperation, publicOperation } from "../../middleware/security";
 import { signupLimit } from "../../middleware/rate-limit";
 import { strictJson } from "../../middleware/strict-json";
 import { AccountSchema, ApiKeysSchema, NewAccountSchema, NewApiKeyRequestSchema, NewApiKeySchema, SignUpSchema } from "./accounts.schemas";
@@ -37,7 +37,7 @@ export const me = createRoute({
   tags,
   ...anyKey,
   "x-stability": "stable",
-  responses: { 200: jsonContent(AccountSchema, "The account of the key."), ...errorResponses(authErrors) },
+  responses: { 200: jsonContent(AccountSchema, "The account of the key."), ...errorResponses({ 400: true, ...authErrors }) },
 });
 
 export const listKeys = createRoute({

@@ -1,6 +1,6 @@
 /** Payload shapes of accounts and API keys (API.md §4). */
 import { z } from "@hono/zod-openapi";
-import { ROLES } from "../../db/schema";
+import { ROLES } from "../../domain/principal";
 import { MAX_ID } from "../../lib/schemas";
 
 const id = z.number().int().min(1).max(MAX_ID).openapi({ format: "int64", example: 1 });

@@ -1,7 +1,7 @@
 /** OpenAPI route definitions of /categories (API.md §2, Pets tag). */
 import { createRoute, z } from "@hono/zod-openapi";
-import { noQuery, errorResponses, idempotencyKeyHeaders, idempotentReplayedHeader, ifMatchHeaders, notModifiedResponse, responseHeaders, idParams, jsonBody, jsonContent, paginationQuery } from "../../lib/schemas";
-import { protectedOperation, publicOperation } from "../../lib/security";
+import { errorResponses, idempotencyKeyHeaders, idempotentReplayedHeader, ifMatchHeaders, notModifiedResponse, responseHeaders, idParams, jsonBody, jsonContent, paginationQuery } from "../../lib/schemas";
+import { protectedOperation, publicOperation } from "../../middleware/security";
 import { publicRead } from "../../lib/http-cache";
 import { CategoriesSchema, CategoryPatchSchema, CategorySchema, NewCategorySchema } from "./categories.schemas";
 
@@ -36,7 +36,7 @@ export const create = createRoute({
   tags,
   ...protectedOperation("staff"),
   "x-stability": "stable",
-  request: { query: noQuery(), headers: idempotencyKeyHeaders, body: jsonBody(NewCategorySchema, "The new category.") },
+  request: { headers: idempotencyKeyHeaders, body: jsonBody(NewCategorySchema, "The new category.") },
   responses: {
     201: { ...jsonContent(CategorySchema, "The created category."), headers: { Location: responseHeaders.Location, ...idempotentReplayedHeader } },
     ...errorResponses({
@@ -64,7 +64,7 @@ export const get = createRoute({
   ...publicOperation,
   "x-stability": "stable",
   middleware: publicRead,
-  request: { query: noQuery(), params: categoryIdParams },
+  request: { params: categoryIdParams },
   responses: {
     200: { ...jsonContent(CategorySchema, "The category."), headers: { ETag: responseHeaders.ETag } },
     ...notModifiedResponse,
@@ -81,7 +81,7 @@ export const patch = createRoute({
   tags,
   ...protectedOperation("staff"),
   "x-stability": "stable",
-  request: { query: noQuery(), params: categoryIdParams, headers: ifMatchHeader, body: jsonBody(CategoryPatchSchema, "The fields to change.") },
+  request: { params: categoryIdParams, headers: ifMatchHeader, body: jsonBody(CategoryPatchSchema, "The fields to change.") },
   responses: {
     200: { ...jsonContent(CategorySchema, "The updated category."), headers: { ETag: { ...responseHeaders.ETag, description: "Strong entity tag of the new representation (RFC 9110 §8.8.3): send it as `If-Match` with the next write." } } },
     ...errorResponses({
@@ -109,7 +109,7 @@ export const remove = createRoute({
   tags,
   ...protectedOperation("staff"),
   "x-stability": "stable",
-  request: { query: noQuery(), params: categoryIdParams, headers: ifMatchHeader },
+  request: { params: categoryIdParams, headers: ifMatchHeader },
   responses: {
     204: { description: "Deleted." },
     ...errorResponses({ 400: true, 401: true, 403: true, 404: true, 409: "Pets reference the category (`category_in_use`).", 412: true, 429: true, 500: true, 503: true }),

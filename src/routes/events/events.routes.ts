@@ -1,7 +1,7 @@
 /** OpenAPI route definitions of /events (API.md §6, Events tag, beta). */
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponses, jsonContent, MAX_ID, paginationQuery, responseHeaders } from "../../lib/schemas";
-import { protectedOperation } from "../../lib/security";
+import { protectedOperation } from "../../middleware/security";
 import { EventsSchema } from "./events.schemas";
 
 const staff = protectedOperation("staff");

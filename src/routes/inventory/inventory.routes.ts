@@ -1,7 +1,7 @@
 /** OpenAPI route definitions of /store/inventory (API.md §2, Store tag). */
 import { createRoute, z } from "@hono/zod-openapi";
-import { noQuery, errorResponses, ifMatchHeaders, jsonBody, idListQuery, idParams, jsonContent, notModifiedResponse, paginationQuery, responseHeaders } from "../../lib/schemas";
-import { protectedOperation, publicOperation } from "../../lib/security";
+import { errorResponses, ifMatchHeaders, jsonBody, idListQuery, idParams, jsonContent, notModifiedResponse, paginationQuery, responseHeaders } from "../../lib/schemas";
+import { protectedOperation, publicOperation } from "../../middleware/security";
 import { publicRead } from "../../lib/http-cache";
 import { PetStatusSchema } from "../pets/pets.schemas";
 import { InventoryItemSchema, InventoryItemsSchema, InventoryUpdateSchema } from "./inventory.schemas";
@@ -42,7 +42,7 @@ export const get = createRoute({
   ...publicOperation,
   "x-stability": "stable",
   middleware: publicRead,
-  request: { query: noQuery(), params: idParams("petId") },
+  request: { params: idParams("petId") },
   responses: {
     200: { ...jsonContent(InventoryItemSchema, "The inventory entry."), headers: { ETag: responseHeaders.ETag } },
     ...notModifiedResponse,

@@ -6,16 +6,12 @@
 import type { OpenAPIHono, RouteHandler } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
 import type { Context } from "hono";
+import { SCALAR_SCRIPT_PATH, type AssetSource } from "../../lib/assets";
 import { ApiError } from "../../lib/errors";
 import { createRouter } from "../../lib/create-router";
 import type { AppEnv } from "../../lib/context";
 import { buildOpenApiDocument } from "../../openapi/document";
 import * as routes from "./meta.routes";
-
-/** Serves a static file of the docs page by path for request `c` (Workers: from its `env.ASSETS`), or null when unknown. */
-export type AssetSource = (path: string, c: Context<AppEnv>) => Promise<Response | null>;
-
-export const SCALAR_SCRIPT_PATH = "/docs/assets/scalar.js";
 
 /**
  * Meta routes; `root` is the whole app, whose routes the document describes;

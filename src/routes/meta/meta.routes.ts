@@ -1,7 +1,7 @@
 /** OpenAPI route definitions of the Meta tag: /health, /openapi.json, /docs. */
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponses, jsonContent } from "../../lib/schemas";
-import { publicOperation } from "../../lib/security";
+import { publicOperation } from "../../middleware/security";
 
 const tags = ["Meta"];
 
@@ -18,7 +18,7 @@ export const health = createRoute({
   "x-stability": "stable",
   responses: {
     200: jsonContent(HealthSchema, "The service and its database are up."),
-    ...errorResponses({ 429: true, 503: "The database does not answer (`database_unavailable`).", 500: true }),
+    ...errorResponses({ 400: "An unknown query parameter (`validation_error`).", 429: true, 503: "The database does not answer (`database_unavailable`).", 500: true }),
   },
 });
 
@@ -33,7 +33,7 @@ export const openapi = createRoute({
   "x-stability": "stable",
   responses: {
     200: jsonContent(z.record(z.string(), z.unknown()).openapi({ type: "object", description: "An OpenAPI 3.0.3 document." }), "The OpenAPI 3.0.3 document of every route."),
-    ...errorResponses({ 429: true, 500: true }),
+    ...errorResponses({ 400: "An unknown query parameter (`validation_error`).", 429: true, 500: true }),
   },
 });
 
@@ -48,6 +48,6 @@ export const docs = createRoute({
   "x-stability": "stable",
   responses: {
     200: { description: "The reference page.", content: { "text/html": { schema: z.string() } } },
-    ...errorResponses({ 429: true, 500: true }),
+    ...errorResponses({ 400: "An unknown query parameter (`validation_error`).", 429: true, 500: true }),
   },
 });

@@ -1,7 +1,8 @@
 /** Handlers of /store/orders. */
 import type { RouteHandler } from "@hono/zod-openapi";
 import { setEtag } from "../../lib/http-cache";
-import type { AppEnv, Principal } from "../../lib/context";
+import type { AppEnv } from "../../lib/context";
+import type { Principal } from "../../domain/principal";
 import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
 import * as service from "../../services/orders.service";
 import type * as routes from "./orders.routes";

@@ -14,7 +14,7 @@ import {
   paginationQuery,
   responseHeaders,
 } from "../../lib/schemas";
-import { protectedOperation, protectedRead } from "../../lib/security";
+import { protectedOperation, protectedRead } from "../../middleware/security";
 import { NewOrderSchema, OrderSchema, OrdersSchema, OrderUpdateSchema } from "./orders.schemas";
 
 const tags = ["Store"];

@@ -1,7 +1,7 @@
 /** OpenAPI route definitions of /pets (API.md §2, Pets tag). */
 import { createRoute, z } from "@hono/zod-openapi";
-import { noQuery, errorResponses, idempotencyKeyHeaders, idempotentReplayedHeader, ifMatchHeaders, notModifiedResponse, responseHeaders, idListQuery, idParams, idQuery, jsonBody, jsonContent, paginationQuery } from "../../lib/schemas";
-import { protectedOperation, publicOperation } from "../../lib/security";
+import { errorResponses, idempotencyKeyHeaders, idempotentReplayedHeader, ifMatchHeaders, notModifiedResponse, responseHeaders, idListQuery, idParams, idQuery, jsonBody, jsonContent, paginationQuery } from "../../lib/schemas";
+import { protectedOperation, publicOperation } from "../../middleware/security";
 import { publicRead } from "../../lib/http-cache";
 import { NewPetSchema, PetPatchSchema, PetSchema, PetsSchema, PetStatusSchema } from "./pets.schemas";
 import { deprecatedPetRead } from "./pets.deprecation";
@@ -44,7 +44,7 @@ export const create = createRoute({
   tags,
   ...protectedOperation("staff"),
   "x-stability": "stable",
-  request: { query: noQuery(), headers: idempotencyKeyHeaders, body: jsonBody(NewPetSchema, "The new pet.") },
+  request: { headers: idempotencyKeyHeaders, body: jsonBody(NewPetSchema, "The new pet.") },
   responses: {
     201: { ...jsonContent(PetSchema, "The created pet."), headers: { Location: responseHeaders.Location, ...idempotentReplayedHeader } },
     ...errorResponses({
@@ -74,7 +74,7 @@ export const get = createRoute({
   ...publicOperation,
   "x-stability": "stable",
   middleware: [deprecatedPetRead, ...publicRead],
-  request: { query: noQuery(), params: petIdParams },
+  request: { params: petIdParams },
   responses: {
     200: {
       ...jsonContent(PetSchema, "The pet."),
@@ -114,7 +114,7 @@ export const replace = createRoute({
   tags,
   ...protectedOperation("staff"),
   "x-stability": "stable",
-  request: { query: noQuery(), params: petIdParams, headers: ifMatchHeader, body: jsonBody(NewPetSchema, "The pet's new state.") },
+  request: { params: petIdParams, headers: ifMatchHeader, body: jsonBody(NewPetSchema, "The pet's new state.") },
   responses: { 200: { ...jsonContent(PetSchema, "The updated pet."), headers: { ETag: { ...responseHeaders.ETag, description: "Strong entity tag of the new representation (RFC 9110 §8.8.3): send it as `If-Match` with the next write." } } }, ...writeErrors },
 });
 
@@ -127,7 +127,7 @@ export const patch = createRoute({
   tags,
   ...protectedOperation("staff"),
   "x-stability": "stable",
-  request: { query: noQuery(), params: petIdParams, headers: ifMatchHeader, body: jsonBody(PetPatchSchema, "The fields to change.") },
+  request: { params: petIdParams, headers: ifMatchHeader, body: jsonBody(PetPatchSchema, "The fields to change.") },
   responses: { 200: { ...jsonContent(PetSchema, "The updated pet."), headers: { ETag: { ...responseHeaders.ETag, description: "Strong entity tag of the new representation (RFC 9110 §8.8.3): send it as `If-Match` with the next write." } } }, ...writeErrors },
 });
 
@@ -140,7 +140,7 @@ export const remove = createRoute({
   tags,
   ...protectedOperation("staff"),
   "x-stability": "stable",
-  request: { query: noQuery(), params: petIdParams, headers: ifMatchHeader },
+  request: { params: petIdParams, headers: ifMatchHeader },
   responses: {
     204: { description: "Deleted." },
     ...errorResponses({ 400: true, 401: true, 403: true, 404: true, 409: "Orders reference the pet (`pet_has_orders`).", 412: true, 429: true, 500: true, 503: true }),

@@ -3,7 +3,7 @@
  * PetStatus) plus the PATCH body, with API.md §1 limits.
  */
 import { z } from "@hono/zod-openapi";
-import { PET_STATUSES } from "../../db/schema";
+import { PET_STATUSES } from "../../domain/pets";
 import { MAX_ID } from "../../lib/schemas";
 
 export const PetStatusSchema = z.enum(PET_STATUSES).openapi("PetStatus", { description: "Status of the pet.", example: "available" });

@@ -1,7 +1,7 @@
 /** OpenAPI route definitions of /webhooks (API.md §6, Events tag, experimental). */
 import { createRoute, z } from "@hono/zod-openapi";
-import { errorResponses, idParams, jsonBody, jsonContent, noQuery, paginationQuery, responseHeaders } from "../../lib/schemas";
-import { protectedOperation } from "../../lib/security";
+import { errorResponses, idParams, jsonBody, jsonContent, paginationQuery, responseHeaders } from "../../lib/schemas";
+import { protectedOperation } from "../../middleware/security";
 import {
   DeliveryStatusSchema,
   NewWebhookSchema,
@@ -79,7 +79,7 @@ export const create = createRoute({
   tags,
   ...staff,
   "x-stability": "experimental",
-  request: { query: noQuery(), body: jsonBody(NewWebhookSchema, "The subscription.") },
+  request: { body: jsonBody(NewWebhookSchema, "The subscription.") },
   responses: {
     201: { ...jsonContent(WebhookWithSecretSchema, "The subscription and its secret."), headers: { Location: responseHeaders.Location } },
     ...errorResponses({
@@ -122,7 +122,7 @@ export const get = createRoute({
   tags,
   ...staff,
   "x-stability": "experimental",
-  request: { query: noQuery(), params: webhookIdParams },
+  request: { params: webhookIdParams },
   responses: {
     200: jsonContent(WebhookSchema, "The subscription (without its secret)."),
     ...errorResponses({ 400: true, 401: true, 403: true, 404: true, 429: true, 500: true, 503: true }),
@@ -138,7 +138,7 @@ export const remove = createRoute({
   tags,
   ...staff,
   "x-stability": "experimental",
-  request: { query: noQuery(), params: webhookIdParams },
+  request: { params: webhookIdParams },
   responses: {
     204: { description: "Deleted." },
     ...errorResponses({ 400: true, 401: true, 403: true, 404: true, 429: true, 500: true, 503: true }),

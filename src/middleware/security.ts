@@ -4,10 +4,10 @@
  * the behaviour cannot disagree.
  */
 import type { MiddlewareHandler } from "hono";
-import type { Role } from "../db/schema";
-import { requireRole } from "../middleware/auth";
-import { strictJson } from "../middleware/strict-json";
-import { privateRead, privateResponse } from "./http-cache";
+import type { Role } from "../domain/principal";
+import { requireRole } from "./auth";
+import { strictJson } from "./strict-json";
+import { privateRead, privateResponse } from "../lib/http-cache";
 
 /** Spread into `createRoute({...})` of a public operation. */
 export const publicOperation = { security: [] as Record<string, string[]>[] };

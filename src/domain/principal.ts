@@ -1,0 +1,16 @@
+/**
+ * Who is calling: the roles of API keys and the authenticated principal
+ * (API.md §4). Shared by the middleware that authenticates, the services that
+ * decide what a caller may see, and the database schema (the role column).
+ */
+
+/** Roles of an account, hence of its keys: `customer` orders, `staff` manages the store. */
+export const ROLES = ["customer", "staff"] as const;
+export type Role = (typeof ROLES)[number];
+
+/** The authenticated caller: the account and key of a verified `Authorization: Bearer` key. */
+export interface Principal {
+  accountId: number;
+  role: Role;
+  apiKeyId: number;
+}

@@ -1,0 +1,117 @@
+/**
+ * Layers point one way (README "Layout"): routes → services → db, with the
+ * domain types (src/domain) at the bottom, shared helpers (src/lib) beside
+ * them, and the runtime adapters (src/runtime) and middleware above the
+ * services. Reads every `src/**\/*.ts` file's imports (static, `export … from`,
+ * dynamic) and fails on any import a layer may not make, on services or db
+ * code that speaks HTTP (imports Hono), and on any import cycle between files,
+ * printing the offending imports.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, normalize, relative, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const SRC = fileURLToPath(new URL("../../src/", import.meta.url));
+
+/** What each layer may import (besides packages); entry points (app.ts, server.ts, worker.ts) may import anything. */
+const ALLOWED: Record<string, string[]> = {
+  domain: ["domain"],
+  db: ["db", "domain"],
+  lib: ["lib", "domain", "db", "config"],
+  config: ["config", "lib"],
+  services: ["services", "db", "domain", "lib", "config"],
+  openapi: ["openapi", "lib", "domain", "config"],
+  middleware: ["middleware", "services", "db", "domain", "lib", "config"],
+  runtime: ["runtime", "middleware", "services", "db", "domain", "lib", "config"],
+  routes: ["routes", "middleware", "services", "openapi", "domain", "lib", "config"],
+};
+const ENTRY_POINTS = ["app", "server", "worker"];
+/** Layers that hold the rules and the data, not HTTP: no Hono in them. */
+const NO_HTTP = ["domain", "db", "services"];
+
+interface Import {
+  from: string;
+  to: string;
+  specifier: string;
+}
+
+/** Every .ts file under `dir`, as paths relative to src/ with `/` separators. */
+function sourceFiles(dir = SRC): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts") ? [relative(SRC, path).split(sep).join("/")] : [];
+  });
+}
+
+/** Module specifiers a file imports: `import … from`, `export … from`, `import "…"`, `import("…")`. */
+export function importSpecifiers(source: string): string[] {
+  const code = source.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+  const patterns = [/\b(?:import|export)\s[^'"`;]*?\bfrom\s*["']([^"']+)["']/g, /\bimport\s*["']([^"']+)["']/g, /\bimport\s*\(\s*["']([^"']+)["']\s*\)/g];
+  return patterns.flatMap((pattern) => [...code.matchAll(pattern)].map((m) => m[1]!));
+}
+
+/** The layer of a file relative to src/: its top directory, or its name for a top-level file. */
+function layerOf(file: string): string {
+  const [first, ...rest] = file.split("/");
+  return rest.length > 0 ? first! : first!.replace(/\.ts$/, "");
+}
+
+const files = sourceFiles();
+const imports: Import[] = files.flatMap((from) =>
+  importSpecifiers(readFileSync(join(SRC, from), "utf8")).map((specifier) => {
+    if (!specifier.startsWith(".")) return { from, to: specifier, specifier };
+    const target = normalize(join(dirname(from), specifier)).split(sep).join("/");
+    return { from, to: target.endsWith(".ts") ? target : `${target}.ts`, specifier };
+  }),
+);
+const local = imports.filter((i) => i.specifier.startsWith("."));
+
+describe("layers", () => {
+  it("reads the imports of every source file", () => {
+    expect(files.length).toBeGreaterThan(50);
+    expect(local.length).toBeGreaterThan(150);
+    for (const { from, to } of local) expect(files, `${from} imports ${to}, which is not a source file`).toContain(to);
+    expect(importSpecifiers('import type { A } from "./a";\nexport { b } from "../b";\nimport "./c";\nconst d = await import("./d");')).toEqual(["./a", "../b", "./c", "./d"]);
+  });
+
+  it("every import points down: no layer imports one above it", () => {
+    const offending = local
+      .filter(({ from, to }) => {
+        const source = layerOf(from);
+        if (ENTRY_POINTS.includes(source)) return false;
+        const allowed = ALLOWED[source];
+        return !allowed || !allowed.includes(layerOf(to));
+      })
+      .map(({ from, specifier }) => `src/${from} imports "${specifier}" (${layerOf(from)} may import: ${ALLOWED[layerOf(from)]?.join(", ") ?? "nothing: unknown layer"})`);
+    expect(offending).toEqual([]);
+  });
+
+  it("services, db and domain do not speak HTTP (no Hono)", () => {
+    const offending = imports
+      .filter(({ from, specifier }) => NO_HTTP.includes(layerOf(from)) && /^(hono|@hono\/)/.test(specifier))
+      .map(({ from, specifier }) => `src/${from} imports "${specifier}"`);
+    expect(offending).toEqual([]);
+  });
+
+  it("no import cycle between source files", () => {
+    const edges = new Map<string, string[]>();
+    for (const { from, to } of local) edges.set(from, [...(edges.get(from) ?? []), to]);
+    const cycles: string[] = [];
+    const state = new Map<string, "open" | "done">();
+    const stack: string[] = [];
+    const visit = (file: string): void => {
+      state.set(file, "open");
+      stack.push(file);
+      for (const next of edges.get(file) ?? []) {
+        if (state.get(next) === "open") cycles.push([...stack.slice(stack.indexOf(next)), next].map((f) => `src/${f}`).join(" → "));
+        else if (!state.has(next)) visit(next);
+      }
+      stack.pop();
+      state.set(file, "done");
+    };
+    for (const file of files) if (!state.has(file)) visit(file);
+    expect(cycles).toEqual([]);
+  });
+});
