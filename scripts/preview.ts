@@ -49,14 +49,15 @@ function requireEnv(names: string[]): void {
   if (missing.length > 0) throw new UsageError(`missing ${missing.join(", ")}`);
 }
 
-
 async function deploy(branch: string, dryRun: boolean, outdir: string): Promise<void> {
   const names = assertPreviewNames(branch, process.env.TURSO_MAIN_DB);
   const corporaDir = process.env.CORPORA_DIR || DEFAULT_CORPORA_DIR;
   console.log(`branch ${JSON.stringify(branch)} → Worker ${names.worker}, database ${names.database}`);
   if (dryRun) {
     console.log("dry run; a deploy would:");
-    console.log(`1. create the Turso database ${names.database} (empty, Platform API) unless it exists, mint its token (expiring), migrate it, seed it from ${corporaDir}`);
+    console.log(
+      `1. create the Turso database ${names.database} (empty, Platform API) unless it exists, mint its token (expiring), migrate it, seed it from ${corporaDir}`,
+    );
     console.log(`2. $ wrangler deploy --env preview --name ${names.worker} --minify --var DATABASE_URL:<database URL> --secrets-file <DATABASE_AUTH_TOKEN>`);
     console.log("3. GET <workers.dev URL>/health until 200");
     console.log("building the bundle:");

@@ -73,7 +73,12 @@ export function fieldMessage(issue: RawIssue): string {
   let lastName = path.length - 1;
   while (lastName >= 0 && typeof path[lastName] !== "string") lastName -= 1;
   const field =
-    lastName < 0 ? "The value" : `${String(path[lastName])}${path.slice(lastName + 1).map((i) => `[${String(i)}]`).join("")}`;
+    lastName < 0
+      ? "The value"
+      : `${String(path[lastName])}${path
+          .slice(lastName + 1)
+          .map((i) => `[${String(i)}]`)
+          .join("")}`;
   const size = (n: number | bigint | undefined, unit: string) => `${n} ${unit}${Number(n) === 1 ? "" : "s"}`;
   switch (issue.code) {
     case "invalid_type": {
@@ -84,7 +89,8 @@ export function fieldMessage(issue: RawIssue): string {
     }
     case "too_small": {
       const at = issue.inclusive === false ? "more than" : "at least";
-      if (issue.origin === "string") return Number(issue.minimum) === 1 ? `${field} must not be empty.` : `${field} must be ${at} ${size(issue.minimum, "character")} long.`;
+      if (issue.origin === "string")
+        return Number(issue.minimum) === 1 ? `${field} must not be empty.` : `${field} must be ${at} ${size(issue.minimum, "character")} long.`;
       if (issue.origin === "array" || issue.origin === "set") return `${field} must have ${at} ${size(issue.minimum, "item")}.`;
       return `${field} must be ${issue.inclusive === false ? "greater than" : "at least"} ${issue.minimum}.`;
     }

@@ -190,9 +190,7 @@ describe("the served document declares security consistently", () => {
   it("serves no route that the document leaves out (a route cannot escape the matrix)", () => {
     const documented = new Set(operations.map((o) => o.id));
     const servedRoutes = new Set(
-      target.app.routes
-        .filter((r) => r.method !== "ALL" && !r.path.includes("*"))
-        .map((r) => `${r.method} ${r.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")}`),
+      target.app.routes.filter((r) => r.method !== "ALL" && !r.path.includes("*")).map((r) => `${r.method} ${r.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")}`),
     );
     const undocumented = [...servedRoutes].filter((r) => !documented.has(r)).sort();
     expect(undocumented).toEqual([...UNDOCUMENTED_ROUTES].sort());

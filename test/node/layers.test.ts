@@ -62,7 +62,9 @@ const files = sourceFiles();
 const imports: Import[] = files.flatMap((from) =>
   importSpecifiers(readFileSync(join(SRC, from), "utf8")).map((specifier) => {
     if (!specifier.startsWith(".")) return { from, to: specifier, specifier };
-    const target = normalize(join(dirname(from), specifier)).split(sep).join("/");
+    const target = normalize(join(dirname(from), specifier))
+      .split(sep)
+      .join("/");
     return { from, to: target.endsWith(".ts") ? target : `${target}.ts`, specifier };
   }),
 );
@@ -73,7 +75,12 @@ describe("layers", () => {
     expect(files.length).toBeGreaterThan(50);
     expect(local.length).toBeGreaterThan(150);
     for (const { from, to } of local) expect(files, `${from} imports ${to}, which is not a source file`).toContain(to);
-    expect(importSpecifiers('import type { A } from "./a";\nexport { b } from "../b";\nimport "./c";\nconst d = await import("./d");')).toEqual(["./a", "../b", "./c", "./d"]);
+    expect(importSpecifiers('import type { A } from "./a";\nexport { b } from "../b";\nimport "./c";\nconst d = await import("./d");')).toEqual([
+      "./a",
+      "../b",
+      "./c",
+      "./d",
+    ]);
   });
 
   it("every import points down: no layer imports one above it", () => {
@@ -84,7 +91,10 @@ describe("layers", () => {
         const allowed = ALLOWED[source];
         return !allowed || !allowed.includes(layerOf(to));
       })
-      .map(({ from, specifier }) => `src/${from} imports "${specifier}" (${layerOf(from)} may import: ${ALLOWED[layerOf(from)]?.join(", ") ?? "nothing: unknown layer"})`);
+      .map(
+        ({ from, specifier }) =>
+          `src/${from} imports "${specifier}" (${layerOf(from)} may import: ${ALLOWED[layerOf(from)]?.join(", ") ?? "nothing: unknown layer"})`,
+      );
     expect(offending).toEqual([]);
   });
 

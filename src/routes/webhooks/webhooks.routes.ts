@@ -2,14 +2,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponses, idParams, jsonBody, jsonContent, paginationQuery, responseHeaders } from "../../lib/schemas";
 import { protectedOperation } from "../../middleware/security";
-import {
-  DeliveryStatusSchema,
-  NewWebhookSchema,
-  WebhookDeliveriesSchema,
-  WebhookSchema,
-  WebhooksSchema,
-  WebhookWithSecretSchema,
-} from "./webhooks.schemas";
+import { DeliveryStatusSchema, NewWebhookSchema, WebhookDeliveriesSchema, WebhookSchema, WebhooksSchema, WebhookWithSecretSchema } from "./webhooks.schemas";
 
 const tags = ["Events"];
 const staff = protectedOperation("staff");
@@ -102,7 +95,7 @@ export const list = createRoute({
   path: "/webhooks",
   operationId: "listWebhooks",
   summary: "List webhook subscriptions",
-  description: "Subscriptions ordered by id, without secrets; paginated with `Link: rel=\"next\"`.",
+  description: 'Subscriptions ordered by id, without secrets; paginated with `Link: rel="next"`.',
   tags,
   ...staff,
   "x-stability": "experimental",
@@ -150,14 +143,16 @@ export const deliveries = createRoute({
   path: "/webhooks/{webhookId}/deliveries",
   operationId: "listWebhookDeliveries",
   summary: "List a subscription's deliveries",
-  description: "Deliveries in event order with their attempts and last result; paginated with `Link: rel=\"next\"`.",
+  description: 'Deliveries in event order with their attempts and last result; paginated with `Link: rel="next"`.',
   tags,
   ...staff,
   "x-stability": "experimental",
   request: {
     params: webhookIdParams,
     query: z.strictObject({
-      status: DeliveryStatusSchema.optional().openapi({ param: { name: "status", in: "query", required: false, description: "Only deliveries in this state." } }),
+      status: DeliveryStatusSchema.optional().openapi({
+        param: { name: "status", in: "query", required: false, description: "Only deliveries in this state." },
+      }),
       ...paginationQuery,
     }),
   },
