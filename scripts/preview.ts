@@ -141,21 +141,26 @@ async function prune(liveBranchesFile: string, dryRun: boolean): Promise<void> {
   if (failures.length > 0) throw new Error(`prune failed:\n${failures.join("\n")}`);
 }
 
+/** The command line's options and positionals; throws a TypeError on an unknown or malformed option. */
+function parseCommandLine(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      "dry-run": { type: "boolean", default: false },
+      destroy: { type: "boolean", default: false },
+      prune: { type: "boolean", default: false },
+      "live-branches": { type: "string" },
+      outdir: { type: "string", default: "dist" },
+    },
+  });
+}
+
 /** Parse `argv` and run; resolves with the exit code. */
 export async function main(argv: string[]): Promise<number> {
-  let parsed;
+  let parsed: ReturnType<typeof parseCommandLine>;
   try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        "dry-run": { type: "boolean", default: false },
-        destroy: { type: "boolean", default: false },
-        prune: { type: "boolean", default: false },
-        "live-branches": { type: "string" },
-        outdir: { type: "string", default: "dist" },
-      },
-    });
+    parsed = parseCommandLine(argv);
   } catch (error) {
     console.error(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
     return 2;

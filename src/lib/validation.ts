@@ -12,6 +12,7 @@
  * messages a schema states itself take precedence and are written in the same voice.
  */
 import { z, type Hook } from "@hono/zod-openapi";
+import type { AppEnv } from "./context";
 import { ApiError, type ErrorDetail } from "./errors";
 
 /** The raw issue Zod hands to an error map (the fields used here). */
@@ -183,7 +184,7 @@ export function invalidTextDetails(target: string, value: unknown, path: string[
  * that is not Unicode text (in the parsed value on success, the input as
  * received on failure: zod-validator passes `data` as either).
  */
-export const validationHook: Hook<unknown, any, any, unknown> = (result) => {
+export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) => {
   const target = (result as { target?: string }).target ?? "request";
   const details = invalidTextDetails(target, (result as { data?: unknown }).data);
   if (!result.success) details.unshift(...issuesToDetails(target, result.error.issues as IssueLike[]));

@@ -126,7 +126,10 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MiddlewareHand
     bytes += entry.bytes;
     for (const tag of entry.tags) {
       let keys = keysByTag.get(tag);
-      if (!keys) keysByTag.set(tag, (keys = new Set()));
+      if (!keys) {
+        keys = new Set();
+        keysByTag.set(tag, keys);
+      }
       keys.add(key);
     }
   };

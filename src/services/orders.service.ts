@@ -236,7 +236,7 @@ export async function updateOrder(
     );
   }
   statements.push({
-    sql: "SELECT complete, version FROM orders o WHERE o.id = ? AND " + visibleTo(principal).sql,
+    sql: `SELECT complete, version FROM orders o WHERE o.id = ? AND ${visibleTo(principal).sql}`,
     args: [orderId, ...visibleTo(principal).args],
   });
   const results = await writeBatch(db, statements);

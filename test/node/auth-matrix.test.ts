@@ -156,7 +156,7 @@ function learnIds(location: string | null): void {
     const names = [...template.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
     const match = new RegExp(`^${template.replace(/\{[^}]+\}/g, "([1-9][0-9]*)")}$`).exec(bare);
     if (!match) continue;
-    names.forEach((name, i) => (ids[name] ??= Number(match[i + 1])));
+    for (const [i, name] of names.entries()) ids[name] ??= Number(match[i + 1]);
   }
 }
 
