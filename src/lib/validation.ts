@@ -156,6 +156,7 @@ export function issuesToDetails(target: string, issues: readonly IssueLike[]): E
  * `u` flag a well-formed pair is one code point (not in `Cs`), so only lone
  * surrogates match `\p{Cs}`.
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching NUL is the point (it is refused as text).
 const NOT_TEXT = /[\u0000\p{Cs}]/u;
 
 /**

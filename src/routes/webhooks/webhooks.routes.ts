@@ -28,6 +28,7 @@ const SIGNATURE_HEADERS = [
     in: "header",
     required: true,
     description:
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: Standard Webhooks' notation for the signed content, shown to API readers as written.
       "`v1,` + base64 HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${raw body}`, keyed with the base64-decoded part of the subscription secret after `whsec_` (Standard Webhooks). Verify against the raw body bytes before parsing.",
     schema: { type: "string", example: "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=" },
   },
