@@ -27,7 +27,11 @@ let t = process.hrtime.bigint();
 for (let i = 0; i < 100000; i++) statSync(file);
 console.log("statSync µs/call", Number(process.hrtime.bigint() - t) / 1e3 / 100000);
 // 2. SELECT 1 vs quick_check vs health check
-for (const [name, fn] of [["SELECT 1", () => o.db.$client.execute("SELECT 1")], ["PRAGMA quick_check", () => o.db.$client.execute("PRAGMA quick_check")], ["check() (stat+access+SELECT 1)", () => o.check()]] as const) {
+for (const [name, fn] of [
+  ["SELECT 1", () => o.db.$client.execute("SELECT 1")],
+  ["PRAGMA quick_check", () => o.db.$client.execute("PRAGMA quick_check")],
+  ["check() (stat+access+SELECT 1)", () => o.check()],
+] as const) {
   const n = name.startsWith("PRAGMA") ? 20 : 2000;
   t = process.hrtime.bigint();
   for (let i = 0; i < n; i++) await fn();
@@ -38,7 +42,7 @@ for (const variant of [process.argv[2] === "busy" ? "busy_timeout 2500 on the wr
   const holder = createClient({ url: `file:${file}` });
   const tx = await holder.transaction("write");
   setTimeout(() => void tx.rollback(), 2000);
-  let writer: { execute: (s: string) => Promise<unknown> }; 
+  let writer: { execute: (s: string) => Promise<unknown> };
   let reader: { execute: (s: string) => Promise<unknown> };
   if (variant.startsWith("busy")) {
     const w = createClient({ url: `file:${file}`, concurrency: 1, timeout: 2500 });
@@ -49,12 +53,32 @@ for (const variant of [process.argv[2] === "busy" ? "busy_timeout 2500 on the wr
     reader = o.db.$client;
   }
   const start = Date.now();
-  const write = writer.execute("INSERT INTO events (type, occurred_at, data) VALUES ('m','m','{}')").then(() => Date.now() - start, (e) => String(e));
-  let maxRead = 0; let reads = 0;
-  const readLoop = (async () => { while (Date.now() - start < 2500) { await new Promise((r) => setTimeout(r, 20)); const r0 = Date.now(); await reader.execute("SELECT count(*) FROM pets"); maxRead = Math.max(maxRead, Date.now() - r0 + 0); reads++; } })();
-  const lag: number[] = []; const probe = (async () => { while (Date.now() - start < 2500) { const p0 = Date.now(); await new Promise((r) => setTimeout(r, 20)); lag.push(Date.now() - p0 - 20); } })();
+  const write = writer.execute("INSERT INTO events (type, occurred_at, data) VALUES ('m','m','{}')").then(
+    () => Date.now() - start,
+    (e) => String(e),
+  );
+  let maxRead = 0;
+  let reads = 0;
+  const readLoop = (async () => {
+    while (Date.now() - start < 2500) {
+      await new Promise((r) => setTimeout(r, 20));
+      const r0 = Date.now();
+      await reader.execute("SELECT count(*) FROM pets");
+      maxRead = Math.max(maxRead, Date.now() - r0 + 0);
+      reads++;
+    }
+  })();
+  const lag: number[] = [];
+  const probe = (async () => {
+    while (Date.now() - start < 2500) {
+      const p0 = Date.now();
+      await new Promise((r) => setTimeout(r, 20));
+      lag.push(Date.now() - p0 - 20);
+    }
+  })();
   console.log(variant, "→ write done after ms:", await write);
-  await readLoop; await probe;
+  await readLoop;
+  await probe;
   console.log(`   reads during the 2.5 s: ${reads}; worst event-loop delay ${Math.max(...lag)} ms`);
   holder.close();
 }

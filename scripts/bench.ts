@@ -212,14 +212,22 @@ async function main(): Promise<void> {
   execFileSync("npm", ["run", "--silent", "build:server"], { cwd: ROOT, stdio: "inherit" });
   execFileSync(
     "node_modules/.bin/esbuild",
-    ["scripts/bench-baseline.ts", "--bundle", "--platform=node", "--format=esm", "--packages=external", "--log-level=warning", "--outfile=dist/node/bench-baseline.mjs"],
+    [
+      "scripts/bench-baseline.ts",
+      "--bundle",
+      "--platform=node",
+      "--format=esm",
+      "--packages=external",
+      "--log-level=warning",
+      "--outfile=dist/node/bench-baseline.mjs",
+    ],
     { cwd: ROOT, stdio: "inherit" },
   );
   const api = start("dist/node/server.mjs", { DATABASE_URL: url, PORT: String(apiPort), HOST: "127.0.0.1", ...UNLIMITED });
-  const petBytes = (await (async () => {
+  const petBytes = await (async () => {
     await waitFor(`http://127.0.0.1:${apiPort}/health`, api);
     return (await (await fetch(`http://127.0.0.1:${apiPort}/pets/${fixture.petIds[0]}`)).text()).length;
-  })());
+  })();
   const baseline = start("dist/node/bench-baseline.mjs", { PORT: String(basePort), BODY_BYTES: String(petBytes) });
   try {
     await waitFor(`http://127.0.0.1:${basePort}/`, baseline);
@@ -261,7 +269,10 @@ async function main(): Promise<void> {
     console.log(`\nPeak RSS of the server (VmHWM) after all scenarios: ${rss} MB`);
     mkdirSync(join(ROOT, "bench/results"), { recursive: true });
     const file = join(ROOT, "bench/results", `${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
-    writeFileSync(file, JSON.stringify({ connections, duration, pets: fixture.petIds.length, baseline: [baseBefore, baseAfter], results, peakRssMb: rss }, null, 2));
+    writeFileSync(
+      file,
+      JSON.stringify({ connections, duration, pets: fixture.petIds.length, baseline: [baseBefore, baseAfter], results, peakRssMb: rss }, null, 2),
+    );
     console.log(`results: ${file}`);
   } finally {
     // The server closes its database on SIGTERM: remove the files only once it has exited.

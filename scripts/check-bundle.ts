@@ -38,11 +38,11 @@ async function main(): Promise<number> {
   const budgetKiB = Number(values["budget-kib"] ?? BUNDLE_BUDGET_KIB);
   buildAssets(); // public/ for the [assets] directory
   rmSync(outdir, { recursive: true, force: true });
-  const build = spawnSync(
-    process.execPath,
-    [join(ROOT, "node_modules/wrangler/bin/wrangler.js"), "deploy", "--dry-run", "--outdir", outdir, "--minify"],
-    { cwd: ROOT, stdio: "inherit", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } },
-  );
+  const build = spawnSync(process.execPath, [join(ROOT, "node_modules/wrangler/bin/wrangler.js"), "deploy", "--dry-run", "--outdir", outdir, "--minify"], {
+    cwd: ROOT,
+    stdio: "inherit",
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+  });
   if (build.status !== 0) {
     console.error(`check:bundle: wrangler deploy --dry-run failed (exit ${build.status})`);
     return 1;

@@ -31,7 +31,7 @@ export interface PreviewNames {
 }
 
 /** `prefix + slug`, shortened with a stable hash of the branch when longer than `max`. */
-function fit(slug: string, branch: string, max: number): string {
+function fitName(slug: string, branch: string, max: number): string {
   const hash = createHash("sha256").update(branch).digest("hex").slice(0, 6);
   if (!slug) return `${PREVIEW_PREFIX}branch-${hash}`;
   const name = `${PREVIEW_PREFIX}${slug}`;
@@ -54,7 +54,7 @@ export function previewNames(branch: string): PreviewNames {
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, "-")
     .replace(/^-+|-+$/g, "");
-  return { slug, worker: fit(slug, branch, WORKER_NAME_MAX), database: fit(slug, branch, DATABASE_NAME_MAX) };
+  return { slug, worker: fitName(slug, branch, WORKER_NAME_MAX), database: fitName(slug, branch, DATABASE_NAME_MAX) };
 }
 
 /**

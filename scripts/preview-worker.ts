@@ -122,7 +122,8 @@ export async function listWorkers(env: NodeJS.ProcessEnv): Promise<string[]> {
     signal: AbortSignal.timeout(30_000),
   });
   const body = (await response.json().catch(() => undefined)) as Envelope<{ id: string }[]> | undefined;
-  if (!response.ok || !body?.success) throw new Error(`listing Workers failed: ${response.status} ${body?.errors.map((e) => `${e.code} ${e.message}`).join("; ") ?? ""}`);
+  if (!response.ok || !body?.success)
+    throw new Error(`listing Workers failed: ${response.status} ${body?.errors.map((e) => `${e.code} ${e.message}`).join("; ") ?? ""}`);
   return body.result.map((script) => script.id);
 }
 

@@ -49,14 +49,15 @@ function requireEnv(names: string[]): void {
   if (missing.length > 0) throw new UsageError(`missing ${missing.join(", ")}`);
 }
 
-
 async function deploy(branch: string, dryRun: boolean, outdir: string): Promise<void> {
   const names = assertPreviewNames(branch, process.env.TURSO_MAIN_DB);
   const corporaDir = process.env.CORPORA_DIR || DEFAULT_CORPORA_DIR;
   console.log(`branch ${JSON.stringify(branch)} → Worker ${names.worker}, database ${names.database}`);
   if (dryRun) {
     console.log("dry run; a deploy would:");
-    console.log(`1. create the Turso database ${names.database} (empty, Platform API) unless it exists, mint its token (expiring), migrate it, seed it from ${corporaDir}`);
+    console.log(
+      `1. create the Turso database ${names.database} (empty, Platform API) unless it exists, mint its token (expiring), migrate it, seed it from ${corporaDir}`,
+    );
     console.log(`2. $ wrangler deploy --env preview --name ${names.worker} --minify --var DATABASE_URL:<database URL> --secrets-file <DATABASE_AUTH_TOKEN>`);
     console.log("3. GET <workers.dev URL>/health until 200");
     console.log("building the bundle:");
@@ -140,21 +141,26 @@ async function prune(liveBranchesFile: string, dryRun: boolean): Promise<void> {
   if (failures.length > 0) throw new Error(`prune failed:\n${failures.join("\n")}`);
 }
 
+/** The command line's options and positionals; throws a TypeError on an unknown or malformed option. */
+function parseCommandLine(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      "dry-run": { type: "boolean", default: false },
+      destroy: { type: "boolean", default: false },
+      prune: { type: "boolean", default: false },
+      "live-branches": { type: "string" },
+      outdir: { type: "string", default: "dist" },
+    },
+  });
+}
+
 /** Parse `argv` and run; resolves with the exit code. */
 export async function main(argv: string[]): Promise<number> {
-  let parsed;
+  let parsed: ReturnType<typeof parseCommandLine>;
   try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        "dry-run": { type: "boolean", default: false },
-        destroy: { type: "boolean", default: false },
-        prune: { type: "boolean", default: false },
-        "live-branches": { type: "string" },
-        outdir: { type: "string", default: "dist" },
-      },
-    });
+    parsed = parseCommandLine(argv);
   } catch (error) {
     console.error(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
     return 2;

@@ -133,7 +133,7 @@ export async function seedCatalogue(db: Database, corporaDir: string, now: Date)
   });
   for (const { kind, breeds } of breedLists) {
     const category = byKey.get(nameKey(categoryNameOf(kind)))!;
-    breeds.forEach((name, i) => wanted.push({ name, categoryId: category.id, status: statusFor(i) }));
+    for (const [i, name] of breeds.entries()) wanted.push({ name, categoryId: category.id, status: statusFor(i) });
   }
 
   const existing = await allPetKeys(db);

@@ -31,7 +31,11 @@ export const FETCHED_MAJOR = 24;
 
 /** True when `version` ("20.20.2" or "v24.1.0") is at least MINIMUM_NODE. */
 export function isSupported(version) {
-  const parse = (v) => v.replace(/^v/, "").split(".").map((part) => Number.parseInt(part, 10) || 0);
+  const parse = (v) =>
+    v
+      .replace(/^v/, "")
+      .split(".")
+      .map((part) => Number.parseInt(part, 10) || 0);
   const [a, b] = [parse(version), parse(MINIMUM_NODE)];
   for (let i = 0; i < 3; i++) if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) > (b[i] ?? 0);
   return true;

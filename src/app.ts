@@ -182,7 +182,19 @@ export function createApp(deps: AppDeps) {
     .route("/", accountsRouter)
     .route("/", eventsRouter)
     .route("/", webhooksRouter)
-    .route("/", createMetaRouter(() => app, deps.assets, deps.checkDatabase ?? ((c) => c.get("db").$client.execute("SELECT 1").then(() => undefined))));
+    .route(
+      "/",
+      createMetaRouter(
+        () => app,
+        deps.assets,
+        deps.checkDatabase ??
+          ((c) =>
+            c
+              .get("db")
+              .$client.execute("SELECT 1")
+              .then(() => undefined)),
+      ),
+    );
 
   let patterns: ReturnType<typeof compileRoutes> | undefined;
   app.notFound(notFoundHandler(() => (patterns ??= compileRoutes(app.routes))));

@@ -70,9 +70,7 @@ export interface AppConfig {
  * @throws Error naming every invalid variable.
  */
 export function parseConfig(env: Record<string, unknown>): AppConfig {
-  const picked = Object.fromEntries(
-    Object.keys(EnvSchema.shape).map((k) => [k, typeof env[k] === "string" && env[k] !== "" ? env[k] : undefined]),
-  );
+  const picked = Object.fromEntries(Object.keys(EnvSchema.shape).map((k) => [k, typeof env[k] === "string" && env[k] !== "" ? env[k] : undefined]));
   const parsed = EnvSchema.safeParse(picked);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");

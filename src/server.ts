@@ -41,7 +41,8 @@ function listen(server: Server, hostname: string, port: number): Promise<number>
   return new Promise((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {
       if (error.code === "EADDRINUSE") reject(new StartError(`Port ${port} on ${hostname} is already in use: stop the other server or set PORT.`));
-      else if (error.code === "EACCES" || error.code === "EADDRNOTAVAIL") reject(new StartError(`Cannot listen on ${hostname}:${port} (${error.code}): set HOST/PORT.`));
+      else if (error.code === "EACCES" || error.code === "EADDRNOTAVAIL")
+        reject(new StartError(`Cannot listen on ${hostname}:${port} (${error.code}): set HOST/PORT.`));
       else reject(error);
     };
     server.once("error", onError);

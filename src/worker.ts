@@ -68,7 +68,12 @@ function databaseFor(env: WorkerEnv): Database {
 /** One webhook dispatch run (API.md §6) on `db`; errors are logged, never thrown. */
 function dispatch(db: Database, config: AppConfig): Promise<void> {
   // Concurrent runs (several requests, the cron) are safe: every attempt is claimed with a conditional UPDATE.
-  return dispatchDue(db, config, () => new Date(), (input, init) => fetch(input, init)).then(
+  return dispatchDue(
+    db,
+    config,
+    () => new Date(),
+    (input, init) => fetch(input, init),
+  ).then(
     () => undefined,
     (error: unknown) => console.error(`webhook dispatch failed: ${error instanceof Error ? error.message : String(error)}`),
   );

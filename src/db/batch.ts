@@ -59,8 +59,7 @@ export function eventInsert(type: string, occurredAt: string, dataSql: string, f
 export const PET_JSON = "json_object('id', p.id, 'name', p.name, 'categoryId', p.category_id, 'status', p.status)";
 
 /** Event data of a category row aliased `c`; `description` is left out when NULL (RFC 7396 merge of a null member removes it). */
-export const CATEGORY_JSON =
-  "json_patch(json_object('id', c.id, 'name', c.name), json_object('description', c.description))";
+export const CATEGORY_JSON = "json_patch(json_object('id', c.id, 'name', c.name), json_object('description', c.description))";
 
 /** Event data of an inventory row `i` joined to its pet `p` (the InventoryItem representation). */
 export const INVENTORY_JSON = "json_object('petId', i.pet_id, 'quantity', i.quantity, 'status', p.status)";

@@ -28,7 +28,16 @@
  */
 import { accessSync, constants, statSync } from "node:fs";
 import { dirname } from "node:path";
-import { LibsqlError, type Client, type InArgs, type InStatement, type Replicated, type ResultSet, type Transaction, type TransactionMode } from "@libsql/client";
+import {
+  LibsqlError,
+  type Client,
+  type InArgs,
+  type InStatement,
+  type Replicated,
+  type ResultSet,
+  type Transaction,
+  type TransactionMode,
+} from "@libsql/client";
 
 /** Device and inode of a file: what identifies it while a path may be re-pointed. */
 interface FileIdentity {

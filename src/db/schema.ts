@@ -11,7 +11,6 @@ import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } fro
 import { PET_STATUSES } from "../domain/pets";
 import { ROLES } from "../domain/principal";
 
-
 export const categories = sqliteTable(
   "categories",
   {
@@ -148,7 +147,9 @@ export const webhooks = sqliteTable("webhooks", {
   /** JSON array of subscribed event types. */
   events: text().notNull(),
   secret: text().notNull(),
-  status: text({ enum: ["active", "failing"] }).notNull().default("active"),
+  status: text({ enum: ["active", "failing"] })
+    .notNull()
+    .default("active"),
   createdAt: text().notNull(),
   /** Fan-out cursor: deliveries exist for every wanted event with id <= this (src/services/webhook-dispatcher.ts). */
   lastEventId: integer().notNull().default(0),
@@ -164,7 +165,9 @@ export const webhookDeliveries = sqliteTable(
     eventId: integer()
       .notNull()
       .references(() => events.id),
-    status: text({ enum: ["pending", "delivered", "failed"] }).notNull().default("pending"),
+    status: text({ enum: ["pending", "delivered", "failed"] })
+      .notNull()
+      .default("pending"),
     attempts: integer().notNull().default(0),
     /** Pending: when the next attempt is due (or its claim's lease ends). Delivered/failed: when it finished (retention, 7 days). */
     nextAttemptAt: text().notNull(),

@@ -21,7 +21,8 @@ const NO_QUERY = z.strictObject({});
  * route documents no 400 response (the document would hide the refusal).
  */
 export function withStrictQuery<R extends RouteConfig>(route: R): R {
-  if (!("400" in route.responses)) throw new Error(`${route.method.toUpperCase()} ${route.path}: rejects unknown query parameters, so it must document a 400 response.`);
+  if (!("400" in route.responses))
+    throw new Error(`${route.method.toUpperCase()} ${route.path}: rejects unknown query parameters, so it must document a 400 response.`);
   const query = route.request?.query;
   if (query === undefined) return { ...route, request: { ...route.request, query: NO_QUERY } };
   if (!(query instanceof z.ZodObject)) throw new Error(`${route.method.toUpperCase()} ${route.path}: the query must be an object schema.`);

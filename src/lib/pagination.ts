@@ -39,11 +39,7 @@ export function decodeCursor(cursor: string | undefined): number {
  * One page from `limit + 1` fetched rows: the first `limit` and, if more exist,
  * the cursor after the last one (`keyOf` gives its ascending key, default `id`).
  */
-export function toPage<T>(
-  rows: T[],
-  limit: number,
-  keyOf: (row: T) => number = (row) => (row as { id: number }).id,
-): { items: T[]; nextCursor?: string } {
+export function toPage<T>(rows: T[], limit: number, keyOf: (row: T) => number = (row) => (row as { id: number }).id): { items: T[]; nextCursor?: string } {
   if (rows.length <= limit) return { items: rows };
   const items = rows.slice(0, limit);
   return { items, nextCursor: encodeCursor(keyOf(items[items.length - 1]!)) };

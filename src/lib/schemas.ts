@@ -90,7 +90,7 @@ export const paginationQuery = {
         name: "cursor",
         in: "query",
         required: false,
-        description: "Opaque cursor from the previous page's `Link: rel=\"next\"` header.",
+        description: 'Opaque cursor from the previous page\'s `Link: rel="next"` header.',
       },
     }),
 };
@@ -154,7 +154,12 @@ export function ifMatchHeaders(resource: string, whereToGetIt = "its GET or the 
       .string()
       .optional()
       .openapi({
-        param: { name: "if-match", in: "header", required: false, description: `Apply only if the ${resource}'s ETag still matches (RFC 9110 §13.1.1): the ETag of ${whereToGetIt}.` },
+        param: {
+          name: "if-match",
+          in: "header",
+          required: false,
+          description: `Apply only if the ${resource}'s ETag still matches (RFC 9110 §13.1.1): the ETag of ${whereToGetIt}.`,
+        },
       }),
   });
 }
@@ -162,7 +167,7 @@ export function ifMatchHeaders(resource: string, whereToGetIt = "its GET or the 
 /** Response header docs shared by many operations. */
 export const responseHeaders = {
   ETag: { description: "Strong entity tag of the representation (RFC 9110 §8.8.3).", schema: { type: "string" as const } },
-  Link: { description: "The next page, `rel=\"next\"` (RFC 8288).", schema: { type: "string" as const } },
+  Link: { description: 'The next page, `rel="next"` (RFC 8288).', schema: { type: "string" as const } },
   Location: { description: "URL of the created resource.", schema: { type: "string" as const } },
 };
 
@@ -189,5 +194,8 @@ export const idempotencyKeyHeaders = z.object({
 
 /** Response header of a replayed POST. */
 export const idempotentReplayedHeader = {
-  "Idempotent-Replayed": { description: "`true` when this is the replay of an earlier response to the same Idempotency-Key.", schema: { type: "string" as const } },
+  "Idempotent-Replayed": {
+    description: "`true` when this is the replay of an earlier response to the same Idempotency-Key.",
+    schema: { type: "string" as const },
+  },
 };

@@ -12,6 +12,7 @@
  * messages a schema states itself take precedence and are written in the same voice.
  */
 import { z, type Hook } from "@hono/zod-openapi";
+import type { AppEnv } from "./context";
 import { ApiError, type ErrorDetail } from "./errors";
 
 /** The raw issue Zod hands to an error map (the fields used here). */
@@ -73,7 +74,12 @@ export function fieldMessage(issue: RawIssue): string {
   let lastName = path.length - 1;
   while (lastName >= 0 && typeof path[lastName] !== "string") lastName -= 1;
   const field =
-    lastName < 0 ? "The value" : `${String(path[lastName])}${path.slice(lastName + 1).map((i) => `[${String(i)}]`).join("")}`;
+    lastName < 0
+      ? "The value"
+      : `${String(path[lastName])}${path
+          .slice(lastName + 1)
+          .map((i) => `[${String(i)}]`)
+          .join("")}`;
   const size = (n: number | bigint | undefined, unit: string) => `${n} ${unit}${Number(n) === 1 ? "" : "s"}`;
   switch (issue.code) {
     case "invalid_type": {
@@ -84,7 +90,8 @@ export function fieldMessage(issue: RawIssue): string {
     }
     case "too_small": {
       const at = issue.inclusive === false ? "more than" : "at least";
-      if (issue.origin === "string") return Number(issue.minimum) === 1 ? `${field} must not be empty.` : `${field} must be ${at} ${size(issue.minimum, "character")} long.`;
+      if (issue.origin === "string")
+        return Number(issue.minimum) === 1 ? `${field} must not be empty.` : `${field} must be ${at} ${size(issue.minimum, "character")} long.`;
       if (issue.origin === "array" || issue.origin === "set") return `${field} must have ${at} ${size(issue.minimum, "item")}.`;
       return `${field} must be ${issue.inclusive === false ? "greater than" : "at least"} ${issue.minimum}.`;
     }
@@ -149,6 +156,7 @@ export function issuesToDetails(target: string, issues: readonly IssueLike[]): E
  * `u` flag a well-formed pair is one code point (not in `Cs`), so only lone
  * surrogates match `\p{Cs}`.
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching NUL is the point (it is refused as text).
 const NOT_TEXT = /[\u0000\p{Cs}]/u;
 
 /**
@@ -177,7 +185,7 @@ export function invalidTextDetails(target: string, value: unknown, path: string[
  * that is not Unicode text (in the parsed value on success, the input as
  * received on failure: zod-validator passes `data` as either).
  */
-export const validationHook: Hook<unknown, any, any, unknown> = (result) => {
+export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) => {
   const target = (result as { target?: string }).target ?? "request";
   const details = invalidTextDetails(target, (result as { data?: unknown }).data);
   if (!result.success) details.unshift(...issuesToDetails(target, result.error.issues as IssueLike[]));

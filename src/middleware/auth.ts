@@ -73,9 +73,7 @@ export function requireRole(...roles: Role[]): MiddlewareHandler<AppEnv> {
     if (!principal) {
       const problem = c.get("authProblem");
       const challenge = problem ? `${CHALLENGE}, error="invalid_token"` : CHALLENGE;
-      const message = problem
-        ? "The API key is malformed, unknown or revoked."
-        : "This operation needs an API key: send Authorization: Bearer <API_KEY>.";
+      const message = problem ? "The API key is malformed, unknown or revoked." : "This operation needs an API key: send Authorization: Bearer <API_KEY>.";
       throw new ApiError(401, "unauthorized", message, undefined, { "WWW-Authenticate": challenge });
     }
     if (!roles.includes(principal.role)) {

@@ -27,7 +27,9 @@ function isDatabaseUnavailable(error: unknown): boolean {
   for (let e = error as { name?: string; code?: string; cause?: unknown; message?: string } | undefined, depth = 0; e && depth < 4; depth++) {
     const code = String(e.code ?? "");
     if (e.name === "LibsqlError" || e.name === "LibsqlBatchError") {
-      return /^(SERVER_ERROR|HRANA_|HTTP_|WEBSOCKET|SQLITE_BUSY|SQLITE_LOCKED|SQLITE_CANTOPEN|SQLITE_IOERR|SQLITE_FULL|SQLITE_READONLY|CLIENT_CLOSED|STREAM_|URL_|TRANSACTION_)/.test(code);
+      return /^(SERVER_ERROR|HRANA_|HTTP_|WEBSOCKET|SQLITE_BUSY|SQLITE_LOCKED|SQLITE_CANTOPEN|SQLITE_IOERR|SQLITE_FULL|SQLITE_READONLY|CLIENT_CLOSED|STREAM_|URL_|TRANSACTION_)/.test(
+        code,
+      );
     }
     // fetch() to a remote libSQL server that is down.
     if (e instanceof TypeError && /fetch failed|network|ECONNREFUSED/i.test(String(e.message))) return true;
@@ -48,7 +50,8 @@ export function toApiError(error: unknown): ApiError {
     if (code === "unsupported_media_type") return new ApiError(415, code, "The request body must be application/json.");
     if (code) return new ApiError(error.status as ContentfulStatusCode, code, error.message || code);
   }
-  if (isDatabaseUnavailable(error)) return new ApiError(503, "database_unavailable", "The database is unavailable; try again shortly.", undefined, { "Retry-After": "1" });
+  if (isDatabaseUnavailable(error))
+    return new ApiError(503, "database_unavailable", "The database is unavailable; try again shortly.", undefined, { "Retry-After": "1" });
   return new ApiError(500, "internal_error", "An unexpected error occurred; quote the requestId when reporting it.");
 }
 
@@ -124,7 +127,10 @@ export function notFoundHandler(routes: () => RoutePattern[]) {
       if (allowed.has("GET")) allowed.add("HEAD");
       allowed.add("OPTIONS");
       const allow = [...allowed].sort().join(", ");
-      return renderError(c, new ApiError(405, "method_not_allowed", `${c.req.method} is not allowed on ${c.req.path}; allowed: ${allow}.`, undefined, { Allow: allow }));
+      return renderError(
+        c,
+        new ApiError(405, "method_not_allowed", `${c.req.method} is not allowed on ${c.req.path}; allowed: ${allow}.`, undefined, { Allow: allow }),
+      );
     }
     return renderError(c, new ApiError(404, "not_found", `No route matches ${c.req.method} ${c.req.path}.`));
   };

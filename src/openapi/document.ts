@@ -47,7 +47,9 @@ export function buildOpenApiDocument(app: OpenAPIHono<AppEnv>, config: AppConfig
       // Proprietary: the terms are those of this reference (Redocly `info-license-strict` wants a URL).
       license: { name: "Proprietary", url: `${baseUrl}/docs` },
     },
-    servers: [{ url: "{base_url}", description: "This deployment.", variables: { base_url: { default: baseUrl, description: "Base URL of the deployment." } } }],
+    servers: [
+      { url: "{base_url}", description: "This deployment.", variables: { base_url: { default: baseUrl, description: "Base URL of the deployment." } } },
+    ],
     tags: TAGS,
     "x-tagGroups": [
       { name: "Pets", tags: ["Pets"] },

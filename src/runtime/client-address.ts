@@ -38,7 +38,10 @@ export function parseTrustProxy(value: string | undefined): number {
  */
 export function forwardedClient(header: string | undefined, hops: number): string | undefined {
   if (!header || hops <= 0) return undefined;
-  const list = header.split(",").map((entry) => entry.trim()).filter((entry) => entry !== "");
+  const list = header
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== "");
   const candidate = list[list.length - hops];
   return candidate !== undefined && isIP(candidate) !== 0 ? candidate : undefined;
 }

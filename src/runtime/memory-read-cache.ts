@@ -27,7 +27,16 @@ import type { AppEnv } from "../lib/context";
 import { REPRESENTATION_HEADERS } from "../lib/http-cache";
 
 /** Per-request headers that are never replayed from the cache. */
-const UNCACHED_HEADERS = new Set(["x-request-id", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "retry-after", "set-cookie", "x-cache", "content-length"]);
+const UNCACHED_HEADERS = new Set([
+  "x-request-id",
+  "ratelimit-limit",
+  "ratelimit-remaining",
+  "ratelimit-reset",
+  "retry-after",
+  "set-cookie",
+  "x-cache",
+  "content-length",
+]);
 /** Bytes counted per entry besides its strings (map slots, arrays, numbers). */
 const ENTRY_OVERHEAD = 256;
 /** Tags whose purge time is remembered before the oldest are forgotten (see `purge`). */
@@ -54,7 +63,10 @@ export interface MemoryReadCacheOptions {
 /** True when `Cache-Control` lets a shared cache store the response (RFC 9111 §5.2.2). */
 export function isPubliclyCacheable(cacheControl: string | null): boolean {
   if (!cacheControl) return false;
-  const directives = cacheControl.toLowerCase().split(",").map((d) => d.trim().split("=")[0]);
+  const directives = cacheControl
+    .toLowerCase()
+    .split(",")
+    .map((d) => d.trim().split("=")[0]);
   return directives.includes("public") && !directives.some((d) => d === "private" || d === "no-store" || d === "no-cache");
 }
 
@@ -114,7 +126,10 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MiddlewareHand
     bytes += entry.bytes;
     for (const tag of entry.tags) {
       let keys = keysByTag.get(tag);
-      if (!keys) keysByTag.set(tag, (keys = new Set()));
+      if (!keys) {
+        keys = new Set();
+        keysByTag.set(tag, keys);
+      }
       keys.add(key);
     }
   };

@@ -46,7 +46,8 @@ function answerLikeNode(socket: Duplex, code: string | undefined): void {
     socket.destroy();
     return;
   }
-  const status = code === "HPE_HEADER_OVERFLOW" ? "431 Request Header Fields Too Large" : code === "ERR_HTTP_REQUEST_TIMEOUT" ? "408 Request Timeout" : "400 Bad Request";
+  const status =
+    code === "HPE_HEADER_OVERFLOW" ? "431 Request Header Fields Too Large" : code === "ERR_HTTP_REQUEST_TIMEOUT" ? "408 Request Timeout" : "400 Bad Request";
   socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\n\r\n`);
 }
 

@@ -138,7 +138,11 @@ export async function createKey(db: Database, accountId: number, name: string | 
     args: [accountId, name ?? null, material.prefix, material.hash, now.toISOString(), accountId, MAX_ACTIVE_KEYS],
   });
   if (!rs.rows[0]) {
-    throw new ApiError(409, "key_limit_reached", `An account holds at most ${MAX_ACTIVE_KEYS} active keys; revoke one (DELETE /accounts/me/keys/{keyId}) first.`);
+    throw new ApiError(
+      409,
+      "key_limit_reached",
+      `An account holds at most ${MAX_ACTIVE_KEYS} active keys; revoke one (DELETE /accounts/me/keys/{keyId}) first.`,
+    );
   }
   return { ...toApiKey(rs.rows[0]), key: material.secret };
 }

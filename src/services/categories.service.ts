@@ -38,9 +38,7 @@ function duplicateName(name: string): ApiError {
 
 /** Up to `limit` categories with id > `afterId`, ascending. One round trip. */
 export async function listCategories(db: Database, afterId: number, limit: number): Promise<Category[]> {
-  const [rs] = await readBatch(db, [
-    { sql: "SELECT id, name, description FROM categories WHERE id > ? ORDER BY id LIMIT ?", args: [afterId, limit] },
-  ]);
+  const [rs] = await readBatch(db, [{ sql: "SELECT id, name, description FROM categories WHERE id > ? ORDER BY id LIMIT ?", args: [afterId, limit] }]);
   return rs!.rows.map(toCategory);
 }
 

@@ -109,9 +109,20 @@ export function existingResponse(row: Row, fingerprint: string): StoredResponse 
  * else the stored response to replay.
  * @throws ApiError 422 `idempotency_key_reused`, 409 `concurrent_update` (see `existingResponse`).
  */
-export async function claimKey(db: Database, accountId: number, key: string, method: string, path: string, fingerprint: string, now: Date): Promise<StoredResponse | null> {
+export async function claimKey(
+  db: Database,
+  accountId: number,
+  key: string,
+  method: string,
+  path: string,
+  fingerprint: string,
+  now: Date,
+): Promise<StoredResponse | null> {
   const [claim, existing] = await db.$client.batch(
-    [claimStatement(accountId, key, method, path, fingerprint, now), { sql: `SELECT ${KEY_COLUMNS} FROM idempotency_keys WHERE account_id = ? AND key = ?`, args: [accountId, key] }],
+    [
+      claimStatement(accountId, key, method, path, fingerprint, now),
+      { sql: `SELECT ${KEY_COLUMNS} FROM idempotency_keys WHERE account_id = ? AND key = ?`, args: [accountId, key] },
+    ],
     "write",
   );
   return claim!.rows[0] ? null : existingResponse(existing!.rows[0]!, fingerprint);

@@ -69,13 +69,7 @@ export async function getInventoryItem(db: Database, petId: number): Promise<Inv
  * events (issue 11).
  * @throws ApiError 404, 412 `precondition_failed`.
  */
-export async function setInventory(
-  db: Database,
-  petId: number,
-  quantity: number,
-  ifMatch: string | undefined,
-  now: Date,
-): Promise<InventoryItem> {
+export async function setInventory(db: Database, petId: number, quantity: number, ifMatch: string | undefined, now: Date): Promise<InventoryItem> {
   // With If-Match, the versions of both rows seen by the check.
   let seen: { inventory: number; pet: number } | null = null;
   if (ifMatch !== undefined) {

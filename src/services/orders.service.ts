@@ -121,13 +121,7 @@ export async function getOrder(db: Database, principal: Principal, orderId: numb
  * Place an order for the caller, honouring `idempotencyKey` (API.md §4). One round trip.
  * @throws ApiError 409 `pet_not_available` | `insufficient_stock`, 422 `pet_not_found` | `idempotency_key_reused`.
  */
-export async function placeOrder(
-  db: Database,
-  principal: Principal,
-  input: NewOrder,
-  idempotencyKey: string | undefined,
-  now: Date,
-): Promise<PlacedOrder> {
+export async function placeOrder(db: Database, principal: Principal, input: NewOrder, idempotencyKey: string | undefined, now: Date): Promise<PlacedOrder> {
   const at = now.toISOString();
   const token = randomToken();
   const { petId, quantity } = input;
@@ -180,7 +174,9 @@ export async function placeOrder(
                  (SELECT id FROM orders WHERE placement_token = ?) AS order_id,
                  (SELECT status FROM pets WHERE id = ?) AS pet_status,
                  (SELECT quantity FROM inventory WHERE pet_id = ?) AS quantity,
-                 ${KEY_COLUMNS.split(", ").map((column) => `k.${column}`).join(", ")}
+                 ${KEY_COLUMNS.split(", ")
+                   .map((column) => `k.${column}`)
+                   .join(", ")}
           FROM (SELECT 1) LEFT JOIN idempotency_keys k ON k.account_id = ? AND k.key = ?`,
     args: [token, token, petId, petId, principal.accountId, idempotencyKey ?? null],
   });
@@ -239,7 +235,10 @@ export async function updateOrder(
       eventInsert("pet.updated", at, PET_JSON, "pets p WHERE p.id = (SELECT pet_id FROM orders WHERE id = ?) AND changes() = 1", [orderId]),
     );
   }
-  statements.push({ sql: "SELECT complete, version FROM orders o WHERE o.id = ? AND " + visibleTo(principal).sql, args: [orderId, ...visibleTo(principal).args] });
+  statements.push({
+    sql: `SELECT complete, version FROM orders o WHERE o.id = ? AND ${visibleTo(principal).sql}`,
+    args: [orderId, ...visibleTo(principal).args],
+  });
   const results = await writeBatch(db, statements);
   const updated = results[0]!.rows[0];
   if (updated) return toOrder(updated);

@@ -39,9 +39,7 @@ function toPet(row: Row): Pet {
 }
 
 function categoryNotFound(categoryId: number): ApiError {
-  return new ApiError(422, "category_not_found", `Category ${categoryId} does not exist.`, [
-    { path: "body.categoryId", message: "No such category." },
-  ]);
+  return new ApiError(422, "category_not_found", `Category ${categoryId} does not exist.`, [{ path: "body.categoryId", message: "No such category." }]);
 }
 
 /**
@@ -168,14 +166,7 @@ const GUARD_SQL = {
  * successor of the deprecated item route).
  * @throws ApiError 404, 409 `invalid_transition`, 412 `precondition_failed`, 422 `category_not_found`.
  */
-export async function updatePet(
-  db: Database,
-  petId: number,
-  change: Partial<NewPet>,
-  replace: boolean,
-  ifMatch: string | undefined,
-  now: Date,
-): Promise<Pet> {
+export async function updatePet(db: Database, petId: number, change: Partial<NewPet>, replace: boolean, ifMatch: string | undefined, now: Date): Promise<Pet> {
   const at = now.toISOString();
   for (let attempt = 0; attempt < 5; attempt++) {
     const state = await readPetState(db, petId, change.categoryId ?? 0);
@@ -202,9 +193,7 @@ export async function updatePet(
     if (plan.zeroStock && state.quantity !== 0) {
       statements.push(
         { sql: "UPDATE inventory SET quantity = 0, version = version + 1 WHERE pet_id = ? AND changes() = 1", args: [petId] },
-        eventInsert("inventory.updated", at, INVENTORY_JSON, "inventory i JOIN pets p ON p.id = i.pet_id WHERE i.pet_id = ? AND changes() = 1", [
-          petId,
-        ]),
+        eventInsert("inventory.updated", at, INVENTORY_JSON, "inventory i JOIN pets p ON p.id = i.pet_id WHERE i.pet_id = ? AND changes() = 1", [petId]),
       );
     }
     const [updated] = await writeBatch(db, statements);

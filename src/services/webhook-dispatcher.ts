@@ -227,7 +227,6 @@ async function claim(db: Database, heads: Head[], now: Date, leaseMs: number): P
   return claimed;
 }
 
-
 interface AttemptResult {
   ok: boolean;
   statusCode: number | null;
@@ -245,7 +244,11 @@ const TIMEOUT_CODES = new Set(["ETIMEDOUT", "UND_ERR_CONNECT_TIMEOUT", "UND_ERR_
 export function classifyFetchError(error: unknown): DeliveryError {
   const codes: string[] = [];
   const messages: string[] = [];
-  for (let e = error as { name?: unknown; code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+  for (
+    let e = error as { name?: unknown; code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0;
+    e && depth < 5;
+    e = e.cause as typeof e, depth++
+  ) {
     if (e.name === "TimeoutError" || e.name === "AbortError") return "timeout";
     if (typeof e.code === "string") codes.push(e.code);
     if (typeof e.message === "string") messages.push(e.message);
@@ -342,13 +345,7 @@ function recording(head: Claimed, result: AttemptResult, config: AppConfig, now:
  * @param now clock (injected by tests); read before each step.
  * @param fetchFn HTTP client (the runtime's `fetch`).
  */
-export async function dispatchDue(
-  db: Database,
-  config: AppConfig,
-  now: () => Date,
-  fetchFn: FetchFn,
-  options: DispatchOptions = {},
-): Promise<DispatchReport> {
+export async function dispatchDue(db: Database, config: AppConfig, now: () => Date, fetchFn: FetchFn, options: DispatchOptions = {}): Promise<DispatchReport> {
   // Deliveries switched off (previews, API.md §8.2): no fan-out, no attempt, nothing sent.
   if (!config.webhooks.enabled) return { queued: 0, attempted: 0, delivered: 0, retried: 0, givenUp: 0 };
   const random = options.random ?? Math.random;
@@ -393,7 +390,11 @@ export async function dispatchDue(
     const results = await Promise.all(claimed.map((head) => attempt(head, config, now(), fetchFn)));
     const done = now();
     const recorded = claimed.map((head, i) => recording(head, results[i]!, config, done, random));
-    if (recorded.length > 0) await writeBatch(db, recorded.flatMap((r) => r.statements));
+    if (recorded.length > 0)
+      await writeBatch(
+        db,
+        recorded.flatMap((r) => r.statements),
+      );
     report.attempted += claimed.length;
     for (const r of recorded) report[r.outcome] += 1;
     await yieldToEventLoop();

@@ -239,12 +239,7 @@ export const MAX_WEBHOOKS = 50;
  * @throws ApiError 400 `validation_error` (path `body.url`) for a refused target.
  * @throws ApiError 409 `subscription_limit_reached` when `MAX_WEBHOOKS` exist.
  */
-export async function createWebhook(
-  db: Database,
-  input: NewWebhook,
-  allowPrivateTargets: boolean,
-  now: Date,
-): Promise<{ webhook: Webhook; secret: string }> {
+export async function createWebhook(db: Database, input: NewWebhook, allowPrivateTargets: boolean, now: Date): Promise<{ webhook: Webhook; secret: string }> {
   const problem = webhookTargetProblem(input.url, allowPrivateTargets);
   if (problem) {
     throw new ApiError(400, "validation_error", "The request is invalid; see details.", [{ path: "body.url", message: problem }]);
@@ -303,13 +298,7 @@ export async function deleteWebhook(db: Database, webhookId: number): Promise<vo
  * (i.e. in event order), optionally only those in `status`. One round trip.
  * @throws ApiError 404 when the subscription does not exist.
  */
-export async function listDeliveries(
-  db: Database,
-  webhookId: number,
-  afterId: number,
-  limit: number,
-  status?: DeliveryStatus,
-): Promise<WebhookDelivery[]> {
+export async function listDeliveries(db: Database, webhookId: number, afterId: number, limit: number, status?: DeliveryStatus): Promise<WebhookDelivery[]> {
   const [exists, rows] = await readBatch(db, [
     { sql: "SELECT 1 FROM webhooks WHERE id = ?", args: [webhookId] },
     {

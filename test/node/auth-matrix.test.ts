@@ -156,7 +156,7 @@ function learnIds(location: string | null): void {
     const names = [...template.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
     const match = new RegExp(`^${template.replace(/\{[^}]+\}/g, "([1-9][0-9]*)")}$`).exec(bare);
     if (!match) continue;
-    names.forEach((name, i) => (ids[name] ??= Number(match[i + 1])));
+    for (const [i, name] of names.entries()) ids[name] ??= Number(match[i + 1]);
   }
 }
 
@@ -190,9 +190,7 @@ describe("the served document declares security consistently", () => {
   it("serves no route that the document leaves out (a route cannot escape the matrix)", () => {
     const documented = new Set(operations.map((o) => o.id));
     const servedRoutes = new Set(
-      target.app.routes
-        .filter((r) => r.method !== "ALL" && !r.path.includes("*"))
-        .map((r) => `${r.method} ${r.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")}`),
+      target.app.routes.filter((r) => r.method !== "ALL" && !r.path.includes("*")).map((r) => `${r.method} ${r.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")}`),
     );
     const undocumented = [...servedRoutes].filter((r) => !documented.has(r)).sort();
     expect(undocumented).toEqual([...UNDOCUMENTED_ROUTES].sort());

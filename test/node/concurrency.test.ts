@@ -113,7 +113,9 @@ describe("POST /store/orders under concurrency (real server, real database file)
   it("200 simultaneous orders of 1 from 20 customers for a stock of 50 → exactly 50 × 201 and 150 × 409", async () => {
     const petId = await stockedPet(50);
     const requests = customers.flatMap((key) => Array.from({ length: PER_CUSTOMER }, () => key));
-    const results = await Promise.all(requests.map((key) => call<Order & { code?: string }>(server.url, "POST", "/store/orders", { petId, quantity: 1 }, { key })));
+    const results = await Promise.all(
+      requests.map((key) => call<Order & { code?: string }>(server.url, "POST", "/store/orders", { petId, quantity: 1 }, { key })),
+    );
 
     const accepted = results.filter((r) => r.status === 201);
     const refused = results.filter((r) => r.status === 409);

@@ -29,7 +29,7 @@ const KILL_AFTER = 100;
 
 let dir: string;
 let databaseUrl: string;
-let servers: ServerProcess[] = [];
+const servers: ServerProcess[] = [];
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "petstore-crash-"));

@@ -114,9 +114,17 @@ describe("request hygiene", () => {
         expect(res.status, type).toBe(415);
         expect(res.body.code).toBe("unsupported_media_type");
       }
-      const staff = await api.post("/categories", undefined, { rawBody: JSON.stringify({ name: "Plain" }), key: target.staffKey, headers: { "Content-Type": "text/plain" } });
+      const staff = await api.post("/categories", undefined, {
+        rawBody: JSON.stringify({ name: "Plain" }),
+        key: target.staffKey,
+        headers: { "Content-Type": "text/plain" },
+      });
       expect(staff.status).toBe(415);
-      const optionalBody = await api.post("/accounts/me/keys", undefined, { rawBody: '{"name":"x"}', key: target.staffKey, headers: { "Content-Type": "text/plain" } });
+      const optionalBody = await api.post("/accounts/me/keys", undefined, {
+        rawBody: '{"name":"x"}',
+        key: target.staffKey,
+        headers: { "Content-Type": "text/plain" },
+      });
       expect(optionalBody.status, "a route whose body is optional still refuses a non-JSON one").toBe(415);
     });
 
@@ -154,7 +162,10 @@ describe("request hygiene", () => {
         expect(res.headers.get("access-control-allow-origin")).toBe("*");
         const methods = (res.headers.get("access-control-allow-methods") ?? "").split(",").map((m) => m.trim());
         expect(methods).toContain(method);
-        const allowed = (res.headers.get("access-control-allow-headers") ?? "").toLowerCase().split(",").map((h) => h.trim());
+        const allowed = (res.headers.get("access-control-allow-headers") ?? "")
+          .toLowerCase()
+          .split(",")
+          .map((h) => h.trim());
         for (const header of ["authorization", "content-type", "idempotency-key", "if-match", "if-none-match"]) expect(allowed).toContain(header);
         expect(res.headers.get("www-authenticate"), "a preflight needs no key").toBeNull();
       }
@@ -164,7 +175,10 @@ describe("request hygiene", () => {
       const res = await api.get("/pets", { headers: { Origin: ORIGIN } });
       expect(res.status).toBe(200);
       expect(res.headers.get("access-control-allow-origin")).toBe("*");
-      const exposed = (res.headers.get("access-control-expose-headers") ?? "").toLowerCase().split(",").map((h) => h.trim());
+      const exposed = (res.headers.get("access-control-expose-headers") ?? "")
+        .toLowerCase()
+        .split(",")
+        .map((h) => h.trim());
       for (const header of [
         "etag",
         "link",

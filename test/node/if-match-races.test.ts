@@ -78,51 +78,78 @@ async function fixture() {
 }
 
 const races: [string, (f: Awaited<ReturnType<typeof fixture>>) => Race][] = [
-  ["PUT /store/inventory/{petId} (quantity 0 would make the pet pending)", (f) => ({
-    etagOf: `/store/inventory/${f.petId}`,
-    loser: ["PUT", `/store/inventory/${f.petId}`, { quantity: 0 }],
-    winner: ["PUT", `/store/inventory/${f.petId}`, { quantity: 5 }],
-  })],
-  ["PUT /store/inventory/{petId} (after the pet's status changed)", (f) => ({
-    etagOf: `/store/inventory/${f.petId}`,
-    loser: ["PUT", `/store/inventory/${f.petId}`, { quantity: 0 }],
-    winner: ["PATCH", `/pets/${f.petId}`, { status: "pending" }],
-  })],
-  ["PATCH /pets/{petId}", (f) => ({
-    etagOf: `/pets/${f.petId}`,
-    loser: ["PATCH", `/pets/${f.petId}`, { name: "Loser", status: "pending" }],
-    winner: ["PATCH", `/pets/${f.petId}`, { name: "Winner" }],
-  })],
-  ["PUT /pets/{petId}", (f) => ({
-    etagOf: `/pets/${f.petId}`,
-    loser: ["PUT", `/pets/${f.petId}`, { name: "Loser", categoryId: f.categoryId, status: "pending" }],
-    winner: ["PATCH", `/pets/${f.petId}`, { name: "Winner" }],
-  })],
-  ["DELETE /pets/{petId} (a pet without orders)", (f) => ({
-    etagOf: `/pets/${f.petId}`,
-    loser: ["DELETE", `/pets/${f.petId}`],
-    winner: ["PATCH", `/pets/${f.petId}`, { name: "Winner" }],
-  })],
-  ["PATCH /categories/{categoryId}", (f) => ({
-    etagOf: `/categories/${f.categoryId}`,
-    loser: ["PATCH", `/categories/${f.categoryId}`, { description: "Loser" }],
-    winner: ["PATCH", `/categories/${f.categoryId}`, { description: "Winner" }],
-  })],
-  ["DELETE /categories/{categoryId}", (f) => ({
-    etagOf: `/categories/${f.categoryId}`,
-    loser: ["DELETE", `/categories/${f.categoryId}`],
-    winner: ["PATCH", `/categories/${f.categoryId}`, { description: "Winner" }],
-  })],
-  ["PATCH /store/orders/{orderId} (fulfil)", (f) => ({
-    etagOf: `/store/orders/${f.orderId}`,
-    loser: ["PATCH", `/store/orders/${f.orderId}`, { complete: true }],
-    winner: ["PATCH", `/store/orders/${f.orderId}`, { shipDate: "2030-01-01T00:00:00.000Z" }],
-  })],
-  ["DELETE /store/orders/{orderId} (cancel)", (f) => ({
-    etagOf: `/store/orders/${f.orderId}`,
-    loser: ["DELETE", `/store/orders/${f.orderId}`],
-    winner: ["PATCH", `/store/orders/${f.orderId}`, { shipDate: "2030-01-01T00:00:00.000Z" }],
-  })],
+  [
+    "PUT /store/inventory/{petId} (quantity 0 would make the pet pending)",
+    (f) => ({
+      etagOf: `/store/inventory/${f.petId}`,
+      loser: ["PUT", `/store/inventory/${f.petId}`, { quantity: 0 }],
+      winner: ["PUT", `/store/inventory/${f.petId}`, { quantity: 5 }],
+    }),
+  ],
+  [
+    "PUT /store/inventory/{petId} (after the pet's status changed)",
+    (f) => ({
+      etagOf: `/store/inventory/${f.petId}`,
+      loser: ["PUT", `/store/inventory/${f.petId}`, { quantity: 0 }],
+      winner: ["PATCH", `/pets/${f.petId}`, { status: "pending" }],
+    }),
+  ],
+  [
+    "PATCH /pets/{petId}",
+    (f) => ({
+      etagOf: `/pets/${f.petId}`,
+      loser: ["PATCH", `/pets/${f.petId}`, { name: "Loser", status: "pending" }],
+      winner: ["PATCH", `/pets/${f.petId}`, { name: "Winner" }],
+    }),
+  ],
+  [
+    "PUT /pets/{petId}",
+    (f) => ({
+      etagOf: `/pets/${f.petId}`,
+      loser: ["PUT", `/pets/${f.petId}`, { name: "Loser", categoryId: f.categoryId, status: "pending" }],
+      winner: ["PATCH", `/pets/${f.petId}`, { name: "Winner" }],
+    }),
+  ],
+  [
+    "DELETE /pets/{petId} (a pet without orders)",
+    (f) => ({
+      etagOf: `/pets/${f.petId}`,
+      loser: ["DELETE", `/pets/${f.petId}`],
+      winner: ["PATCH", `/pets/${f.petId}`, { name: "Winner" }],
+    }),
+  ],
+  [
+    "PATCH /categories/{categoryId}",
+    (f) => ({
+      etagOf: `/categories/${f.categoryId}`,
+      loser: ["PATCH", `/categories/${f.categoryId}`, { description: "Loser" }],
+      winner: ["PATCH", `/categories/${f.categoryId}`, { description: "Winner" }],
+    }),
+  ],
+  [
+    "DELETE /categories/{categoryId}",
+    (f) => ({
+      etagOf: `/categories/${f.categoryId}`,
+      loser: ["DELETE", `/categories/${f.categoryId}`],
+      winner: ["PATCH", `/categories/${f.categoryId}`, { description: "Winner" }],
+    }),
+  ],
+  [
+    "PATCH /store/orders/{orderId} (fulfil)",
+    (f) => ({
+      etagOf: `/store/orders/${f.orderId}`,
+      loser: ["PATCH", `/store/orders/${f.orderId}`, { complete: true }],
+      winner: ["PATCH", `/store/orders/${f.orderId}`, { shipDate: "2030-01-01T00:00:00.000Z" }],
+    }),
+  ],
+  [
+    "DELETE /store/orders/{orderId} (cancel)",
+    (f) => ({
+      etagOf: `/store/orders/${f.orderId}`,
+      loser: ["DELETE", `/store/orders/${f.orderId}`],
+      winner: ["PATCH", `/store/orders/${f.orderId}`, { shipDate: "2030-01-01T00:00:00.000Z" }],
+    }),
+  ],
 ];
 
 describe("If-Match: a write that commits between the check and the batch makes this one 412 with no effect", () => {

@@ -50,7 +50,10 @@ async function keysCreate(dbFile: string, args: string[]): Promise<{ code: numbe
 }
 
 /** Call an app over `dbFile` (in process) with `key`. */
-async function withApp<T>(dbFile: string, use: (call: (method: string, path: string, key: string, body?: unknown) => Promise<Response>) => Promise<T>): Promise<T> {
+async function withApp<T>(
+  dbFile: string,
+  use: (call: (method: string, path: string, key: string, body?: unknown) => Promise<Response>) => Promise<T>,
+): Promise<T> {
   const db: Database = await openTestDatabase(`file:${dbFile}`);
   try {
     const app = createApp({ db, config: parseConfig(TEST_ENV), log: () => {} });

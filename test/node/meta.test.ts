@@ -20,7 +20,11 @@ describe("meta (Node only)", () => {
     try {
       const document = await (await configured.fetch("/openapi.json")).json();
       expect(document.servers).toEqual([
-        { url: "{base_url}", description: expect.any(String), variables: { base_url: { default: "https://petstore.example.com", description: expect.any(String) } } },
+        {
+          url: "{base_url}",
+          description: expect.any(String),
+          variables: { base_url: { default: "https://petstore.example.com", description: expect.any(String) } },
+        },
       ]);
     } finally {
       await configured.close();

@@ -29,14 +29,18 @@ afterAll(async () => {
 methodScenarios(() => ({ url: server.url }));
 
 describe("methods Node's HTTP server answers before the app", () => {
-  it.each([["FOO", "/pets"], ["FOO", "/nope"], ["BREW", "/pets"], ["TRACK", "/pets"], ["CONNECT", "127.0.0.1:80"], ["CONNECT", "example.com:443"]])(
-    "%s %s → 501 not_implemented, an Error object",
-    async (method, target) => {
-      const res = await rawRequest(server.url, method, target);
-      expectRawError(res, 501, "not_implemented");
-      expect(res.body.message).toContain(method);
-    },
-  );
+  it.each([
+    ["FOO", "/pets"],
+    ["FOO", "/nope"],
+    ["BREW", "/pets"],
+    ["TRACK", "/pets"],
+    ["CONNECT", "127.0.0.1:80"],
+    ["CONNECT", "example.com:443"],
+  ])("%s %s → 501 not_implemented, an Error object", async (method, target) => {
+    const res = await rawRequest(server.url, method, target);
+    expectRawError(res, 501, "not_implemented");
+    expect(res.body.message).toContain(method);
+  });
 
   it("other malformed requests keep Node's answer (400), and the server keeps serving", async () => {
     const res = await rawRequest(server.url, "GET", "/pets HTTP/1.1 extra");

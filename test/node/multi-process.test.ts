@@ -169,13 +169,19 @@ describe("two `npm start` processes on one libSQL server", () => {
     expect(read.body).toMatchObject({ id: pet.body.id, name: "Written by A" });
     // And back: stock set through B is what A answers (with a key: not from A's read cache).
     expect((await call(b.url, "PUT", `/store/inventory/${pet.body.id}`, { quantity: 7 }, { key: staff })).status).toBe(200);
-    expect((await call(a.url, "GET", `/store/inventory/${pet.body.id}`, undefined, { key: staff })).body).toEqual({ petId: pet.body.id, quantity: 7, status: "available" });
+    expect((await call(a.url, "GET", `/store/inventory/${pet.body.id}`, undefined, { key: staff })).body).toEqual({
+      petId: pet.body.id,
+      quantity: 7,
+      status: "available",
+    });
   });
 
   it("200 concurrent orders for a stock of 50, split over both → exactly 50 accepted, 150 refused", async () => {
     const petId = await stockedPet(50);
     const results = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => call<Order & { code?: string }>(i % 2 ? a.url : b.url, "POST", "/store/orders", { petId, quantity: 1 }, { key: customers[i % customers.length] })),
+      Array.from({ length: 200 }, (_, i) =>
+        call<Order & { code?: string }>(i % 2 ? a.url : b.url, "POST", "/store/orders", { petId, quantity: 1 }, { key: customers[i % customers.length] }),
+      ),
     );
     expect(results.filter((r) => r.status !== 201 && r.status !== 409).map((r) => [r.status, r.body])).toEqual([]);
     const accepted = results.filter((r) => r.status === 201);
@@ -226,7 +232,10 @@ describe("two `npm start` processes on one libSQL server", () => {
     }
     const client = createClient({ url: sqld.url });
     try {
-      const rs = await client.execute({ sql: "SELECT (SELECT quantity FROM inventory WHERE pet_id = ?) AS stock, (SELECT count(*) FROM orders WHERE pet_id = ?) AS orders", args: [petId, petId] });
+      const rs = await client.execute({
+        sql: "SELECT (SELECT quantity FROM inventory WHERE pet_id = ?) AS stock, (SELECT count(*) FROM orders WHERE pet_id = ?) AS orders",
+        args: [petId, petId],
+      });
       const { stock, orders } = rs.rows[0] as unknown as { stock: number; orders: number };
       expect(Number(stock) + Number(orders)).toBe(initial);
       expect(Number(orders)).toBeGreaterThanOrEqual(acknowledged.length);
@@ -238,7 +247,12 @@ describe("two `npm start` processes on one libSQL server", () => {
 
 describe("an embedded replica of the libSQL server (DATABASE_URL=file:… + DATABASE_SYNC_URL)", () => {
   it("keys:create through a replica writes to the primary, and a server on a replica reads its own writes at once", async () => {
-    const created = await script("scripts/keys-create.ts", { DATABASE_URL: `file:${join(dir, "replica-keys.db")}`, DATABASE_SYNC_URL: sqld.url }, ["--role", "staff", "--name", "replica"]);
+    const created = await script("scripts/keys-create.ts", { DATABASE_URL: `file:${join(dir, "replica-keys.db")}`, DATABASE_SYNC_URL: sqld.url }, [
+      "--role",
+      "staff",
+      "--name",
+      "replica",
+    ]);
     const replicaStaff = created.stdout.trim();
     expect(replicaStaff).toMatch(/^psk_/);
 

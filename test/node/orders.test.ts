@@ -120,7 +120,8 @@ describe("store (Node only, injected clock and database rows)", () => {
     const order = await store.order(customer, pet.id, 3);
     const v1 = await versions();
     expect(v1).toEqual({ pet: v0.pet + 1, inventory: v0.inventory + 1 }); // stock taken, pet pending
-    const orderVersion = async () => Number((await clocked.db.$client.execute({ sql: "SELECT version FROM orders WHERE id = ?", args: [order.id] })).rows[0]!.version);
+    const orderVersion = async () =>
+      Number((await clocked.db.$client.execute({ sql: "SELECT version FROM orders WHERE id = ?", args: [order.id] })).rows[0]!.version);
     const o0 = await orderVersion();
     await store.update(order.id, { shipDate: "2027-01-01T00:00:00Z" });
     expect(await orderVersion()).toBe(o0 + 1);

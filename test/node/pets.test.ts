@@ -91,7 +91,12 @@ describe("pets (Node only)", () => {
     it("every update bumps the row version once; a refused update changes nothing", async () => {
       const pet = await createPet(api, key, categoryId, { name: uniqueName("Versioned") });
       const row = async () =>
-        (await target.db.$client.execute({ sql: "SELECT p.version AS pv, i.version AS iv, i.quantity FROM pets p JOIN inventory i ON i.pet_id = p.id WHERE p.id = ?", args: [pet.id] })).rows[0]!;
+        (
+          await target.db.$client.execute({
+            sql: "SELECT p.version AS pv, i.version AS iv, i.quantity FROM pets p JOIN inventory i ON i.pet_id = p.id WHERE p.id = ?",
+            args: [pet.id],
+          })
+        ).rows[0]!;
       const events = async () => Number((await target.db.$client.execute("SELECT count(*) AS n FROM events")).rows[0]!.n);
       const before = await row();
       const e0 = await events();

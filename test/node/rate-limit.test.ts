@@ -194,7 +194,13 @@ describe("unknown keys are throttled, valid keys never", () => {
     const clock = new ManualClock("2026-11-22T10:00:10Z");
     target = await nodeTarget(env);
     const counter = countRoundTrips(target.db);
-    const app = createApp({ db: counter.db, config: parseConfig({ ...TEST_ENV, ...env }), clock: clock.now, clientIp: (c) => c.req.header("x-test-ip"), log: () => {} });
+    const app = createApp({
+      db: counter.db,
+      config: parseConfig({ ...TEST_ENV, ...env }),
+      clock: clock.now,
+      clientIp: (c) => c.req.header("x-test-ip"),
+      log: () => {},
+    });
     const randomKey = () => `psk_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url")}`;
     const get = async (ip: string, key: string) => {
       counter.reset();

@@ -40,7 +40,9 @@ beforeAll(async () => {
       headers: { "Content-Type": req.headers["content-type"] ?? "application/json" },
       body: req.method === "GET" ? undefined : Buffer.concat(chunks),
     });
-    res.writeHead(upstream.status, { "Content-Type": upstream.headers.get("content-type") ?? "application/json" }).end(Buffer.from(await upstream.arrayBuffer()));
+    res
+      .writeHead(upstream.status, { "Content-Type": upstream.headers.get("content-type") ?? "application/json" })
+      .end(Buffer.from(await upstream.arrayBuffer()));
   });
   await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
   proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
@@ -68,7 +70,13 @@ describe("openRemoteDatabase against a server that sheds load (429)", () => {
   it("a write batch refused 3 times is sent again and applies exactly once", async () => {
     refuseNext = 3;
     const db = openRemoteDatabase(proxyUrl);
-    await db.$client.batch([{ sql: "INSERT INTO t (x) VALUES (?)", args: [1] }, { sql: "INSERT INTO t (x) VALUES (?)", args: [2] }], "write");
+    await db.$client.batch(
+      [
+        { sql: "INSERT INTO t (x) VALUES (?)", args: [1] },
+        { sql: "INSERT INTO t (x) VALUES (?)", args: [2] },
+      ],
+      "write",
+    );
     expect(received).toBe(4);
     expect(await rows()).toEqual([1, 2]);
   });

@@ -75,7 +75,20 @@ describe("request log", () => {
     expect(b).toMatchObject({ route: "/pets/:petId", status: 400, dbRoundTrips: 0 });
     expect(n).toMatchObject({ route: null, status: 404 });
     expect(c).toMatchObject({ method: "POST", route: "/categories", status: 201 });
-    for (const e of entries) expect(Object.keys(e).sort()).toEqual(["accountId", "cache", "dbRoundTrips", "durationMs", "level", "method", "msg", "requestId", "route", "status", "time"]);
+    for (const e of entries)
+      expect(Object.keys(e).sort()).toEqual([
+        "accountId",
+        "cache",
+        "dbRoundTrips",
+        "durationMs",
+        "level",
+        "method",
+        "msg",
+        "requestId",
+        "route",
+        "status",
+        "time",
+      ]);
     const all = lines.map((l) => l.line).join("\n");
     for (const secret of [apiKey.key, apiKey.key.slice(4), target.staffKey, secretName, "hidden-query-value"]) expect(all).not.toContain(secret);
   });
@@ -113,7 +126,10 @@ describe("request log", () => {
         .find((l) => l.requestId === requestId);
       expect(line).toMatchObject({ level: "info", msg: "request", method: "GET", route: "/pets", status: 200, cache: "MISS", accountId: null });
       // The bootstrap key is printed once by design (above the log); no log line carries it.
-      const jsonLines = server.output().split("\n").filter((l) => l.startsWith("{"));
+      const jsonLines = server
+        .output()
+        .split("\n")
+        .filter((l) => l.startsWith("{"));
       expect(jsonLines.join("\n")).not.toContain(server.bootstrapKey!.slice(4));
     } finally {
       await server.stop();

@@ -16,13 +16,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parseConfig, type AppConfig } from "../../src/config";
 import { afterWrites } from "../../src/middleware/after-writes";
-import {
-  backoffDelayMs,
-  createWebhookDispatcher,
-  dispatchDue,
-  WebhookDispatcher,
-  type DispatchReport,
-} from "../../src/services/webhook-dispatcher";
+import { backoffDelayMs, createWebhookDispatcher, dispatchDue, WebhookDispatcher, type DispatchReport } from "../../src/services/webhook-dispatcher";
 import { isPrivateHost } from "../../src/services/webhooks.service";
 import { connect, type ApiClient } from "../support/client";
 import { nodeTarget, TEST_ENV, type NodeTarget } from "../support/node-target";
@@ -118,14 +112,7 @@ describe("webhook delivery", () => {
 
     const log = await eventsAfter(h.api, h.key, 0);
     const expected = log.filter((e) => e.id > log.find((x) => x.data.id === before.id)!.id);
-    expect(expected.map((e) => e.type)).toEqual([
-      "category.created",
-      "pet.created",
-      "pet.updated",
-      "inventory.updated",
-      "pet.deleted",
-      "category.updated",
-    ]);
+    expect(expected.map((e) => e.type)).toEqual(["category.created", "pet.created", "pet.updated", "inventory.updated", "pet.deleted", "category.updated"]);
 
     const report = await h.dispatch();
     expect(report).toEqual({ queued: 6, attempted: 6, delivered: 6, retried: 0, givenUp: 0 });
@@ -307,7 +294,12 @@ describe("webhook delivery", () => {
     expect(order.status).toBe(201);
     expect((await h.api.delete(`/store/orders/${order.body.id}`, { key: h.key })).status).toBe(204);
     await h.dispatch();
-    expect(receiver.at(`${path}/ok`).map((r) => verified(r, hook.secret)).map((e) => [e.type, e.data])).toEqual([
+    expect(
+      receiver
+        .at(`${path}/ok`)
+        .map((r) => verified(r, hook.secret))
+        .map((e) => [e.type, e.data]),
+    ).toEqual([
       ["order.placed", order.body],
       ["order.cancelled", order.body],
     ]);
@@ -420,10 +412,13 @@ describe("Node dispatcher", () => {
   it("logs a failed run and keeps going", async () => {
     const lines: string[] = [];
     let runs = 0;
-    const dispatcher = new WebhookDispatcher(async () => {
-      runs += 1;
-      throw new Error("database is down");
-    }, (line) => lines.push(line));
+    const dispatcher = new WebhookDispatcher(
+      async () => {
+        runs += 1;
+        throw new Error("database is down");
+      },
+      (line) => lines.push(line),
+    );
     await dispatcher.nudge();
     await dispatcher.nudge();
     expect(runs).toBe(2);

@@ -46,7 +46,12 @@ function resolver(names: Record<string, string[]>) {
       error.code = "ENOTFOUND";
       return setImmediate(() => callback(error, []));
     }
-    setImmediate(() => callback(null, addresses.map((address): LookupAddress => ({ address, family: address.includes(":") ? 6 : 4 }))));
+    setImmediate(() =>
+      callback(
+        null,
+        addresses.map((address): LookupAddress => ({ address, family: address.includes(":") ? 6 : 4 })),
+      ),
+    );
   };
   return { lookups, resolveAll };
 }
@@ -107,7 +112,19 @@ describe("webhook targets resolved at delivery time", () => {
   });
 
   it("isPrivateAddress classifies resolved addresses", () => {
-    for (const a of ["127.0.0.1", "10.0.0.1", "169.254.169.254", "192.168.1.1", "100.64.0.1", "::1", "fe80::1%eth0", "fd12::1", "::ffff:10.0.0.1", "0.0.0.0", "garbage"]) {
+    for (const a of [
+      "127.0.0.1",
+      "10.0.0.1",
+      "169.254.169.254",
+      "192.168.1.1",
+      "100.64.0.1",
+      "::1",
+      "fe80::1%eth0",
+      "fd12::1",
+      "::ffff:10.0.0.1",
+      "0.0.0.0",
+      "garbage",
+    ]) {
       expect(isPrivateAddress(a), a).toBe(true);
     }
     for (const a of ["93.184.216.34", "2606:4700::1111", "8.8.8.8"]) expect(isPrivateAddress(a), a).toBe(false);

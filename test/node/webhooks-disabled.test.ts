@@ -32,7 +32,12 @@ async function writeAndDispatch(env: Record<string, string>, path: string) {
     const key = target.staffKey;
     const hook = await subscribe(api, key, receiver.url(path));
     await createCategory(api, key);
-    const report = await dispatchDue(target.db, parseConfig({ ...TEST_ENV, ...env }), () => new Date(), (input, init) => fetch(input, init));
+    const report = await dispatchDue(
+      target.db,
+      parseConfig({ ...TEST_ENV, ...env }),
+      () => new Date(),
+      (input, init) => fetch(input, init),
+    );
     const deliveries = (await api.get<DeliveryBody[]>(`/webhooks/${hook.id}/deliveries?limit=100`, { key })).body;
     return { report, received: receiver.at(path).length, deliveries };
   } finally {

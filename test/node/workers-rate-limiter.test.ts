@@ -10,12 +10,7 @@ import { resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { parseConfig } from "../../src/config";
-import {
-  RATE_LIMIT_BINDING_NAMES,
-  signupBindingLimitPerMinute,
-  WorkersRateLimiter,
-  type RateLimitBinding,
-} from "../../src/runtime/workers-rate-limiter";
+import { RATE_LIMIT_BINDING_NAMES, signupBindingLimitPerMinute, WorkersRateLimiter, type RateLimitBinding } from "../../src/runtime/workers-rate-limiter";
 import { nodeTarget, TEST_ENV, type NodeTarget } from "../support/node-target";
 
 /** A fake binding: `limit` requests per key per fixed `periodSeconds` window of a hand-moved clock. */
@@ -163,9 +158,9 @@ describe("the app on the Worker's rate limiter (two isolates, one location)", ()
 
 describe("wrangler.toml", () => {
   const toml = readFileSync(resolve(import.meta.dirname, "../../wrangler.toml"), "utf8");
-  const entries = [...toml.matchAll(/^\[\[(env\.(\w+)\.)?ratelimits\]\]\s*\nname = "(\w+)"\s*\nnamespace_id = "(\d+)"\s*\nsimple = \{ limit = (\d+), period = (\d+) \}/gm)].map(
-    (m) => ({ env: m[2] ?? "top", name: m[3]!, namespace: m[4]!, limit: Number(m[5]), period: Number(m[6]) }),
-  );
+  const entries = [
+    ...toml.matchAll(/^\[\[(env\.(\w+)\.)?ratelimits\]\]\s*\nname = "(\w+)"\s*\nnamespace_id = "(\d+)"\s*\nsimple = \{ limit = (\d+), period = (\d+) \}/gm),
+  ].map((m) => ({ env: m[2] ?? "top", name: m[3]!, namespace: m[4]!, limit: Number(m[5]), period: Number(m[6]) }));
 
   it("declares the three bindings the Worker looks for, with the default limits, at top level and in every environment", () => {
     const defaults = parseConfig({}).rateLimits;

@@ -190,9 +190,7 @@ export function accountsScenarios(getTarget: () => Target): void {
         for (let round = 0; round < 11; round++) {
           // 99 more keys (the sign-up made one), 9 at a time; the last round also tries 3 beyond the limit.
           const count = round < 10 ? 9 : 12;
-          const results = await Promise.all(
-            Array.from({ length: count }, () => api.post<NewApiKeyBody>("/accounts/me/keys", {}, { key: first.key })),
-          );
+          const results = await Promise.all(Array.from({ length: count }, () => api.post<NewApiKeyBody>("/accounts/me/keys", {}, { key: first.key })));
           for (const res of results) {
             if (res.status === 201) created.push(res.body);
             else expect(res.body).toMatchObject({ code: "key_limit_reached", status: 409, message: expect.stringContaining("100") });

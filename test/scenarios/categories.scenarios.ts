@@ -291,7 +291,9 @@ export function categoriesScenarios(getTarget: () => Target): void {
         expect(three.status).toBe(200);
         // The response carries the new ETag: the next conditional write needs no GET.
         expect(three.headers.get("etag")).toBe((await api.get(`/categories/${category.id}`)).headers.get("etag"));
-        expect((await api.patch(`/categories/${category.id}`, { description: "four" }, { key, headers: { "If-Match": three.headers.get("etag")! } })).status).toBe(200);
+        expect(
+          (await api.patch(`/categories/${category.id}`, { description: "four" }, { key, headers: { "If-Match": three.headers.get("etag")! } })).status,
+        ).toBe(200);
       });
     });
 

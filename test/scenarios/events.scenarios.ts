@@ -131,7 +131,7 @@ export function eventsScenarios(getTarget: () => Target): void {
         expect(res.body.code).toBe("forbidden");
       });
 
-      it("reads the log in commit order, `after` a cursor id, `Link: rel=\"next\"` while more exist, private", async () => {
+      it('reads the log in commit order, `after` a cursor id, `Link: rel="next"` while more exist, private', async () => {
         const mark = await endOfLog(api, key);
         const created: CategoryBody[] = [];
         for (let i = 0; i < 3; i++) created.push(await createCategory(api, key));

@@ -58,8 +58,16 @@ export function idempotencyScenarios(getTarget: () => Target): void {
 
       await api.put(`/store/inventory/${first.body.id}`, { quantity: 5 }, { key });
       const orderKey = { "Idempotency-Key": uniqueName("idem"), "Content-Type": "application/json" };
-      const order = await api.request("POST", "/store/orders", undefined, { key, headers: orderKey, rawBody: JSON.stringify({ petId: first.body.id, quantity: 1 }) });
-      const replayed = await api.request("POST", "/store/orders", undefined, { key, headers: orderKey, rawBody: `{ "quantity": 1,  "petId": ${first.body.id} }` });
+      const order = await api.request("POST", "/store/orders", undefined, {
+        key,
+        headers: orderKey,
+        rawBody: JSON.stringify({ petId: first.body.id, quantity: 1 }),
+      });
+      const replayed = await api.request("POST", "/store/orders", undefined, {
+        key,
+        headers: orderKey,
+        rawBody: `{ "quantity": 1,  "petId": ${first.body.id} }`,
+      });
       expect(order.status).toBe(201);
       expect([replayed.status, replayed.headers.get("idempotent-replayed")], JSON.stringify(replayed.body)).toEqual([201, "true"]);
       expect(replayed.body).toEqual(order.body);

@@ -81,9 +81,7 @@ export function inventoryReadScenarios(getTarget: () => Target): void {
         const reversed = [...pets].reverse();
         const res = await api.get(`/store/inventory?${petIds(reversed)}`);
         expect(res.status).toBe(200);
-        expect(res.body).toEqual(
-          pets.map((p) => ({ petId: p.id, quantity: p.status === "sold" ? 0 : 1, status: p.status })),
-        );
+        expect(res.body).toEqual(pets.map((p) => ({ petId: p.id, quantity: p.status === "sold" ? 0 : 1, status: p.status })));
         expect((await api.get(`/store/inventory?petId=${pets[1]!.id}`)).body).toEqual([{ petId: pets[1]!.id, quantity: 1, status: "pending" }]);
         expect((await api.get("/store/inventory?petId=9007199254740991")).body).toEqual([]);
       });

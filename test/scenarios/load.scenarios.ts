@@ -48,7 +48,12 @@ export function loadScenarios(getTarget: () => LoadTarget): void {
     let categoryId: number;
 
     /** One request; the body parsed when it is JSON, else the text (so non-JSON errors show up in failures). */
-    async function send(label: string, method: string, path: string, options: { key?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<Reply> {
+    async function send(
+      label: string,
+      method: string,
+      path: string,
+      options: { key?: string; body?: unknown; headers?: Record<string, string> } = {},
+    ): Promise<Reply> {
       const headers: Record<string, string> = { ...(options.headers ?? {}) };
       if (options.key) headers.Authorization = `Bearer ${options.key}`;
       if (options.body !== undefined) headers["Content-Type"] = "application/json";
@@ -107,7 +112,13 @@ export function loadScenarios(getTarget: () => LoadTarget): void {
         args: [petId],
       });
       const row = rs.rows[0]!;
-      return { status: String(row.status), name: String(row.name), quantity: Number(row.quantity), openOrders: Number(row.open_orders), allOrders: Number(row.all_orders) };
+      return {
+        status: String(row.status),
+        name: String(row.name),
+        quantity: Number(row.quantity),
+        openOrders: Number(row.open_orders),
+        allOrders: Number(row.all_orders),
+      };
     }
 
     beforeAll(async () => {
@@ -121,106 +132,118 @@ export function loadScenarios(getTarget: () => LoadTarget): void {
       }
     });
 
-    it.each([1, 2])(`burst %i: 200 concurrent mixed requests → no 5xx, ${STOCK} of ${ORDERS} orders, one winner per If-Match race, rules and events exact`, async () => {
-      // The pets of this burst: ordered (stock 30), inventory race, PATCH race, cancellations.
-      const ordered = await newPet(STOCK);
-      const stocked = await newPet(5);
-      const patched = await newPet(1);
-      const held = await newPet(CANCELLED);
-      const placed: { id: number; key: string }[] = [];
-      for (let i = 0; i < CANCELLED; i++) {
-        const key = customers[i % CUSTOMERS]!;
-        const order = await ok("POST", "/store/orders", 201, { key, body: { petId: held, quantity: 1 } });
-        placed.push({ id: order.body.id, key });
-      }
-      expect(await rowsOf(held)).toMatchObject({ status: "pending", quantity: 0, openOrders: CANCELLED });
-      const stockedTag = (await ok("GET", `/store/inventory/${stocked}`, 200)).etag!;
-      const patchedTag = await petEtag(patched);
-      const after = await lastEventId();
+    it.each([1, 2])(
+      `burst %i: 200 concurrent mixed requests → no 5xx, ${STOCK} of ${ORDERS} orders, one winner per If-Match race, rules and events exact`,
+      async () => {
+        // The pets of this burst: ordered (stock 30), inventory race, PATCH race, cancellations.
+        const ordered = await newPet(STOCK);
+        const stocked = await newPet(5);
+        const patched = await newPet(1);
+        const held = await newPet(CANCELLED);
+        const placed: { id: number; key: string }[] = [];
+        for (let i = 0; i < CANCELLED; i++) {
+          const key = customers[i % CUSTOMERS]!;
+          const order = await ok("POST", "/store/orders", 201, { key, body: { petId: held, quantity: 1 } });
+          placed.push({ id: order.body.id, key });
+        }
+        expect(await rowsOf(held)).toMatchObject({ status: "pending", quantity: 0, openOrders: CANCELLED });
+        const stockedTag = (await ok("GET", `/store/inventory/${stocked}`, 200)).etag!;
+        const patchedTag = await petEtag(patched);
+        const after = await lastEventId();
 
-      const burst: Promise<Reply>[] = [];
-      for (let i = 0; i < ORDERS; i++) {
-        burst.push(send("order", "POST", "/store/orders", { key: customers[i % CUSTOMERS], body: { petId: ordered, quantity: 1 } }));
-      }
-      for (let i = 0; i < RACERS; i++) {
-        // Quantities 0..4: a loser that leaked would leave a status that does not fit the quantity, or extra events.
-        burst.push(send("inventory", "PUT", `/store/inventory/${stocked}`, { key: staff, body: { quantity: i % 5 }, headers: { "If-Match": stockedTag } }));
-        burst.push(send("patch", "PATCH", `/pets/${patched}`, { key: staff, body: { name: `Racer ${i}`, status: i % 2 ? "pending" : "available" }, headers: { "If-Match": patchedTag } }));
-      }
-      for (const order of placed) {
-        burst.push(send("cancel", "DELETE", `/store/orders/${order.id}`, { key: order.key }));
-        burst.push(send("cancel", "DELETE", `/store/orders/${order.id}`, { key: staff }));
-      }
-      for (let i = 0; burst.length < 200; i++) {
-        const key = customers[i % CUSTOMERS]!;
-        const reads: [string, string, string | undefined][] = [
-          ["read", `/pets/${ordered}`, undefined],
-          ["read", `/store/inventory?petId=${ordered}&petId=${stocked}`, undefined],
-          ["read", `/pets?status=available&limit=20`, undefined],
-          ["read", `/categories/${categoryId}`, undefined],
-          ["read", `/store/orders?petId=${ordered}`, key],
-          ["read", `/pets?id=${patched}`, key],
-          ["read", `/accounts/me`, key],
-          ["read", `/events?after=${after}&limit=10`, staff],
-        ];
-        const [label, path, readKey] = reads[i % reads.length]!;
-        burst.push(send(label, "GET", path, { key: readKey }));
-      }
-      expect(burst).toHaveLength(200);
-      const replies = await Promise.all(burst);
+        const burst: Promise<Reply>[] = [];
+        for (let i = 0; i < ORDERS; i++) {
+          burst.push(send("order", "POST", "/store/orders", { key: customers[i % CUSTOMERS], body: { petId: ordered, quantity: 1 } }));
+        }
+        for (let i = 0; i < RACERS; i++) {
+          // Quantities 0..4: a loser that leaked would leave a status that does not fit the quantity, or extra events.
+          burst.push(send("inventory", "PUT", `/store/inventory/${stocked}`, { key: staff, body: { quantity: i % 5 }, headers: { "If-Match": stockedTag } }));
+          burst.push(
+            send("patch", "PATCH", `/pets/${patched}`, {
+              key: staff,
+              body: { name: `Racer ${i}`, status: i % 2 ? "pending" : "available" },
+              headers: { "If-Match": patchedTag },
+            }),
+          );
+        }
+        for (const order of placed) {
+          burst.push(send("cancel", "DELETE", `/store/orders/${order.id}`, { key: order.key }));
+          burst.push(send("cancel", "DELETE", `/store/orders/${order.id}`, { key: staff }));
+        }
+        for (let i = 0; burst.length < 200; i++) {
+          const key = customers[i % CUSTOMERS]!;
+          const reads: [string, string, string | undefined][] = [
+            ["read", `/pets/${ordered}`, undefined],
+            ["read", `/store/inventory?petId=${ordered}&petId=${stocked}`, undefined],
+            ["read", `/pets?status=available&limit=20`, undefined],
+            ["read", `/categories/${categoryId}`, undefined],
+            ["read", `/store/orders?petId=${ordered}`, key],
+            ["read", `/pets?id=${patched}`, key],
+            ["read", `/accounts/me`, key],
+            ["read", `/events?after=${after}&limit=10`, staff],
+          ];
+          const [label, path, readKey] = reads[i % reads.length]!;
+          burst.push(send(label, "GET", path, { key: readKey }));
+        }
+        expect(burst).toHaveLength(200);
+        const replies = await Promise.all(burst);
 
-      // No 5xx (nor dropped connections), and every status one the contract allows for that request.
-      const allowed: Record<string, number[]> = { order: [201, 409], inventory: [200, 412], patch: [200, 412], cancel: [204, 404], read: [200] };
-      const unexpected = replies.filter((r) => !allowed[r.label]!.includes(r.status)).map((r) => `${r.label} ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
-      expect(unexpected).toEqual([]);
-      for (const r of replies.filter((r) => r.status >= 400)) expect(r.body).toMatchObject({ status: r.status, code: expect.any(String) });
+        // No 5xx (nor dropped connections), and every status one the contract allows for that request.
+        const allowed: Record<string, number[]> = { order: [201, 409], inventory: [200, 412], patch: [200, 412], cancel: [204, 404], read: [200] };
+        const unexpected = replies
+          .filter((r) => !allowed[r.label]!.includes(r.status))
+          .map((r) => `${r.label} ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
+        expect(unexpected).toEqual([]);
+        for (const r of replies.filter((r) => r.status >= 400)) expect(r.body).toMatchObject({ status: r.status, code: expect.any(String) });
 
-      // Orders: exactly the stock, the rest refused; the pet is pending at 0 (API.md §3).
-      const orders = replies.filter((r) => r.label === "order");
-      expect(orders.filter((r) => r.status === 201)).toHaveLength(STOCK);
-      for (const r of orders.filter((r) => r.status === 409)) expect(["insufficient_stock", "pet_not_available"]).toContain(r.body.code);
-      expect(await rowsOf(ordered)).toMatchObject({ status: "pending", quantity: 0, openOrders: STOCK, allOrders: STOCK });
-      expect(await eventsOf(ordered, after)).toEqual({ "order.placed": STOCK, "inventory.updated": STOCK, "pet.updated": 1 });
+        // Orders: exactly the stock, the rest refused; the pet is pending at 0 (API.md §3).
+        const orders = replies.filter((r) => r.label === "order");
+        expect(orders.filter((r) => r.status === 201)).toHaveLength(STOCK);
+        for (const r of orders.filter((r) => r.status === 409)) expect(["insufficient_stock", "pet_not_available"]).toContain(r.body.code);
+        expect(await rowsOf(ordered)).toMatchObject({ status: "pending", quantity: 0, openOrders: STOCK, allOrders: STOCK });
+        expect(await eventsOf(ordered, after)).toEqual({ "order.placed": STOCK, "inventory.updated": STOCK, "pet.updated": 1 });
 
-      // Inventory race: one winner; the database holds exactly its write and its events.
-      const puts = replies.filter((r) => r.label === "inventory");
-      const putWinners = puts.filter((r) => r.status === 200);
-      expect(putWinners).toHaveLength(1);
-      for (const r of puts.filter((r) => r.status === 412)) expect(r.body.code).toBe("precondition_failed");
-      const won = putWinners[0]!.body as { quantity: number; status: string };
-      expect(won.status).toBe(won.quantity > 0 ? "available" : "sold");
-      expect(await rowsOf(stocked)).toMatchObject({ quantity: won.quantity, status: won.status, openOrders: 0 });
-      expect(await eventsOf(stocked, after)).toEqual(won.status === "available" ? { "inventory.updated": 1 } : { "inventory.updated": 1, "pet.updated": 1 });
+        // Inventory race: one winner; the database holds exactly its write and its events.
+        const puts = replies.filter((r) => r.label === "inventory");
+        const putWinners = puts.filter((r) => r.status === 200);
+        expect(putWinners).toHaveLength(1);
+        for (const r of puts.filter((r) => r.status === 412)) expect(r.body.code).toBe("precondition_failed");
+        const won = putWinners[0]!.body as { quantity: number; status: string };
+        expect(won.status).toBe(won.quantity > 0 ? "available" : "sold");
+        expect(await rowsOf(stocked)).toMatchObject({ quantity: won.quantity, status: won.status, openOrders: 0 });
+        expect(await eventsOf(stocked, after)).toEqual(won.status === "available" ? { "inventory.updated": 1 } : { "inventory.updated": 1, "pet.updated": 1 });
 
-      // PATCH race: one winner, one event, its name and status stored.
-      const patches = replies.filter((r) => r.label === "patch");
-      const patchWinners = patches.filter((r) => r.status === 200);
-      expect(patchWinners).toHaveLength(1);
-      for (const r of patches.filter((r) => r.status === 412)) expect(r.body.code).toBe("precondition_failed");
-      const patchedNow = patchWinners[0]!.body as { name: string; status: string };
-      expect(await rowsOf(patched)).toMatchObject({ name: patchedNow.name, status: patchedNow.status, quantity: 1 });
-      expect(await eventsOf(patched, after)).toEqual({ "pet.updated": 1 });
+        // PATCH race: one winner, one event, its name and status stored.
+        const patches = replies.filter((r) => r.label === "patch");
+        const patchWinners = patches.filter((r) => r.status === 200);
+        expect(patchWinners).toHaveLength(1);
+        for (const r of patches.filter((r) => r.status === 412)) expect(r.body.code).toBe("precondition_failed");
+        const patchedNow = patchWinners[0]!.body as { name: string; status: string };
+        expect(await rowsOf(patched)).toMatchObject({ name: patchedNow.name, status: patchedNow.status, quantity: 1 });
+        expect(await eventsOf(patched, after)).toEqual({ "pet.updated": 1 });
 
-      // Cancellations: each order cancelled once (the other attempt finds it gone), stock back, pet available.
-      const cancels = replies.filter((r) => r.label === "cancel");
-      expect(cancels.filter((r) => r.status === 204)).toHaveLength(CANCELLED);
-      expect(await rowsOf(held)).toMatchObject({ status: "available", quantity: CANCELLED, openOrders: 0, allOrders: 0 });
-      expect(await eventsOf(held, after)).toEqual({ "order.cancelled": CANCELLED, "inventory.updated": CANCELLED, "pet.updated": 1 });
+        // Cancellations: each order cancelled once (the other attempt finds it gone), stock back, pet available.
+        const cancels = replies.filter((r) => r.label === "cancel");
+        expect(cancels.filter((r) => r.status === 204)).toHaveLength(CANCELLED);
+        expect(await rowsOf(held)).toMatchObject({ status: "available", quantity: CANCELLED, openOrders: 0, allOrders: 0 });
+        expect(await eventsOf(held, after)).toEqual({ "order.cancelled": CANCELLED, "inventory.updated": CANCELLED, "pet.updated": 1 });
 
-      // API.md §3 over every pet of this suite: stock never negative; status fits quantity and open orders.
-      const broken = await target.sql.execute({
-        sql: `SELECT p.id, p.status, i.quantity, (SELECT count(*) FROM orders o WHERE o.pet_id = p.id AND o.complete = 0) AS open_orders
+        // API.md §3 over every pet of this suite: stock never negative; status fits quantity and open orders.
+        const broken = await target.sql.execute({
+          sql: `SELECT p.id, p.status, i.quantity, (SELECT count(*) FROM orders o WHERE o.pet_id = p.id AND o.complete = 0) AS open_orders
               FROM pets p JOIN inventory i ON i.pet_id = p.id
               WHERE p.category_id = ? AND (i.quantity < 0
                  OR (p.status = 'sold' AND (i.quantity <> 0 OR EXISTS (SELECT 1 FROM orders o WHERE o.pet_id = p.id AND o.complete = 0)))
                  OR (p.status = 'available' AND i.quantity = 0))`,
-        args: [categoryId],
-      });
-      expect(broken.rows).toEqual([]);
+          args: [categoryId],
+        });
+        expect(broken.rows).toEqual([]);
 
-      // Still serving, database included.
-      expect((await send("health", "GET", "/health")).status).toBe(200);
-    }, 50_000);
+        // Still serving, database included.
+        expect((await send("health", "GET", "/health")).status).toBe(200);
+      },
+      50_000,
+    );
 
     /** The ETag of GET /pets/{petId} (public read). */
     async function petEtag(petId: number): Promise<string> {

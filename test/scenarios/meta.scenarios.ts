@@ -122,7 +122,10 @@ export function metaScenarios(getTarget: () => Target): void {
           expect(["stable", "beta", "experimental"], `${name}: x-stability`).toContain(op["x-stability"]);
           expect(Array.isArray(op.security), `${name}: security marks`).toBe(true);
           const statuses = Object.keys(op.responses);
-          expect(statuses.some((s) => /^2\d\d$/.test(s)), `${name}: a success response`).toBe(true);
+          expect(
+            statuses.some((s) => /^2\d\d$/.test(s)),
+            `${name}: a success response`,
+          ).toBe(true);
           for (const status of statuses) {
             const response = op.responses[status]!;
             expect(response.description, `${name} ${status}: description`).toBeTruthy();

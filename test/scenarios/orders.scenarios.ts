@@ -281,11 +281,14 @@ export function ordersScenarios(getTarget: () => Target): void {
       it.each([
         ["available", async (s: Store) => s.stocked(1)],
         ["pending (hold)", async (s: Store) => s.pet("pending")],
-        ["pending (stock 0, open order)", async (s: Store, key: string) => {
-          const pet = await s.stocked(1);
-          await s.order(key, pet.id);
-          return pet;
-        }],
+        [
+          "pending (stock 0, open order)",
+          async (s: Store, key: string) => {
+            const pet = await s.stocked(1);
+            await s.order(key, pet.id);
+            return pet;
+          },
+        ],
         ["sold", async (s: Store) => s.pet("sold")],
       ] as const)("inventory set to n > 0 → available from %s", async (_label, make) => {
         const pet = await make(store, alice);
@@ -310,11 +313,14 @@ export function ordersScenarios(getTarget: () => Target): void {
       it.each([
         ["available, never ordered", async (s: Store) => s.stocked(2)],
         ["pending (hold)", async (s: Store) => s.pet("pending")],
-        ["with only fulfilled orders", async (s: Store, key: string) => {
-          const pet = await s.stocked(2);
-          await s.fulfil((await s.order(key, pet.id)).id);
-          return pet;
-        }],
+        [
+          "with only fulfilled orders",
+          async (s: Store, key: string) => {
+            const pet = await s.stocked(2);
+            await s.fulfil((await s.order(key, pet.id)).id);
+            return pet;
+          },
+        ],
       ] as const)("inventory set to 0 without open orders (%s) → sold", async (_label, make) => {
         const pet = await make(store, alice);
         expect(await store.setStockOk(pet.id, 0)).toEqual({ petId: pet.id, quantity: 0, status: "sold" });
@@ -552,7 +558,7 @@ export function ordersScenarios(getTarget: () => Target): void {
         expect(await store.ordersOfPet(petB.id, "complete=true")).toEqual([]);
       });
 
-      it("paginates with limit and Link: rel=\"next\" until the end, without gaps or repeats", async () => {
+      it('paginates with limit and Link: rel="next" until the end, without gaps or repeats', async () => {
         const pet = await store.stocked(10);
         const { apiKey } = await signUp(api);
         const placed: OrderBody[] = [];

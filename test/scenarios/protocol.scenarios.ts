@@ -82,11 +82,19 @@ export function protocolScenarios(getTarget: () => Target): void {
           [body("POST", "/store/orders", { petId: String(pet.id), quantity: 1 }), "body.petId", /^petId must be a number, not string\.$/],
           [body("POST", "/store/orders", { petId: pet.id, quantity: 1.5 }), "body.quantity", /^quantity must be an integer\.$/],
           [body("POST", "/pets", { name: "", categoryId: category.id }), "body.name", /^name must not be empty\.$/],
-          [body("POST", "/pets", { name: "Rex", categoryId: category.id, colour: "red" }), "body.colour", /^Unknown field; allowed: name, categoryId, status\.$/],
+          [
+            body("POST", "/pets", { name: "Rex", categoryId: category.id, colour: "red" }),
+            "body.colour",
+            /^Unknown field; allowed: name, categoryId, status\.$/,
+          ],
           [body("POST", "/categories", { name: "x".repeat(500) }), "body.name", /^name must be at most \d+ characters long\.$/],
           [body("PUT", `/store/inventory/${pet.id}`, { quantity: -1 }), "body.quantity", /^quantity must be at least 0\.$/],
           [body("POST", "/accounts", { name: "Ada", email: "not-an-address" }), "body.email", /^email must be an email address\.$/],
-          [body("POST", "/webhooks", { url: "https://example.com/h", events: ["pet.eaten"] }), "body.events[0]".replace("[0]", ".0"), /^events\[0\] must be one of: "pet\.created", .*"\*"\.$/],
+          [
+            body("POST", "/webhooks", { url: "https://example.com/h", events: ["pet.eaten"] }),
+            "body.events[0]".replace("[0]", ".0"),
+            /^events\[0\] must be one of: "pet\.created", .*"\*"\.$/,
+          ],
         ];
         for (const [pending, path, message] of cases) {
           const res = await pending;
@@ -120,18 +128,15 @@ export function protocolScenarios(getTarget: () => Target): void {
         },
       );
 
-      it.each([
-        "text/plain",
-        "application/x-www-form-urlencoded",
-        "multipart/form-data; boundary=x",
-        "application/xml",
-        "text/json",
-      ])("a body of type %s → 415 unsupported_media_type on every write", async (type) => {
-        for (const [method, path] of writes()) {
-          const res = await api.request(method, path, undefined, { key, rawBody: '{"name":"x","categoryId":1}', headers: { "Content-Type": type } });
-          expectError(res, 415, "unsupported_media_type");
-        }
-      });
+      it.each(["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/xml", "text/json"])(
+        "a body of type %s → 415 unsupported_media_type on every write",
+        async (type) => {
+          for (const [method, path] of writes()) {
+            const res = await api.request(method, path, undefined, { key, rawBody: '{"name":"x","categoryId":1}', headers: { "Content-Type": type } });
+            expectError(res, 415, "unsupported_media_type");
+          }
+        },
+      );
 
       it("a body without Content-Type → 415 unsupported_media_type", async () => {
         const res = await getTarget().fetch("/categories", {
@@ -181,30 +186,33 @@ export function protocolScenarios(getTarget: () => Target): void {
         expect((await api.get(`/pets?id=${pet.id}`)).body).toEqual([pet]);
       });
 
-      it.each([
-        '{"name":"Dup","name":"Dup2"}',
-        '{"name":"Nested","categoryId":1,"tags":[{"a":1,"a":2}]}',
-        '{"name":"Escaped","n\\u0061me":"x"}',
-      ])("duplicate member names %s → 400 invalid_json (the last one never silently wins)", async (raw) => {
-        for (const [method, path] of writes()) {
-          const res = await api.request(method, path, undefined, { key, rawBody: raw, headers: { "Content-Type": "application/json" } });
-          expectError(res, 400, "invalid_json");
-        }
-        const order = await api.request("POST", "/store/orders", undefined, {
-          key,
-          rawBody: `{"petId":${pet.id},"quantity":1,"quantity":2}`,
-          headers: { "Content-Type": "application/json" },
-        });
-        expectError(order, 400, "invalid_json");
-        expect((await api.get(`/pets?id=${pet.id}`)).body).toEqual([pet]);
-      });
+      it.each(['{"name":"Dup","name":"Dup2"}', '{"name":"Nested","categoryId":1,"tags":[{"a":1,"a":2}]}', '{"name":"Escaped","n\\u0061me":"x"}'])(
+        "duplicate member names %s → 400 invalid_json (the last one never silently wins)",
+        async (raw) => {
+          for (const [method, path] of writes()) {
+            const res = await api.request(method, path, undefined, { key, rawBody: raw, headers: { "Content-Type": "application/json" } });
+            expectError(res, 400, "invalid_json");
+          }
+          const order = await api.request("POST", "/store/orders", undefined, {
+            key,
+            rawBody: `{"petId":${pet.id},"quantity":1,"quantity":2}`,
+            headers: { "Content-Type": "application/json" },
+          });
+          expectError(order, 400, "invalid_json");
+          expect((await api.get(`/pets?id=${pet.id}`)).body).toEqual([pet]);
+        },
+      );
 
       it("authorisation comes first: without a key a bad body is 401, with a customer key on a staff route 403", async () => {
         const raw = '{"name":"a","name":"b"}';
         const anonymous = await api.request("POST", "/categories", undefined, { rawBody: raw, headers: { "Content-Type": "application/merge-patch+json" } });
         expectError(anonymous, 401, "unauthorized");
         const customer = (await signUp(api)).apiKey.key;
-        expectError(await api.request("POST", "/categories", undefined, { key: customer, rawBody: raw, headers: { "Content-Type": "application/json" } }), 403, "forbidden");
+        expectError(
+          await api.request("POST", "/categories", undefined, { key: customer, rawBody: raw, headers: { "Content-Type": "application/json" } }),
+          403,
+          "forbidden",
+        );
         expectError(await api.request("POST", "/nowhere", undefined, { key, rawBody: raw, headers: { "Content-Type": "application/json" } }), 404, "not_found");
       });
 
@@ -227,10 +235,16 @@ export function protocolScenarios(getTarget: () => Target): void {
         }
         const under = JSON.stringify({ name: "x".repeat(64 * 1024 - 100), categoryId: category.id });
         expect(new TextEncoder().encode(under).length).toBeLessThan(64 * 1024);
-        expectValidationError(await api.request("POST", "/pets", undefined, { key, rawBody: under, headers: { "Content-Type": "application/json" } }), ["body.name"]);
+        expectValidationError(await api.request("POST", "/pets", undefined, { key, rawBody: under, headers: { "Content-Type": "application/json" } }), [
+          "body.name",
+        ]);
         // Multi-byte text counts in bytes: 22,000 × 3-byte "€" is over the limit.
         const euros = JSON.stringify({ name: "€".repeat(22_000), categoryId: category.id });
-        expectError(await api.request("POST", "/pets", undefined, { key, rawBody: euros, headers: { "Content-Type": "application/json" } }), 413, "payload_too_large");
+        expectError(
+          await api.request("POST", "/pets", undefined, { key, rawBody: euros, headers: { "Content-Type": "application/json" } }),
+          413,
+          "payload_too_large",
+        );
       });
     });
 
@@ -397,7 +411,10 @@ export function protocolScenarios(getTarget: () => Target): void {
           ["415", await api.request("POST", "/categories", undefined, { key, rawBody: "x", headers: { "Content-Type": "text/plain" } })],
           ["422", await api.post("/pets", { name: "x", categoryId: 9007199254740991 }, { key })],
           ["HEAD", await api.request("HEAD", "/pets")],
-          ["OPTIONS", await api.request("OPTIONS", "/pets", undefined, { headers: { Origin: "https://example.com", "Access-Control-Request-Method": "POST" } })],
+          [
+            "OPTIONS",
+            await api.request("OPTIONS", "/pets", undefined, { headers: { Origin: "https://example.com", "Access-Control-Request-Method": "POST" } }),
+          ],
           ["docs", await api.get("/docs")],
         ];
         const seen = new Set<string>();

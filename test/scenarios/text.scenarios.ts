@@ -62,12 +62,14 @@ export function textScenarios(getTarget: () => Target): void {
         expect((await api.get(`/categories/${category.id}`)).body).toEqual(category);
         expect((await api.get(`/pets?categoryId=${category.id}&limit=100`)).body).toEqual([pet]);
       });
-
     });
 
-    it.each(["/pets?cursor=a%00b", "/categories?cursor=%00", "/store/inventory?cursor=x%00"])("a NUL in a query string: GET %s → 400 validation_error naming it", async (path) => {
-      expectValidationError(await api.get(path), ["query.cursor"]);
-    });
+    it.each(["/pets?cursor=a%00b", "/categories?cursor=%00", "/store/inventory?cursor=x%00"])(
+      "a NUL in a query string: GET %s → 400 validation_error naming it",
+      async (path) => {
+        expectValidationError(await api.get(path), ["query.cursor"]);
+      },
+    );
 
     it('"Dogs" and "Dogs\\u0000x" are not two names: the second is refused, not stored as a duplicate', async () => {
       const name = uniqueName("Dogs");

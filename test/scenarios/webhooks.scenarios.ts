@@ -113,10 +113,7 @@ export function webhooksScenarios(getTarget: () => Target): void {
 
       it('accepts ["*"] (every type), drops duplicate types and normalises the URL', async () => {
         expect((await subscribe(api, key, sinkUrl(), ["*"])).events).toEqual(["*"]);
-        expect((await subscribe(api, key, sinkUrl(), ["pet.created", "pet.created", "category.deleted"])).events).toEqual([
-          "pet.created",
-          "category.deleted",
-        ]);
+        expect((await subscribe(api, key, sinkUrl(), ["pet.created", "pet.created", "category.deleted"])).events).toEqual(["pet.created", "category.deleted"]);
         const { host } = new URL(sinkUrl());
         const res = await subscribe(api, key, `HTTP://${host}/a/../b?x=1`);
         expect(res.url).toBe(`http://${host}/b?x=1`);

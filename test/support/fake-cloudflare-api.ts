@@ -147,7 +147,10 @@ export class FakeCloudflareApi {
       const worker = this.workers.get(service[1]!);
       if (method === "GET") {
         if (!worker) return notFound(10090);
-        return ok({ id: worker.name, default_environment: { environment: "production", script: { id: worker.name, tag: `tag-${worker.name}`, tags: [], last_deployed_from: "wrangler" } } });
+        return ok({
+          id: worker.name,
+          default_environment: { environment: "production", script: { id: worker.name, tag: `tag-${worker.name}`, tags: [], last_deployed_from: "wrangler" } },
+        });
       }
       if (method === "DELETE") {
         if (this.failDeletes) return { status: 500, body: envelope(null, [{ code: 10013, message: this.failDeletes }]) };
@@ -170,7 +173,13 @@ export class FakeCloudflareApi {
     const sub = script[2] ?? "";
     const worker = this.workers.get(name);
     if (method === "PUT" && sub === "" && r.metadata) {
-      const created: FakeWorker = { name, bindings: r.metadata.bindings ?? [], crons: worker?.crons ?? [], workersDev: worker?.workersDev ?? false, versions: (worker?.versions ?? 0) + 1 };
+      const created: FakeWorker = {
+        name,
+        bindings: r.metadata.bindings ?? [],
+        crons: worker?.crons ?? [],
+        workersDev: worker?.workersDev ?? false,
+        versions: (worker?.versions ?? 0) + 1,
+      };
       this.workers.set(name, created);
       return ok({ id: name, etag: `etag-${created.versions}`, deployment_id: versionId(created.versions), startup_time_ms: 1 });
     }
@@ -187,7 +196,16 @@ export class FakeCloudflareApi {
       return ok({ id: versionId(worker.versions), resources: { script: { etag: `etag-${worker.versions}` } }, startup_time_ms: 1 });
     }
     if (method === "GET" && sub === "/deployments") {
-      return ok({ deployments: [{ id: `deployment-${worker.versions}`, source: "wrangler", strategy: "percentage", versions: [{ version_id: versionId(worker.versions), percentage: 100 }] }] });
+      return ok({
+        deployments: [
+          {
+            id: `deployment-${worker.versions}`,
+            source: "wrangler",
+            strategy: "percentage",
+            versions: [{ version_id: versionId(worker.versions), percentage: 100 }],
+          },
+        ],
+      });
     }
     if (method === "POST" && sub === "/deployments") return ok({ id: `deployment-${worker.versions}` });
     if (method === "PATCH" && sub === "/script-settings") return ok({});

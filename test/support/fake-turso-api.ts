@@ -95,7 +95,15 @@ export class FakeTursoApi {
 
   private route(r: TursoRequest): { status: number; body: unknown } | undefined {
     const base = `/organizations/${this.options.org}/databases`;
-    const view = (db: FakeDatabase) => ({ Name: db.name, DbId: db.id, Hostname: this.options.host, group: db.group, type: "logical", regions: ["fra"], primaryRegion: "fra" });
+    const view = (db: FakeDatabase) => ({
+      Name: db.name,
+      DbId: db.id,
+      Hostname: this.options.host,
+      group: db.group,
+      type: "logical",
+      regions: ["fra"],
+      primaryRegion: "fra",
+    });
     if (r.path === base && r.method === "GET") {
       const group = r.query.group;
       return { status: 200, body: { databases: [...this.databases.values()].filter((db) => !group || db.group === group).map(view) } };

@@ -207,7 +207,9 @@ describe("npm run preview against the real wrangler CLI and Turso client", () =>
     expect(trap.seen, "requests headed off the machine").toEqual([]);
   }
 
-  it("deploys in one upload carrying DATABASE_URL and the DATABASE_AUTH_TOKEN secret, on an empty database it migrates and seeds, then checks /health", { timeout: 180_000 }, async () => {
+  it("deploys in one upload carrying DATABASE_URL and the DATABASE_AUTH_TOKEN secret, on an empty database it migrates and seeds, then checks /health", {
+    timeout: 180_000,
+  }, async () => {
     const run = await preview([BRANCH]);
     expect(run.code, run.stderr + run.stdout).toBe(0);
 
@@ -228,7 +230,10 @@ describe("npm run preview against the real wrangler CLI and Turso client", () =>
     // No cron on the preview: the schedule, when set, is empty.
     expect(cf.workers.get(WORKER)!.crons).toEqual([]);
     expect(cf.requests.filter((r) => r.path.endsWith("/schedules") && r.method === "PUT").map((r) => r.json)).toEqual([[]]);
-    expect(cf.requests.some((r) => r.path.includes("/secrets") && r.method === "PUT"), "no separate secret upload").toBe(false);
+    expect(
+      cf.requests.some((r) => r.path.includes("/secrets") && r.method === "PUT"),
+      "no separate secret upload",
+    ).toBe(false);
 
     // The database is migrated and seeded from the corpora, with no key or subscription.
     const db = createClient({ url: sqld.url });
@@ -295,7 +300,10 @@ describe("npm run preview against the real wrangler CLI and Turso client", () =>
     expect(ok.code, ok.stderr + ok.stdout).toBe(0);
     expect(cf.workers.has(WORKER)).toBe(false);
     expect(turso.databases.has(WORKER)).toBe(false);
-    expect(cf.requests.some((r) => r.method === "DELETE" && r.path === `/accounts/${ACCOUNT}/workers/services/${WORKER}`), "deleted by wrangler delete").toBe(true);
+    expect(
+      cf.requests.some((r) => r.method === "DELETE" && r.path === `/accounts/${ACCOUNT}/workers/services/${WORKER}`),
+      "deleted by wrangler delete",
+    ).toBe(true);
 
     // Again: both already gone is not an error.
     const again = await preview([BRANCH, "--destroy"]);
@@ -351,7 +359,9 @@ describe("npm run preview -- <branch> --dry-run", () => {
       const result = await runPreview([BRANCH, "--dry-run", "--outdir", outdir], { TURSO_MAIN_DB: MAIN_DB });
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toContain(`Worker ${WORKER}, database ${WORKER}`);
-      expect(result.stdout).toContain(`$ wrangler deploy --env preview --name ${WORKER} --minify --var DATABASE_URL:<database URL> --secrets-file <DATABASE_AUTH_TOKEN>`);
+      expect(result.stdout).toContain(
+        `$ wrangler deploy --env preview --name ${WORKER} --minify --var DATABASE_URL:<database URL> --secrets-file <DATABASE_AUTH_TOKEN>`,
+      );
       expect(existsSync(join(outdir, "worker.js")), `the dry run built the bundle: ${readdirSync(outdir).join(", ")}`).toBe(true);
     } finally {
       rmSync(outdir, { recursive: true, force: true });
@@ -361,7 +371,10 @@ describe("npm run preview -- <branch> --dry-run", () => {
   it("plans a removal without credentials or requests", async () => {
     const result = await runPreview([BRANCH, "--destroy", "--dry-run"], { TURSO_MAIN_DB: MAIN_DB });
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout.split("\n").filter((line) => line.startsWith("would remove"))).toEqual([`would remove Worker ${WORKER}`, `would remove database ${WORKER}`]);
+    expect(result.stdout.split("\n").filter((line) => line.startsWith("would remove"))).toEqual([
+      `would remove Worker ${WORKER}`,
+      `would remove database ${WORKER}`,
+    ]);
   });
 
   it("refuses to run without a branch", async () => {

@@ -21,10 +21,7 @@ beforeAll(() => {
   const pkg = join(dir, "pkg");
   mkdirSync(join(pkg, "bin"), { recursive: true });
   writeFileSync(join(pkg, "package.json"), JSON.stringify({ name: "node-test-x64", version: "24.99.0" }));
-  writeFileSync(
-    join(pkg, "bin", "node"),
-    `#!/bin/sh\nif [ "$1" = "--version" ]; then echo v24.99.0; exit 0; fi\necho "fetched node ran: $*"\n`,
-  );
+  writeFileSync(join(pkg, "bin", "node"), `#!/bin/sh\nif [ "$1" = "--version" ]; then echo v24.99.0; exit 0; fi\necho "fetched node ran: $*"\n`);
   chmodSync(join(pkg, "bin", "node"), 0o755);
   execFileSync("npm", ["pack", "--silent", "--pack-destination", dir], { cwd: pkg, stdio: "ignore" });
   tarball = join(dir, readdirSync(dir).find((name) => name.endsWith(".tgz"))!);
@@ -67,7 +64,9 @@ describe("scripts/with-node.mjs", () => {
     expect(first.status).toBe(0);
     expect(first.stdout).toBe("fetched node ran: --print 1\n");
     expect(first.lines).toHaveLength(1);
-    expect(first.lines[0]).toMatch(/^Node 20\.20\.2 is older than 22\.12\.0: running under Node v24\.99\.0 from .*cache-old.* \(fetched once from the npm registry\)\.$/);
+    expect(first.lines[0]).toMatch(
+      /^Node 20\.20\.2 is older than 22\.12\.0: running under Node v24\.99\.0 from .*cache-old.* \(fetched once from the npm registry\)\.$/,
+    );
     expect(readdirSync(cache).filter((name) => name.startsWith(".staging-"))).toEqual([]);
 
     // Second run: from the cache, no install (the package source is gone).

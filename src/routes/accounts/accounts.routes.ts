@@ -45,7 +45,7 @@ export const listKeys = createRoute({
   path: "/accounts/me/keys",
   operationId: "listMyApiKeys",
   summary: "List the caller's API keys",
-  description: "Active keys of the caller's account (at most 100), without secrets, ordered by id; paginated with `Link: rel=\"next\"`.",
+  description: 'Active keys of the caller\'s account (at most 100), without secrets, ordered by id; paginated with `Link: rel="next"`.',
   tags,
   ...anyKey,
   "x-stability": "stable",

@@ -1,6 +1,17 @@
 /** OpenAPI route definitions of /categories (API.md §2, Pets tag). */
 import { createRoute, z } from "@hono/zod-openapi";
-import { errorResponses, idempotencyKeyHeaders, idempotentReplayedHeader, ifMatchHeaders, notModifiedResponse, responseHeaders, idParams, jsonBody, jsonContent, paginationQuery } from "../../lib/schemas";
+import {
+  errorResponses,
+  idempotencyKeyHeaders,
+  idempotentReplayedHeader,
+  ifMatchHeaders,
+  notModifiedResponse,
+  responseHeaders,
+  idParams,
+  jsonBody,
+  jsonContent,
+  paginationQuery,
+} from "../../lib/schemas";
 import { protectedOperation, publicOperation } from "../../middleware/security";
 import { publicRead } from "../../lib/http-cache";
 import { CategoriesSchema, CategoryPatchSchema, CategorySchema, NewCategorySchema } from "./categories.schemas";
@@ -14,7 +25,7 @@ export const list = createRoute({
   path: "/categories",
   operationId: "listCategories",
   summary: "List categories",
-  description: "Categories ordered by id; paginated with `Link: rel=\"next\"`.",
+  description: 'Categories ordered by id; paginated with `Link: rel="next"`.',
   tags,
   ...publicOperation,
   "x-stability": "stable",
@@ -83,7 +94,15 @@ export const patch = createRoute({
   "x-stability": "stable",
   request: { params: categoryIdParams, headers: ifMatchHeader, body: jsonBody(CategoryPatchSchema, "The fields to change.") },
   responses: {
-    200: { ...jsonContent(CategorySchema, "The updated category."), headers: { ETag: { ...responseHeaders.ETag, description: "Strong entity tag of the new representation (RFC 9110 §8.8.3): send it as `If-Match` with the next write." } } },
+    200: {
+      ...jsonContent(CategorySchema, "The updated category."),
+      headers: {
+        ETag: {
+          ...responseHeaders.ETag,
+          description: "Strong entity tag of the new representation (RFC 9110 §8.8.3): send it as `If-Match` with the next write.",
+        },
+      },
+    },
     ...errorResponses({
       400: true,
       401: true,
@@ -112,6 +131,16 @@ export const remove = createRoute({
   request: { params: categoryIdParams, headers: ifMatchHeader },
   responses: {
     204: { description: "Deleted." },
-    ...errorResponses({ 400: true, 401: true, 403: true, 404: true, 409: "Pets reference the category (`category_in_use`).", 412: true, 429: true, 500: true, 503: true }),
+    ...errorResponses({
+      400: true,
+      401: true,
+      403: true,
+      404: true,
+      409: "Pets reference the category (`category_in_use`).",
+      412: true,
+      429: true,
+      500: true,
+      503: true,
+    }),
   },
 });

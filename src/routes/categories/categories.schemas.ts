@@ -2,7 +2,12 @@
 import { z } from "@hono/zod-openapi";
 import { MAX_ID } from "../../lib/schemas";
 
-const name = z.string().trim().min(1).max(100).openapi({ description: "Category name, unique case-insensitively (trimmed, 1-100 characters).", example: "Dog" });
+const name = z
+  .string()
+  .trim()
+  .min(1)
+  .max(100)
+  .openapi({ description: "Category name, unique case-insensitively (trimmed, 1-100 characters).", example: "Dog" });
 const description = z.string().max(1000).openapi({ description: "Short description of the category (at most 1000 characters).", example: "Domestic dogs" });
 
 export const NewCategorySchema = z

@@ -14,7 +14,12 @@ const afterQuery = z
   .refine((n) => n <= MAX_ID, `after must be at most ${MAX_ID}.`)
   .optional()
   .openapi({
-    param: { name: "after", in: "query", required: false, description: "Return events with a larger id than this one (the last id you processed). Default 0: from the start." },
+    param: {
+      name: "after",
+      in: "query",
+      required: false,
+      description: "Return events with a larger id than this one (the last id you processed). Default 0: from the start.",
+    },
     type: "integer",
     format: "int64",
     minimum: 0,
@@ -28,7 +33,7 @@ export const list = createRoute({
   operationId: "listEvents",
   summary: "Read the event log",
   description:
-    "Every change to pets, categories, inventory and orders in commit order, each written in the same transaction as the change. Poll with `after` = the last id you processed; `Link: rel=\"next\"` is present while more events exist right now. An event never appears later below an id you have already seen.",
+    'Every change to pets, categories, inventory and orders in commit order, each written in the same transaction as the change. Poll with `after` = the last id you processed; `Link: rel="next"` is present while more events exist right now. An event never appears later below an id you have already seen.',
   tags: ["Events"],
   ...staff,
   "x-stability": "beta",

@@ -1,6 +1,16 @@
 /** OpenAPI route definitions of /store/inventory (API.md §2, Store tag). */
 import { createRoute, z } from "@hono/zod-openapi";
-import { errorResponses, ifMatchHeaders, jsonBody, idListQuery, idParams, jsonContent, notModifiedResponse, paginationQuery, responseHeaders } from "../../lib/schemas";
+import {
+  errorResponses,
+  ifMatchHeaders,
+  jsonBody,
+  idListQuery,
+  idParams,
+  jsonContent,
+  notModifiedResponse,
+  paginationQuery,
+  responseHeaders,
+} from "../../lib/schemas";
 import { protectedOperation, publicOperation } from "../../middleware/security";
 import { publicRead } from "../../lib/http-cache";
 import { PetStatusSchema } from "../pets/pets.schemas";
@@ -13,14 +23,16 @@ export const list = createRoute({
   path: "/store/inventory",
   operationId: "listInventory",
   summary: "List inventory entries",
-  description: "Stock per pet ordered by petId, filtered by status or pets; paginated with `Link: rel=\"next\"`.",
+  description: 'Stock per pet ordered by petId, filtered by status or pets; paginated with `Link: rel="next"`.',
   tags,
   ...publicOperation,
   "x-stability": "stable",
   middleware: publicRead,
   request: {
     query: z.strictObject({
-      status: PetStatusSchema.optional().openapi({ param: { name: "status", in: "query", required: false, description: "Only entries whose pet has this status." } }),
+      status: PetStatusSchema.optional().openapi({
+        param: { name: "status", in: "query", required: false, description: "Only entries whose pet has this status." },
+      }),
       petId: idListQuery("petId", "Only these pets (repeatable, at most 100)."),
       ...paginationQuery,
     }),
@@ -55,14 +67,21 @@ export const replace = createRoute({
   path: "/store/inventory/{petId}",
   operationId: "setInventory",
   summary: "Set a pet's stock",
-  description:
-    "Sets the quantity that can be ordered. A quantity above 0 makes the pet available; 0 makes it pending when it has open orders, else sold.",
+  description: "Sets the quantity that can be ordered. A quantity above 0 makes the pet available; 0 makes it pending when it has open orders, else sold.",
   tags,
   ...protectedOperation("staff"),
   "x-stability": "stable",
   request: { params: idParams("petId"), headers: ifMatchHeaders("inventory entry"), body: jsonBody(InventoryUpdateSchema, "The new stock count.") },
   responses: {
-    200: { ...jsonContent(InventoryItemSchema, "The updated inventory entry."), headers: { ETag: { ...responseHeaders.ETag, description: "Strong entity tag of the new representation (RFC 9110 §8.8.3): send it as `If-Match` with the next write." } } },
+    200: {
+      ...jsonContent(InventoryItemSchema, "The updated inventory entry."),
+      headers: {
+        ETag: {
+          ...responseHeaders.ETag,
+          description: "Strong entity tag of the new representation (RFC 9110 §8.8.3): send it as `If-Match` with the next write.",
+        },
+      },
+    },
     ...errorResponses({ 400: true, 401: true, 403: true, 404: true, 412: true, 413: true, 415: true, 429: true, 500: true, 503: true }),
   },
 });

@@ -18,7 +18,12 @@ export const health = createRoute({
   "x-stability": "stable",
   responses: {
     200: jsonContent(HealthSchema, "The service and its database are up."),
-    ...errorResponses({ 400: "An unknown query parameter (`validation_error`).", 429: true, 503: "The database does not answer (`database_unavailable`).", 500: true }),
+    ...errorResponses({
+      400: "An unknown query parameter (`validation_error`).",
+      429: true,
+      503: "The database does not answer (`database_unavailable`).",
+      500: true,
+    }),
   },
 });
 
@@ -32,7 +37,10 @@ export const openapi = createRoute({
   ...publicOperation,
   "x-stability": "stable",
   responses: {
-    200: jsonContent(z.record(z.string(), z.unknown()).openapi({ type: "object", description: "An OpenAPI 3.0.3 document." }), "The OpenAPI 3.0.3 document of every route."),
+    200: jsonContent(
+      z.record(z.string(), z.unknown()).openapi({ type: "object", description: "An OpenAPI 3.0.3 document." }),
+      "The OpenAPI 3.0.3 document of every route.",
+    ),
     ...errorResponses({ 400: "An unknown query parameter (`validation_error`).", 429: true, 500: true }),
   },
 });

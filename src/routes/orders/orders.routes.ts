@@ -27,7 +27,7 @@ export const list = createRoute({
   path: "/store/orders",
   operationId: "listOrders",
   summary: "List orders",
-  description: "Customers see only their own orders, staff see all; ordered by id, paginated with `Link: rel=\"next\"`.",
+  description: 'Customers see only their own orders, staff see all; ordered by id, paginated with `Link: rel="next"`.',
   tags,
   ...protectedRead("customer", "staff"),
   "x-stability": "stable",
@@ -104,15 +104,34 @@ export const patch = createRoute({
   path: "/store/orders/{orderId}",
   operationId: "updateOrder",
   summary: "Fulfil or reschedule an order",
-  description:
-    "`complete: true` fulfils an open order (shipDate defaults to now); when the pet's stock is 0 and no other order is open, the pet becomes sold.",
+  description: "`complete: true` fulfils an open order (shipDate defaults to now); when the pet's stock is 0 and no other order is open, the pet becomes sold.",
   tags,
   ...staffOnly,
   "x-stability": "stable",
   request: { params: orderIdParams, headers: ifMatchHeaders("order"), body: jsonBody(OrderUpdateSchema, "The changes.") },
   responses: {
-    200: { ...jsonContent(OrderSchema, "The updated order."), headers: { ETag: { ...responseHeaders.ETag, description: "Strong entity tag of the new representation (RFC 9110 §8.8.3): send it as `If-Match` with the next write." } } },
-    ...errorResponses({ 400: true, 401: true, 403: true, 404: true, 409: "The order is already fulfilled (`order_complete`).", 412: true, 413: true, 415: true, 429: true, 500: true, 503: true }),
+    200: {
+      ...jsonContent(OrderSchema, "The updated order."),
+      headers: {
+        ETag: {
+          ...responseHeaders.ETag,
+          description: "Strong entity tag of the new representation (RFC 9110 §8.8.3): send it as `If-Match` with the next write.",
+        },
+      },
+    },
+    ...errorResponses({
+      400: true,
+      401: true,
+      403: true,
+      404: true,
+      409: "The order is already fulfilled (`order_complete`).",
+      412: true,
+      413: true,
+      415: true,
+      429: true,
+      500: true,
+      503: true,
+    }),
   },
 });
 
@@ -128,6 +147,16 @@ export const remove = createRoute({
   request: { params: orderIdParams, headers: ifMatchHeaders("order") },
   responses: {
     204: { description: "Cancelled." },
-    ...errorResponses({ 400: true, 401: true, 403: true, 404: true, 409: "The order is fulfilled (`order_complete`).", 412: true, 429: true, 500: true, 503: true }),
+    ...errorResponses({
+      400: true,
+      401: true,
+      403: true,
+      404: true,
+      409: "The order is fulfilled (`order_complete`).",
+      412: true,
+      429: true,
+      500: true,
+      503: true,
+    }),
   },
 });

@@ -7,7 +7,6 @@ import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/
 import * as service from "../../services/pets.service";
 import type * as routes from "./pets.routes";
 
-
 export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
   const { status, categoryId, id, limit = DEFAULT_PAGE_SIZE, cursor } = c.req.valid("query");
   const rows = await service.listPets(c.get("db"), { status, categoryId, ids: id }, decodeCursor(cursor), limit + 1);

@@ -1,6 +1,19 @@
 /** OpenAPI route definitions of /pets (API.md §2, Pets tag). */
 import { createRoute, z } from "@hono/zod-openapi";
-import { errorResponses, idempotencyKeyHeaders, idempotentReplayedHeader, ifMatchHeaders, notModifiedResponse, responseHeaders, idListQuery, idParams, idQuery, jsonBody, jsonContent, paginationQuery } from "../../lib/schemas";
+import {
+  errorResponses,
+  idempotencyKeyHeaders,
+  idempotentReplayedHeader,
+  ifMatchHeaders,
+  notModifiedResponse,
+  responseHeaders,
+  idListQuery,
+  idParams,
+  idQuery,
+  jsonBody,
+  jsonContent,
+  paginationQuery,
+} from "../../lib/schemas";
 import { protectedOperation, publicOperation } from "../../middleware/security";
 import { publicRead } from "../../lib/http-cache";
 import { NewPetSchema, PetPatchSchema, PetSchema, PetsSchema, PetStatusSchema } from "./pets.schemas";
@@ -15,7 +28,7 @@ export const list = createRoute({
   path: "/pets",
   operationId: "listPets",
   summary: "List pets",
-  description: "Pets ordered by id, filtered by status, category or a batch of ids; paginated with `Link: rel=\"next\"`.",
+  description: 'Pets ordered by id, filtered by status, category or a batch of ids; paginated with `Link: rel="next"`.',
   tags,
   ...publicOperation,
   "x-stability": "stable",
@@ -82,7 +95,7 @@ export const get = createRoute({
         ETag: responseHeaders.ETag,
         Deprecation: { description: "When this endpoint was deprecated (RFC 9745).", schema: { type: "string" } },
         Sunset: { description: "When this endpoint stops working (RFC 8594).", schema: { type: "string" } },
-        Link: { description: "The successor endpoint (`rel=\"successor-version\"`).", schema: { type: "string" } },
+        Link: { description: 'The successor endpoint (`rel="successor-version"`).', schema: { type: "string" } },
       },
     },
     ...notModifiedResponse,
@@ -115,7 +128,18 @@ export const replace = createRoute({
   ...protectedOperation("staff"),
   "x-stability": "stable",
   request: { params: petIdParams, headers: ifMatchHeader, body: jsonBody(NewPetSchema, "The pet's new state.") },
-  responses: { 200: { ...jsonContent(PetSchema, "The updated pet."), headers: { ETag: { ...responseHeaders.ETag, description: "Strong entity tag of the new representation (RFC 9110 §8.8.3): send it as `If-Match` with the next write." } } }, ...writeErrors },
+  responses: {
+    200: {
+      ...jsonContent(PetSchema, "The updated pet."),
+      headers: {
+        ETag: {
+          ...responseHeaders.ETag,
+          description: "Strong entity tag of the new representation (RFC 9110 §8.8.3): send it as `If-Match` with the next write.",
+        },
+      },
+    },
+    ...writeErrors,
+  },
 });
 
 export const patch = createRoute({
@@ -128,7 +152,18 @@ export const patch = createRoute({
   ...protectedOperation("staff"),
   "x-stability": "stable",
   request: { params: petIdParams, headers: ifMatchHeader, body: jsonBody(PetPatchSchema, "The fields to change.") },
-  responses: { 200: { ...jsonContent(PetSchema, "The updated pet."), headers: { ETag: { ...responseHeaders.ETag, description: "Strong entity tag of the new representation (RFC 9110 §8.8.3): send it as `If-Match` with the next write." } } }, ...writeErrors },
+  responses: {
+    200: {
+      ...jsonContent(PetSchema, "The updated pet."),
+      headers: {
+        ETag: {
+          ...responseHeaders.ETag,
+          description: "Strong entity tag of the new representation (RFC 9110 §8.8.3): send it as `If-Match` with the next write.",
+        },
+      },
+    },
+    ...writeErrors,
+  },
 });
 
 export const remove = createRoute({
@@ -143,6 +178,16 @@ export const remove = createRoute({
   request: { params: petIdParams, headers: ifMatchHeader },
   responses: {
     204: { description: "Deleted." },
-    ...errorResponses({ 400: true, 401: true, 403: true, 404: true, 409: "Orders reference the pet (`pet_has_orders`).", 412: true, 429: true, 500: true, 503: true }),
+    ...errorResponses({
+      400: true,
+      401: true,
+      403: true,
+      404: true,
+      409: "Orders reference the pet (`pet_has_orders`).",
+      412: true,
+      429: true,
+      500: true,
+      503: true,
+    }),
   },
 });

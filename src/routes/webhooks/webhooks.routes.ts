@@ -2,14 +2,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponses, idParams, jsonBody, jsonContent, paginationQuery, responseHeaders } from "../../lib/schemas";
 import { protectedOperation } from "../../middleware/security";
-import {
-  DeliveryStatusSchema,
-  NewWebhookSchema,
-  WebhookDeliveriesSchema,
-  WebhookSchema,
-  WebhooksSchema,
-  WebhookWithSecretSchema,
-} from "./webhooks.schemas";
+import { DeliveryStatusSchema, NewWebhookSchema, WebhookDeliveriesSchema, WebhookSchema, WebhooksSchema, WebhookWithSecretSchema } from "./webhooks.schemas";
 
 const tags = ["Events"];
 const staff = protectedOperation("staff");
@@ -35,6 +28,7 @@ const SIGNATURE_HEADERS = [
     in: "header",
     required: true,
     description:
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: Standard Webhooks' notation for the signed content, shown to API readers as written.
       "`v1,` + base64 HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${raw body}`, keyed with the base64-decoded part of the subscription secret after `whsec_` (Standard Webhooks). Verify against the raw body bytes before parsing.",
     schema: { type: "string", example: "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=" },
   },
@@ -102,7 +96,7 @@ export const list = createRoute({
   path: "/webhooks",
   operationId: "listWebhooks",
   summary: "List webhook subscriptions",
-  description: "Subscriptions ordered by id, without secrets; paginated with `Link: rel=\"next\"`.",
+  description: 'Subscriptions ordered by id, without secrets; paginated with `Link: rel="next"`.',
   tags,
   ...staff,
   "x-stability": "experimental",
@@ -150,14 +144,16 @@ export const deliveries = createRoute({
   path: "/webhooks/{webhookId}/deliveries",
   operationId: "listWebhookDeliveries",
   summary: "List a subscription's deliveries",
-  description: "Deliveries in event order with their attempts and last result; paginated with `Link: rel=\"next\"`.",
+  description: 'Deliveries in event order with their attempts and last result; paginated with `Link: rel="next"`.',
   tags,
   ...staff,
   "x-stability": "experimental",
   request: {
     params: webhookIdParams,
     query: z.strictObject({
-      status: DeliveryStatusSchema.optional().openapi({ param: { name: "status", in: "query", required: false, description: "Only deliveries in this state." } }),
+      status: DeliveryStatusSchema.optional().openapi({
+        param: { name: "status", in: "query", required: false, description: "Only deliveries in this state." },
+      }),
       ...paginationQuery,
     }),
   },

@@ -12,8 +12,7 @@ const eventTypes = z
   .max(EVENT_TYPES.length + 1)
   .refine((types) => !types.includes("*") || types.length === 1, '"*" (every type) must be the only entry.')
   .openapi({
-    description:
-      'Event types to receive (see EventType), or exactly `["*"]` for every type, including types added later. Duplicates are ignored.',
+    description: 'Event types to receive (see EventType), or exactly `["*"]` for every type, including types added later. Duplicates are ignored.',
     example: ["pet.created", "pet.updated"],
   });
 
@@ -45,8 +44,7 @@ export const WebhooksSchema = z.array(WebhookSchema).openapi("Webhooks");
 
 export const WebhookWithSecretSchema = WebhookSchema.extend({
   secret: z.string().openapi({
-    description:
-      "Signing secret `whsec_<base64>` (Standard Webhooks). Shown only in this response; store it to verify `webhook-signature`.",
+    description: "Signing secret `whsec_<base64>` (Standard Webhooks). Shown only in this response; store it to verify `webhook-signature`.",
     example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
   }),
 }).openapi("WebhookWithSecret", { description: "The created subscription and its signing secret (shown once)." });
@@ -58,20 +56,18 @@ export const WebhookDeliverySchema = z
     eventId: id,
     eventType: z.string().openapi({ description: "Type of the delivered event (see EventType).", example: "pet.created" }),
     status: z.enum(["pending", "delivered", "failed"]).openapi({
-      description: "`pending`: not yet accepted, retried with exponential backoff; `delivered`: a 2xx was received; `failed`: given up after the configured number of attempts.",
+      description:
+        "`pending`: not yet accepted, retried with exponential backoff; `delivered`: a 2xx was received; `failed`: given up after the configured number of attempts.",
     }),
     attempts: z.number().int().min(0).openapi({ example: 1 }),
     nextAttemptAt: timestamp.optional().openapi({ description: "While pending: when the next attempt is due." }),
     lastAttemptAt: timestamp.optional(),
     lastStatusCode: z.number().int().optional().openapi({ description: "HTTP status of the last response (absent when none was received).", example: 200 }),
-    lastError: z
-      .enum(["http_status", "timeout", "refused", "dns", "tls", "private_address", "network"])
-      .optional()
-      .openapi({
-        description:
-          "Why the last attempt failed, coarsely: `http_status` (see `lastStatusCode`), `timeout`, `refused` (connection refused), `dns` (the name did not resolve), `tls` (handshake or certificate), `private_address` (the target is or resolves to a loopback, private or link-local address), `network` (anything else).",
-        example: "http_status",
-      }),
+    lastError: z.enum(["http_status", "timeout", "refused", "dns", "tls", "private_address", "network"]).optional().openapi({
+      description:
+        "Why the last attempt failed, coarsely: `http_status` (see `lastStatusCode`), `timeout`, `refused` (connection refused), `dns` (the name did not resolve), `tls` (handshake or certificate), `private_address` (the target is or resolves to a loopback, private or link-local address), `network` (anything else).",
+      example: "http_status",
+    }),
     deliveredAt: timestamp.optional(),
   })
   .openapi("WebhookDelivery", { description: "One event's delivery to one subscription." });
