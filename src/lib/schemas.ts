@@ -171,6 +171,22 @@ export const responseHeaders = {
   Location: { description: "URL of the created resource.", schema: { type: "string" as const } },
 };
 
+/**
+ * The 200 response of a conditional write (PUT/PATCH): the new representation
+ * and its `ETag`, to send as `If-Match` with the next write (RFC 9110 §8.8.3).
+ */
+export function updatedContent<T>(schema: T, description: string) {
+  return {
+    ...jsonContent(schema, description),
+    headers: {
+      ETag: {
+        ...responseHeaders.ETag,
+        description: "Strong entity tag of the new representation (RFC 9110 §8.8.3): send it as `If-Match` with the next write.",
+      },
+    },
+  };
+}
+
 /** The 304 response of a conditional GET. */
 export const notModifiedResponse = { 304: { description: "Not modified: If-None-Match matched the current ETag." } };
 

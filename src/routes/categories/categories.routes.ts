@@ -7,6 +7,7 @@ import {
   ifMatchHeaders,
   notModifiedResponse,
   responseHeaders,
+  updatedContent,
   idParams,
   jsonBody,
   jsonContent,
@@ -94,15 +95,7 @@ export const patch = createRoute({
   "x-stability": "stable",
   request: { params: categoryIdParams, headers: ifMatchHeader, body: jsonBody(CategoryPatchSchema, "The fields to change.") },
   responses: {
-    200: {
-      ...jsonContent(CategorySchema, "The updated category."),
-      headers: {
-        ETag: {
-          ...responseHeaders.ETag,
-          description: "Strong entity tag of the new representation (RFC 9110 §8.8.3): send it as `If-Match` with the next write.",
-        },
-      },
-    },
+    200: updatedContent(CategorySchema, "The updated category."),
     ...errorResponses({
       400: true,
       401: true,

@@ -10,6 +10,7 @@ import {
   notModifiedResponse,
   paginationQuery,
   responseHeaders,
+  updatedContent,
 } from "../../lib/schemas";
 import { protectedOperation, publicOperation } from "../../middleware/security";
 import { publicRead } from "../../lib/http-cache";
@@ -73,15 +74,7 @@ export const replace = createRoute({
   "x-stability": "stable",
   request: { params: idParams("petId"), headers: ifMatchHeaders("inventory entry"), body: jsonBody(InventoryUpdateSchema, "The new stock count.") },
   responses: {
-    200: {
-      ...jsonContent(InventoryItemSchema, "The updated inventory entry."),
-      headers: {
-        ETag: {
-          ...responseHeaders.ETag,
-          description: "Strong entity tag of the new representation (RFC 9110 §8.8.3): send it as `If-Match` with the next write.",
-        },
-      },
-    },
+    200: updatedContent(InventoryItemSchema, "The updated inventory entry."),
     ...errorResponses({ 400: true, 401: true, 403: true, 404: true, 412: true, 413: true, 415: true, 429: true, 500: true, 503: true }),
   },
 });

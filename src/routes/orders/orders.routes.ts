@@ -13,6 +13,7 @@ import {
   notModifiedResponse,
   paginationQuery,
   responseHeaders,
+  updatedContent,
 } from "../../lib/schemas";
 import { protectedOperation, protectedRead } from "../../middleware/security";
 import { NewOrderSchema, OrderSchema, OrdersSchema, OrderUpdateSchema } from "./orders.schemas";
@@ -110,15 +111,7 @@ export const patch = createRoute({
   "x-stability": "stable",
   request: { params: orderIdParams, headers: ifMatchHeaders("order"), body: jsonBody(OrderUpdateSchema, "The changes.") },
   responses: {
-    200: {
-      ...jsonContent(OrderSchema, "The updated order."),
-      headers: {
-        ETag: {
-          ...responseHeaders.ETag,
-          description: "Strong entity tag of the new representation (RFC 9110 §8.8.3): send it as `If-Match` with the next write.",
-        },
-      },
-    },
+    200: updatedContent(OrderSchema, "The updated order."),
     ...errorResponses({
       400: true,
       401: true,

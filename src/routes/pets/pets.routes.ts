@@ -7,6 +7,7 @@ import {
   ifMatchHeaders,
   notModifiedResponse,
   responseHeaders,
+  updatedContent,
   idListQuery,
   idParams,
   idQuery,
@@ -129,15 +130,7 @@ export const replace = createRoute({
   "x-stability": "stable",
   request: { params: petIdParams, headers: ifMatchHeader, body: jsonBody(NewPetSchema, "The pet's new state.") },
   responses: {
-    200: {
-      ...jsonContent(PetSchema, "The updated pet."),
-      headers: {
-        ETag: {
-          ...responseHeaders.ETag,
-          description: "Strong entity tag of the new representation (RFC 9110 §8.8.3): send it as `If-Match` with the next write.",
-        },
-      },
-    },
+    200: updatedContent(PetSchema, "The updated pet."),
     ...writeErrors,
   },
 });
@@ -153,15 +146,7 @@ export const patch = createRoute({
   "x-stability": "stable",
   request: { params: petIdParams, headers: ifMatchHeader, body: jsonBody(PetPatchSchema, "The fields to change.") },
   responses: {
-    200: {
-      ...jsonContent(PetSchema, "The updated pet."),
-      headers: {
-        ETag: {
-          ...responseHeaders.ETag,
-          description: "Strong entity tag of the new representation (RFC 9110 §8.8.3): send it as `If-Match` with the next write.",
-        },
-      },
-    },
+    200: updatedContent(PetSchema, "The updated pet."),
     ...writeErrors,
   },
 });
