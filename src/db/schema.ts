@@ -8,6 +8,7 @@
  */
 import { sql } from "drizzle-orm";
 import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { EVENT_TYPES } from "../domain/events";
 import { PET_STATUSES } from "../domain/pets";
 import { ROLES } from "../domain/principal";
 
@@ -135,7 +136,7 @@ export const idempotencyKeys = sqliteTable(
 
 export const events = sqliteTable("events", {
   id: integer().primaryKey({ autoIncrement: true }),
-  type: text().notNull(),
+  type: text({ enum: EVENT_TYPES }).notNull(),
   occurredAt: text().notNull(),
   /** JSON text of the resource after the change. */
   data: text().notNull(),

@@ -5,7 +5,7 @@
  */
 import type { Row } from "@libsql/client";
 import type { Database } from "../db/client";
-import { isConstraintError, writeBatch } from "../db/batch";
+import { isConstraintError, writeStatements } from "../db/batch";
 import type { Role } from "../domain/principal";
 import { ApiError, notFound } from "../lib/errors";
 import { generateApiKey } from "./api-keys";
@@ -75,7 +75,7 @@ export async function createAccount(
   const at = now.toISOString();
   const material = await generateApiKey();
   try {
-    const [accountRs, keyRs] = await writeBatch(db, [
+    const [accountRs, keyRs] = await writeStatements(db, [
       {
         sql: `INSERT INTO accounts (name, email, email_key, role, created_at) VALUES (?, ?, ?, ?, ?) RETURNING ${ACCOUNT_COLUMNS}`,
         args: [input.name, input.email.trim(), emailKey(input.email), role, at],
@@ -198,7 +198,7 @@ export async function bootstrapStaffKey(db: Database, now: Date): Promise<NewApi
   const at = now.toISOString();
   const email = "bootstrap@staff.petstore.invalid";
   const material = await generateApiKey();
-  const [, keyRs] = await writeBatch(db, [
+  const [, keyRs] = await writeStatements(db, [
     {
       sql: `INSERT INTO accounts (name, email, email_key, role, created_at)
             SELECT 'bootstrap', ?, ?, 'staff', ? WHERE NOT EXISTS (SELECT 1 FROM accounts WHERE role = 'staff' OR email_key = ?)`,

@@ -5,7 +5,7 @@
  */
 import type { Row } from "@libsql/client";
 import type { Database } from "../db/client";
-import { CATEGORY_JSON, eventInsert, isConstraintError, readBatch, writeBatch } from "../db/batch";
+import { CATEGORY_JSON, eventInsert, isConstraintError, readStatements, writeStatements } from "../db/batch";
 import { ApiError, concurrentUpdate, notFound } from "../lib/errors";
 import { assertIfMatch } from "../lib/http-cache";
 
@@ -38,7 +38,7 @@ function duplicateName(name: string): ApiError {
 
 /** Up to `limit` categories with id > `afterId`, ascending. One round trip. */
 export async function listCategories(db: Database, afterId: number, limit: number): Promise<Category[]> {
-  const [rs] = await readBatch(db, [{ sql: "SELECT id, name, description FROM categories WHERE id > ? ORDER BY id LIMIT ?", args: [afterId, limit] }]);
+  const [rs] = await readStatements(db, [{ sql: "SELECT id, name, description FROM categories WHERE id > ? ORDER BY id LIMIT ?", args: [afterId, limit] }]);
   return rs!.rows.map(toCategory);
 }
 
@@ -52,7 +52,7 @@ export async function getCategory(db: Database, categoryId: number): Promise<Cat
 /** Create a category. @throws ApiError 409 `duplicate_name`. */
 export async function createCategory(db: Database, input: NewCategory, now: Date): Promise<Category> {
   try {
-    const [inserted] = await writeBatch(db, [
+    const [inserted] = await writeStatements(db, [
       {
         sql: "INSERT INTO categories (name, name_key, description) VALUES (?, ?, ?) RETURNING id, name, description",
         args: [input.name, nameKey(input.name), input.description ?? null],
@@ -89,7 +89,7 @@ export async function updateCategory(
     const name = patch.name ?? String(row.name);
     const description = patch.description === undefined ? row.description : patch.description;
     try {
-      const [updated] = await writeBatch(db, [
+      const [updated] = await writeStatements(db, [
         {
           sql: `UPDATE categories SET name = ?, name_key = ?, description = ?, version = version + 1
                 WHERE id = ? AND version = ? RETURNING id, name, description`,
@@ -122,7 +122,7 @@ export async function deleteCategory(db: Database, categoryId: number, ifMatch: 
   // Event and delete share one condition, evaluated in the same transaction: both happen or neither.
   const condition = "c.id = ? AND (? IS NULL OR c.version = ?) AND NOT EXISTS (SELECT 1 FROM pets WHERE category_id = c.id)";
   const args = [categoryId, version, version];
-  const results = await writeBatch(db, [
+  const results = await writeStatements(db, [
     eventInsert("category.deleted", now.toISOString(), CATEGORY_JSON, `categories c WHERE ${condition}`, args),
     { sql: `DELETE FROM categories AS c WHERE ${condition}`, args },
     { sql: "SELECT version, EXISTS (SELECT 1 FROM pets WHERE category_id = ?) AS in_use FROM categories WHERE id = ?", args: [categoryId, categoryId] },

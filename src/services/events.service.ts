@@ -11,21 +11,9 @@
 import type { Row } from "@libsql/client";
 import type { Database } from "../db/client";
 
-/** Every event type the service writes (API.md §6), resource first. */
-export const EVENT_TYPES = [
-  "pet.created",
-  "pet.updated",
-  "pet.deleted",
-  "category.created",
-  "category.updated",
-  "category.deleted",
-  "inventory.updated",
-  "order.placed",
-  "order.updated",
-  "order.fulfilled",
-  "order.cancelled",
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+import { EVENT_TYPES, type EventType } from "../domain/events";
+
+export { EVENT_TYPES, type EventType };
 
 /** Event representation: `data` is the resource after the change (for deletions: its last state). */
 export interface Event {

@@ -5,7 +5,7 @@
 import type { Row } from "@libsql/client";
 import type { Database } from "../db/client";
 import type { PetStatus } from "../domain/pets";
-import { writeBatch } from "../db/batch";
+import { writeStatements } from "../db/batch";
 import { ApiError, notFound } from "../lib/errors";
 import { assertIfMatch } from "../lib/http-cache";
 
@@ -88,7 +88,7 @@ export async function setInventory(db: Database, petId: number, quantity: number
     AND (SELECT version FROM pets WHERE id = ?1) = ?5))`;
   const newStatus = `(CASE WHEN ?2 > 0 THEN 'available'
     WHEN EXISTS (SELECT 1 FROM orders WHERE pet_id = ?1 AND complete = 0) THEN 'pending' ELSE 'sold' END)`;
-  const results = await writeBatch(db, [
+  const results = await writeStatements(db, [
     {
       sql: `INSERT INTO events (type, occurred_at, data)
             SELECT 'pet.updated', ?3, json_object('id', p.id, 'name', p.name, 'categoryId', p.category_id, 'status', ${newStatus})

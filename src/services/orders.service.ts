@@ -18,7 +18,7 @@
  */
 import type { InStatement, Row } from "@libsql/client";
 import type { Database } from "../db/client";
-import { eventInsert, INVENTORY_JSON, ORDER_JSON, PET_JSON, writeBatch } from "../db/batch";
+import { eventInsert, INVENTORY_JSON, ORDER_JSON, PET_JSON, writeStatements } from "../db/batch";
 import { ApiError, notFound } from "../lib/errors";
 import { assertIfMatch } from "../lib/http-cache";
 import type { Principal } from "../domain/principal";
@@ -180,7 +180,7 @@ export async function placeOrder(db: Database, principal: Principal, input: NewO
           FROM (SELECT 1) LEFT JOIN idempotency_keys k ON k.account_id = ? AND k.key = ?`,
     args: [token, token, petId, petId, principal.accountId, idempotencyKey ?? null],
   });
-  const results = await writeBatch(db, statements);
+  const results = await writeStatements(db, statements);
   const row = results[readBackIndex]!.rows[0]!;
   if (row.order_id !== null) {
     return { status: 201, body: JSON.parse(String(row.body)) as Order, location: `/store/orders/${Number(row.order_id)}`, replayed: false };
@@ -239,7 +239,7 @@ export async function updateOrder(
     sql: `SELECT complete, version FROM orders o WHERE o.id = ? AND ${visibleTo(principal).sql}`,
     args: [orderId, ...visibleTo(principal).args],
   });
-  const results = await writeBatch(db, statements);
+  const results = await writeStatements(db, statements);
   const updated = results[0]!.rows[0];
   if (updated) return toOrder(updated);
   const row = results[results.length - 1]!.rows[0];
@@ -261,7 +261,7 @@ export async function cancelOrder(db: Database, principal: Principal, orderId: n
   const cancellable = `EXISTS (SELECT 1 FROM orders o WHERE o.id = ? AND o.complete = 0 AND ${visible.sql} AND (? IS NULL OR o.version = ?))`;
   const cArgs = [orderId, ...visible.args, version, version];
   const petOfOrder = "(SELECT pet_id FROM orders WHERE id = ?)";
-  const results = await writeBatch(db, [
+  const results = await writeStatements(db, [
     {
       sql: `UPDATE inventory SET quantity = quantity + (SELECT quantity FROM orders WHERE id = ?), version = version + 1
             WHERE pet_id = ${petOfOrder} AND ${cancellable}`,

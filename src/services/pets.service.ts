@@ -6,7 +6,7 @@
  */
 import type { InStatement, Row } from "@libsql/client";
 import type { Database } from "../db/client";
-import { eventInsert, INVENTORY_JSON, PET_JSON, writeBatch } from "../db/batch";
+import { eventInsert, INVENTORY_JSON, PET_JSON, writeStatements } from "../db/batch";
 import type { PetStatus } from "../domain/pets";
 import { ApiError, concurrentUpdate, notFound } from "../lib/errors";
 import { assertIfMatch } from "../lib/http-cache";
@@ -101,7 +101,7 @@ function createPetStatements(input: NewPet, at: string): InStatement[] {
  * @throws ApiError 422 `category_not_found`.
  */
 export async function createPet(db: Database, input: NewPet, now: Date): Promise<Pet> {
-  const [inserted] = await writeBatch(db, createPetStatements(input, now.toISOString()));
+  const [inserted] = await writeStatements(db, createPetStatements(input, now.toISOString()));
   const row = inserted!.rows[0];
   if (!row) throw categoryNotFound(input.categoryId);
   return toPet(row);
@@ -117,7 +117,7 @@ export async function createPets(db: Database, inputs: NewPet[], now: Date): Pro
   if (inputs.length === 0) return [];
   const at = now.toISOString();
   const groups = inputs.map((input) => createPetStatements(input, at));
-  const results = await writeBatch(db, groups.flat());
+  const results = await writeStatements(db, groups.flat());
   let first = 0; // index of each pet's first statement (its INSERT … RETURNING)
   return groups.map((group) => {
     const row = results[first]!.rows[0];
@@ -196,7 +196,7 @@ export async function updatePet(db: Database, petId: number, change: Partial<New
         eventInsert("inventory.updated", at, INVENTORY_JSON, "inventory i JOIN pets p ON p.id = i.pet_id WHERE i.pet_id = ? AND changes() = 1", [petId]),
       );
     }
-    const [updated] = await writeBatch(db, statements);
+    const [updated] = await writeStatements(db, statements);
     const row = updated!.rows[0];
     if (row) return toPet(row);
     // Something changed between the read and the write: the state read is stale.
@@ -216,7 +216,7 @@ export async function deletePet(db: Database, petId: number, ifMatch: string | u
   // Event and deletes share one condition, evaluated in one transaction: all happen or none.
   const condition = "p.id = ? AND (? IS NULL OR p.version = ?) AND NOT EXISTS (SELECT 1 FROM orders WHERE pet_id = p.id)";
   const args = [petId, version, version];
-  const results = await writeBatch(db, [
+  const results = await writeStatements(db, [
     eventInsert("pet.deleted", now.toISOString(), PET_JSON, `pets p WHERE ${condition}`, args),
     { sql: `DELETE FROM inventory WHERE pet_id IN (SELECT p.id FROM pets p WHERE ${condition})`, args },
     { sql: `DELETE FROM pets AS p WHERE ${condition}`, args },

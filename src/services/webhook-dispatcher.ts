@@ -63,7 +63,7 @@
 import type { AppConfig } from "../config";
 import type { Database } from "../db/client";
 import type { InStatement } from "@libsql/client";
-import { readBatch, writeBatch } from "../db/batch";
+import { readStatements, writeStatements } from "../db/batch";
 import { isPrivateHost, type DeliveryError } from "./webhooks.service";
 import { signedWebhookHeaders, webhookMessageId } from "./webhook-signing";
 
@@ -181,7 +181,7 @@ function toHead(row: Record<string, unknown>): Head {
  * count plus the row's position). Returns how many rows were created.
  */
 async function fanOut(db: Database, upToEventId: number, maxPendingPerFailing: number, nowIso: string): Promise<number> {
-  const [inserted] = await writeBatch(db, [
+  const [inserted] = await writeStatements(db, [
     {
       sql: `WITH backlog AS (
               SELECT p.webhook_id, count(*) AS pending FROM webhook_deliveries p
@@ -211,7 +211,7 @@ async function claim(db: Database, heads: Head[], now: Date, leaseMs: number): P
   if (heads.length === 0) return [];
   const nowIso = now.toISOString();
   const leaseEnd = new Date(now.getTime() + leaseMs).toISOString();
-  const results = await writeBatch(
+  const results = await writeStatements(
     db,
     heads.map((h) => ({
       sql: `UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = ?, last_attempt_at = ?
@@ -357,7 +357,7 @@ export async function dispatchDue(db: Database, config: AppConfig, now: () => Da
   const deadline = first.getTime() + (options.maxRunMs ?? 20_000);
   const mayStart = () => budget > 0 && !options.signal?.aborted && now().getTime() < deadline;
   const pruneBefore = new Date(first.getTime() - DELIVERY_RETENTION_MS).toISOString();
-  const [, cursors] = await writeBatch(db, [
+  const [, cursors] = await writeStatements(db, [
     {
       // Retention (step 5): the (status, next_attempt_at) index finds them.
       sql: `DELETE FROM webhook_deliveries WHERE id IN (
@@ -382,7 +382,7 @@ export async function dispatchDue(db: Database, config: AppConfig, now: () => Da
   // Rounds (steps 2–4): every subscription's due head, claimed in one batch, sent at once, recorded in one batch.
   while (mayStart()) {
     const at = now();
-    const [rows] = await readBatch(db, [headsStatement(at.toISOString(), null, Math.min(HEAD_LIMIT, budget))]);
+    const [rows] = await readStatements(db, [headsStatement(at.toISOString(), null, Math.min(HEAD_LIMIT, budget))]);
     const heads = rows!.rows.map((r) => toHead(r as Record<string, unknown>));
     if (heads.length === 0) break;
     budget -= heads.length;
@@ -391,7 +391,7 @@ export async function dispatchDue(db: Database, config: AppConfig, now: () => Da
     const done = now();
     const recorded = claimed.map((head, i) => recording(head, results[i]!, config, done, random));
     if (recorded.length > 0)
-      await writeBatch(
+      await writeStatements(
         db,
         recorded.flatMap((r) => r.statements),
       );

@@ -19,7 +19,7 @@
  */
 import type { Row } from "@libsql/client";
 import type { Database } from "../db/client";
-import { readBatch, writeBatch } from "../db/batch";
+import { readStatements, writeStatements } from "../db/batch";
 import { ApiError, notFound } from "../lib/errors";
 import type { EventType } from "./events.service";
 import { generateWebhookSecret } from "./webhook-signing";
@@ -286,7 +286,7 @@ export async function getWebhook(db: Database, webhookId: number): Promise<Webho
  * @throws ApiError 404 when absent.
  */
 export async function deleteWebhook(db: Database, webhookId: number): Promise<void> {
-  const results = await writeBatch(db, [
+  const results = await writeStatements(db, [
     { sql: "DELETE FROM webhook_deliveries WHERE webhook_id = ?", args: [webhookId] },
     { sql: "DELETE FROM webhooks WHERE id = ?", args: [webhookId] },
   ]);
@@ -299,7 +299,7 @@ export async function deleteWebhook(db: Database, webhookId: number): Promise<vo
  * @throws ApiError 404 when the subscription does not exist.
  */
 export async function listDeliveries(db: Database, webhookId: number, afterId: number, limit: number, status?: DeliveryStatus): Promise<WebhookDelivery[]> {
-  const [exists, rows] = await readBatch(db, [
+  const [exists, rows] = await readStatements(db, [
     { sql: "SELECT 1 FROM webhooks WHERE id = ?", args: [webhookId] },
     {
       sql: `SELECT d.id, d.webhook_id, d.event_id, e.type, d.status, d.attempts, d.next_attempt_at, d.last_attempt_at,

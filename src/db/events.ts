@@ -1,0 +1,40 @@
+/**
+ * The transactional outbox in Drizzle (API.md §6): every write appends its
+ * events in its own batch, with `INSERT INTO events … SELECT <data> FROM <the
+ * changed row> WHERE <the write's condition>`, so an event exists exactly when
+ * its change happened. The data of each event is the resource's
+ * representation, built by SQLite's JSON functions from schema columns.
+ *
+ * Use: `db.insert(events).select(db.select(eventColumns("pet.created", petData)).from(pets).where(…))`,
+ * prepared once per database (src/db/batch.ts `perDatabase`); the occurrence
+ * time is the placeholder `occurredAt`.
+ */
+import { sql, type SQL } from "drizzle-orm";
+import type { EventType } from "../domain/events";
+import { categories, events, inventory, orders, pets } from "./schema";
+
+/**
+ * The select list of an outbox insert: every column of `events` in table order
+ * (Drizzle's insert-select requires that): a new id, `type`, the placeholder
+ * `occurredAt` (RFC 3339 UTC), and `data`.
+ */
+export function eventColumns(type: EventType, data: SQL<string>) {
+  return {
+    id: sql<number>`NULL`,
+    type: sql<EventType>`${type}`,
+    occurredAt: sql<string>`${sql.placeholder("occurredAt")}`,
+    data,
+  } satisfies Record<keyof typeof events.$inferSelect, SQL>;
+}
+
+/** Event data of a pet row (the Pet representation). */
+export const petData = sql<string>`json_object('id', ${pets.id}, 'name', ${pets.name}, 'categoryId', ${pets.categoryId}, 'status', ${pets.status})`;
+
+/** Event data of a category row; `description` is left out when NULL (RFC 7396: merging a null member removes it). */
+export const categoryData = sql<string>`json_patch(json_object('id', ${categories.id}, 'name', ${categories.name}), json_object('description', ${categories.description}))`;
+
+/** Event data of an inventory row joined to its pet (the InventoryItem representation). */
+export const inventoryData = sql<string>`json_object('petId', ${inventory.petId}, 'quantity', ${inventory.quantity}, 'status', ${pets.status})`;
+
+/** Event data of an order row (the Order representation): `complete` as a JSON boolean, `shipDate` left out while NULL. */
+export const orderData = sql<string>`json_patch(json_object('id', ${orders.id}, 'petId', ${orders.petId}, 'quantity', ${orders.quantity}, 'complete', json(CASE WHEN ${orders.complete} THEN 'true' ELSE 'false' END)), json_object('shipDate', ${orders.shipDate}))`;
