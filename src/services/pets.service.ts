@@ -3,14 +3,17 @@
  * with the status transition table, deletion only without orders. Every write
  * is one atomic batch carrying its events (API.md §6); updates read the current
  * state once, decide, then write guarded by what they read (at most 2 round trips).
+ * Statements are Drizzle prepared queries built once per database (src/db/batch.ts).
  */
-import type { InStatement, Row } from "@libsql/client";
+import { and, eq, gt, type SQL, sql } from "drizzle-orm";
+import { type BatchStep, perDatabase, step, writeBatch } from "../db/batch";
 import type { Database } from "../db/client";
-import { eventInsert, INVENTORY_JSON, PET_JSON, writeStatements } from "../db/batch";
+import { eventColumns, inventoryData, petData } from "../db/events";
+import { categories, events, inventory, orders, pets } from "../db/schema";
 import type { PetStatus } from "../domain/pets";
 import { ApiError, concurrentUpdate, notFound } from "../lib/errors";
 import { assertIfMatch } from "../lib/http-cache";
-import { planTransition } from "./pet-status";
+import { planTransition, type TransitionPlan } from "./pet-status";
 
 /** Pet representation. */
 export interface Pet {
@@ -32,68 +35,196 @@ export interface PetFilter {
   ids?: number[];
 }
 
-const PET_SELECT = "SELECT id, name, category_id, status FROM pets";
+/** The columns of the Pet representation, typed by the schema. */
+const PET_FIELDS = { id: pets.id, name: pets.name, categoryId: pets.categoryId, status: pets.status };
 
-function toPet(row: Row): Pet {
-  return { id: Number(row.id), name: String(row.name), categoryId: Number(row.category_id), status: row.status as PetStatus };
+const ph = sql.placeholder;
+
+/** Which optional filters a list has: one prepared variant per combination (a fixed WHERE keeps the indexes usable). */
+function listVariant(filter: PetFilter): number {
+  return (filter.status ? 1 : 0) | (filter.categoryId !== undefined ? 2 : 0) | (filter.ids ? 4 : 0);
 }
+
+function listQuery(db: Database, variant: number) {
+  const where: SQL[] = [gt(pets.id, ph("afterId"))];
+  if (variant & 1) where.push(eq(pets.status, ph("status")));
+  if (variant & 2) where.push(eq(pets.categoryId, ph("categoryId")));
+  // The ids as one JSON array argument: one statement text whatever their number.
+  if (variant & 4) where.push(sql`${pets.id} in (select value from json_each(${ph("ids")}))`);
+  return db
+    .select(PET_FIELDS)
+    .from(pets)
+    .where(and(...where))
+    .orderBy(pets.id)
+    .limit(ph("limit"))
+    .prepare();
+}
+
+/** "Pet `id` may be deleted": its version matches (when one is given) and no order references it. */
+function deletable(): SQL {
+  return and(
+    eq(pets.id, ph("id")),
+    sql`(${ph("version")} is null or ${pets.version} = ${ph("version")})`,
+    sql`not exists (select 1 from ${orders} where ${orders.petId} = ${pets.id})`,
+  )!;
+}
+
+/** Re-checks of a status transition inside the write batch (src/services/pet-status.ts), so concurrency cannot break the rule. */
+const TRANSITION_GUARDS: Record<TransitionPlan["guard"], SQL | undefined> = {
+  none: undefined,
+  stock_positive: sql`(select ${inventory.quantity} from ${inventory} where ${inventory.petId} = ${pets.id}) > 0`,
+  no_open_orders: sql`not exists (select 1 from ${orders} where ${orders.petId} = ${pets.id} and ${orders.complete} = 0)`,
+};
+
+/** This module's prepared statements, built once per database handle. */
+const queries = perDatabase((db) => {
+  const updatePet = (guard: SQL | undefined) =>
+    db
+      .update(pets)
+      .set({ name: sql`${ph("name")}`, categoryId: sql`${ph("categoryId")}`, status: sql`${ph("status")}`, version: sql`${pets.version} + 1` })
+      .where(
+        and(
+          eq(pets.id, ph("id")),
+          eq(pets.version, ph("version")),
+          sql`exists (select 1 from ${categories} where ${categories.id} = ${ph("categoryId")})`,
+          guard,
+        ),
+      )
+      .returning(PET_FIELDS)
+      .prepare();
+  return {
+    lists: new Map<number, ReturnType<typeof listQuery>>(),
+    getPet: db
+      .select(PET_FIELDS)
+      .from(pets)
+      .where(eq(pets.id, ph("id")))
+      .prepare(),
+    // The pet, only when its category exists (else nothing is written).
+    insertPet: db
+      .insert(pets)
+      .select(
+        db
+          .select({
+            id: sql<number>`NULL`.as("id"),
+            name: sql<string>`${ph("name")}`.as("name"),
+            categoryId: categories.id,
+            status: sql<PetStatus>`${ph("status")}`.as("status"),
+            version: sql<number>`1`.as("version"),
+          })
+          .from(categories)
+          .where(eq(categories.id, ph("categoryId"))),
+      )
+      .returning(PET_FIELDS)
+      .prepare(),
+    // changes() = 1 only when the pet row above was inserted; last_insert_rowid() is its id.
+    insertInventory: db
+      .insert(inventory)
+      .select(
+        db
+          .select({ petId: pets.id, quantity: sql<number>`${ph("quantity")}`.as("quantity"), version: sql<number>`1`.as("version") })
+          .from(pets)
+          .where(and(eq(pets.id, sql`last_insert_rowid()`), sql`changes() = 1`)),
+      )
+      .prepare(),
+    // inventory.pet_id is its rowid, so last_insert_rowid() is still the new pet's id.
+    petCreated: db
+      .insert(events)
+      .select(
+        db
+          .select(eventColumns("pet.created", petData))
+          .from(pets)
+          .where(and(eq(pets.id, sql`last_insert_rowid()`), sql`changes() = 1`)),
+      )
+      .prepare(),
+    petState: db
+      .select({
+        ...PET_FIELDS,
+        version: pets.version,
+        quantity: inventory.quantity,
+        openOrders: sql<number>`(select count(*) from ${orders} where ${orders.petId} = ${pets.id} and ${orders.complete} = 0)`,
+        categoryExists: sql<boolean>`exists (select 1 from ${categories} where ${categories.id} = ${ph("categoryId")})`.mapWith(Boolean),
+      })
+      .from(pets)
+      .innerJoin(inventory, eq(inventory.petId, pets.id))
+      .where(eq(pets.id, ph("id")))
+      .prepare(),
+    updatePet: {
+      none: updatePet(TRANSITION_GUARDS.none),
+      stock_positive: updatePet(TRANSITION_GUARDS.stock_positive),
+      no_open_orders: updatePet(TRANSITION_GUARDS.no_open_orders),
+    },
+    petUpdated: db
+      .insert(events)
+      .select(
+        db
+          .select(eventColumns("pet.updated", petData))
+          .from(pets)
+          .where(and(eq(pets.id, ph("id")), sql`changes() = 1`)),
+      )
+      .prepare(),
+    zeroStock: db
+      .update(inventory)
+      .set({ quantity: 0, version: sql`${inventory.version} + 1` })
+      .where(and(eq(inventory.petId, ph("id")), sql`changes() = 1`))
+      .prepare(),
+    inventoryUpdated: db
+      .insert(events)
+      .select(
+        db
+          .select(eventColumns("inventory.updated", inventoryData))
+          .from(inventory)
+          .innerJoin(pets, eq(pets.id, inventory.petId))
+          .where(and(eq(inventory.petId, ph("id")), sql`changes() = 1`)),
+      )
+      .prepare(),
+    // The event and both deletes share one condition, evaluated in one transaction: all happen or none.
+    petDeleted: db
+      .insert(events)
+      .select(db.select(eventColumns("pet.deleted", petData)).from(pets).where(deletable()))
+      .prepare(),
+    deleteInventory: db.delete(inventory).where(sql`${inventory.petId} in (select ${pets.id} from ${pets} where ${deletable()})`).prepare(),
+    deletePet: db.delete(pets).where(deletable()).prepare(),
+    hasOrders: db
+      .select({ hasOrders: sql<boolean>`exists (select 1 from ${orders} where ${orders.petId} = ${ph("id")})`.mapWith(Boolean) })
+      .from(pets)
+      .where(eq(pets.id, ph("id")))
+      .prepare(),
+  };
+});
 
 function categoryNotFound(categoryId: number): ApiError {
   return new ApiError(422, "category_not_found", `Category ${categoryId} does not exist.`, [{ path: "body.categoryId", message: "No such category." }]);
 }
 
-/**
- * Up to `limit` pets matching `filter` with id > `afterId`, ascending. One round trip.
- * Reads use SQL through the client: Drizzle's query builder measured ~100 µs per
- * query to build, more than the query itself, on this hot path.
- */
+/** Up to `limit` pets matching `filter` with id > `afterId`, ascending. One round trip. */
 export async function listPets(db: Database, filter: PetFilter, afterId: number, limit: number): Promise<Pet[]> {
-  const where = ["id > ?"];
-  const args: (string | number)[] = [afterId];
-  if (filter.status) {
-    where.push("status = ?");
-    args.push(filter.status);
-  }
-  if (filter.categoryId !== undefined) {
-    where.push("category_id = ?");
-    args.push(filter.categoryId);
-  }
-  if (filter.ids) {
-    where.push(`id IN (${filter.ids.map(() => "?").join(", ")})`);
-    args.push(...filter.ids);
-  }
-  const rs = await db.$client.execute({ sql: `${PET_SELECT} WHERE ${where.join(" AND ")} ORDER BY id LIMIT ?`, args: [...args, limit] });
-  return rs.rows.map(toPet);
+  const { lists } = queries(db);
+  const variant = listVariant(filter);
+  const query = lists.get(variant) ?? listQuery(db, variant);
+  lists.set(variant, query);
+  return query.all({ afterId, limit, status: filter.status, categoryId: filter.categoryId, ids: filter.ids && JSON.stringify(filter.ids) });
 }
 
 /** @throws ApiError 404 when absent. One round trip. */
 export async function getPet(db: Database, petId: number): Promise<Pet> {
-  const rs = await db.$client.execute({ sql: `${PET_SELECT} WHERE id = ?`, args: [petId] });
-  if (!rs.rows[0]) throw notFound("Pet", petId);
-  return toPet(rs.rows[0]);
+  const [pet] = await queries(db).getPet.all({ id: petId });
+  if (!pet) throw notFound("Pet", petId);
+  return pet;
 }
 
 /**
- * The statements that create one pet and its inventory row (quantity 1, or 0
- * when sold) and its `pet.created` event; the first statement RETURNs the pet
- * row, or nothing when the category does not exist (then nothing is written).
+ * The steps that create one pet and its inventory row (quantity 1, or 0 when
+ * sold) and its `pet.created` event; the first returns the pet row, or no row
+ * when the category does not exist (then nothing is written).
  */
-function createPetStatements(input: NewPet, at: string): InStatement[] {
+function createPetSteps(db: Database, input: NewPet, occurredAt: string) {
+  const q = queries(db);
   const status = input.status ?? "available";
   return [
-    {
-      sql: `INSERT INTO pets (name, category_id, status) SELECT ?, ?, ?
-            WHERE EXISTS (SELECT 1 FROM categories WHERE id = ?) RETURNING id, name, category_id, status`,
-      args: [input.name, input.categoryId, status, input.categoryId],
-    },
-    // changes() = 1 only when the pet row above was inserted.
-    {
-      sql: "INSERT INTO inventory (pet_id, quantity) SELECT last_insert_rowid(), ? WHERE changes() = 1",
-      args: [status === "sold" ? 0 : 1],
-    },
-    // inventory.pet_id is its rowid, so last_insert_rowid() is still the new pet's id.
-    eventInsert("pet.created", at, PET_JSON, "pets p WHERE p.id = last_insert_rowid() AND changes() = 1", []),
-  ];
+    step(q.insertPet, { name: input.name, categoryId: input.categoryId, status }),
+    step(q.insertInventory, { quantity: status === "sold" ? 0 : 1 }),
+    step(q.petCreated, { occurredAt }),
+  ] as const;
 }
 
 /**
@@ -101,10 +232,9 @@ function createPetStatements(input: NewPet, at: string): InStatement[] {
  * @throws ApiError 422 `category_not_found`.
  */
 export async function createPet(db: Database, input: NewPet, now: Date): Promise<Pet> {
-  const [inserted] = await writeStatements(db, createPetStatements(input, now.toISOString()));
-  const row = inserted!.rows[0];
-  if (!row) throw categoryNotFound(input.categoryId);
-  return toPet(row);
+  const [[pet]] = await writeBatch(db, createPetSteps(db, input, now.toISOString()));
+  if (!pet) throw categoryNotFound(input.categoryId);
+  return pet;
 }
 
 /**
@@ -116,14 +246,11 @@ export async function createPet(db: Database, input: NewPet, now: Date): Promise
 export async function createPets(db: Database, inputs: NewPet[], now: Date): Promise<(Pet | null)[]> {
   if (inputs.length === 0) return [];
   const at = now.toISOString();
-  const groups = inputs.map((input) => createPetStatements(input, at));
-  const results = await writeStatements(db, groups.flat());
-  let first = 0; // index of each pet's first statement (its INSERT … RETURNING)
-  return groups.map((group) => {
-    const row = results[first]!.rows[0];
-    first += group.length;
-    return row ? toPet(row) : null;
-  });
+  const groups = inputs.map((input) => createPetSteps(db, input, at));
+  const results = await writeBatch(db, groups.flat() as BatchStep<unknown>[]);
+  const perPet = groups[0]!.length;
+  // Each pet's first step is its insert … returning.
+  return groups.map((_, index) => (results[index * perPet] as Pet[])[0] ?? null);
 }
 
 interface PetState {
@@ -135,29 +262,11 @@ interface PetState {
 }
 
 async function readPetState(db: Database, petId: number, categoryId: number): Promise<PetState> {
-  const rs = await db.$client.execute({
-    sql: `SELECT p.id, p.name, p.category_id, p.status, p.version, i.quantity,
-                 (SELECT count(*) FROM orders o WHERE o.pet_id = p.id AND o.complete = 0) AS open_orders,
-                 EXISTS (SELECT 1 FROM categories WHERE id = ?) AS category_exists
-          FROM pets p JOIN inventory i ON i.pet_id = p.id WHERE p.id = ?`,
-    args: [categoryId, petId],
-  });
-  const row = rs.rows[0];
+  const [row] = await queries(db).petState.all({ id: petId, categoryId });
   if (!row) throw notFound("Pet", petId);
-  return {
-    pet: toPet(row),
-    version: Number(row.version),
-    quantity: Number(row.quantity),
-    openOrders: Number(row.open_orders),
-    categoryExists: Number(row.category_exists) === 1,
-  };
+  const { version, quantity, openOrders, categoryExists, ...pet } = row;
+  return { pet, version, quantity, openOrders, categoryExists };
 }
-
-const GUARD_SQL = {
-  none: "",
-  stock_positive: " AND (SELECT quantity FROM inventory WHERE pet_id = pets.id) > 0",
-  no_open_orders: " AND NOT EXISTS (SELECT 1 FROM orders WHERE pet_id = pets.id AND complete = 0)",
-} as const;
 
 /**
  * Replace (PUT: `replace` true, missing status = available) or patch a pet.
@@ -168,6 +277,7 @@ const GUARD_SQL = {
  */
 export async function updatePet(db: Database, petId: number, change: Partial<NewPet>, replace: boolean, ifMatch: string | undefined, now: Date): Promise<Pet> {
   const at = now.toISOString();
+  const q = queries(db);
   for (let attempt = 0; attempt < 5; attempt++) {
     const state = await readPetState(db, petId, change.categoryId ?? 0);
     await assertIfMatch(ifMatch, state.pet, [[state.pet]]);
@@ -181,24 +291,13 @@ export async function updatePet(db: Database, petId: number, change: Partial<New
       status: change.status ?? (replace ? "available" : state.pet.status),
     };
     const plan = planTransition(state.pet.status, next.status, state);
-    const statements: InStatement[] = [
-      {
-        sql: `UPDATE pets SET name = ?, category_id = ?, status = ?, version = version + 1
-              WHERE id = ? AND version = ? AND EXISTS (SELECT 1 FROM categories WHERE id = ?)${GUARD_SQL[plan.guard]}
-              RETURNING id, name, category_id, status`,
-        args: [next.name, next.categoryId, next.status, petId, state.version, next.categoryId],
-      },
-      eventInsert("pet.updated", at, PET_JSON, "pets p WHERE p.id = ? AND changes() = 1", [petId]),
-    ];
-    if (plan.zeroStock && state.quantity !== 0) {
-      statements.push(
-        { sql: "UPDATE inventory SET quantity = 0, version = version + 1 WHERE pet_id = ? AND changes() = 1", args: [petId] },
-        eventInsert("inventory.updated", at, INVENTORY_JSON, "inventory i JOIN pets p ON p.id = i.pet_id WHERE i.pet_id = ? AND changes() = 1", [petId]),
-      );
-    }
-    const [updated] = await writeStatements(db, statements);
-    const row = updated!.rows[0];
-    if (row) return toPet(row);
+    const update = step(q.updatePet[plan.guard], { ...next, version: state.version });
+    const event = step(q.petUpdated, { id: petId, occurredAt: at });
+    const [[updated]] =
+      plan.zeroStock && state.quantity !== 0
+        ? await writeBatch(db, [update, event, step(q.zeroStock, { id: petId }), step(q.inventoryUpdated, { id: petId, occurredAt: at })] as const)
+        : await writeBatch(db, [update, event] as const);
+    if (updated) return updated;
     // Something changed between the read and the write: the state read is stale.
     if (ifMatch !== undefined) throw new ApiError(412, "precondition_failed", "The pet changed meanwhile; fetch it again.");
   }
@@ -213,18 +312,16 @@ export async function deletePet(db: Database, petId: number, ifMatch: string | u
     await assertIfMatch(ifMatch, state.pet, [[state.pet]]);
     version = state.version;
   }
-  // Event and deletes share one condition, evaluated in one transaction: all happen or none.
-  const condition = "p.id = ? AND (? IS NULL OR p.version = ?) AND NOT EXISTS (SELECT 1 FROM orders WHERE pet_id = p.id)";
-  const args = [petId, version, version];
-  const results = await writeStatements(db, [
-    eventInsert("pet.deleted", now.toISOString(), PET_JSON, `pets p WHERE ${condition}`, args),
-    { sql: `DELETE FROM inventory WHERE pet_id IN (SELECT p.id FROM pets p WHERE ${condition})`, args },
-    { sql: `DELETE FROM pets AS p WHERE ${condition}`, args },
-    { sql: "SELECT EXISTS (SELECT 1 FROM orders WHERE pet_id = ?) AS has_orders FROM pets WHERE id = ?", args: [petId, petId] },
-  ]);
-  if (results[2]!.rowsAffected === 1) return;
-  const row = results[3]!.rows[0];
+  const q = queries(db);
+  const condition = { id: petId, version };
+  const [, , deleted, [row]] = await writeBatch(db, [
+    step(q.petDeleted, { ...condition, occurredAt: now.toISOString() }),
+    step(q.deleteInventory, condition),
+    step(q.deletePet, condition),
+    step(q.hasOrders, { id: petId }),
+  ] as const);
+  if (deleted.rowsAffected === 1) return;
   if (!row) throw notFound("Pet", petId);
-  if (Number(row.has_orders) === 1) throw new ApiError(409, "pet_has_orders", `Pet ${petId} has orders and cannot be deleted.`);
+  if (row.hasOrders) throw new ApiError(409, "pet_has_orders", `Pet ${petId} has orders and cannot be deleted.`);
   throw new ApiError(412, "precondition_failed", "The pet changed meanwhile; fetch it again.");
 }
