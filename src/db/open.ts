@@ -22,11 +22,15 @@
  *
  * Migrations run on open (on the primary for a replica), once even when
  * several processes start together (src/db/migrate.ts).
+ *
+ * Every kind group-commits its write batches (src/db/group-commit.ts): the
+ * batches of concurrent requests share one transaction and one fsync.
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { createClient, type Client } from "@libsql/client";
 import { createDatabase, type Database } from "./client";
+import { GroupCommitClient } from "./group-commit";
 import { GuardedClient, waitOutBusy } from "./guarded-client";
 import { applyMigrations } from "./migrate";
 
@@ -136,7 +140,7 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
     }
     const replica = createClient({ url, syncUrl, authToken, syncInterval: settings.syncIntervalSeconds || undefined, readYourWrites: true });
     // Writes go to the primary, where contending writers may get SQLITE_BUSY.
-    const client = new GuardedClient(replica, { lockWaitMs: settings.lockWaitMs });
+    const client = new GroupCommitClient(new GuardedClient(replica, { lockWaitMs: settings.lockWaitMs }));
     await client.sync();
     const check = () => client.execute("SELECT 1").then(() => undefined);
     return { db: createDatabase(client), kind: "replica", displayUrl: shown, migrationsApplied, check, close: async () => client.close() };
@@ -144,7 +148,7 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
 
   if (!url.startsWith("file:") && url !== ":memory:") {
     // Contending writers get SQLITE_BUSY from the server: waited out like a file's lock.
-    const client = new GuardedClient(createClient({ url, authToken }), { lockWaitMs: settings.lockWaitMs });
+    const client = new GroupCommitClient(new GuardedClient(createClient({ url, authToken }), { lockWaitMs: settings.lockWaitMs }));
     const db = createDatabase(client);
     const migrationsApplied = migrate ? await applyMigrations(db) : 0;
     const check = () => client.execute("SELECT 1").then(() => undefined);
@@ -157,7 +161,8 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
   // Opening probes the file, which another process creating it may hold locked for a moment.
   const inner = await waitOutBusy(() => createClient({ url, concurrency: 1 }), settings.lockWaitMs);
   const connectionSetup = ["PRAGMA synchronous = FULL", "PRAGMA foreign_keys = ON"];
-  const client: Client = path ? new GuardedClient(inner, { lockWaitMs: settings.lockWaitMs, file: { path, connectionSetup } }) : inner;
+  const guarded = path ? new GuardedClient(inner, { lockWaitMs: settings.lockWaitMs, file: { path, connectionSetup } }) : undefined;
+  const client: Client = new GroupCommitClient(guarded ?? inner);
   // WAL is a property of the file (set once, kept); the others hold per connection.
   if (path) await client.execute("PRAGMA journal_mode = WAL");
   for (const sql of connectionSetup) await client.execute(sql);
@@ -169,10 +174,10 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
     displayUrl: shown,
     migrationsApplied,
     check: async () => {
-      if (client instanceof GuardedClient) client.assertWritable();
+      guarded?.assertWritable();
       await client.execute("SELECT 1");
     },
     // Copy the WAL into the file, so that a stopped server leaves one file behind.
-    close: async () => (client instanceof GuardedClient ? client.closeCheckpointed() : client.close()),
+    close: async () => (guarded ? guarded.closeCheckpointed() : client.close()),
   };
 }
