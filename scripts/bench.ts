@@ -50,6 +50,8 @@ const { values } = parseArgs({
     pets: { type: "string", default: "1000" },
     warmup: { type: "string", default: "3" },
     sqld: { type: "string", default: "true" },
+    /** Write a V8 CPU profile of the API server (Node rows) into this folder (`node --cpu-prof`), for finding tail causes. */
+    "cpu-prof": { type: "string", default: "" },
   },
 });
 const warmup = Number(values.warmup);
@@ -82,8 +84,8 @@ async function waitFor(url: string, child: ChildProcess): Promise<void> {
 }
 
 /** Run a script: `.mjs` as is (the built server `npm start` runs), `.ts` through tsx. */
-function start(script: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, script.endsWith(".mjs") ? [script] : ["--import", "tsx", script], {
+function start(script: string, env: Record<string, string>, nodeArgs: string[] = []): ChildProcess {
+  return spawn(process.execPath, [...nodeArgs, ...(script.endsWith(".mjs") ? [script] : ["--import", "tsx", script])], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "ignore", "inherit"],
@@ -175,6 +177,30 @@ function scenarios(f: Fixture): Record<string, Setup> {
   };
 }
 
+/**
+ * Issue 16's targets (one run, 50 connections): what each is measured on and
+ * the bound. `ratio` is to the bare-Hono baseline of the same run.
+ */
+const TARGETS: { scenario: string; what: string; ok: (r: Result) => boolean }[] = [
+  { scenario: "POST /store/orders", what: "≥ 2,500 req/s, p99 < 50 ms", ok: (r) => r.requestsPerSecond >= 2500 && r.p99Ms < 50 },
+  { scenario: "PUT /store/inventory/{petId}", what: "≥ 2,500 req/s, p99 < 50 ms", ok: (r) => r.requestsPerSecond >= 2500 && r.p99Ms < 50 },
+  { scenario: "mixed 90% reads / 10% writes", what: "≥ 0.3 of the baseline", ok: (r) => (r.ratioToBaseline ?? 0) >= 0.3 },
+  { scenario: "GET /pets/{petId}", what: "≥ 0.6 of the baseline", ok: (r) => (r.ratioToBaseline ?? 0) >= 0.6 },
+];
+const RSS_TARGET_MB = 150;
+
+/** The targets table: each target beside its result, flagged when missed (or not run). */
+function targetLines(results: Result[], rssMb: number): string[] {
+  const rows = TARGETS.map((t) => {
+    const r = results.find((x) => x.scenario === t.scenario);
+    if (!r) return `| ${t.scenario} | ${t.what} | not run | – |`;
+    const got = `${r.requestsPerSecond} req/s, p99 ${r.p99Ms} ms, ${r.ratioToBaseline?.toFixed(2)} of baseline`;
+    return `| ${t.scenario} | ${t.what} | ${got} | ${t.ok(r) ? "met" : "**MISSED**"} |`;
+  });
+  rows.push(`| peak RSS of the server | < ${RSS_TARGET_MB} MB | ${rssMb} MB | ${rssMb < RSS_TARGET_MB ? "met" : "**MISSED**"} |`);
+  return ["| target (issue 16) | bound | this run | |", "|---|---|---|---|", ...rows];
+}
+
 interface Result {
   scenario: string;
   requestsPerSecond: number;
@@ -223,7 +249,8 @@ async function main(): Promise<void> {
     ],
     { cwd: ROOT, stdio: "inherit" },
   );
-  const api = start("dist/node/server.mjs", { DATABASE_URL: url, PORT: String(apiPort), HOST: "127.0.0.1", ...UNLIMITED });
+  const profile = values["cpu-prof"] ? ["--cpu-prof", "--cpu-prof-dir", values["cpu-prof"]] : [];
+  const api = start("dist/node/server.mjs", { DATABASE_URL: url, PORT: String(apiPort), HOST: "127.0.0.1", ...UNLIMITED }, profile);
   const petBytes = await (async () => {
     await waitFor(`http://127.0.0.1:${apiPort}/health`, api);
     return (await (await fetch(`http://127.0.0.1:${apiPort}/pets/${fixture.petIds[0]}`)).text()).length;
@@ -267,6 +294,7 @@ async function main(): Promise<void> {
     console.log(`\n${connections} connections, ${duration} s per scenario, ${fixture.petIds.length} pets, node ${process.version}\n`);
     console.log(lines.join("\n"));
     console.log(`\nPeak RSS of the server (VmHWM) after all scenarios: ${rss} MB`);
+    console.log(`\n${targetLines(results, rss).join("\n")}`);
     mkdirSync(join(ROOT, "bench/results"), { recursive: true });
     const file = join(ROOT, "bench/results", `${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
     writeFileSync(
