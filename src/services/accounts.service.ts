@@ -3,9 +3,10 @@
  * listing, creation and revocation, and key verification for authentication.
  * Secrets are returned once by the functions that create them and never stored.
  */
-import type { Row } from "@libsql/client";
+import { and, count, eq, gt, isNull, lt, or, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
-import { isConstraintError, writeStatements } from "../db/batch";
+import { isConstraintError, perDatabase, step, writeBatch } from "../db/batch";
+import { accounts, apiKeys } from "../db/schema";
 import type { Role } from "../domain/principal";
 import { ApiError, notFound } from "../lib/errors";
 import { generateApiKey } from "./api-keys";
@@ -40,26 +41,139 @@ export interface KeyOwner {
   apiKeyId: number;
 }
 
-const ACCOUNT_COLUMNS = "id, name, email, role, created_at";
-const KEY_COLUMNS = "id, name, prefix, created_at, last_used_at";
+/** The columns of the Account representation. */
+const ACCOUNT = { id: accounts.id, name: accounts.name, email: accounts.email, role: accounts.role, createdAt: accounts.createdAt };
+/** The columns of the ApiKey representation. */
+const API_KEY = { id: apiKeys.id, name: apiKeys.name, prefix: apiKeys.prefix, createdAt: apiKeys.createdAt, lastUsedAt: apiKeys.lastUsedAt };
+
+/** Every column of a new `api_keys` row in table order (an insert-select needs them all), for `accountId`. */
+function newKeyColumns(accountId: SQL<number>, name: SQL<string | null>) {
+  return {
+    id: sql<number>`NULL`.as("id"),
+    accountId: accountId.as("account_id"),
+    name: name.as("name"),
+    prefix: sql<string>`${sql.placeholder("prefix")}`.as("prefix"),
+    secretHash: sql<string>`${sql.placeholder("secretHash")}`.as("secret_hash"),
+    createdAt: sql<string>`${sql.placeholder("createdAt")}`.as("created_at"),
+    lastUsedAt: sql<string | null>`NULL`.as("last_used_at"),
+    revokedAt: sql<string | null>`NULL`.as("revoked_at"),
+  };
+}
+
+/** The statements of this module, prepared once per database. */
+const queries = perDatabase((db) => {
+  const activeKeys = db
+    .select({ n: count().as("n") })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.accountId, sql.placeholder("accountId")), isNull(apiKeys.revokedAt)))
+    .as("active_keys");
+  const staffOrEmail = db
+    .select({ n: count().as("n") })
+    .from(accounts)
+    .where(or(eq(accounts.role, "staff"), eq(accounts.emailKey, sql.placeholder("emailKey"))))
+    .as("taken");
+  return {
+    getAccount: db
+      .select(ACCOUNT)
+      .from(accounts)
+      .where(eq(accounts.id, sql.placeholder("id")))
+      .prepare(),
+    findAccount: db
+      .select(ACCOUNT)
+      .from(accounts)
+      .where(eq(accounts.emailKey, sql.placeholder("emailKey")))
+      .prepare(),
+    anyStaff: db.select({ id: accounts.id }).from(accounts).where(eq(accounts.role, "staff")).limit(1).prepare(),
+    insertAccount: db
+      .insert(accounts)
+      .values({
+        name: sql.placeholder("name"),
+        email: sql.placeholder("email"),
+        emailKey: sql.placeholder("emailKey"),
+        role: sql.placeholder("role"),
+        createdAt: sql.placeholder("createdAt"),
+      })
+      .returning(ACCOUNT)
+      .prepare(),
+    /** The first key of the account inserted by the batch's previous statement. */
+    insertFirstKey: db
+      .insert(apiKeys)
+      .values({
+        accountId: sql`last_insert_rowid()`,
+        name: sql.placeholder("name"),
+        prefix: sql.placeholder("prefix"),
+        secretHash: sql.placeholder("secretHash"),
+        createdAt: sql.placeholder("createdAt"),
+      })
+      .returning(API_KEY)
+      .prepare(),
+    listKeys: db
+      .select(API_KEY)
+      .from(apiKeys)
+      .where(and(eq(apiKeys.accountId, sql.placeholder("accountId")), isNull(apiKeys.revokedAt), gt(apiKeys.id, sql.placeholder("afterId"))))
+      .orderBy(apiKeys.id)
+      .limit(sql.placeholder("limit"))
+      .prepare(),
+    /** Inserts only while the account holds fewer than `max` active keys: check and insert are one statement. */
+    insertKey: db
+      .insert(apiKeys)
+      .select(
+        db
+          .select(newKeyColumns(sql<number>`${sql.placeholder("accountId")}`, sql<string | null>`${sql.placeholder("name")}`))
+          .from(activeKeys)
+          .where(lt(activeKeys.n, sql.placeholder("max"))),
+      )
+      .returning(API_KEY)
+      .prepare(),
+    revokeKey: db
+      .update(apiKeys)
+      .set({ revokedAt: sql`${sql.placeholder("revokedAt")}` })
+      .where(and(eq(apiKeys.id, sql.placeholder("id")), eq(apiKeys.accountId, sql.placeholder("accountId")), isNull(apiKeys.revokedAt)))
+      .prepare(),
+    verifyKey: db
+      .update(apiKeys)
+      .set({ lastUsedAt: sql`${sql.placeholder("lastUsedAt")}` })
+      .where(and(eq(apiKeys.secretHash, sql.placeholder("secretHash")), isNull(apiKeys.revokedAt)))
+      .returning({
+        accountId: apiKeys.accountId,
+        role: sql`${db.select({ role: accounts.role }).from(accounts).where(eq(accounts.id, apiKeys.accountId))}`.mapWith(accounts.role),
+        apiKeyId: apiKeys.id,
+      })
+      .prepare(),
+    /** The bootstrap staff account, only while no staff account and no account with its email exist. */
+    insertBootstrapAccount: db
+      .insert(accounts)
+      .select(
+        db
+          .select({
+            id: sql<number>`NULL`.as("id"),
+            name: sql<string>`'bootstrap'`.as("name"),
+            email: sql<string>`${sql.placeholder("email")}`.as("email"),
+            emailKey: sql<string>`${sql.placeholder("emailKey")}`.as("email_key"),
+            role: sql<Role>`'staff'`.as("role"),
+            createdAt: sql<string>`${sql.placeholder("createdAt")}`.as("created_at"),
+          })
+          .from(staffOrEmail)
+          .where(eq(staffOrEmail.n, 0)),
+      )
+      .prepare(),
+    /** The bootstrap key, only when the batch's previous statement inserted the account. */
+    insertBootstrapKey: db
+      .insert(apiKeys)
+      .select(
+        db
+          .select(newKeyColumns(sql<number>`${accounts.id}`, sql<string>`'bootstrap'`))
+          .from(accounts)
+          .where(and(eq(accounts.id, sql`last_insert_rowid()`), sql`changes() = 1`)),
+      )
+      .returning(API_KEY)
+      .prepare(),
+  };
+});
 
 /** Case-insensitive uniqueness key of an email address. */
 export function emailKey(email: string): string {
   return email.trim().normalize("NFC").toLowerCase();
-}
-
-function toAccount(row: Row): Account {
-  return { id: Number(row.id), name: String(row.name), email: String(row.email), role: row.role as Role, createdAt: String(row.created_at) };
-}
-
-function toApiKey(row: Row): ApiKey {
-  return {
-    id: Number(row.id),
-    name: row.name === null ? null : String(row.name),
-    prefix: String(row.prefix),
-    createdAt: String(row.created_at),
-    lastUsedAt: row.last_used_at === null ? null : String(row.last_used_at),
-  };
 }
 
 /**
@@ -75,17 +189,12 @@ export async function createAccount(
   const at = now.toISOString();
   const material = await generateApiKey();
   try {
-    const [accountRs, keyRs] = await writeStatements(db, [
-      {
-        sql: `INSERT INTO accounts (name, email, email_key, role, created_at) VALUES (?, ?, ?, ?, ?) RETURNING ${ACCOUNT_COLUMNS}`,
-        args: [input.name, input.email.trim(), emailKey(input.email), role, at],
-      },
-      {
-        sql: `INSERT INTO api_keys (account_id, name, prefix, secret_hash, created_at) VALUES (last_insert_rowid(), ?, ?, ?, ?) RETURNING ${KEY_COLUMNS}`,
-        args: [input.keyName ?? "default", material.prefix, material.hash, at],
-      },
-    ]);
-    return { account: toAccount(accountRs!.rows[0]!), apiKey: { ...toApiKey(keyRs!.rows[0]!), key: material.secret } };
+    const q = queries(db);
+    const [[account], [apiKey]] = await writeBatch(db, [
+      step(q.insertAccount, { name: input.name, email: input.email.trim(), emailKey: emailKey(input.email), role, createdAt: at }),
+      step(q.insertFirstKey, { name: input.keyName ?? "default", prefix: material.prefix, secretHash: material.hash, createdAt: at }),
+    ] as const);
+    return { account: account!, apiKey: { ...apiKey!, key: material.secret } };
   } catch (error) {
     if (isConstraintError(error)) throw new ApiError(409, "duplicate_email", "An account with this email already exists.");
     throw error;
@@ -94,21 +203,19 @@ export async function createAccount(
 
 /** @throws ApiError 404 when absent. */
 export async function getAccount(db: Database, accountId: number): Promise<Account> {
-  const rs = await db.$client.execute({ sql: `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ?`, args: [accountId] });
-  if (!rs.rows[0]) throw notFound("Account", accountId);
-  return toAccount(rs.rows[0]);
+  const account = await queries(db).getAccount.get({ id: accountId });
+  if (!account) throw notFound("Account", accountId);
+  return account;
 }
 
 /** The account with this email, if any. */
 export async function findAccountByEmail(db: Database, email: string): Promise<Account | undefined> {
-  const rs = await db.$client.execute({ sql: `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE email_key = ?`, args: [emailKey(email)] });
-  return rs.rows[0] ? toAccount(rs.rows[0]) : undefined;
+  return queries(db).findAccount.get({ emailKey: emailKey(email) });
 }
 
 /** True when at least one staff account exists. */
 export async function hasStaffAccount(db: Database): Promise<boolean> {
-  const rs = await db.$client.execute("SELECT EXISTS (SELECT 1 FROM accounts WHERE role = 'staff') AS present");
-  return Number(rs.rows[0]?.present) === 1;
+  return (await queries(db).anyStaff.get()) !== undefined;
 }
 
 /** Most active (not revoked) keys an account may hold (API.md §5). */
@@ -116,11 +223,7 @@ export const MAX_ACTIVE_KEYS = 100;
 
 /** Up to `limit` of the account's keys that are not revoked with id > `afterId`, by id. One round trip. */
 export async function listKeys(db: Database, accountId: number, afterId: number, limit: number): Promise<ApiKey[]> {
-  const rs = await db.$client.execute({
-    sql: `SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = ? AND revoked_at IS NULL AND id > ? ORDER BY id LIMIT ?`,
-    args: [accountId, afterId, limit],
-  });
-  return rs.rows.map(toApiKey);
+  return queries(db).listKeys.all({ accountId, afterId, limit });
 }
 
 /**
@@ -130,30 +233,28 @@ export async function listKeys(db: Database, accountId: number, afterId: number,
  */
 export async function createKey(db: Database, accountId: number, name: string | undefined, now: Date): Promise<NewApiKey> {
   const material = await generateApiKey();
-  const rs = await db.$client.execute({
-    sql: `INSERT INTO api_keys (account_id, name, prefix, secret_hash, created_at)
-          SELECT ?, ?, ?, ?, ?
-          WHERE (SELECT count(*) FROM api_keys WHERE account_id = ? AND revoked_at IS NULL) < ?
-          RETURNING ${KEY_COLUMNS}`,
-    args: [accountId, name ?? null, material.prefix, material.hash, now.toISOString(), accountId, MAX_ACTIVE_KEYS],
+  const [apiKey] = await queries(db).insertKey.all({
+    accountId,
+    name: name ?? null,
+    prefix: material.prefix,
+    secretHash: material.hash,
+    createdAt: now.toISOString(),
+    max: MAX_ACTIVE_KEYS,
   });
-  if (!rs.rows[0]) {
+  if (!apiKey) {
     throw new ApiError(
       409,
       "key_limit_reached",
       `An account holds at most ${MAX_ACTIVE_KEYS} active keys; revoke one (DELETE /accounts/me/keys/{keyId}) first.`,
     );
   }
-  return { ...toApiKey(rs.rows[0]), key: material.secret };
+  return { ...apiKey, key: material.secret };
 }
 
 /** Revoke one of the account's keys. @throws ApiError 404 when it is not theirs or already revoked. */
 export async function revokeKey(db: Database, accountId: number, keyId: number, now: Date): Promise<void> {
-  const rs = await db.$client.execute({
-    sql: "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND account_id = ? AND revoked_at IS NULL",
-    args: [now.toISOString(), keyId, accountId],
-  });
-  if (rs.rowsAffected !== 1) throw notFound("API key", keyId);
+  const { rowsAffected } = await queries(db).revokeKey.run({ revokedAt: now.toISOString(), id: keyId, accountId });
+  if (rowsAffected !== 1) throw notFound("API key", keyId);
 }
 
 /**
@@ -161,14 +262,8 @@ export async function revokeKey(db: Database, accountId: number, keyId: number, 
  * Returns null for unknown or revoked keys.
  */
 export async function verifyKey(db: Database, secretHash: string, now: Date): Promise<KeyOwner | null> {
-  const rs = await db.$client.execute({
-    sql: `UPDATE api_keys SET last_used_at = ?
-          WHERE secret_hash = ? AND revoked_at IS NULL
-          RETURNING id, account_id, (SELECT role FROM accounts WHERE accounts.id = api_keys.account_id) AS role`,
-    args: [now.toISOString(), secretHash],
-  });
-  const row = rs.rows[0];
-  return row ? { accountId: Number(row.account_id), role: row.role as Role, apiKeyId: Number(row.id) } : null;
+  const [owner] = await queries(db).verifyKey.all({ lastUsedAt: now.toISOString(), secretHash });
+  return owner ?? null;
 }
 
 /**
@@ -198,20 +293,12 @@ export async function bootstrapStaffKey(db: Database, now: Date): Promise<NewApi
   const at = now.toISOString();
   const email = "bootstrap@staff.petstore.invalid";
   const material = await generateApiKey();
-  const [, keyRs] = await writeStatements(db, [
-    {
-      sql: `INSERT INTO accounts (name, email, email_key, role, created_at)
-            SELECT 'bootstrap', ?, ?, 'staff', ? WHERE NOT EXISTS (SELECT 1 FROM accounts WHERE role = 'staff' OR email_key = ?)`,
-      args: [email, emailKey(email), at, emailKey(email)],
-    },
-    {
-      sql: `INSERT INTO api_keys (account_id, name, prefix, secret_hash, created_at)
-            SELECT last_insert_rowid(), 'bootstrap', ?, ?, ? WHERE changes() = 1 RETURNING ${KEY_COLUMNS}`,
-      args: [material.prefix, material.hash, at],
-    },
-  ]);
-  const row = keyRs!.rows[0];
-  if (row) return { ...toApiKey(row), key: material.secret };
+  const q = queries(db);
+  const [, [apiKey]] = await writeBatch(db, [
+    step(q.insertBootstrapAccount, { email, emailKey: emailKey(email), createdAt: at }),
+    step(q.insertBootstrapKey, { prefix: material.prefix, secretHash: material.hash, createdAt: at }),
+  ] as const);
+  if (apiKey) return { ...apiKey, key: material.secret };
   if (!(await hasStaffAccount(db))) throw new Error(`No staff account, and ${email} belongs to a customer: create a staff key with npm run keys:create.`);
   return null;
 }

@@ -1,6 +1,6 @@
 /**
  * The event log (API.md §6): the `events` table is a transactional outbox that
- * every write appends to in its own batch (src/db/batch.ts `eventInsert`), so
+ * every write appends to in its own batch (src/db/events.ts), so
  * the log never disagrees with the data. This module reads it in commit order.
  *
  * Commit order = id order: SQLite (embedded or sqld) has one writer at a time
@@ -8,9 +8,10 @@
  * a smaller id is always committed before one with a larger id; a reader that
  * resumes `after` the last id it saw can never miss an event.
  */
-import type { Row } from "@libsql/client";
+import { gt, sql } from "drizzle-orm";
+import { perDatabase } from "../db/batch";
 import type { Database } from "../db/client";
-
+import { events } from "../db/schema";
 import { EVENT_TYPES, type EventType } from "../domain/events";
 
 export { EVENT_TYPES, type EventType };
@@ -24,21 +25,24 @@ export interface Event {
   data: Record<string, unknown>;
 }
 
-/** Map an `events` row (`id, type, occurred_at, data`). */
-export function toEvent(row: Row): Event {
-  return {
-    id: Number(row.id),
-    type: String(row.type) as EventType,
-    occurredAt: String(row.occurred_at),
-    data: JSON.parse(String(row.data)) as Record<string, unknown>,
-  };
+/** The statements of this module, prepared once per database. */
+const queries = perDatabase((db) => ({
+  list: db
+    .select()
+    .from(events)
+    .where(gt(events.id, sql.placeholder("afterId")))
+    .orderBy(events.id)
+    .limit(sql.placeholder("limit"))
+    .prepare(),
+}));
+
+/** Map an `events` row: `data` is JSON text of an object. */
+export function toEvent(row: typeof events.$inferSelect): Event {
+  return { id: row.id, type: row.type, occurredAt: row.occurredAt, data: JSON.parse(row.data) as Record<string, unknown> };
 }
 
 /** Up to `limit` events with id > `afterId`, in commit (id) order. One round trip. */
 export async function listEvents(db: Database, afterId: number, limit: number): Promise<Event[]> {
-  const rs = await db.$client.execute({
-    sql: "SELECT id, type, occurred_at, data FROM events WHERE id > ? ORDER BY id LIMIT ?",
-    args: [afterId, limit],
-  });
-  return rs.rows.map(toEvent);
+  const rows = await queries(db).list.all({ afterId, limit });
+  return rows.map(toEvent);
 }

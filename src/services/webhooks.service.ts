@@ -17,9 +17,10 @@
  * delivery time, on the connection itself (Node: src/runtime/node-webhook-fetch.ts;
  * on Workers, Cloudflare's fetch cannot reach private destinations).
  */
-import type { Row } from "@libsql/client";
+import { and, count, eq, gt, lt, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
-import { readStatements, writeStatements } from "../db/batch";
+import { perDatabase, readBatch, step, writeBatch } from "../db/batch";
+import { events as eventLog, webhookDeliveries, webhooks } from "../db/schema";
 import { ApiError, notFound } from "../lib/errors";
 import type { EventType } from "./events.service";
 import { generateWebhookSecret } from "./webhook-signing";
@@ -32,7 +33,10 @@ import { generateWebhookSecret } from "./webhook-signing";
  * certificate), `private_address` (the target is or resolves to a loopback,
  * private or link-local address), `network` (anything else).
  */
-export type DeliveryError = "http_status" | "timeout" | "refused" | "dns" | "tls" | "private_address" | "network";
+export type DeliveryError = (typeof DELIVERY_ERRORS)[number];
+
+/** Every `DeliveryError`. */
+export const DELIVERY_ERRORS = ["http_status", "timeout", "refused", "dns", "tls", "private_address", "network"] as const;
 
 export type WebhookStatus = "active" | "failing";
 export type DeliveryStatus = "pending" | "delivered" | "failed";
@@ -70,32 +74,112 @@ export interface WebhookDelivery {
   deliveredAt?: string;
 }
 
-const WEBHOOK_COLUMNS = "id, url, events, status, created_at";
+/** The columns of the Webhook representation. */
+const WEBHOOK = { id: webhooks.id, url: webhooks.url, events: webhooks.events, status: webhooks.status, createdAt: webhooks.createdAt };
 
-function toWebhook(row: Row): Webhook {
+/** The statements of this module, prepared once per database. */
+const queries = perDatabase((db) => {
+  const subscriptions = db
+    .select({ n: count().as("n") })
+    .from(webhooks)
+    .as("subscriptions");
+  const lastEventId = db.select({ id: sql<number>`coalesce(max(${eventLog.id}), 0)` }).from(eventLog);
   return {
-    id: Number(row.id),
-    url: String(row.url),
-    events: JSON.parse(String(row.events)) as Webhook["events"],
-    status: row.status as WebhookStatus,
-    createdAt: String(row.created_at),
+    /** Inserts only while fewer than `max` subscriptions exist: check and insert are one statement. */
+    insert: db
+      .insert(webhooks)
+      .select(
+        db
+          .select({
+            id: sql<number>`NULL`.as("id"),
+            url: sql<string>`${sql.placeholder("url")}`.as("url"),
+            events: sql<string>`${sql.placeholder("events")}`.as("events"),
+            secret: sql<string>`${sql.placeholder("secret")}`.as("secret"),
+            status: sql<WebhookStatus>`'active'`.as("status"),
+            createdAt: sql<string>`${sql.placeholder("createdAt")}`.as("created_at"),
+            lastEventId: sql<number>`${lastEventId}`.as("last_event_id"),
+          })
+          .from(subscriptions)
+          .where(lt(subscriptions.n, sql.placeholder("max"))),
+      )
+      .returning(WEBHOOK)
+      .prepare(),
+    list: db
+      .select(WEBHOOK)
+      .from(webhooks)
+      .where(gt(webhooks.id, sql.placeholder("afterId")))
+      .orderBy(webhooks.id)
+      .limit(sql.placeholder("limit"))
+      .prepare(),
+    get: db
+      .select(WEBHOOK)
+      .from(webhooks)
+      .where(eq(webhooks.id, sql.placeholder("id")))
+      .prepare(),
+    exists: db
+      .select({ id: webhooks.id })
+      .from(webhooks)
+      .where(eq(webhooks.id, sql.placeholder("id")))
+      .prepare(),
+    deleteDeliveries: db
+      .delete(webhookDeliveries)
+      .where(eq(webhookDeliveries.webhookId, sql.placeholder("id")))
+      .prepare(),
+    delete: db
+      .delete(webhooks)
+      .where(eq(webhooks.id, sql.placeholder("id")))
+      .prepare(),
+    /** Deliveries of `webhookId` after `afterId`, in `status` unless that is NULL. */
+    deliveries: db
+      .select({
+        id: webhookDeliveries.id,
+        webhookId: webhookDeliveries.webhookId,
+        eventId: webhookDeliveries.eventId,
+        eventType: eventLog.type,
+        status: webhookDeliveries.status,
+        attempts: webhookDeliveries.attempts,
+        nextAttemptAt: webhookDeliveries.nextAttemptAt,
+        lastAttemptAt: webhookDeliveries.lastAttemptAt,
+        lastStatusCode: webhookDeliveries.lastStatusCode,
+        lastError: webhookDeliveries.lastError,
+        deliveredAt: webhookDeliveries.deliveredAt,
+      })
+      .from(webhookDeliveries)
+      .innerJoin(eventLog, eq(eventLog.id, webhookDeliveries.eventId))
+      .where(
+        and(
+          eq(webhookDeliveries.webhookId, sql.placeholder("webhookId")),
+          gt(webhookDeliveries.id, sql.placeholder("afterId")),
+          sql`(${sql.placeholder("status")} IS NULL OR ${webhookDeliveries.status} = ${sql.placeholder("status")})`,
+        ),
+      )
+      .orderBy(webhookDeliveries.id)
+      .limit(sql.placeholder("limit"))
+      .prepare(),
   };
+});
+
+function toWebhook(row: { id: number; url: string; events: string; status: WebhookStatus; createdAt: string }): Webhook {
+  return { id: row.id, url: row.url, events: JSON.parse(row.events) as Webhook["events"], status: row.status, createdAt: row.createdAt };
 }
 
-function toDelivery(row: Row): WebhookDelivery {
+type DeliveryRow = Awaited<ReturnType<ReturnType<typeof queries>["deliveries"]["all"]>>[number];
+
+function toDelivery(row: DeliveryRow): WebhookDelivery {
   const out: WebhookDelivery = {
-    id: Number(row.id),
-    webhookId: Number(row.webhook_id),
-    eventId: Number(row.event_id),
-    eventType: String(row.type) as EventType,
-    status: row.status as DeliveryStatus,
-    attempts: Number(row.attempts),
+    id: row.id,
+    webhookId: row.webhookId,
+    eventId: row.eventId,
+    eventType: row.eventType,
+    status: row.status,
+    attempts: row.attempts,
   };
-  if (out.status === "pending") out.nextAttemptAt = String(row.next_attempt_at);
-  if (row.last_attempt_at !== null) out.lastAttemptAt = String(row.last_attempt_at);
-  if (row.last_status_code !== null) out.lastStatusCode = Number(row.last_status_code);
-  if (row.last_error !== null) out.lastError = String(row.last_error) as DeliveryError;
-  if (row.delivered_at !== null) out.deliveredAt = String(row.delivered_at);
+  if (out.status === "pending") out.nextAttemptAt = row.nextAttemptAt;
+  if (row.lastAttemptAt !== null) out.lastAttemptAt = row.lastAttemptAt;
+  if (row.lastStatusCode !== null) out.lastStatusCode = row.lastStatusCode;
+  const lastError = DELIVERY_ERRORS.find((error) => error === row.lastError);
+  if (lastError !== undefined) out.lastError = lastError;
+  if (row.deliveredAt !== null) out.deliveredAt = row.deliveredAt;
   return out;
 }
 
@@ -247,37 +331,28 @@ export async function createWebhook(db: Database, input: NewWebhook, allowPrivat
   const url = new URL(input.url).href;
   const events = [...new Set(input.events)];
   const secret = generateWebhookSecret();
-  const rs = await db.$client.execute({
-    sql: `INSERT INTO webhooks (url, events, secret, status, created_at, last_event_id)
-          SELECT ?, ?, ?, 'active', ?, (SELECT coalesce(max(id), 0) FROM events)
-          WHERE (SELECT count(*) FROM webhooks) < ?
-          RETURNING ${WEBHOOK_COLUMNS}`,
-    args: [url, JSON.stringify(events), secret, now.toISOString(), MAX_WEBHOOKS],
-  });
-  if (!rs.rows[0]) {
+  const [row] = await queries(db).insert.all({ url, events: JSON.stringify(events), secret, createdAt: now.toISOString(), max: MAX_WEBHOOKS });
+  if (!row) {
     throw new ApiError(
       409,
       "subscription_limit_reached",
       `At most ${MAX_WEBHOOKS} webhook subscriptions may exist; delete one (DELETE /webhooks/{webhookId}) first.`,
     );
   }
-  return { webhook: toWebhook(rs.rows[0]), secret };
+  return { webhook: toWebhook(row), secret };
 }
 
 /** Up to `limit` subscriptions with id > `afterId`, ascending. One round trip. */
 export async function listWebhooks(db: Database, afterId: number, limit: number): Promise<Webhook[]> {
-  const rs = await db.$client.execute({
-    sql: `SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE id > ? ORDER BY id LIMIT ?`,
-    args: [afterId, limit],
-  });
-  return rs.rows.map(toWebhook);
+  const rows = await queries(db).list.all({ afterId, limit });
+  return rows.map(toWebhook);
 }
 
 /** @throws ApiError 404 when absent. */
 export async function getWebhook(db: Database, webhookId: number): Promise<Webhook> {
-  const rs = await db.$client.execute({ sql: `SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE id = ?`, args: [webhookId] });
-  if (!rs.rows[0]) throw notFound("Webhook", webhookId);
-  return toWebhook(rs.rows[0]);
+  const row = await queries(db).get.get({ id: webhookId });
+  if (!row) throw notFound("Webhook", webhookId);
+  return toWebhook(row);
 }
 
 /**
@@ -286,11 +361,9 @@ export async function getWebhook(db: Database, webhookId: number): Promise<Webho
  * @throws ApiError 404 when absent.
  */
 export async function deleteWebhook(db: Database, webhookId: number): Promise<void> {
-  const results = await writeStatements(db, [
-    { sql: "DELETE FROM webhook_deliveries WHERE webhook_id = ?", args: [webhookId] },
-    { sql: "DELETE FROM webhooks WHERE id = ?", args: [webhookId] },
-  ]);
-  if (results[1]!.rowsAffected !== 1) throw notFound("Webhook", webhookId);
+  const q = queries(db);
+  const [, deleted] = await writeBatch(db, [step(q.deleteDeliveries, { id: webhookId }), step(q.delete, { id: webhookId })] as const);
+  if (deleted.rowsAffected !== 1) throw notFound("Webhook", webhookId);
 }
 
 /**
@@ -299,17 +372,11 @@ export async function deleteWebhook(db: Database, webhookId: number): Promise<vo
  * @throws ApiError 404 when the subscription does not exist.
  */
 export async function listDeliveries(db: Database, webhookId: number, afterId: number, limit: number, status?: DeliveryStatus): Promise<WebhookDelivery[]> {
-  const [exists, rows] = await readStatements(db, [
-    { sql: "SELECT 1 FROM webhooks WHERE id = ?", args: [webhookId] },
-    {
-      sql: `SELECT d.id, d.webhook_id, d.event_id, e.type, d.status, d.attempts, d.next_attempt_at, d.last_attempt_at,
-                   d.last_status_code, d.last_error, d.delivered_at
-            FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
-            WHERE d.webhook_id = ? AND d.id > ? AND (? IS NULL OR d.status = ?)
-            ORDER BY d.id LIMIT ?`,
-      args: [webhookId, afterId, status ?? null, status ?? null, limit],
-    },
-  ]);
-  if (!exists!.rows[0]) throw notFound("Webhook", webhookId);
-  return rows!.rows.map(toDelivery);
+  const q = queries(db);
+  const [[subscription], rows] = await readBatch(db, [
+    step(q.exists, { id: webhookId }),
+    step(q.deliveries, { webhookId, afterId, status: status ?? null, limit }),
+  ] as const);
+  if (!subscription) throw notFound("Webhook", webhookId);
+  return rows.map(toDelivery);
 }
