@@ -38,19 +38,3 @@ export const inventoryData = sql<string>`json_object('petId', ${inventory.petId}
 
 /** Event data of an order row (the Order representation): `complete` as a JSON boolean, `shipDate` left out while NULL. */
 export const orderData = sql<string>`json_patch(json_object('id', ${orders.id}, 'petId', ${orders.petId}, 'quantity', ${orders.quantity}, 'complete', json(CASE WHEN ${orders.complete} THEN 'true' ELSE 'false' END)), json_object('shipDate', ${orders.shipDate}))`;
-
-/**
- * `eventColumns` with each column aliased to its `events` column name, as the
- * select of `db.insert(events).select(…)` must be for the type checker (Drizzle
- * types an unaliased `sql` field of a select as unusable outside it). The SQL
- * differs only by the aliases (`NULL as "id"`, …), which the insert ignores.
- */
-export function eventSelection(type: EventType, data: SQL<string>) {
-  const columns = eventColumns(type, data);
-  return {
-    id: columns.id.as("id"),
-    type: columns.type.as("type"),
-    occurredAt: columns.occurredAt.as("occurred_at"),
-    data: columns.data.as("data"),
-  };
-}

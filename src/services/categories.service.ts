@@ -6,7 +6,7 @@
 import { and, eq, exists, gt, notExists, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { isConstraintError, perDatabase, step, writeBatch } from "../db/batch";
-import { categoryData, eventSelection } from "../db/events";
+import { categoryData, eventColumns } from "../db/events";
 import { categories, events, pets } from "../db/schema";
 import { ApiError, concurrentUpdate, notFound } from "../lib/errors";
 import { assertIfMatch } from "../lib/http-cache";
@@ -60,7 +60,7 @@ const queries = perDatabase((db) => {
       .prepare(),
     createdEvent: db
       .insert(events)
-      .select(db.select(eventSelection("category.created", categoryData)).from(categories).where(eq(categories.id, sql`last_insert_rowid()`)))
+      .select(db.select(eventColumns("category.created", categoryData)).from(categories).where(eq(categories.id, sql`last_insert_rowid()`)))
       .prepare(),
     /** Guarded by the version read: changes nothing when the category changed meanwhile. */
     update: db
@@ -78,7 +78,7 @@ const queries = perDatabase((db) => {
       .insert(events)
       .select(
         db
-          .select(eventSelection("category.updated", categoryData))
+          .select(eventColumns("category.updated", categoryData))
           .from(categories)
           .where(and(eq(categories.id, sql.placeholder("id")), sql`changes() = 1`)),
       )
@@ -86,7 +86,7 @@ const queries = perDatabase((db) => {
     // Event and delete share one condition, evaluated in the same transaction: both happen or neither.
     deletedEvent: db
       .insert(events)
-      .select(db.select(eventSelection("category.deleted", categoryData)).from(categories).where(deletable))
+      .select(db.select(eventColumns("category.deleted", categoryData)).from(categories).where(deletable))
       .prepare(),
     delete: db.delete(categories).where(deletable).prepare(),
     /** Why a delete changed nothing: the category's version, and whether pets use it (no row: absent). */
