@@ -43,13 +43,24 @@ export function retryOverloaded(fetchFn: RequestFetch, options: RetryOptions = {
   return async (request) => {
     for (let attempt = 1; ; attempt++) {
       const last = attempt >= attempts;
-      const response = await fetchFn(last ? request : request.clone());
+      const response = await fetchFn(last ? request : request.clone()).catch(unreachable);
       if (response.status !== 429 || last) return response;
       await response.body?.cancel();
       const nominal = baseDelayMs * 2 ** (attempt - 1);
       await new Promise((resolve) => setTimeout(resolve, nominal / 2 + random() * (nominal / 2)));
     }
   };
+}
+
+/**
+ * A failed fetch to the database, whatever the runtime calls it (workerd:
+ * "internal error; reference = …" when it runs out of sockets; Node:
+ * "fetch failed"), as the `TypeError("fetch failed")` that the error handler
+ * maps to 503 `database_unavailable` (src/middleware/errors.ts), the original
+ * as its `cause`. Not retried: a write may have reached the server.
+ */
+function unreachable(error: unknown): never {
+  throw new TypeError(`fetch failed: the database did not answer (${error instanceof Error ? error.message : String(error)})`, { cause: error });
 }
 
 /**

@@ -4,6 +4,7 @@
  * Every non-2xx response body is `{ code, message, status, details?, requestId? }`
  * where `status` equals the HTTP status and `code` is a stable snake_case string.
  */
+import { DrizzleQueryError } from "drizzle-orm/errors";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 
 /** Stable error codes by HTTP status (API.md §5). */
@@ -88,4 +89,17 @@ export function notFound(resource: string, id: number | string): ApiError {
 /** 409 `concurrent_update`: the resource kept changing between read and conditional write. */
 export function concurrentUpdate(resource: string, id: number): ApiError {
   return new ApiError(409, "concurrent_update", `${resource} ${id} was changed by another request meanwhile; try again.`);
+}
+
+/**
+ * What the log may say of an error: its name and message, without the SQL
+ * and bound parameters that Drizzle's "Failed query" wrapper (DrizzleQueryError)
+ * puts in its message — parameters can hold secrets (a webhook's signing
+ * secret, a key hash). The driver's error underneath is described instead.
+ */
+export function describeError(error: unknown): string {
+  let e = error as { name?: string; message?: string; cause?: unknown } | undefined;
+  for (let depth = 0; e && depth < 4 && e instanceof DrizzleQueryError; depth++) e = e.cause as typeof e;
+  if (e instanceof DrizzleQueryError) return "DrizzleQueryError (query and parameters not logged)";
+  return `${e?.name ?? "Error"}: ${e?.message ?? String(e)}`.slice(0, 500);
 }

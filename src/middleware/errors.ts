@@ -6,7 +6,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "../lib/context";
-import { ApiError, type ErrorCode } from "../lib/errors";
+import { ApiError, describeError, type ErrorCode } from "../lib/errors";
 import type { Logger } from "../lib/logger";
 
 const HTTP_EXCEPTION_CODES: Partial<Record<number, ErrorCode>> = {
@@ -65,7 +65,7 @@ export function errorHandler(logger: Logger) {
         method: c.req.method,
         path: c.req.path,
         status: apiError.status,
-        error: `${error.name}: ${error.message}`.slice(0, 500),
+        error: describeError(error),
       });
     }
     return renderError(c, apiError);
