@@ -8,6 +8,7 @@ import { perDatabase, step, writeBatch } from "../db/batch";
 import { eventColumns, inventoryDataWith, petDataWithStatus } from "../db/events";
 import { events, inventory, orders, pets } from "../db/schema";
 import { aliasedColumns } from "../db/select-list";
+import { unionAll } from "drizzle-orm/sqlite-core";
 import type { PetStatus } from "../domain/pets";
 import { ApiError, notFound } from "../lib/errors";
 import { assertIfMatch } from "../lib/http-cache";
@@ -109,22 +110,25 @@ const setQueries = perDatabase((db) => {
   const newStatus = sql<PetStatus>`(case when ${sql.placeholder("quantity")} > 0 then 'available'
     when exists (select 1 from ${orders} where ${orders.petId} = ${sql.placeholder("petId")} and ${orders.complete} = 0) then 'pending' else 'sold' end)`;
   return {
-    petEvent: db
+    /**
+     * The events, computed from the new values before the rows change:
+     * `pet.updated` (when the status changes), then `inventory.updated`. One
+     * statement: SQLite runs the members of a UNION ALL one after another, so
+     * the rows are inserted (and numbered) in this order.
+     */
+    events: db
       .insert(events)
       .select(
-        db
-          .select(aliasedColumns(eventColumns("pet.updated", petDataWithStatus(newStatus))))
-          .from(pets)
-          .where(and(eq(pets.id, sql.placeholder("petId")), sql`${pets.status} <> ${newStatus}`, checked)),
-      )
-      .prepare(),
-    inventoryEvent: db
-      .insert(events)
-      .select(
-        db
-          .select(aliasedColumns(eventColumns("inventory.updated", inventoryDataWith(sql<number>`${sql.placeholder("quantity")}`, newStatus))))
-          .from(inventory)
-          .where(and(eq(inventory.petId, sql.placeholder("petId")), checked)),
+        unionAll(
+          db
+            .select(aliasedColumns(eventColumns("pet.updated", petDataWithStatus(newStatus))))
+            .from(pets)
+            .where(and(eq(pets.id, sql.placeholder("petId")), sql`${pets.status} <> ${newStatus}`, checked)),
+          db
+            .select(aliasedColumns(eventColumns("inventory.updated", inventoryDataWith(sql<number>`${sql.placeholder("quantity")}`, newStatus))))
+            .from(inventory)
+            .where(and(eq(inventory.petId, sql.placeholder("petId")), checked)),
+        ),
       )
       .prepare(),
     /** The pet row is updated whenever the check holds; its version moves only when its status does. */
@@ -170,9 +174,8 @@ export async function setInventory(db: Database, petId: number, quantity: number
   }
   const values = { petId, quantity, occurredAt: now.toISOString(), inventoryVersion: seen?.inventoryVersion ?? null, petVersion: seen?.petVersion ?? null };
   const q = setQueries(db);
-  const [, , , set, [item]] = await writeBatch(db, [
-    step(q.petEvent, values),
-    step(q.inventoryEvent, values),
+  const [, , set, [item]] = await writeBatch(db, [
+    step(q.events, values),
     step(q.petStatus, values),
     step(q.setQuantity, values),
     step(itemQuery(db), values),

@@ -17,7 +17,7 @@
  * and on sqld alike, so two batches can never both take the last unit.
  */
 import { and, eq, exists, gt, gte, sql, type SQL } from "drizzle-orm";
-import { alias, type SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { alias, type SQLiteColumn, unionAll } from "drizzle-orm/sqlite-core";
 import type { Database } from "../db/client";
 import { perDatabase, step, writeBatch } from "../db/batch";
 import { eventColumns, inventoryData, orderData, petData } from "../db/events";
@@ -238,32 +238,31 @@ const placeQueries = perDatabase((db) => ({
       ),
     )
     .prepare(),
-  petUpdated: db
+  /**
+   * The events of the placement, in this order: `pet.updated` (when the pet
+   * became pending, the statement before), `order.placed`, `inventory.updated`.
+   * One statement: SQLite runs the members of a UNION ALL one after another,
+   * so the rows are inserted (and numbered) in this order, and `changes()`
+   * still counts the statement before.
+   */
+  events: db
     .insert(events)
     .select(
-      db
-        .select(aliasedColumns(eventColumns("pet.updated", petData)))
-        .from(pets)
-        .where(and(eq(pets.id, sql.placeholder("petId")), sql`changes() = 1`)),
-    )
-    .prepare(),
-  orderPlaced: db
-    .insert(events)
-    .select(
-      db
-        .select(aliasedColumns(eventColumns("order.placed", orderData)))
-        .from(orders)
-        .where(eq(orders.placementToken, sql.placeholder("token"))),
-    )
-    .prepare(),
-  inventoryUpdated: db
-    .insert(events)
-    .select(
-      db
-        .select(aliasedColumns(eventColumns("inventory.updated", inventoryData)))
-        .from(inventory)
-        .innerJoin(pets, eq(pets.id, inventory.petId))
-        .where(and(eq(inventory.petId, sql.placeholder("petId")), placedHere)),
+      unionAll(
+        db
+          .select(aliasedColumns(eventColumns("pet.updated", petData)))
+          .from(pets)
+          .where(and(eq(pets.id, sql.placeholder("petId")), sql`changes() = 1`)),
+        db
+          .select(aliasedColumns(eventColumns("order.placed", orderData)))
+          .from(orders)
+          .where(eq(orders.placementToken, sql.placeholder("token"))),
+        db
+          .select(aliasedColumns(eventColumns("inventory.updated", inventoryData)))
+          .from(inventory)
+          .innerJoin(pets, eq(pets.id, inventory.petId))
+          .where(and(eq(inventory.petId, sql.placeholder("petId")), placedHere)),
+      ),
     )
     .prepare(),
   /**
@@ -313,19 +312,13 @@ export async function placeOrder(db: Database, principal: Principal, input: NewO
     key: idempotencyKey ?? null,
   };
   const q = placeQueries(db);
-  const placement = [
-    step(q.insertOrder, values),
-    step(q.petPending, values),
-    step(q.petUpdated, values),
-    step(q.orderPlaced, values),
-    step(q.inventoryUpdated, values),
-  ] as const;
+  const placement = [step(q.insertOrder, values), step(q.petPending, values), step(q.events, values)] as const;
   // Only an Idempotency-Key needs the request's fingerprint (of the validated body: shipDate in UTC).
   const fingerprint = idempotencyKey === undefined ? "" : await requestFingerprint("POST", "/store/orders", input);
   // The last statement's rows: the read-back.
   const [row] =
     idempotencyKey === undefined
-      ? (await writeBatch(db, [step(takeStockQuery(db), values), ...placement, step(q.readBack, values)] as const))[6]
+      ? (await writeBatch(db, [step(takeStockQuery(db), values), ...placement, step(q.readBack, values)] as const))[4]
       : (
           await writeBatch(db, [
             claimStep(db, accountId, idempotencyKey, "POST", "/store/orders", fingerprint, now),
@@ -336,7 +329,7 @@ export async function placeOrder(db: Database, principal: Principal, input: NewO
             releaseStep(db, accountId, idempotencyKey),
             step(q.readBack, values),
           ] as const)
-        )[9];
+        )[7];
   if (!row) throw new Error("the read-back of an order placement returned no row");
   if (row.order !== null) return { status: 201, body: toOrder(row.order), location: `/store/orders/${row.order.id}`, replayed: false };
   // The key is held by another request (this batch's claim, had it failed to place the order, was released).
@@ -501,32 +494,29 @@ const cancelQueries = perDatabase((db) => {
       .set({ status: "available", version: sql`${pets.version} + 1` })
       .where(and(sql`${pets.id} = ${petOfOrder}`, sql`${pets.status} = 'pending'`, cancellable))
       .prepare(),
-    petEvent: db
+    /**
+     * The events, in this order: `pet.updated` (when the pet became available,
+     * the statement before), `inventory.updated`, `order.cancelled`; one
+     * statement, as in `placeQueries.events`.
+     */
+    events: db
       .insert(events)
       .select(
-        db
-          .select(aliasedColumns(eventColumns("pet.updated", petData)))
-          .from(pets)
-          .where(and(sql`${pets.id} = ${petOfOrder}`, sql`changes() = 1`)),
-      )
-      .prepare(),
-    inventoryEvent: db
-      .insert(events)
-      .select(
-        db
-          .select(aliasedColumns(eventColumns("inventory.updated", inventoryData)))
-          .from(inventory)
-          .innerJoin(pets, eq(pets.id, inventory.petId))
-          .where(and(sql`${inventory.petId} = ${petOfOrder}`, cancellable)),
-      )
-      .prepare(),
-    orderEvent: db
-      .insert(events)
-      .select(
-        db
-          .select(aliasedColumns(eventColumns("order.cancelled", orderData)))
-          .from(orders)
-          .where(and(eq(orders.id, sql.placeholder("orderId")), cancellable)),
+        unionAll(
+          db
+            .select(aliasedColumns(eventColumns("pet.updated", petData)))
+            .from(pets)
+            .where(and(sql`${pets.id} = ${petOfOrder}`, sql`changes() = 1`)),
+          db
+            .select(aliasedColumns(eventColumns("inventory.updated", inventoryData)))
+            .from(inventory)
+            .innerJoin(pets, eq(pets.id, inventory.petId))
+            .where(and(sql`${inventory.petId} = ${petOfOrder}`, cancellable)),
+          db
+            .select(aliasedColumns(eventColumns("order.cancelled", orderData)))
+            .from(orders)
+            .where(and(eq(orders.id, sql.placeholder("orderId")), cancellable)),
+        ),
       )
       .prepare(),
     deleteOrder: db
@@ -552,12 +542,10 @@ export async function cancelOrder(db: Database, principal: Principal, orderId: n
   const version = await versionMatching(db, principal, orderId, ifMatch);
   const values = { orderId, version, accountId: viewer(principal), occurredAt: now.toISOString() };
   const q = cancelQueries(db);
-  const [, , , , , deleted, state] = await writeBatch(db, [
+  const [, , , deleted, state] = await writeBatch(db, [
     step(q.restock, values),
     step(q.petAvailable, values),
-    step(q.petEvent, values),
-    step(q.inventoryEvent, values),
-    step(q.orderEvent, values),
+    step(q.events, values),
     step(q.deleteOrder, values),
     step(q.state, values),
   ] as const);
