@@ -62,12 +62,7 @@ export const keyColumns = {
 };
 
 /** A key's row as `keyColumns` selects it. */
-export interface KeyRow {
-  requestHash: string;
-  responseStatus: number;
-  responseBody: string;
-  responseHeaders: string;
-}
+export type KeyRow = Pick<typeof idempotencyKeys.$inferSelect, keyof typeof keyColumns>;
 
 /** The row of key `key` of account `accountId` (placeholders). */
 const thisKey = and(eq(idempotencyKeys.accountId, sql.placeholder("accountId")), eq(idempotencyKeys.key, sql.placeholder("key")));
@@ -188,13 +183,14 @@ export async function claimKey(
   fingerprint: string,
   now: Date,
 ): Promise<StoredResponse | null> {
-  const [claimed, existing] = await writeBatch(db, [
+  const [claimed, [existing]] = await writeBatch(db, [
     claimStep(db, accountId, key, method, path, fingerprint, now),
     step(keyQuery(db), { accountId, key }),
   ] as const);
   if (claimed.length > 0) return null;
-  // Not claimed: the row exists (the claim's INSERT conflicted with it in the same transaction).
-  return existingResponse(existing[0]!, fingerprint);
+  // Not claimed: the claim's INSERT met the row in the same transaction, so it exists.
+  if (!existing) throw new Error(`Idempotency-Key row of account ${accountId} neither claimed nor found`);
+  return existingResponse(existing, fingerprint);
 }
 
 /** Store the 2xx response of the request that holds the claim (one round trip); `body` as sent, JSON text. */

@@ -11,7 +11,7 @@
  *      placement token; every later statement finds "the order of this batch"
  *      by that token, so the batch as a whole places the order or changes nothing;
  *   3. the pet becomes `pending` when its stock reached 0; events are appended
- *      (transactional outbox, API.md §6); the idempotency row gets the response;
+ *      (transactional outbox, API.md §6, one INSERT); the idempotency row gets the response;
  *   4. read back what the caller needs to tell success, replay or the reason of a refusal.
  * SQLite runs a batch as one serialised write transaction, on the embedded file
  * and on sqld alike, so two batches can never both take the last unit.
@@ -62,7 +62,7 @@ export interface PlacedOrder {
 const orderColumns = { id: orders.id, petId: orders.petId, quantity: orders.quantity, shipDate: orders.shipDate, complete: orders.complete };
 
 /** An order row as `orderColumns` selects it. */
-type OrderRow = { id: number; petId: number; quantity: number; shipDate: string | null; complete: boolean };
+type OrderRow = Pick<typeof orders.$inferSelect, keyof typeof orderColumns>;
 
 function toOrder(row: OrderRow): Order {
   const order: Order = { id: row.id, petId: row.petId, quantity: row.quantity, complete: row.complete };
@@ -71,10 +71,10 @@ function toOrder(row: OrderRow): Order {
 }
 
 /**
- * "The caller may see the order" whose `accountId` column (of orders or an alias of it) is given: the
- * placeholder `accountId` is the customer's account, NULL for staff (all orders).
- * For lookups by id only: on lists it would keep SQLite from using the
- * account's index (`listQuery` has a variant per role instead).
+ * "The caller may see the order", on the `accountId` column of orders or of
+ * an alias of it: the placeholder `accountId` is the customer's account, NULL
+ * for staff (all orders). For lookups by id only: on lists it would keep
+ * SQLite from using the account's index (`listQuery` has a variant per role instead).
  */
 function visibleTo(accountId: SQLiteColumn): SQL {
   return sql`(${sql.placeholder("accountId")} is null or ${accountId} = ${sql.placeholder("accountId")})`;
@@ -136,7 +136,7 @@ export async function listOrders(db: Database, principal: Principal, filter: Ord
     limit,
     accountId: principal.accountId,
     petId: filter.petId ?? null,
-    complete: filter.complete === undefined ? null : filter.complete ? 1 : 0,
+    complete: filter.complete ?? null,
   });
   return rows.map(toOrder);
 }
