@@ -38,3 +38,13 @@ export const inventoryData = sql<string>`json_object('petId', ${inventory.petId}
 
 /** Event data of an order row (the Order representation): `complete` as a JSON boolean, `shipDate` left out while NULL. */
 export const orderData = sql<string>`json_patch(json_object('id', ${orders.id}, 'petId', ${orders.petId}, 'quantity', ${orders.quantity}, 'complete', json(CASE WHEN ${orders.complete} THEN 'true' ELSE 'false' END)), json_object('shipDate', ${orders.shipDate}))`;
+
+/** Event data of a pet row as it will be with `status` (the Pet representation), for an event written before the change. */
+export function petDataWithStatus(status: SQL<string>): SQL<string> {
+  return sql<string>`json_object('id', ${pets.id}, 'name', ${pets.name}, 'categoryId', ${pets.categoryId}, 'status', ${status})`;
+}
+
+/** Event data of an inventory row as it will be with `quantity` and its pet's `status` (the InventoryItem representation), for an event written before the change. */
+export function inventoryDataWith(quantity: SQL<number>, status: SQL<string>): SQL<string> {
+  return sql<string>`json_object('petId', ${inventory.petId}, 'quantity', ${quantity}, 'status', ${status})`;
+}

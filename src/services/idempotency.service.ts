@@ -16,8 +16,10 @@
  *   `idempotency_key_reused`; the first still running → 409
  *   `concurrent_update`; else the stored 2xx response is replayed.
  */
-import type { InStatement, Row } from "@libsql/client";
+import { and, eq, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
+import { perDatabase, step, writeBatch } from "../db/batch";
+import { idempotencyKeys } from "../db/schema";
 import { ApiError } from "../lib/errors";
 import { sha256Hex } from "./api-keys";
 
@@ -51,56 +53,119 @@ export function requestFingerprint(method: string, path: string, body: unknown):
   return sha256Hex(canonicalJson([method, path, body ?? null]));
 }
 
+/** The columns of a key's row that decide a replay (`existingResponse`). */
+export const keyColumns = {
+  requestHash: idempotencyKeys.requestHash,
+  responseStatus: idempotencyKeys.responseStatus,
+  responseBody: idempotencyKeys.responseBody,
+  responseHeaders: idempotencyKeys.responseHeaders,
+};
+
+/** A key's row as `keyColumns` selects it. */
+export type KeyRow = Pick<typeof idempotencyKeys.$inferSelect, keyof typeof keyColumns>;
+
+/** The row of key `key` of account `accountId` (placeholders). */
+const thisKey = and(eq(idempotencyKeys.accountId, sql.placeholder("accountId")), eq(idempotencyKeys.key, sql.placeholder("key")));
+
 /**
- * The statement that claims `key` for a request (one row, `response_status`
- * 0): inserts it, or takes over a row whose response expired (24 h) or whose
- * claim was abandoned (60 s). Changes one row (`changes() = 1`, `RETURNING
- * claimed`) when the claim is this request's, none otherwise.
+ * Claims the key for a request (one row, `response_status` 0): inserts it, or
+ * takes over a row whose response expired (24 h) or whose claim was abandoned
+ * (60 s). Changes one row (`changes() = 1`, returns `{ claimed: 1 }`) when the
+ * claim is this request's, none otherwise. Each statement of this module is
+ * prepared on its own, once per database: a Workers request (its own handle)
+ * builds only those it uses.
  */
-export function claimStatement(accountId: number, key: string, method: string, path: string, fingerprint: string, now: Date): InStatement {
-  return {
-    sql: `INSERT INTO idempotency_keys (account_id, key, method, path, request_hash, response_status, response_body, response_headers, created_at)
-          VALUES (?, ?, ?, ?, ?, 0, '', '{}', ?)
-          ON CONFLICT (account_id, key) DO UPDATE SET method = excluded.method, path = excluded.path,
-            request_hash = excluded.request_hash, response_status = 0, response_body = '', response_headers = '{}',
-            created_at = excluded.created_at
-          WHERE (idempotency_keys.response_status <> 0 AND idempotency_keys.created_at < ?)
-             OR (idempotency_keys.response_status = 0 AND idempotency_keys.created_at < ?)
-          RETURNING 1 AS claimed`,
-    args: [
-      accountId,
-      key,
-      method,
-      path,
-      fingerprint,
-      now.toISOString(),
-      new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString(),
-      new Date(now.getTime() - CLAIM_TTL_MS).toISOString(),
-    ],
-  };
-}
+const claimQuery = perDatabase((db) =>
+  db
+    .insert(idempotencyKeys)
+    .values({
+      accountId: sql.placeholder("accountId"),
+      key: sql.placeholder("key"),
+      method: sql.placeholder("method"),
+      path: sql.placeholder("path"),
+      requestHash: sql.placeholder("fingerprint"),
+      responseStatus: sql`0`,
+      responseBody: sql`''`,
+      responseHeaders: sql`'{}'`,
+      createdAt: sql.placeholder("at"),
+    })
+    .onConflictDoUpdate({
+      target: [idempotencyKeys.accountId, idempotencyKeys.key],
+      set: {
+        method: sql`excluded.method`,
+        path: sql`excluded.path`,
+        requestHash: sql`excluded.request_hash`,
+        responseStatus: sql`0`,
+        responseBody: sql`''`,
+        responseHeaders: sql`'{}'`,
+        createdAt: sql`excluded.created_at`,
+      },
+      setWhere: sql`(${idempotencyKeys.responseStatus} <> 0 and ${idempotencyKeys.createdAt} < ${sql.placeholder("storedBefore")})
+        or (${idempotencyKeys.responseStatus} = 0 and ${idempotencyKeys.createdAt} < ${sql.placeholder("claimedBefore")})`,
+    })
+    .returning({ claimed: sql<number>`1` })
+    .prepare(),
+);
 
-/** The statement that releases this request's claim when it did not succeed (only an unfinished claim). */
-export function releaseStatement(accountId: number, key: string): InStatement {
-  return { sql: "DELETE FROM idempotency_keys WHERE account_id = ? AND key = ? AND response_status = 0", args: [accountId, key] };
-}
+/** The key's row (`keyColumns`), if any. */
+const keyQuery = perDatabase((db) => db.select(keyColumns).from(idempotencyKeys).where(thisKey).prepare());
 
-/** Columns of the row of a key that `existingResponse` reads (`request_hash`, `response_status`, `response_body`, `response_headers`). */
-export const KEY_COLUMNS = "request_hash, response_status, response_body, response_headers";
+/** Stores the response (`status`, `body`, `headers`) of the request that holds the claim. */
+const recordQuery = perDatabase((db) =>
+  db
+    .update(idempotencyKeys)
+    .set({
+      responseStatus: sql`${sql.placeholder("status")}`,
+      responseBody: sql`${sql.placeholder("body")}`,
+      responseHeaders: sql`${sql.placeholder("headers")}`,
+    })
+    .where(thisKey)
+    .prepare(),
+);
+
+/** Releases this request's claim when it did not succeed (only an unfinished claim). */
+const releaseQuery = perDatabase((db) =>
+  db
+    .delete(idempotencyKeys)
+    .where(and(thisKey, sql`${idempotencyKeys.responseStatus} = 0`))
+    .prepare(),
+);
 
 /**
- * What to do with a key another request holds, from its row (`KEY_COLUMNS`):
+ * The batch step that claims `key` for a request (see `claimQuery`): its
+ * result has one row when the claim is this request's, none otherwise.
+ */
+export function claimStep(db: Database, accountId: number, key: string, method: string, path: string, fingerprint: string, now: Date) {
+  return step(claimQuery(db), {
+    accountId,
+    key,
+    method,
+    path,
+    fingerprint,
+    at: now.toISOString(),
+    storedBefore: new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString(),
+    claimedBefore: new Date(now.getTime() - CLAIM_TTL_MS).toISOString(),
+  });
+}
+
+/** The batch step that releases this request's claim when it did not succeed (only an unfinished claim). */
+export function releaseStep(db: Database, accountId: number, key: string) {
+  return step(releaseQuery(db), { accountId, key });
+}
+
+/**
+ * What to do with a key another request holds, from its row (`keyColumns`):
  * the stored response to replay.
  * @throws ApiError 422 `idempotency_key_reused` (another fingerprint), 409 `concurrent_update` (the first request is still running).
  */
-export function existingResponse(row: Row, fingerprint: string): StoredResponse {
-  if (String(row.request_hash) !== fingerprint) {
+export function existingResponse(row: KeyRow, fingerprint: string): StoredResponse {
+  if (row.requestHash !== fingerprint) {
     throw new ApiError(422, "idempotency_key_reused", "This Idempotency-Key was used with a different request in the last 24 hours.");
   }
-  if (Number(row.response_status) === 0) {
+  if (row.responseStatus === 0) {
     throw new ApiError(409, "concurrent_update", "A request with this Idempotency-Key is still in progress; retry shortly.");
   }
-  return { status: Number(row.response_status), body: String(row.response_body), headers: JSON.parse(String(row.response_headers)) as Record<string, string> };
+  return { status: row.responseStatus, body: row.responseBody, headers: JSON.parse(row.responseHeaders) as Record<string, string> };
 }
 
 /**
@@ -118,25 +183,22 @@ export async function claimKey(
   fingerprint: string,
   now: Date,
 ): Promise<StoredResponse | null> {
-  const [claim, existing] = await db.$client.batch(
-    [
-      claimStatement(accountId, key, method, path, fingerprint, now),
-      { sql: `SELECT ${KEY_COLUMNS} FROM idempotency_keys WHERE account_id = ? AND key = ?`, args: [accountId, key] },
-    ],
-    "write",
-  );
-  return claim!.rows[0] ? null : existingResponse(existing!.rows[0]!, fingerprint);
+  const [claimed, [existing]] = await writeBatch(db, [
+    claimStep(db, accountId, key, method, path, fingerprint, now),
+    step(keyQuery(db), { accountId, key }),
+  ] as const);
+  if (claimed.length > 0) return null;
+  // Not claimed: the claim's INSERT met the row in the same transaction, so it exists.
+  if (!existing) throw new Error(`Idempotency-Key row of account ${accountId} neither claimed nor found`);
+  return existingResponse(existing, fingerprint);
 }
 
 /** Store the 2xx response of the request that holds the claim (one round trip); `body` as sent, JSON text. */
 export async function recordResponse(db: Database, accountId: number, key: string, response: StoredResponse): Promise<void> {
-  await db.$client.execute({
-    sql: "UPDATE idempotency_keys SET response_status = ?, response_body = ?, response_headers = ? WHERE account_id = ? AND key = ?",
-    args: [response.status, response.body, JSON.stringify(response.headers), accountId, key],
-  });
+  await recordQuery(db).run({ accountId, key, status: response.status, body: response.body, headers: JSON.stringify(response.headers) });
 }
 
 /** Release the claim of a request that did not succeed, so the key can be used again (one round trip). */
 export async function releaseClaim(db: Database, accountId: number, key: string): Promise<void> {
-  await db.$client.execute(releaseStatement(accountId, key));
+  await releaseQuery(db).run({ accountId, key });
 }

@@ -2,10 +2,14 @@
  * Inventory entries (API.md §2-§3): the quantity that can still be
  * ordered, with the pet's status as the single source of truth for `status`.
  */
-import type { Row } from "@libsql/client";
+import { and, eq, gt, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
+import { perDatabase, step, writeBatch } from "../db/batch";
+import { eventColumns, inventoryDataWith, petDataWithStatus } from "../db/events";
+import { events, inventory, orders, pets } from "../db/schema";
+import { aliasedColumns } from "../db/select-list";
+import { unionAll } from "drizzle-orm/sqlite-core";
 import type { PetStatus } from "../domain/pets";
-import { writeStatements } from "../db/batch";
 import { ApiError, notFound } from "../lib/errors";
 import { assertIfMatch } from "../lib/http-cache";
 
@@ -21,36 +25,125 @@ export interface InventoryFilter {
   petIds?: number[];
 }
 
-/** SELECT list producing InventoryItem columns from `inventory i JOIN pets p`. */
-export const INVENTORY_SELECT = "SELECT i.pet_id, i.quantity, p.status FROM inventory i JOIN pets p ON p.id = i.pet_id";
+/** The columns of the InventoryItem representation, from `inventory` joined to `pets`. */
+const itemColumns = { petId: inventory.petId, quantity: inventory.quantity, status: pets.status };
 
-/** Map a row of INVENTORY_SELECT. */
-export function toInventoryItem(row: Row): InventoryItem {
-  return { petId: Number(row.pet_id), quantity: Number(row.quantity), status: row.status as PetStatus };
-}
+/**
+ * The list query for one combination of filters (placeholders `afterPetId`,
+ * `limit`, and `status`, `petIds` (a JSON array) when filtered): a fixed query
+ * per combination, built on first use, once per database. The pets are
+ * matched through `json_each`, so any number of them binds to one prepared
+ * query; SQLite still looks each one up by primary key, as with `IN (?, …)`.
+ */
+const listQuery = perDatabase((db) => {
+  const build = (byStatus: boolean, byPets: boolean) =>
+    db
+      .select(itemColumns)
+      .from(inventory)
+      .innerJoin(pets, eq(pets.id, inventory.petId))
+      .where(
+        and(
+          gt(inventory.petId, sql.placeholder("afterPetId")),
+          byStatus ? eq(pets.status, sql.placeholder("status")) : undefined,
+          byPets ? sql`${inventory.petId} in (select value from json_each(${sql.placeholder("petIds")}))` : undefined,
+        ),
+      )
+      .orderBy(inventory.petId)
+      .limit(sql.placeholder("limit"))
+      .prepare();
+  const built = new Map<number, ReturnType<typeof build>>();
+  return (byStatus: boolean, byPets: boolean) => {
+    const variant = (byStatus ? 2 : 0) + (byPets ? 1 : 0);
+    let query = built.get(variant);
+    if (query === undefined) {
+      query = build(byStatus, byPets);
+      built.set(variant, query);
+    }
+    return query;
+  };
+});
 
 /** Up to `limit` entries with petId > `afterPetId`, ascending. One round trip. */
 export async function listInventory(db: Database, filter: InventoryFilter, afterPetId: number, limit: number): Promise<InventoryItem[]> {
-  const where = ["i.pet_id > ?"];
-  const args: (string | number)[] = [afterPetId];
-  if (filter.status) {
-    where.push("p.status = ?");
-    args.push(filter.status);
-  }
-  if (filter.petIds) {
-    where.push(`i.pet_id IN (${filter.petIds.map(() => "?").join(", ")})`);
-    args.push(...filter.petIds);
-  }
-  const rs = await db.$client.execute({ sql: `${INVENTORY_SELECT} WHERE ${where.join(" AND ")} ORDER BY i.pet_id LIMIT ?`, args: [...args, limit] });
-  return rs.rows.map(toInventoryItem);
+  const query = listQuery(db)(filter.status !== undefined, filter.petIds !== undefined);
+  return query.all({ afterPetId, limit, status: filter.status ?? null, petIds: filter.petIds ? JSON.stringify(filter.petIds) : null });
 }
+
+/** The entry of the pet (placeholder `petId`). */
+const itemQuery = perDatabase((db) =>
+  db
+    .select(itemColumns)
+    .from(inventory)
+    .innerJoin(pets, eq(pets.id, inventory.petId))
+    .where(eq(inventory.petId, sql.placeholder("petId")))
+    .prepare(),
+);
 
 /** @throws ApiError 404 when the pet has no entry (no such pet). One round trip. */
 export async function getInventoryItem(db: Database, petId: number): Promise<InventoryItem> {
-  const rs = await db.$client.execute({ sql: `${INVENTORY_SELECT} WHERE i.pet_id = ?`, args: [petId] });
-  if (!rs.rows[0]) throw notFound("Inventory entry of pet", petId);
-  return toInventoryItem(rs.rows[0]);
+  const item = await itemQuery(db).get({ petId });
+  if (!item) throw notFound("Inventory entry of pet", petId);
+  return item;
 }
+
+/** The entry of the pet (placeholder `petId`) with the versions of both rows behind it. */
+const versionedItemQuery = perDatabase((db) =>
+  db
+    .select({ ...itemColumns, inventoryVersion: inventory.version, petVersion: pets.version })
+    .from(inventory)
+    .innerJoin(pets, eq(pets.id, inventory.petId))
+    .where(eq(inventory.petId, sql.placeholder("petId")))
+    .prepare(),
+);
+
+/**
+ * The statements of setting a pet's stock, built once per database.
+ * Placeholders: `petId`, `quantity`, `occurredAt` (now), `inventoryVersion`
+ * and `petVersion` (the versions checked; NULL without If-Match).
+ */
+const setQueries = perDatabase((db) => {
+  /** The precondition, on rows not yet written by this batch (always true without If-Match). */
+  const checked = sql`(${sql.placeholder("inventoryVersion")} is null or (
+    (select ${inventory.version} from ${inventory} where ${inventory.petId} = ${sql.placeholder("petId")}) = ${sql.placeholder("inventoryVersion")}
+    and (select ${pets.version} from ${pets} where ${pets.id} = ${sql.placeholder("petId")}) = ${sql.placeholder("petVersion")}))`;
+  /** The pet's status with the new quantity (API.md §3). */
+  const newStatus = sql<PetStatus>`(case when ${sql.placeholder("quantity")} > 0 then 'available'
+    when exists (select 1 from ${orders} where ${orders.petId} = ${sql.placeholder("petId")} and ${orders.complete} = 0) then 'pending' else 'sold' end)`;
+  return {
+    /**
+     * The events, computed from the new values before the rows change:
+     * `pet.updated` (when the status changes), then `inventory.updated`. One
+     * statement: SQLite runs the members of a UNION ALL one after another, so
+     * the rows are inserted (and numbered) in this order.
+     */
+    events: db
+      .insert(events)
+      .select(
+        unionAll(
+          db
+            .select(aliasedColumns(eventColumns("pet.updated", petDataWithStatus(newStatus))))
+            .from(pets)
+            .where(and(eq(pets.id, sql.placeholder("petId")), sql`${pets.status} <> ${newStatus}`, checked)),
+          db
+            .select(aliasedColumns(eventColumns("inventory.updated", inventoryDataWith(sql<number>`${sql.placeholder("quantity")}`, newStatus))))
+            .from(inventory)
+            .where(and(eq(inventory.petId, sql.placeholder("petId")), checked)),
+        ),
+      )
+      .prepare(),
+    /** The pet row is updated whenever the check holds; its version moves only when its status does. */
+    petStatus: db
+      .update(pets)
+      .set({ status: newStatus, version: sql`${pets.version} + (${pets.status} <> ${newStatus})` })
+      .where(and(eq(pets.id, sql.placeholder("petId")), checked))
+      .prepare(),
+    setQuantity: db
+      .update(inventory)
+      .set({ quantity: sql`${sql.placeholder("quantity")}`, version: sql`${inventory.version} + 1` })
+      .where(and(eq(inventory.petId, sql.placeholder("petId")), sql`changes() = 1`))
+      .prepare(),
+  };
+});
 
 /**
  * Set a pet's stock (API.md §3): n > 0 makes the pet available; n = 0 makes it
@@ -71,45 +164,23 @@ export async function getInventoryItem(db: Database, petId: number): Promise<Inv
  */
 export async function setInventory(db: Database, petId: number, quantity: number, ifMatch: string | undefined, now: Date): Promise<InventoryItem> {
   // With If-Match, the versions of both rows seen by the check.
-  let seen: { inventory: number; pet: number } | null = null;
+  let seen: { inventoryVersion: number; petVersion: number } | null = null;
   if (ifMatch !== undefined) {
-    const rs = await db.$client.execute({
-      sql: `${INVENTORY_SELECT.replace("SELECT", "SELECT i.version AS inventory_version, p.version AS pet_version,")} WHERE i.pet_id = ?`,
-      args: [petId],
-    });
-    if (!rs.rows[0]) throw notFound("Inventory entry of pet", petId);
-    await assertIfMatch(ifMatch, toInventoryItem(rs.rows[0]));
-    seen = { inventory: Number(rs.rows[0].inventory_version), pet: Number(rs.rows[0].pet_version) };
+    const current = await versionedItemQuery(db).get({ petId });
+    if (!current) throw notFound("Inventory entry of pet", petId);
+    const { inventoryVersion, petVersion, ...item } = current;
+    await assertIfMatch(ifMatch, item);
+    seen = { inventoryVersion, petVersion };
   }
-  // Numbered parameters, shared by the statements: ?1 petId, ?2 quantity, ?3 time, ?4/?5 the versions checked (NULL without If-Match).
-  const args = [petId, quantity, now.toISOString(), seen?.inventory ?? null, seen?.pet ?? null];
-  // The precondition, on rows not yet written by this batch (always true without If-Match).
-  const checked = `(?4 IS NULL OR ((SELECT version FROM inventory WHERE pet_id = ?1) = ?4
-    AND (SELECT version FROM pets WHERE id = ?1) = ?5))`;
-  const newStatus = `(CASE WHEN ?2 > 0 THEN 'available'
-    WHEN EXISTS (SELECT 1 FROM orders WHERE pet_id = ?1 AND complete = 0) THEN 'pending' ELSE 'sold' END)`;
-  const results = await writeStatements(db, [
-    {
-      sql: `INSERT INTO events (type, occurred_at, data)
-            SELECT 'pet.updated', ?3, json_object('id', p.id, 'name', p.name, 'categoryId', p.category_id, 'status', ${newStatus})
-            FROM pets p WHERE p.id = ?1 AND p.status <> ${newStatus} AND ${checked}`,
-      args,
-    },
-    {
-      sql: `INSERT INTO events (type, occurred_at, data)
-            SELECT 'inventory.updated', ?3, json_object('petId', i.pet_id, 'quantity', ?2, 'status', ${newStatus})
-            FROM inventory i WHERE i.pet_id = ?1 AND ${checked}`,
-      args,
-    },
-    {
-      sql: `UPDATE pets SET status = ${newStatus}, version = version + (status <> ${newStatus}) WHERE id = ?1 AND ${checked}`,
-      args,
-    },
-    { sql: "UPDATE inventory SET quantity = ?2, version = version + 1 WHERE pet_id = ?1 AND changes() = 1", args: args.slice(0, 2) },
-    { sql: `${INVENTORY_SELECT} WHERE i.pet_id = ?`, args: [petId] },
-  ]);
-  const row = results[4]!.rows[0];
-  if (!row) throw notFound("Inventory entry of pet", petId);
-  if (results[3]!.rowsAffected !== 1) throw new ApiError(412, "precondition_failed", "The inventory entry changed meanwhile; fetch it again.");
-  return toInventoryItem(row);
+  const values = { petId, quantity, occurredAt: now.toISOString(), inventoryVersion: seen?.inventoryVersion ?? null, petVersion: seen?.petVersion ?? null };
+  const q = setQueries(db);
+  const [, , set, [item]] = await writeBatch(db, [
+    step(q.events, values),
+    step(q.petStatus, values),
+    step(q.setQuantity, values),
+    step(itemQuery(db), values),
+  ] as const);
+  if (!item) throw notFound("Inventory entry of pet", petId);
+  if (set.rowsAffected !== 1) throw new ApiError(412, "precondition_failed", "The inventory entry changed meanwhile; fetch it again.");
+  return item;
 }

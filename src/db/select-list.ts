@@ -1,0 +1,18 @@
+/**
+ * Select lists for Drizzle insert-selects (`db.insert(table).select(db.select(list).from(…))`),
+ * e.g. the outbox inserts of src/db/events.ts.
+ */
+import { type Column, is, SQL } from "drizzle-orm";
+
+/** `T` with its SQL expressions as aliased expressions (see `aliasedColumns`). */
+export type AliasedColumns<T extends Record<string, SQL | Column>> = { [K in keyof T]: T[K] extends SQL<infer U> ? SQL.Aliased<U> : T[K] };
+
+/**
+ * `fields` with every SQL expression aliased by its key (`NULL as "id"`):
+ * Drizzle's types accept the SQL fields of a subquery, and so of an
+ * insert-select, only when aliased. The statement is the same apart from the
+ * aliases; columns stay as they are.
+ */
+export function aliasedColumns<T extends Record<string, SQL | Column>>(fields: T): AliasedColumns<T> {
+  return Object.fromEntries(Object.entries(fields).map(([key, field]) => [key, is(field, SQL) ? field.as(key) : field])) as AliasedColumns<T>;
+}
