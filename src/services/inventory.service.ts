@@ -7,7 +7,6 @@ import type { Database } from "../db/client";
 import { perDatabase, step, writeBatch } from "../db/batch";
 import { eventColumns, inventoryDataWith, petDataWithStatus } from "../db/events";
 import { events, inventory, orders, pets } from "../db/schema";
-import { aliasedColumns } from "../db/select-list";
 import { unionAll } from "drizzle-orm/sqlite-core";
 import type { PetStatus } from "../domain/pets";
 import { ApiError, notFound } from "../lib/errors";
@@ -121,11 +120,11 @@ const setQueries = perDatabase((db) => {
       .select(
         unionAll(
           db
-            .select(aliasedColumns(eventColumns("pet.updated", petDataWithStatus(newStatus))))
+            .select(eventColumns("pet.updated", petDataWithStatus(newStatus)))
             .from(pets)
             .where(and(eq(pets.id, sql.placeholder("petId")), sql`${pets.status} <> ${newStatus}`, checked)),
           db
-            .select(aliasedColumns(eventColumns("inventory.updated", inventoryDataWith(sql<number>`${sql.placeholder("quantity")}`, newStatus))))
+            .select(eventColumns("inventory.updated", inventoryDataWith(sql<number>`${sql.placeholder("quantity")}`, newStatus)))
             .from(inventory)
             .where(and(eq(inventory.petId, sql.placeholder("petId")), checked)),
         ),

@@ -250,15 +250,15 @@ const placeQueries = perDatabase((db) => ({
     .select(
       unionAll(
         db
-          .select(aliasedColumns(eventColumns("pet.updated", petData)))
+          .select(eventColumns("pet.updated", petData))
           .from(pets)
           .where(and(eq(pets.id, sql.placeholder("petId")), sql`changes() = 1`)),
         db
-          .select(aliasedColumns(eventColumns("order.placed", orderData)))
+          .select(eventColumns("order.placed", orderData))
           .from(orders)
           .where(eq(orders.placementToken, sql.placeholder("token"))),
         db
-          .select(aliasedColumns(eventColumns("inventory.updated", inventoryData)))
+          .select(eventColumns("inventory.updated", inventoryData))
           .from(inventory)
           .innerJoin(pets, eq(pets.id, inventory.petId))
           .where(and(eq(inventory.petId, sql.placeholder("petId")), placedHere)),
@@ -376,7 +376,7 @@ function changeQueries(db: Database, fulfil: boolean) {
       .insert(events)
       .select(
         db
-          .select(aliasedColumns(eventColumns(eventType, orderData)))
+          .select(eventColumns(eventType, orderData))
           .from(orders)
           .where(and(eq(orders.id, sql.placeholder("orderId")), sql`changes() = 1`)),
       )
@@ -399,7 +399,7 @@ function changeQueries(db: Database, fulfil: boolean) {
       .insert(events)
       .select(
         db
-          .select(aliasedColumns(eventColumns("pet.updated", petData)))
+          .select(eventColumns("pet.updated", petData))
           .from(pets)
           .where(and(sql`${pets.id} = ${orderOfPet}`, sql`changes() = 1`)),
       )
@@ -504,16 +504,16 @@ const cancelQueries = perDatabase((db) => {
       .select(
         unionAll(
           db
-            .select(aliasedColumns(eventColumns("pet.updated", petData)))
+            .select(eventColumns("pet.updated", petData))
             .from(pets)
             .where(and(sql`${pets.id} = ${petOfOrder}`, sql`changes() = 1`)),
           db
-            .select(aliasedColumns(eventColumns("inventory.updated", inventoryData)))
+            .select(eventColumns("inventory.updated", inventoryData))
             .from(inventory)
             .innerJoin(pets, eq(pets.id, inventory.petId))
             .where(and(sql`${inventory.petId} = ${petOfOrder}`, cancellable)),
           db
-            .select(aliasedColumns(eventColumns("order.cancelled", orderData)))
+            .select(eventColumns("order.cancelled", orderData))
             .from(orders)
             .where(and(eq(orders.id, sql.placeholder("orderId")), cancellable)),
         ),
