@@ -11,7 +11,7 @@
  */
 import { sql, type SQL } from "drizzle-orm";
 import type { EventType } from "../domain/events";
-import { categories, events, inventory, orders, pets } from "./schema";
+import { categories, type events, inventory, orders, pets } from "./schema";
 
 /**
  * The select list of an outbox insert: every column of `events` in table order
