@@ -55,6 +55,9 @@
  * or once its signal is aborted (shutdown); whatever is left is due for the
  * next run.
  *
+ * Statements: Drizzle (query builder, `sql` with schema columns), prepared
+ * once per database; writes go as one `writeBatch` each (src/db/batch.ts).
+ *
  * Runtimes: Node runs a `WebhookDispatcher` that polls every `pollIntervalMs`
  * and is nudged after each successful write (src/server.ts); Workers nudge it
  * in `ctx.waitUntil` after a write and retry due deliveries from a Cron
@@ -197,6 +200,7 @@ const queries = perDatabase((db) => {
       .with(backlog, wanted)
       .insert(d)
       .select(
+        // Every column in table order (Drizzle's insert-select); a select from a CTE needs its SQL fields aliased.
         db
           .select({
             id: sql<number>`NULL`.as("id"),
@@ -212,6 +216,7 @@ const queries = perDatabase((db) => {
           })
           .from(wanted)
           .where(or(ne(wanted.status, "failing"), lte(sql`${wanted.pending} + ${wanted.position}`, sql.placeholder("maxPending"))))
+          // `sql` around CTE fields: orderBy takes columns or SQL, not aliased fields.
           .orderBy(sql`${wanted.webhookId}`, sql`${wanted.eventId}`),
       )
       .onConflictDoNothing({ target: [d.webhookId, d.eventId] })
