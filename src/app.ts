@@ -6,6 +6,7 @@
  * values: verified keys, rate-limit counts); whatever does I/O comes from the
  * deps, per request where the runtime requires it.
  */
+import { sql } from "drizzle-orm";
 import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
@@ -191,7 +192,7 @@ export function createApp(deps: AppDeps) {
           ((c) =>
             c
               .get("db")
-              .$client.execute("SELECT 1")
+              .run(sql`SELECT 1`)
               .then(() => undefined)),
       ),
     );

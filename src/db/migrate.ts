@@ -15,8 +15,11 @@
  * databases migrated before keep working, and `drizzle-kit` still reads it.
  */
 import { fileURLToPath } from "node:url";
-import { readMigrationFiles } from "drizzle-orm/migrator";
 import type { Client } from "@libsql/client";
+import { desc, sql, TransactionRollbackError } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/libsql";
+import { readMigrationFiles } from "drizzle-orm/migrator";
+import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 /**
  * Absolute path of the committed migrations folder. This module runs from
@@ -25,7 +28,16 @@ import type { Client } from "@libsql/client";
  */
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../drizzle", import.meta.url));
 
-const TABLE = "__drizzle_migrations";
+/**
+ * Drizzle's bookkeeping table, as its migrators create it (below). Not in
+ * schema.ts: it is no table of the app, and drizzle-kit must not generate it.
+ */
+const appliedMigrations = sqliteTable("__drizzle_migrations", {
+  id: integer(),
+  hash: text().notNull(),
+  /** The migration folder's timestamp, ms (declared `numeric`; bound and read as an integer, as Drizzle's migrators do). */
+  createdAt: integer("created_at"),
+});
 
 /**
  * Apply every pending migration, in order, in one write transaction with the
@@ -35,27 +47,26 @@ const TABLE = "__drizzle_migrations";
  */
 export async function applyMigrations(db: { $client: Client }): Promise<number> {
   const migrations = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER });
-  const tx = await db.$client.transaction("write");
   try {
-    // A write first, so that the transaction holds the write lock before it reads.
-    await tx.execute(`CREATE TABLE IF NOT EXISTS "${TABLE}" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)`);
-    const last = await tx.execute(`SELECT created_at FROM "${TABLE}" ORDER BY created_at DESC LIMIT 1`);
-    const lastApplied = last.rows.length ? Number(last.rows[0]![0]) : undefined;
-    const pending = migrations.filter((m) => lastApplied === undefined || lastApplied < m.folderMillis);
-    if (pending.length === 0) {
-      await tx.rollback();
-      return 0;
-    }
-    // drizzle-kit brackets table rebuilds with PRAGMA foreign_keys=OFF/ON, which do nothing
-    // inside a transaction; deferring the checks to COMMIT is what does work there.
-    await tx.execute("PRAGMA defer_foreign_keys = ON");
-    for (const migration of pending) {
-      for (const statement of migration.sql) if (statement.trim()) await tx.execute(statement);
-      await tx.execute({ sql: `INSERT INTO "${TABLE}" ("hash", "created_at") VALUES (?, ?)`, args: [migration.hash, migration.folderMillis] });
-    }
-    await tx.commit();
-    return pending.length;
-  } finally {
-    tx.close();
+    // Drizzle's libSQL transaction is the client's default, "write" (`BEGIN IMMEDIATE`).
+    return await drizzle({ client: db.$client }).transaction(async (tx) => {
+      // A write first, so that the transaction holds the write lock before it reads.
+      await tx.run(sql`CREATE TABLE IF NOT EXISTS ${appliedMigrations} (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)`);
+      const [last] = await tx.select({ createdAt: appliedMigrations.createdAt }).from(appliedMigrations).orderBy(desc(appliedMigrations.createdAt)).limit(1);
+      const lastApplied = last === undefined ? undefined : (last.createdAt ?? 0);
+      const pending = migrations.filter((m) => lastApplied === undefined || lastApplied < m.folderMillis);
+      if (pending.length === 0) tx.rollback();
+      // drizzle-kit brackets table rebuilds with PRAGMA foreign_keys=OFF/ON, which do nothing
+      // inside a transaction; deferring the checks to COMMIT is what does work there.
+      await tx.run(sql`PRAGMA defer_foreign_keys = ON`);
+      for (const migration of pending) {
+        for (const statement of migration.sql) if (statement.trim()) await tx.run(sql.raw(statement));
+        await tx.insert(appliedMigrations).values({ hash: migration.hash, createdAt: migration.folderMillis });
+      }
+      return pending.length;
+    });
+  } catch (error) {
+    if (error instanceof TransactionRollbackError) return 0;
+    throw error;
   }
 }

@@ -55,6 +55,9 @@
  * or once its signal is aborted (shutdown); whatever is left is due for the
  * next run.
  *
+ * Statements: Drizzle (query builder, `sql` with schema columns), prepared
+ * once per database; writes go as one `writeBatch` each (src/db/batch.ts).
+ *
  * Runtimes: Node runs a `WebhookDispatcher` that polls every `pollIntervalMs`
  * and is nudged after each successful write (src/server.ts); Workers nudge it
  * in `ctx.waitUntil` after a write and retry due deliveries from a Cron
@@ -62,8 +65,10 @@
  */
 import type { AppConfig } from "../config";
 import type { Database } from "../db/client";
-import type { InStatement } from "@libsql/client";
-import { readStatements, writeStatements } from "../db/batch";
+import { and, eq, gt, inArray, lt, lte, ne, or, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
+import { type BatchStep, perDatabase, step, writeBatch } from "../db/batch";
+import { events, webhookDeliveries, webhooks } from "../db/schema";
 import { isPrivateHost, type DeliveryError } from "./webhooks.service";
 import { signedWebhookHeaders, webhookMessageId } from "./webhook-signing";
 
@@ -133,77 +138,209 @@ interface Claimed extends Head {
 }
 
 /**
- * Due queue heads: for each subscription (at most 50), its pending delivery
- * with the lowest event id, found through the (webhook_id, status, event_id)
- * index, kept when due. Cost grows with the number of subscriptions, not
- * with the backlog.
+ * The dispatcher's statements, prepared once per database (src/db/batch.ts
+ * `perDatabase`); per-run values are placeholders.
  */
-const HEADS_SQL = `
-  SELECT d.id, d.webhook_id, d.event_id, w.url, w.secret, e.type, e.occurred_at, e.data
-  FROM webhooks w
-  JOIN webhook_deliveries d ON d.id = (SELECT p.id FROM webhook_deliveries p
-                                       WHERE p.webhook_id = w.id AND p.status = 'pending'
-                                       ORDER BY p.event_id LIMIT 1)
-  JOIN events e ON e.id = d.event_id
-  WHERE d.next_attempt_at <= ? AND (? IS NULL OR w.id = ?)
-  ORDER BY d.next_attempt_at, d.id
-  LIMIT ?`;
-
-function headsStatement(nowIso: string, webhookId: number | null, limit: number) {
-  return { sql: HEADS_SQL, args: [nowIso, webhookId, webhookId, limit] };
-}
+const queries = perDatabase((db) => {
+  const d = webhookDeliveries;
+  /** A subscription's queue, looked up from its head (correlated subquery alias). */
+  const queue = alias(webhookDeliveries, "p");
+  /** Pending deliveries per `failing` subscription (fan-out bound, step 1). */
+  const backlog = db.$with("backlog").as(
+    db
+      .select({ webhookId: d.webhookId, pending: sql<number>`count(*)`.as("pending") })
+      .from(d)
+      .where(and(eq(d.status, "pending"), inArray(d.webhookId, db.select({ id: webhooks.id }).from(webhooks).where(eq(webhooks.status, "failing")))))
+      .groupBy(d.webhookId),
+  );
+  /** Every (subscription, event) with `last_event_id < event.id <= upTo` whose type the subscription wants, numbered per subscription. */
+  const wanted = db.$with("wanted").as(
+    db
+      .select({
+        webhookId: sql<number>`${webhooks.id}`.as("webhook_id"),
+        eventId: sql<number>`${events.id}`.as("event_id"),
+        status: sql<(typeof webhooks.$inferSelect)["status"]>`${webhooks.status}`.as("status"),
+        pending: sql<number>`coalesce(${backlog.pending}, 0)`.as("pending"),
+        position: sql<number>`row_number() OVER (PARTITION BY ${webhooks.id} ORDER BY ${events.id})`.as("position"),
+      })
+      .from(webhooks)
+      .innerJoin(events, and(gt(events.id, webhooks.lastEventId), lte(events.id, sql.placeholder("upTo"))))
+      .leftJoin(backlog, eq(backlog.webhookId, webhooks.id))
+      .where(sql`${webhooks.events} = '["*"]' OR EXISTS (SELECT 1 FROM json_each(${webhooks.events}) j WHERE j.value = ${events.type})`),
+  );
+  return {
+    /** Retention (step 5): up to `PRUNE_BATCH` finished deliveries older than `before`; the (status, next_attempt_at) index finds them. */
+    prune: db
+      .delete(d)
+      .where(
+        inArray(
+          d.id,
+          db
+            .select({ id: d.id })
+            .from(d)
+            .where(and(inArray(d.status, ["delivered", "failed"]), lt(d.nextAttemptAt, sql.placeholder("before"))))
+            .limit(PRUNE_BATCH),
+        ),
+      )
+      .prepare(),
+    /** The newest event id and the lowest fan-out cursor (null without subscriptions). */
+    cursors: db
+      .select({
+        maxEvent: sql<number>`coalesce(max(${events.id}), 0)`,
+        minCursor: sql<number | null>`(SELECT min(${webhooks.lastEventId}) FROM ${webhooks})`,
+      })
+      .from(events)
+      .prepare(),
+    /**
+     * Fan-out (step 1): the missing delivery rows for events up to `upTo`; a
+     * `failing` subscription gets rows only while it has fewer than
+     * `maxPending` pending (its pending count plus the row's position).
+     */
+    fanOut: db
+      .with(backlog, wanted)
+      .insert(d)
+      .select(
+        // Every column in table order (Drizzle's insert-select); a select from a CTE needs its SQL fields aliased.
+        db
+          .select({
+            id: sql<number>`NULL`.as("id"),
+            webhookId: wanted.webhookId,
+            eventId: wanted.eventId,
+            status: sql<"pending">`'pending'`.as("status"),
+            attempts: sql<number>`0`.as("attempts"),
+            nextAttemptAt: sql<string>`${sql.placeholder("now")}`.as("next_attempt_at"),
+            lastStatusCode: sql<null>`NULL`.as("last_status_code"),
+            lastError: sql<null>`NULL`.as("last_error"),
+            lastAttemptAt: sql<null>`NULL`.as("last_attempt_at"),
+            deliveredAt: sql<null>`NULL`.as("delivered_at"),
+          })
+          .from(wanted)
+          .where(or(ne(wanted.status, "failing"), lte(sql`${wanted.pending} + ${wanted.position}`, sql.placeholder("maxPending"))))
+          // `sql` around CTE fields: orderBy takes columns or SQL, not aliased fields.
+          .orderBy(sql`${wanted.webhookId}`, sql`${wanted.eventId}`),
+      )
+      .onConflictDoNothing({ target: [d.webhookId, d.eventId] })
+      .prepare(),
+    /** Moves every cursor below `upTo` to `upTo` (after `fanOut`, in its batch). */
+    advanceCursors: db
+      .update(webhooks)
+      .set({ lastEventId: sql`${sql.placeholder("upTo")}` })
+      .where(lt(webhooks.lastEventId, sql.placeholder("upTo")))
+      .prepare(),
+    /**
+     * Due queue heads (step 2): for each subscription (at most 50), its pending
+     * delivery with the lowest event id, found through the (webhook_id, status,
+     * event_id) index, kept when due at `now`; oldest first, at most `limit`.
+     * Cost grows with the number of subscriptions, not with the backlog.
+     */
+    heads: db
+      .select({
+        id: d.id,
+        webhookId: d.webhookId,
+        eventId: d.eventId,
+        url: webhooks.url,
+        secret: webhooks.secret,
+        type: events.type,
+        occurredAt: events.occurredAt,
+        data: events.data,
+      })
+      .from(webhooks)
+      .innerJoin(
+        d,
+        eq(
+          d.id,
+          db
+            .select({ id: queue.id })
+            .from(queue)
+            .where(and(eq(queue.webhookId, webhooks.id), eq(queue.status, "pending")))
+            .orderBy(queue.eventId)
+            .limit(1),
+        ),
+      )
+      .innerJoin(events, eq(events.id, d.eventId))
+      .where(lte(d.nextAttemptAt, sql.placeholder("now")))
+      .orderBy(d.nextAttemptAt, d.id)
+      .limit(sql.placeholder("limit"))
+      .prepare(),
+    /** Claim (step 3): counts the attempt and leases the delivery until `leaseEnd`, if still pending and due at `now`. */
+    claim: db
+      .update(d)
+      .set({ attempts: sql`${d.attempts} + 1`, nextAttemptAt: sql`${sql.placeholder("leaseEnd")}`, lastAttemptAt: sql`${sql.placeholder("now")}` })
+      .where(and(eq(d.id, sql.placeholder("id")), eq(d.status, "pending"), lte(d.nextAttemptAt, sql.placeholder("now"))))
+      .returning({ attempts: d.attempts })
+      .prepare(),
+    /** A 2xx answer: the delivery is done at `now`. */
+    delivered: db
+      .update(d)
+      .set({
+        status: "delivered",
+        deliveredAt: sql`${sql.placeholder("now")}`,
+        nextAttemptAt: sql`${sql.placeholder("now")}`,
+        lastStatusCode: sql`${sql.placeholder("statusCode")}`,
+        lastError: null,
+      })
+      .where(and(eq(d.id, sql.placeholder("id")), eq(d.status, "pending")))
+      .prepare(),
+    /** A delivery made it: its subscription is healthy again. */
+    reactivate: db
+      .update(webhooks)
+      .set({ status: "active" })
+      .where(and(eq(webhooks.id, sql.placeholder("webhookId")), eq(webhooks.status, "failing")))
+      .prepare(),
+    /** The last attempt failed: the delivery is given up at `now`, if this run's claim (`attempts`) still holds. */
+    givenUp: db
+      .update(d)
+      .set({
+        status: "failed",
+        nextAttemptAt: sql`${sql.placeholder("now")}`,
+        lastStatusCode: sql`${sql.placeholder("statusCode")}`,
+        lastError: sql`${sql.placeholder("error")}`,
+      })
+      .where(and(eq(d.id, sql.placeholder("id")), eq(d.status, "pending"), eq(d.attempts, sql.placeholder("attempts"))))
+      .prepare(),
+    /** After `givenUp` in the same batch: marks the subscription `failing` only when the delivery was given up just before. */
+    markFailing: db
+      .update(webhooks)
+      .set({ status: "failing" })
+      .where(and(eq(webhooks.id, sql.placeholder("webhookId")), sql`changes() = 1`))
+      .prepare(),
+    /** A failed attempt with attempts left: the next is due at `next`, if this run's claim (`attempts`) still holds. */
+    retry: db
+      .update(d)
+      .set({
+        nextAttemptAt: sql`${sql.placeholder("next")}`,
+        lastStatusCode: sql`${sql.placeholder("statusCode")}`,
+        lastError: sql`${sql.placeholder("error")}`,
+      })
+      .where(and(eq(d.id, sql.placeholder("id")), eq(d.status, "pending"), eq(d.attempts, sql.placeholder("attempts"))))
+      .prepare(),
+  };
+});
 
 /** Let pending I/O callbacks (e.g. HTTP requests on Node, where the embedded database runs on the main thread) run. */
 const yieldToEventLoop = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
 
-function toHead(row: Record<string, unknown>): Head {
+type HeadRow = Awaited<ReturnType<ReturnType<typeof queries>["heads"]["all"]>>[number];
+
+function toHead(row: HeadRow): Head {
   // The payload is the Event representation, exactly as GET /events shows it.
-  const body = JSON.stringify({
-    id: Number(row.event_id),
-    type: String(row.type),
-    occurredAt: String(row.occurred_at),
-    data: JSON.parse(String(row.data)) as unknown,
-  });
-  return {
-    id: Number(row.id),
-    webhookId: Number(row.webhook_id),
-    eventId: Number(row.event_id),
-    url: String(row.url),
-    secret: String(row.secret),
-    body,
-  };
+  const body = JSON.stringify({ id: row.eventId, type: row.type, occurredAt: row.occurredAt, data: JSON.parse(row.data) as unknown });
+  return { id: row.id, webhookId: row.webhookId, eventId: row.eventId, url: row.url, secret: row.secret, body };
 }
 
 /**
  * Create the missing delivery rows for events up to `upToEventId` (step 1
- * above) in one write batch. A `failing` subscription gets rows only while it
- * has fewer than `maxPendingPerFailing` pending (window function: its pending
- * count plus the row's position). Returns how many rows were created.
+ * above) and move the cursors there, in one write batch. A `failing`
+ * subscription gets rows only while it has fewer than `maxPendingPerFailing`
+ * pending. Returns how many rows were created.
  */
 async function fanOut(db: Database, upToEventId: number, maxPendingPerFailing: number, nowIso: string): Promise<number> {
-  const [inserted] = await writeStatements(db, [
-    {
-      sql: `WITH backlog AS (
-              SELECT p.webhook_id, count(*) AS pending FROM webhook_deliveries p
-              WHERE p.status = 'pending' AND p.webhook_id IN (SELECT id FROM webhooks WHERE status = 'failing')
-              GROUP BY p.webhook_id),
-            wanted AS (
-              SELECT w.id AS webhook_id, e.id AS event_id, w.status, coalesce(b.pending, 0) AS pending,
-                     row_number() OVER (PARTITION BY w.id ORDER BY e.id) AS position
-              FROM webhooks w
-              JOIN events e ON e.id > w.last_event_id AND e.id <= ?
-              LEFT JOIN backlog b ON b.webhook_id = w.id
-              WHERE w.events = '["*"]' OR EXISTS (SELECT 1 FROM json_each(w.events) j WHERE j.value = e.type))
-            INSERT INTO webhook_deliveries (webhook_id, event_id, status, attempts, next_attempt_at)
-            SELECT webhook_id, event_id, 'pending', 0, ? FROM wanted
-            WHERE status <> 'failing' OR pending + position <= ?
-            ORDER BY webhook_id, event_id
-            ON CONFLICT (webhook_id, event_id) DO NOTHING`,
-      args: [upToEventId, nowIso, maxPendingPerFailing],
-    },
-    { sql: "UPDATE webhooks SET last_event_id = ? WHERE last_event_id < ?", args: [upToEventId, upToEventId] },
-  ]);
-  return inserted!.rowsAffected;
+  const q = queries(db);
+  const [inserted] = await writeBatch(db, [
+    step(q.fanOut, { upTo: upToEventId, now: nowIso, maxPending: maxPendingPerFailing }),
+    step(q.advanceCursors, { upTo: upToEventId }),
+  ] as const);
+  return inserted.rowsAffected;
 }
 
 /** Claim due heads (step 3) in one write batch; returns those this run won, with their attempt number. */
@@ -211,18 +348,15 @@ async function claim(db: Database, heads: Head[], now: Date, leaseMs: number): P
   if (heads.length === 0) return [];
   const nowIso = now.toISOString();
   const leaseEnd = new Date(now.getTime() + leaseMs).toISOString();
-  const results = await writeStatements(
+  const q = queries(db);
+  const results = await writeBatch(
     db,
-    heads.map((h) => ({
-      sql: `UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = ?, last_attempt_at = ?
-            WHERE id = ? AND status = 'pending' AND next_attempt_at <= ? RETURNING attempts`,
-      args: [leaseEnd, nowIso, h.id, nowIso],
-    })),
+    heads.map((h) => step(q.claim, { id: h.id, now: nowIso, leaseEnd })),
   );
   const claimed: Claimed[] = [];
   heads.forEach((h, i) => {
-    const row = results[i]!.rows[0];
-    if (row) claimed.push({ ...h, attempts: Number(row.attempts) });
+    const row = results[i]?.[0];
+    if (row) claimed.push({ ...h, attempts: row.attempts });
   });
   return claimed;
 }
@@ -292,46 +426,36 @@ async function attempt(head: Claimed, config: AppConfig, at: Date, fetchFn: Fetc
 type Outcome = "delivered" | "retried" | "givenUp";
 
 /** The statements that record an attempt's result, and what becomes of the delivery. */
-function recording(head: Claimed, result: AttemptResult, config: AppConfig, now: Date, random: () => number): { statements: InStatement[]; outcome: Outcome } {
+function recording(
+  db: Database,
+  head: Claimed,
+  result: AttemptResult,
+  config: AppConfig,
+  now: Date,
+  random: () => number,
+): { steps: BatchStep<unknown>[]; outcome: Outcome } {
+  const q = queries(db);
   const nowIso = now.toISOString();
+  const { statusCode, error } = result;
   if (result.ok) {
     return {
       outcome: "delivered",
-      statements: [
-        {
-          sql: `UPDATE webhook_deliveries SET status = 'delivered', delivered_at = ?, next_attempt_at = ?, last_status_code = ?, last_error = NULL
-                WHERE id = ? AND status = 'pending'`,
-          args: [nowIso, nowIso, result.statusCode, head.id],
-        },
-        { sql: "UPDATE webhooks SET status = 'active' WHERE id = ? AND status = 'failing'", args: [head.webhookId] },
-      ],
+      steps: [step(q.delivered, { id: head.id, now: nowIso, statusCode }), step(q.reactivate, { webhookId: head.webhookId })],
     };
   }
   const { maxAttempts, retryBaseMs, retryCapMs } = config.webhooks;
   if (head.attempts >= maxAttempts) {
     return {
       outcome: "givenUp",
-      statements: [
-        {
-          sql: `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = ?, last_status_code = ?, last_error = ?
-                WHERE id = ? AND status = 'pending' AND attempts = ?`,
-          args: [nowIso, result.statusCode, result.error, head.id, head.attempts],
-        },
-        { sql: "UPDATE webhooks SET status = 'failing' WHERE id = ? AND changes() = 1", args: [head.webhookId] },
+      steps: [
+        step(q.givenUp, { id: head.id, attempts: head.attempts, now: nowIso, statusCode, error }),
+        // Never a batch's first statement: it follows its own `givenUp`.
+        step(q.markFailing, { webhookId: head.webhookId }),
       ],
     };
   }
   const next = new Date(now.getTime() + backoffDelayMs(head.attempts, retryBaseMs, retryCapMs, random)).toISOString();
-  return {
-    outcome: "retried",
-    statements: [
-      {
-        sql: `UPDATE webhook_deliveries SET next_attempt_at = ?, last_status_code = ?, last_error = ?
-              WHERE id = ? AND status = 'pending' AND attempts = ?`,
-        args: [next, result.statusCode, result.error, head.id, head.attempts],
-      },
-    ],
-  };
+  return { outcome: "retried", steps: [step(q.retry, { id: head.id, attempts: head.attempts, next, statusCode, error })] };
 }
 
 /**
@@ -357,23 +481,12 @@ export async function dispatchDue(db: Database, config: AppConfig, now: () => Da
   const deadline = first.getTime() + (options.maxRunMs ?? 20_000);
   const mayStart = () => budget > 0 && !options.signal?.aborted && now().getTime() < deadline;
   const pruneBefore = new Date(first.getTime() - DELIVERY_RETENTION_MS).toISOString();
-  const [, cursors] = await writeStatements(db, [
-    {
-      // Retention (step 5): the (status, next_attempt_at) index finds them.
-      sql: `DELETE FROM webhook_deliveries WHERE id IN (
-              SELECT id FROM webhook_deliveries WHERE status IN ('delivered', 'failed') AND next_attempt_at < ? LIMIT ?)`,
-      args: [pruneBefore, PRUNE_BATCH],
-    },
-    {
-      sql: "SELECT (SELECT coalesce(max(id), 0) FROM events) AS max_event, (SELECT min(last_event_id) FROM webhooks) AS min_cursor",
-      args: [],
-    },
-  ]);
-  const maxEvent = Number(cursors!.rows[0]!.max_event);
-  const minCursor = cursors!.rows[0]!.min_cursor;
+  const q = queries(db);
+  const [, [cursors]] = await writeBatch(db, [step(q.prune, { before: pruneBefore }), step(q.cursors)] as const);
+  const { maxEvent, minCursor } = cursors!;
   if (minCursor !== null) {
     // Fan out in bounded steps, yielding between them (step 1).
-    for (let upTo = Number(minCursor); upTo < maxEvent && !options.signal?.aborted && now().getTime() < deadline; ) {
+    for (let upTo = minCursor; upTo < maxEvent && !options.signal?.aborted && now().getTime() < deadline; ) {
       upTo = Math.min(maxEvent, upTo + FANOUT_STEP_EVENTS);
       report.queued += await fanOut(db, upTo, config.webhooks.maxPendingPerFailing, now().toISOString());
       await yieldToEventLoop();
@@ -382,18 +495,17 @@ export async function dispatchDue(db: Database, config: AppConfig, now: () => Da
   // Rounds (steps 2–4): every subscription's due head, claimed in one batch, sent at once, recorded in one batch.
   while (mayStart()) {
     const at = now();
-    const [rows] = await readStatements(db, [headsStatement(at.toISOString(), null, Math.min(HEAD_LIMIT, budget))]);
-    const heads = rows!.rows.map((r) => toHead(r as Record<string, unknown>));
+    const heads = (await q.heads.all({ now: at.toISOString(), limit: Math.min(HEAD_LIMIT, budget) })).map(toHead);
     if (heads.length === 0) break;
     budget -= heads.length;
     const claimed = await claim(db, heads, at, leaseMs);
     const results = await Promise.all(claimed.map((head) => attempt(head, config, now(), fetchFn)));
     const done = now();
-    const recorded = claimed.map((head, i) => recording(head, results[i]!, config, done, random));
+    const recorded = claimed.map((head, i) => recording(db, head, results[i]!, config, done, random));
     if (recorded.length > 0)
-      await writeStatements(
+      await writeBatch(
         db,
-        recorded.flatMap((r) => r.statements),
+        recorded.flatMap((r) => r.steps),
       );
     report.attempted += claimed.length;
     for (const r of recorded) report[r.outcome] += 1;
