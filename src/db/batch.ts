@@ -105,49 +105,6 @@ export async function readBatch<const S extends readonly BatchStep<unknown>[]>(d
 }
 
 /**
- * Raw statements as one write batch — the form before the Drizzle migration
- * (issue 15). Kept only while services move to `step`/`writeBatch`; outbox
- * inserts are recorded as in `writeBatch`.
- * @deprecated use `writeBatch` with Drizzle steps.
- */
-export function writeStatements(db: Database, statements: InStatement[]): Promise<ResultSet[]> {
-  return writeBatch(
-    db,
-    statements.map((statement) => ({ statement, read: (result: ResultSet) => result })),
-  );
-}
-
-/** @deprecated use `readBatch` with Drizzle steps (see `writeStatements`). */
-export function readStatements(db: Database, statements: InStatement[]): Promise<ResultSet[]> {
-  return readBatch(
-    db,
-    statements.map((statement) => ({ statement, read: (result: ResultSet) => result })),
-  );
-}
-
-/**
- * SQL that appends one event row (API.md §6, transactional outbox) whose data is
- * the JSON object produced by `dataSql` from `fromSql`, only when `guardSql` holds.
- * @deprecated raw SQL: use `outboxInsert` (src/db/events.ts) with Drizzle.
- */
-export function eventInsert(type: string, occurredAt: string, dataSql: string, fromWhereSql: string, args: unknown[]): InStatement {
-  return {
-    sql: `INSERT INTO events (type, occurred_at, data) SELECT ?, ?, ${dataSql} FROM ${fromWhereSql}`,
-    args: [type, occurredAt, ...(args as never[])],
-  };
-}
-
-/** @deprecated raw SQL (see `eventInsert`). */
-export const PET_JSON = "json_object('id', p.id, 'name', p.name, 'categoryId', p.category_id, 'status', p.status)";
-/** @deprecated raw SQL (see `eventInsert`). */
-export const CATEGORY_JSON = "json_patch(json_object('id', c.id, 'name', c.name), json_object('description', c.description))";
-/** @deprecated raw SQL (see `eventInsert`). */
-export const INVENTORY_JSON = "json_object('petId', i.pet_id, 'quantity', i.quantity, 'status', p.status)";
-/** @deprecated raw SQL (see `eventInsert`). */
-export const ORDER_JSON =
-  "json_patch(json_object('id', o.id, 'petId', o.pet_id, 'quantity', o.quantity, 'complete', json(CASE WHEN o.complete THEN 'true' ELSE 'false' END)), json_object('shipDate', o.ship_date))";
-
-/**
  * True when a libSQL/SQLite error is a constraint violation. Matches by prefix
  * (`SQLITE_CONSTRAINT…`) because the embedded driver and sqld report different
  * extended codes for the same violation.
