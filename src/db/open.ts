@@ -33,6 +33,7 @@ import { createDatabase, type Database } from "./client";
 import { GroupCommitClient } from "./group-commit";
 import { GuardedClient, waitOutBusy } from "./guarded-client";
 import { applyMigrations } from "./migrate";
+import { retryOverloaded } from "./remote";
 
 /** Where the database is and how to reach it; read from the environment by `databaseSettings`. */
 export interface DatabaseSettings {
@@ -148,7 +149,9 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
 
   if (!url.startsWith("file:") && url !== ":memory:") {
     // Contending writers get SQLITE_BUSY from the server: waited out like a file's lock.
-    const client = new GroupCommitClient(new GuardedClient(createClient({ url, authToken }), { lockWaitMs: settings.lockWaitMs }));
+    // A saturated server answers 429 before running anything: sent again after a backoff (src/db/remote.ts).
+    const server = createClient({ url, authToken, fetch: retryOverloaded((request) => fetch(request)) });
+    const client = new GroupCommitClient(new GuardedClient(server, { lockWaitMs: settings.lockWaitMs }));
     const db = createDatabase(client);
     const migrationsApplied = migrate ? await applyMigrations(db) : 0;
     const check = () => client.execute("SELECT 1").then(() => undefined);
