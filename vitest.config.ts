@@ -13,9 +13,13 @@ process.env.WRANGLER_LOG_PATH ??= fileURLToPath(new URL(".wrangler/logs", import
  * - "worker": test/worker — the same scenarios against the real Worker entry
  *   under workerd + sqld, started once per run by test/worker/global-setup.ts
  *   (only when a worker test file is selected).
+ * - "node-alone": the files of ALONE, one at a time, last.
  * Run one side: `npx vitest run --project node` / `--project worker`; the worker
  * files run one at a time, after the node files.
  */
+/** Node test files that run alone (the vitest project "node-alone"). */
+const ALONE = ["test/node/multi-process.test.ts"];
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -25,7 +29,14 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: "node", include: ["test/**/*.test.ts"], exclude: ["test/worker/**", "**/node_modules/**"] },
+        test: { name: "node", include: ["test/**/*.test.ts"], exclude: ["test/worker/**", ...ALONE, "**/node_modules/**"] },
+      },
+      {
+        extends: true,
+        // Alone, after the others: several processes on one sqld. sqld lets
+        // writers wait for its write lock on spinning threads; with other test
+        // files taking both cores, the lock holder starved and these timed out.
+        test: { name: "node-alone", include: ALONE, fileParallelism: false, sequence: { groupOrder: 2 } },
       },
       {
         extends: true,
