@@ -92,6 +92,13 @@ function start(script: string, env: Record<string, string>, nodeArgs: string[] =
   });
 }
 
+/** The Node flags of `npm start` (package.json), so the measured server runs as it does, e.g. `--max-semi-space-size=16`. */
+function startNodeFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
+  const flags = /\bnode((?:\s+--\S+)*)\s+dist\/node\/server\.mjs/.exec(pkg.scripts.start ?? "")?.[1] ?? "";
+  return flags.trim().split(/\s+/).filter(Boolean);
+}
+
 /** Peak resident set size of a process in MB (Linux VmHWM). */
 function peakRssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
@@ -250,7 +257,7 @@ async function main(): Promise<void> {
     { cwd: ROOT, stdio: "inherit" },
   );
   const profile = values["cpu-prof"] ? ["--cpu-prof", "--cpu-prof-dir", values["cpu-prof"]] : [];
-  const api = start("dist/node/server.mjs", { DATABASE_URL: url, PORT: String(apiPort), HOST: "127.0.0.1", ...UNLIMITED }, profile);
+  const api = start("dist/node/server.mjs", { DATABASE_URL: url, PORT: String(apiPort), HOST: "127.0.0.1", ...UNLIMITED }, [...startNodeFlags(), ...profile]);
   const petBytes = await (async () => {
     await waitFor(`http://127.0.0.1:${apiPort}/health`, api);
     return (await (await fetch(`http://127.0.0.1:${apiPort}/pets/${fixture.petIds[0]}`)).text()).length;
