@@ -9,8 +9,14 @@
  * emptied, N writes committed one by one leave at least N frames;
  * `PRAGMA wal_checkpoint(PASSIVE)` reports the frame count (`log`).
  */
+import type { Client, InStatement } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { nodeTarget, type NodeTarget } from "../support/node-target";
+import { createApp } from "../../src/app";
+import { parseConfig } from "../../src/config";
+import { createDatabase } from "../../src/db/client";
+import { readsConnectionState } from "../../src/db/group-commit";
+import { dispatchDue } from "../../src/services/webhook-dispatcher";
+import { nodeTarget, TEST_ENV, type NodeTarget } from "../support/node-target";
 
 let target: NodeTarget;
 
@@ -88,5 +94,76 @@ describe("group commit of concurrent writes", () => {
     expect(results.filter((r) => r.status === 409)).toHaveLength(55);
     expect(await count(`SELECT quantity FROM inventory WHERE pet_id = ${pet.body.id}`)).toBe(0);
     expect(await count(`SELECT count(*) FROM orders WHERE pet_id = ${pet.body.id}`)).toBe(25);
+  });
+});
+
+describe("batch boundaries (merged batches share one connection)", () => {
+  it("no write batch of the API begins by reading changes() or last_insert_rowid(), which would see the previous batch's statement", async () => {
+    const batches: InStatement[][] = [];
+    const recording = new Proxy(target.db.$client, {
+      get(real, property, receiver) {
+        const value = Reflect.get(real, property, receiver);
+        if (property === "batch") {
+          return (statements: InStatement[], mode?: string) => {
+            if (mode === "write") batches.push(statements);
+            return (value as (...a: unknown[]) => unknown).call(real, statements, mode);
+          };
+        }
+        return typeof value === "function" ? value.bind(real) : value;
+      },
+    }) as Client;
+    const db = createDatabase(recording);
+    const config = parseConfig(TEST_ENV);
+    const app = createApp({ db, config, log: () => {} });
+    const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+      const res = await app.request(`http://localhost${path}`, {
+        method,
+        headers: { Authorization: `Bearer ${target.staffKey}`, ...(body === undefined ? {} : { "Content-Type": "application/json" }), ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : null };
+    };
+    const run = Date.now().toString(36);
+    // Every kind of write the API makes, successful and refused.
+    const category = await call("POST", "/categories", { name: `audit ${run}` });
+    expect(category.status).toBe(201);
+    expect((await call("POST", "/categories", { name: `audit ${run}` })).status).toBe(409);
+    expect((await call("PATCH", `/categories/${category.body.id}`, { description: "d" })).status).toBe(200);
+    const pet = await call("POST", "/pets", { name: "Audit", categoryId: category.body.id }, { "Idempotency-Key": `pet-${run}` });
+    expect(pet.status).toBe(201);
+    expect((await call("POST", "/pets", { name: "Nowhere", categoryId: 999_999 })).status).toBe(422);
+    expect((await call("PUT", `/store/inventory/${pet.body.id}`, { quantity: 3 })).status).toBe(200);
+    const order = await call("POST", "/store/orders", { petId: pet.body.id, quantity: 1 }, { "Idempotency-Key": `order-${run}` });
+    expect(order.status).toBe(201);
+    expect((await call("POST", "/store/orders", { petId: pet.body.id, quantity: 99 })).status).toBe(409);
+    const second = await call("POST", "/store/orders", { petId: pet.body.id, quantity: 2 });
+    expect(second.status).toBe(201);
+    expect((await call("PATCH", `/store/orders/${order.body.id}`, { complete: true })).status).toBe(200);
+    expect((await call("DELETE", `/store/orders/${second.body.id}`)).status).toBe(204);
+    expect((await call("PATCH", `/pets/${pet.body.id}`, { status: "sold" })).status).toBe(200);
+    const other = await call("POST", "/pets", { name: "Gone", categoryId: category.body.id });
+    expect((await call("DELETE", `/pets/${other.body.id}`)).status).toBe(204);
+    const key = await call("POST", "/accounts/me/keys", { name: "audit" });
+    expect(key.status).toBe(201);
+    expect((await call("DELETE", `/accounts/me/keys/${key.body.id}`)).status).toBe(204);
+    expect((await call("POST", "/accounts", { name: "Audit", email: `audit-${run}@example.com` })).status).toBe(201);
+    const hook = await call("POST", "/webhooks", { url: "https://hooks.example.com/audit", events: ["order.placed"] });
+    expect(hook.status).toBe(201);
+    // The dispatcher's batches: fan-out, claims and the recorded outcome of a delivery.
+    await dispatchDue(
+      db,
+      config,
+      () => new Date(),
+      async () => new Response("ok", { status: 200 }),
+    );
+    expect((await call("DELETE", `/webhooks/${hook.body.id}`)).status).toBe(204);
+
+    expect(batches.length).toBeGreaterThan(15);
+    // The guards exist (later in their batches): what the check looks for is really there.
+    const text = (statement: InStatement) => (typeof statement === "string" ? statement : statement.sql);
+    expect(batches.filter((statements) => statements.slice(1).some((statement) => /\bchanges\(\)/.test(text(statement)))).length).toBeGreaterThan(5);
+    const offending = batches.filter((statements) => readsConnectionState(statements)).map((statements) => JSON.stringify(statements[0]));
+    expect(offending).toEqual([]);
   });
 });
