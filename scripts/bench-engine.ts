@@ -1,0 +1,103 @@
+/**
+ * The "engine:" rows of `npm run bench` (issue 16, statement reuse): the
+ * statements of one real order placement, recorded from `placeOrder` on a
+ * temp database file (WAL, synchronous = FULL), run 50 orders per transaction
+ * (what group commit sends) in one process, two ways:
+ * - through `@libsql/client` (the app's driver), which compiles every
+ *   statement on every call;
+ * - through libsql-js (`libsql`, the same engine under that driver) with each
+ *   statement prepared once and reused.
+ * No HTTP, no app: what the engine path of an order costs, and what statement
+ * reuse would save. Returns orders/s of each; ratios are within the run.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { InStatement, InValue } from "@libsql/client";
+import Libsql from "libsql";
+import { databaseSettings, openDatabase } from "../src/db/open";
+import { accounts } from "../src/db/schema";
+import { createCategory } from "../src/services/categories.service";
+import { setInventory } from "../src/services/inventory.service";
+import { placeOrder } from "../src/services/orders.service";
+import { createPet } from "../src/services/pets.service";
+
+const ORDERS_PER_TRANSACTION = 50;
+const TRANSACTIONS = 80;
+
+export interface EngineResult {
+  /** Orders/s through @libsql/client, 50 per `batch(…, "write")`. */
+  client: number;
+  /** Orders/s through libsql-js, statements prepared once, 50 per transaction. */
+  preparedOnce: number;
+  statementsPerOrder: number;
+}
+
+const TOKEN = /^[0-9a-f]{32}$/;
+
+/** Measure both ways (about 5 s on the development machine). */
+export async function measureEngine(): Promise<EngineResult> {
+  const dir = mkdtempSync(join(tmpdir(), "petstore-bench-engine-"));
+  const path = join(dir, "engine.db");
+  try {
+    const opened = await openDatabase(databaseSettings({ DATABASE_URL: `file:${path}` }));
+    const { db } = opened;
+    const now = new Date();
+    const category = await createCategory(db, { name: "Engine" }, now);
+    const pet = await createPet(db, { name: "Engine", categoryId: category.id }, now);
+    await setInventory(db, pet.id, 10_000_000, undefined, now);
+    const [account] = await db
+      .insert(accounts)
+      .values({ name: "Engine", email: "engine@example.com", emailKey: "engine@example.com", role: "customer", createdAt: now.toISOString() })
+      .returning({ id: accounts.id });
+    // Record the statements of one placement as the app sends them.
+    let recorded: { sql: string; args: InValue[] }[] = [];
+    const client = db.$client;
+    const batch = client.batch.bind(client);
+    client.batch = (statements, mode) => {
+      recorded = (statements as InStatement[]).map((s) => (typeof s === "string" ? { sql: s, args: [] } : { sql: s.sql, args: [...(s.args as InValue[])] }));
+      return batch(statements, mode);
+    };
+    await placeOrder(db, { role: "customer", accountId: account!.id, apiKeyId: 0 }, { petId: pet.id, quantity: 1 }, undefined, now);
+    client.batch = batch;
+    // Each order gets its own placement token (the one random argument).
+    let serial = 0;
+    const order = () => {
+      const token = (serial++).toString(16).padStart(32, "0");
+      return recorded.map((s) => ({ sql: s.sql, args: s.args.map((a) => (typeof a === "string" && TOKEN.test(a) ? token : a)) }));
+    };
+
+    let started = performance.now();
+    for (let t = 0; t < TRANSACTIONS; t++) await batch(Array.from({ length: ORDERS_PER_TRANSACTION }, order).flat(), "write");
+    const viaClient = (ORDERS_PER_TRANSACTION * TRANSACTIONS) / ((performance.now() - started) / 1000);
+    await opened.close();
+
+    const native = new Libsql(path);
+    native.pragma("journal_mode = WAL");
+    native.pragma("synchronous = FULL");
+    native.pragma("foreign_keys = ON");
+    const prepared = new Map<string, ReturnType<typeof native.prepare>>();
+    const statement = (sql: string) => {
+      const cached = prepared.get(sql) ?? native.prepare(sql);
+      prepared.set(sql, cached);
+      return cached;
+    };
+    started = performance.now();
+    for (let t = 0; t < TRANSACTIONS; t++) {
+      native.exec("BEGIN IMMEDIATE");
+      for (let o = 0; o < ORDERS_PER_TRANSACTION; o++) {
+        for (const { sql, args } of order()) {
+          const s = statement(sql);
+          if (s.reader) s.all(args);
+          else s.run(args);
+        }
+      }
+      native.exec("COMMIT");
+    }
+    const viaPrepared = (ORDERS_PER_TRANSACTION * TRANSACTIONS) / ((performance.now() - started) / 1000);
+    native.close();
+    return { client: Math.round(viaClient), preparedOnce: Math.round(viaPrepared), statementsPerOrder: recorded.length };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
