@@ -200,14 +200,18 @@ export class GroupCommitClient implements Client {
     this.#inner.reconnect();
   }
 
-  /** Close `inner`; batches still queued are refused with `CLIENT_CLOSED` (none were acknowledged). */
+  /** Close `inner` at once; batches still queued are refused with `CLIENT_CLOSED` (none were acknowledged). */
   close(): void {
     for (const pending of this.#queue.splice(0)) pending.reject(new LibsqlError("The client was closed before the batch ran", "CLIENT_CLOSED"));
     this.#inner.close();
   }
 
-  /** The inner client (for its own operations, such as a checkpointed close). */
-  get inner(): Client {
-    return this.#inner;
+  /**
+   * Commit the batches already queued (their callers get their results), then
+   * close with `closeInner` (default: `inner.close()`), e.g. a checkpointed close.
+   */
+  async closeGracefully(closeInner: () => void | Promise<void> = () => this.#inner.close()): Promise<void> {
+    while (this.#queue.length > 0 || this.#scheduled || this.#committing) await new Promise((resolve) => setImmediate(resolve));
+    await closeInner();
   }
 }

@@ -28,7 +28,7 @@
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { createClient, type Client } from "@libsql/client";
+import { createClient } from "@libsql/client";
 import { createDatabase, type Database } from "./client";
 import { GroupCommitClient } from "./group-commit";
 import { GuardedClient, waitOutBusy } from "./guarded-client";
@@ -144,7 +144,7 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
     const client = new GroupCommitClient(new GuardedClient(replica, { lockWaitMs: settings.lockWaitMs }));
     await client.sync();
     const check = () => client.execute("SELECT 1").then(() => undefined);
-    return { db: createDatabase(client), kind: "replica", displayUrl: shown, migrationsApplied, check, close: async () => client.close() };
+    return { db: createDatabase(client), kind: "replica", displayUrl: shown, migrationsApplied, check, close: () => client.closeGracefully() };
   }
 
   if (!url.startsWith("file:") && url !== ":memory:") {
@@ -155,7 +155,7 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
     const db = createDatabase(client);
     const migrationsApplied = migrate ? await applyMigrations(db) : 0;
     const check = () => client.execute("SELECT 1").then(() => undefined);
-    return { db, kind: "server", displayUrl: shown, migrationsApplied, check, close: async () => client.close() };
+    return { db, kind: "server", displayUrl: shown, migrationsApplied, check, close: () => client.closeGracefully() };
   }
 
   const path = filePath(url);
@@ -165,7 +165,7 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
   const inner = await waitOutBusy(() => createClient({ url, concurrency: 1 }), settings.lockWaitMs);
   const connectionSetup = ["PRAGMA synchronous = FULL", "PRAGMA foreign_keys = ON"];
   const guarded = path ? new GuardedClient(inner, { lockWaitMs: settings.lockWaitMs, file: { path, connectionSetup } }) : undefined;
-  const client: Client = new GroupCommitClient(guarded ?? inner);
+  const client = new GroupCommitClient(guarded ?? inner);
   // WAL is a property of the file (set once, kept); the others hold per connection.
   if (path) await client.execute("PRAGMA journal_mode = WAL");
   for (const sql of connectionSetup) await client.execute(sql);
@@ -180,7 +180,7 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
       guarded?.assertWritable();
       await client.execute("SELECT 1");
     },
-    // Copy the WAL into the file, so that a stopped server leaves one file behind.
-    close: async () => (guarded ? guarded.closeCheckpointed() : client.close()),
+    // Queued writes commit first; then the WAL is copied into the file, so that a stopped server leaves one file behind.
+    close: () => client.closeGracefully(guarded && (() => guarded.closeCheckpointed())),
   };
 }

@@ -13,7 +13,12 @@ import type { Client, InStatement } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { parseConfig } from "../../src/config";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createDatabase } from "../../src/db/client";
+import { databaseSettings, openDatabase } from "../../src/db/open";
+import { createCategory } from "../../src/services/categories.service";
 import { readsConnectionState } from "../../src/db/group-commit";
 import { dispatchDue } from "../../src/services/webhook-dispatcher";
 import { nodeTarget, TEST_ENV, type NodeTarget } from "../support/node-target";
@@ -165,5 +170,26 @@ describe("batch boundaries (merged batches share one connection)", () => {
     expect(batches.filter((statements) => statements.slice(1).some((statement) => /\bchanges\(\)/.test(text(statement)))).length).toBeGreaterThan(5);
     const offending = batches.filter((statements) => readsConnectionState(statements)).map((statements) => JSON.stringify(statements[0]));
     expect(offending).toEqual([]);
+  });
+});
+
+describe("closing with writes queued", () => {
+  it("the writes queued when the database closes commit before it closes; none is refused or lost", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "petstore-group-close-"));
+    try {
+      const url = `file:${join(dir, "close.db")}`;
+      const first = await openDatabase(databaseSettings({ DATABASE_URL: url }));
+      const writes = Array.from({ length: 10 }, (_, i) => createCategory(first.db, { name: `closing ${i}` }, new Date()));
+      await first.close();
+      expect((await Promise.allSettled(writes)).map((r) => r.status)).toEqual(Array(10).fill("fulfilled"));
+      const again = await openDatabase(databaseSettings({ DATABASE_URL: url }));
+      try {
+        expect(await again.db.$client.execute("SELECT count(*) AS n FROM categories WHERE name LIKE 'closing %'").then((rs) => Number(rs.rows[0]!.n))).toBe(10);
+      } finally {
+        await again.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
