@@ -35,7 +35,7 @@ import { parseConfig, type AppConfig } from "./config";
 import type { Database } from "./db/client";
 import { openRemoteDatabase } from "./db/remote";
 import type { AppEnv } from "./lib/context";
-import { describeError } from "./lib/errors";
+import { loggableError } from "./lib/errors";
 import { MemoryRateLimiter } from "./lib/rate-limiter";
 import { forEdge, workersCache } from "./runtime/workers-cache";
 import { WorkersRateLimiter } from "./runtime/workers-rate-limiter";
@@ -76,7 +76,7 @@ function dispatch(db: Database, config: AppConfig): Promise<void> {
     (input, init) => fetch(input, init),
   ).then(
     () => undefined,
-    (error: unknown) => console.error(`webhook dispatch failed: ${describeError(error)}`),
+    (error: unknown) => console.error(`webhook dispatch failed: ${loggableError(error).message}`),
   );
 }
 

@@ -92,14 +92,14 @@ export function concurrentUpdate(resource: string, id: number): ApiError {
 }
 
 /**
- * What the log may say of an error: its name and message, without the SQL
- * and bound parameters that Drizzle's "Failed query" wrapper (DrizzleQueryError)
- * puts in its message — parameters can hold secrets (a webhook's signing
- * secret, a key hash). The driver's error underneath is described instead.
+ * The error a log may describe: Drizzle's "Failed query" wrapper
+ * (DrizzleQueryError), whose message holds the SQL and its bound parameters —
+ * which can be secrets (a webhook's signing secret, a key hash) — is replaced
+ * by the driver's error underneath. Name and message only; non-errors as text.
  */
-export function describeError(error: unknown): string {
-  let e = error as { name?: string; message?: string; cause?: unknown } | undefined;
-  for (let depth = 0; e && depth < 4 && e instanceof DrizzleQueryError; depth++) e = e.cause as typeof e;
-  if (e instanceof DrizzleQueryError) return "DrizzleQueryError (query and parameters not logged)";
-  return `${e?.name ?? "Error"}: ${e?.message ?? String(e)}`.slice(0, 500);
+export function loggableError(error: unknown): { name: string; message: string } {
+  let e = error;
+  for (let depth = 0; depth < 4 && e instanceof DrizzleQueryError; depth++) e = e.cause;
+  if (e instanceof DrizzleQueryError) return { name: "DrizzleQueryError", message: "a query failed (query and parameters not logged)" };
+  return e instanceof Error ? { name: e.name, message: e.message } : { name: "Error", message: String(e) };
 }

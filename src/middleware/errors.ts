@@ -6,7 +6,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "../lib/context";
-import { ApiError, describeError, type ErrorCode } from "../lib/errors";
+import { ApiError, type ErrorCode, loggableError } from "../lib/errors";
 import type { Logger } from "../lib/logger";
 
 const HTTP_EXCEPTION_CODES: Partial<Record<number, ErrorCode>> = {
@@ -60,12 +60,13 @@ export function errorHandler(logger: Logger) {
   return (error: Error, c: Context<AppEnv>): Response => {
     const apiError = toApiError(error);
     if (apiError.status >= 500) {
+      const logged = loggableError(error);
       logger.log("error", "unexpected error", {
         requestId: c.get("requestId"),
         method: c.req.method,
         path: c.req.path,
         status: apiError.status,
-        error: describeError(error),
+        error: `${logged.name}: ${logged.message}`.slice(0, 500),
       });
     }
     return renderError(c, apiError);

@@ -69,6 +69,7 @@ import { and, eq, gt, inArray, lt, lte, ne, or, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { type BatchStep, perDatabase, step, writeBatch } from "../db/batch";
 import { events, webhookDeliveries, webhooks } from "../db/schema";
+import { loggableError } from "../lib/errors";
 import { isPrivateHost, type DeliveryError } from "./webhooks.service";
 import { signedWebhookHeaders, webhookMessageId } from "./webhook-signing";
 
@@ -548,7 +549,7 @@ export class WebhookDispatcher {
           try {
             await this.run(this.stopping.signal);
           } catch (error) {
-            this.log(`webhook dispatch failed: ${error instanceof Error ? error.message : String(error)}`);
+            this.log(`webhook dispatch failed: ${loggableError(error).message}`);
           }
         } while (this.again && !this.stopped);
       } finally {
