@@ -12,19 +12,20 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { EventType } from "../domain/events";
 import { categories, type events, inventory, orders, pets } from "./schema";
+import { aliasedColumns } from "./select-list";
 
 /**
  * The select list of an outbox insert: every column of `events` in table order
- * (Drizzle's insert-select requires that, each SQL aliased): a new id, `type`, the placeholder
+ * (Drizzle's insert-select requires that, each SQL aliased: `aliasedColumns`): a new id, `type`, the placeholder
  * `occurredAt` (RFC 3339 UTC), and `data`.
  */
 export function eventColumns(type: EventType, data: SQL<string>) {
-  return {
-    id: sql<number>`NULL`.as("id"),
-    type: sql<EventType>`${type}`.as("type"),
-    occurredAt: sql<string>`${sql.placeholder("occurredAt")}`.as("occurred_at"),
-    data: data.as("data"),
-  } satisfies Record<keyof typeof events.$inferSelect, unknown>;
+  return aliasedColumns({
+    id: sql<number>`NULL`,
+    type: sql<EventType>`${type}`,
+    occurredAt: sql<string>`${sql.placeholder("occurredAt")}`,
+    data,
+  } satisfies Record<keyof typeof events.$inferSelect, SQL>);
 }
 
 /** Event data of a pet row (the Pet representation). */
