@@ -60,6 +60,23 @@ export function perDatabase<T>(build: (db: Database) => T): (db: Database) => T 
   };
 }
 
+/**
+ * Prepared variants of one query, one per combination of `flags` (which
+ * optional filters apply — a fixed WHERE per variant keeps the indexes
+ * usable), each built on first use, once per database handle.
+ * `build(db, ...flags)` builds the variant.
+ */
+export function preparedVariants<F extends boolean[], T>(build: (db: Database, ...flags: F) => T): (db: Database, ...flags: F) => T {
+  const variants = perDatabase(() => new Map<string, T>());
+  return (db, ...flags) => {
+    const built = variants(db);
+    const key = flags.map((flag) => (flag ? "1" : "0")).join("");
+    const variant = built.get(key) ?? build(db, ...flags);
+    built.set(key, variant);
+    return variant;
+  };
+}
+
 /** An outbox insert (API.md §6): `INSERT INTO events …` as Drizzle renders it (`insert into "events" …`). */
 const OUTBOX_INSERT = new RegExp(`^\\s*insert\\s+into\\s+"?${getTableName(events)}"?[\\s(]`, "i");
 

@@ -4,7 +4,7 @@
  */
 import { and, eq, gt, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
-import { perDatabase, step, writeBatch } from "../db/batch";
+import { perDatabase, preparedVariants, step, writeBatch } from "../db/batch";
 import { eventColumns, inventoryDataWith, petDataWithStatus } from "../db/events";
 import { events, inventory, orders, pets } from "../db/schema";
 import { unionAll } from "drizzle-orm/sqlite-core";
@@ -34,37 +34,26 @@ const itemColumns = { petId: inventory.petId, quantity: inventory.quantity, stat
  * matched through `json_each`, so any number of them binds to one prepared
  * query; SQLite still looks each one up by primary key, as with `IN (?, …)`.
  */
-const listQuery = perDatabase((db) => {
-  const build = (byStatus: boolean, byPets: boolean) =>
-    db
-      .select(itemColumns)
-      .from(inventory)
-      .innerJoin(pets, eq(pets.id, inventory.petId))
-      .where(
-        and(
-          gt(inventory.petId, sql.placeholder("afterPetId")),
-          byStatus ? eq(pets.status, sql.placeholder("status")) : undefined,
-          byPets ? sql`${inventory.petId} in (select value from json_each(${sql.placeholder("petIds")}))` : undefined,
-        ),
-      )
-      .orderBy(inventory.petId)
-      .limit(sql.placeholder("limit"))
-      .prepare();
-  const built = new Map<number, ReturnType<typeof build>>();
-  return (byStatus: boolean, byPets: boolean) => {
-    const variant = (byStatus ? 2 : 0) + (byPets ? 1 : 0);
-    let query = built.get(variant);
-    if (query === undefined) {
-      query = build(byStatus, byPets);
-      built.set(variant, query);
-    }
-    return query;
-  };
-});
+const listQuery = preparedVariants((db: Database, byStatus: boolean, byPets: boolean) =>
+  db
+    .select(itemColumns)
+    .from(inventory)
+    .innerJoin(pets, eq(pets.id, inventory.petId))
+    .where(
+      and(
+        gt(inventory.petId, sql.placeholder("afterPetId")),
+        byStatus ? eq(pets.status, sql.placeholder("status")) : undefined,
+        byPets ? sql`${inventory.petId} in (select value from json_each(${sql.placeholder("petIds")}))` : undefined,
+      ),
+    )
+    .orderBy(inventory.petId)
+    .limit(sql.placeholder("limit"))
+    .prepare(),
+);
 
 /** Up to `limit` entries with petId > `afterPetId`, ascending. One round trip. */
 export async function listInventory(db: Database, filter: InventoryFilter, afterPetId: number, limit: number): Promise<InventoryItem[]> {
-  const query = listQuery(db)(filter.status !== undefined, filter.petIds !== undefined);
+  const query = listQuery(db, filter.status !== undefined, filter.petIds !== undefined);
   return query.all({ afterPetId, limit, status: filter.status ?? null, petIds: filter.petIds ? JSON.stringify(filter.petIds) : null });
 }
 

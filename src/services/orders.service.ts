@@ -19,7 +19,7 @@
 import { and, eq, exists, gt, gte, sql, type SQL } from "drizzle-orm";
 import { alias, type SQLiteColumn, unionAll } from "drizzle-orm/sqlite-core";
 import type { Database } from "../db/client";
-import { perDatabase, step, writeBatch } from "../db/batch";
+import { perDatabase, preparedVariants, step, writeBatch } from "../db/batch";
 import { eventColumns, inventoryData, orderData, petData } from "../db/events";
 import { aliasedColumns } from "../db/select-list";
 import { events, idempotencyKeys, inventory, orders, pets } from "../db/schema";
@@ -99,38 +99,27 @@ function randomToken(): string {
  * `orders_account_id_id_idx`; a pet's: `orders_pet_id_complete_idx`). Built
  * on first use, once per database.
  */
-const listQuery = perDatabase((db) => {
-  const build = (own: boolean, byPet: boolean, byComplete: boolean) =>
-    db
-      .select(orderColumns)
-      .from(orders)
-      .where(
-        and(
-          gt(orders.id, sql.placeholder("afterId")),
-          own ? eq(orders.accountId, sql.placeholder("accountId")) : undefined,
-          byPet ? eq(orders.petId, sql.placeholder("petId")) : undefined,
-          byComplete ? eq(orders.complete, sql.placeholder("complete")) : undefined,
-        ),
-      )
-      .orderBy(orders.id)
-      .limit(sql.placeholder("limit"))
-      .prepare();
-  const built = new Map<number, ReturnType<typeof build>>();
-  return (own: boolean, byPet: boolean, byComplete: boolean) => {
-    const variant = (own ? 4 : 0) + (byPet ? 2 : 0) + (byComplete ? 1 : 0);
-    let query = built.get(variant);
-    if (query === undefined) {
-      query = build(own, byPet, byComplete);
-      built.set(variant, query);
-    }
-    return query;
-  };
-});
+const listQuery = preparedVariants((db: Database, own: boolean, byPet: boolean, byComplete: boolean) =>
+  db
+    .select(orderColumns)
+    .from(orders)
+    .where(
+      and(
+        gt(orders.id, sql.placeholder("afterId")),
+        own ? eq(orders.accountId, sql.placeholder("accountId")) : undefined,
+        byPet ? eq(orders.petId, sql.placeholder("petId")) : undefined,
+        byComplete ? eq(orders.complete, sql.placeholder("complete")) : undefined,
+      ),
+    )
+    .orderBy(orders.id)
+    .limit(sql.placeholder("limit"))
+    .prepare(),
+);
 
 /** Up to `limit` orders the caller may see, id > `afterId`, ascending. One round trip. */
 export async function listOrders(db: Database, principal: Principal, filter: OrderFilter, afterId: number, limit: number): Promise<Order[]> {
   const own = principal.role !== "staff";
-  const query = listQuery(db)(own, filter.petId !== undefined, filter.complete !== undefined);
+  const query = listQuery(db, own, filter.petId !== undefined, filter.complete !== undefined);
   const rows = await query.all({
     afterId,
     limit,

@@ -6,7 +6,7 @@
  * Statements are Drizzle prepared queries built once per database (src/db/batch.ts).
  */
 import { and, eq, gt, type SQL, sql } from "drizzle-orm";
-import { type BatchStep, perDatabase, step, writeBatch } from "../db/batch";
+import { type BatchStep, perDatabase, preparedVariants, step, writeBatch } from "../db/batch";
 import type { Database } from "../db/client";
 import { eventColumns, inventoryData, petData } from "../db/events";
 import { categories, events, inventory, orders, pets } from "../db/schema";
@@ -40,17 +40,13 @@ const PET_FIELDS = { id: pets.id, name: pets.name, categoryId: pets.categoryId, 
 
 const ph = sql.placeholder;
 
-/** Which optional filters a list has: one prepared variant per combination (a fixed WHERE keeps the indexes usable). */
-function listVariant(filter: PetFilter): number {
-  return (filter.status ? 1 : 0) | (filter.categoryId !== undefined ? 2 : 0) | (filter.ids ? 4 : 0);
-}
-
-function listQuery(db: Database, variant: number) {
+/** A list with the filters that apply: one prepared variant per combination (a fixed WHERE keeps the indexes usable). */
+const listQuery = preparedVariants((db: Database, byStatus: boolean, byCategory: boolean, byIds: boolean) => {
   const where: SQL[] = [gt(pets.id, ph("afterId"))];
-  if (variant & 1) where.push(eq(pets.status, ph("status")));
-  if (variant & 2) where.push(eq(pets.categoryId, ph("categoryId")));
+  if (byStatus) where.push(eq(pets.status, ph("status")));
+  if (byCategory) where.push(eq(pets.categoryId, ph("categoryId")));
   // The ids as one JSON array argument: one statement text whatever their number.
-  if (variant & 4) where.push(sql`${pets.id} in (select value from json_each(${ph("ids")}))`);
+  if (byIds) where.push(sql`${pets.id} in (select value from json_each(${ph("ids")}))`);
   return db
     .select(PET_FIELDS)
     .from(pets)
@@ -58,7 +54,7 @@ function listQuery(db: Database, variant: number) {
     .orderBy(pets.id)
     .limit(ph("limit"))
     .prepare();
-}
+});
 
 /** "Pet `id` may be deleted": its version matches (when one is given) and no order references it. */
 function deletable(): SQL {
@@ -93,7 +89,6 @@ const queries = perDatabase((db) => {
       .returning(PET_FIELDS)
       .prepare();
   return {
-    lists: new Map<number, ReturnType<typeof listQuery>>(),
     getPet: db
       .select(PET_FIELDS)
       .from(pets)
@@ -198,10 +193,7 @@ function categoryNotFound(categoryId: number): ApiError {
 
 /** Up to `limit` pets matching `filter` with id > `afterId`, ascending. One round trip. */
 export async function listPets(db: Database, filter: PetFilter, afterId: number, limit: number): Promise<Pet[]> {
-  const { lists } = queries(db);
-  const variant = listVariant(filter);
-  const query = lists.get(variant) ?? listQuery(db, variant);
-  lists.set(variant, query);
+  const query = listQuery(db, filter.status !== undefined, filter.categoryId !== undefined, filter.ids !== undefined);
   return query.all({ afterId, limit, status: filter.status, categoryId: filter.categoryId, ids: filter.ids && JSON.stringify(filter.ids) });
 }
 
