@@ -3,7 +3,7 @@
  * Node server as a child process over a libSQL file (test/node/load.test.ts)
  * and the Worker under workerd over sqld (test/worker/load.test.ts).
  *
- * Each burst sends up to 200 requests at once, mixed: anonymous and
+ * Each burst sends 200 requests at once, mixed: anonymous and
  * authenticated reads, 60 orders of 1 unit of one pet with stock 30, 20
  * `PUT /store/inventory/{petId}` and 20 `PATCH /pets/{petId}` racing with the
  * same `If-Match`, and double cancellations of 10 open orders. Then it checks
@@ -39,8 +39,18 @@ const RACERS = 20;
 /** Open orders cancelled twice each, concurrently. */
 const CANCELLED = 10;
 
-/** Register the load scenarios against the target `getTarget()` returns. */
-export function loadScenarios(getTarget: () => LoadTarget): void {
+/** Requests of one burst, all sent at once. */
+const BURST = 200;
+
+/**
+ * Register the load scenarios against the target `getTarget()` returns.
+ * `connections` is how many of a burst's requests the target's client keeps in
+ * flight at once (its connection limit; default: all {@link BURST}); only the
+ * test names read it — the target's `fetch` enforces it.
+ */
+export function loadScenarios(getTarget: () => LoadTarget, options: { connections?: number } = {}): void {
+  const connections = options.connections ?? BURST;
+  const atOnce = connections >= BURST ? `${BURST} concurrent mixed requests` : `${BURST} mixed requests sent at once, ${connections} in flight`;
   describe("under concurrent load", () => {
     let target: LoadTarget;
     let staff: string;
@@ -133,7 +143,7 @@ export function loadScenarios(getTarget: () => LoadTarget): void {
     });
 
     it.each([1, 2])(
-      `burst %i: 200 concurrent mixed requests → no 5xx, ${STOCK} of ${ORDERS} orders, one winner per If-Match race, rules and events exact`,
+      `burst %i: ${atOnce} → no 5xx, ${STOCK} of ${ORDERS} orders, one winner per If-Match race, rules and events exact`,
       async () => {
         // The pets of this burst: ordered (stock 30), inventory race, PATCH race, cancellations.
         const ordered = await newPet(STOCK);
@@ -170,7 +180,7 @@ export function loadScenarios(getTarget: () => LoadTarget): void {
           burst.push(send("cancel", "DELETE", `/store/orders/${order.id}`, { key: order.key }));
           burst.push(send("cancel", "DELETE", `/store/orders/${order.id}`, { key: staff }));
         }
-        for (let i = 0; burst.length < 200; i++) {
+        for (let i = 0; burst.length < BURST; i++) {
           const key = customers[i % CUSTOMERS]!;
           const reads: [string, string, string | undefined][] = [
             ["read", `/pets/${ordered}`, undefined],
@@ -185,7 +195,7 @@ export function loadScenarios(getTarget: () => LoadTarget): void {
           const [label, path, readKey] = reads[i % reads.length]!;
           burst.push(send(label, "GET", path, { key: readKey }));
         }
-        expect(burst).toHaveLength(200);
+        expect(burst).toHaveLength(BURST);
         const replies = await Promise.all(burst);
 
         // No 5xx (nor dropped connections), and every status one the contract allows for that request.

@@ -5,7 +5,7 @@
  * are provided to the test files (test/support/worker-target.ts). Stopped and
  * deleted after the run.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
@@ -49,10 +49,20 @@ export default async function setup(project: TestProject): Promise<() => Promise
     recorder = await startPurgeRecorder();
     worker = await startLocalWorker({ databaseUrl: sqld.url, vars: { ...TEST_ENV, CACHE_PURGE_CAPTURE_URL: recorder.url }, rateLimits });
     project.provide("petstoreWorker", { url: worker.url, databaseUrl: sqld.url, staffKey, purgeRecorderUrl: recorder.url });
-    console.log(`worker suite: Worker ${worker.url} on sqld ${sqld.url}, ready in ${Date.now() - started} ms`);
+    console.log(`worker suite: Worker ${worker.url} on sqld ${sqld.url}, ready in ${Date.now() - started} ms; open files ${openFilesLimit()}`);
   } catch (error) {
     await teardown();
     throw error;
   }
   return teardown;
+}
+
+/** This process's open-files limit as "soft/hard" (Linux `/proc/self/limits`; workerd and sqld inherit it), or "unknown". */
+function openFilesLimit(): string {
+  if (!existsSync("/proc/self/limits")) return "unknown";
+  const line = readFileSync("/proc/self/limits", "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("Max open files"));
+  const [soft, hard] = line?.split(/\s{2,}/).slice(1, 3) ?? [];
+  return soft && hard ? `${soft}/${hard}` : "unknown";
 }
