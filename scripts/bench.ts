@@ -40,7 +40,7 @@ import { createCategory } from "../src/services/categories.service";
 import { createPet } from "../src/services/pets.service";
 import { startLocalWorker } from "./local-worker";
 import { DEFAULT_CORPORA_DIR, seedCatalogue } from "./seed";
-import { startSqld } from "./sqld";
+import { ONE_CONNECTION, startSqld } from "./sqld";
 import { buildAssets } from "./build-assets";
 import { measureEngine } from "./bench-engine";
 
@@ -346,7 +346,7 @@ async function main(): Promise<void> {
  */
 async function driveWorker(dir: string, names: string[]): Promise<Result[]> {
   console.error("worker: sqld + workerd …");
-  const sqld = await startSqld({ dataDir: join(dir, "sqld-worker") });
+  const sqld = await startSqld({ dataDir: join(dir, "sqld-worker"), ...ONE_CONNECTION });
   try {
     buildAssets(); // public/ for the Worker's [assets] binding
     const fixture = await seed(sqld.url, Number(values.pets));

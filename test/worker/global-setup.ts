@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import type { TestProject } from "vitest/node";
 import { startLocalWorker, type LocalWorker } from "../../scripts/local-worker";
-import { migrateServer, startSqld } from "../../scripts/sqld";
+import { migrateServer, ONE_CONNECTION, startSqld } from "../../scripts/sqld";
 import { createDatabase } from "../../src/db/client";
 import { RATE_LIMIT_BINDING_NAMES, signupBindingLimitPerMinute } from "../../src/runtime/workers-rate-limiter";
 import { TEST_ENV } from "../support/node-target";
@@ -22,7 +22,7 @@ import { buildAssets } from "../../scripts/build-assets";
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const started = Date.now();
   const dir = mkdtempSync(join(tmpdir(), "petstore-worker-"));
-  const sqld = await startSqld({ dataDir: join(dir, "sqld") });
+  const sqld = await startSqld({ dataDir: join(dir, "sqld"), ...ONE_CONNECTION });
   let worker: LocalWorker | undefined;
   let recorder: PurgeRecorder | undefined;
   const teardown = async () => {
