@@ -8,11 +8,10 @@
  * socket (measured from `/proc/<pid>/fd`), and a request in flight holds two
  * sockets in each of its processes: wrangler's proxy Worker (client in, user
  * Worker out) and the user Worker (proxy in, sqld out). 200 in flight peaked at
- * ~950 descriptors in one workerd; on a machine whose open-files limit is
- * 1,024 (soft and hard, which no unprivileged process can raise), the second
- * burst ran out, workerd stopped accepting, and sqld was left holding its
- * request slots: every later Worker test timed out or got 503. 100 in flight
- * stays near half the limit. This bounds the local runtime, not the Worker:
+ * ~950 descriptors in one workerd, against an open-files limit that may be
+ * 1,024 (soft and hard; no process here can raise the hard one); past it, workerd logs
+ * "Too many open files" and fails requests. 100 in flight peaked at ~540: near
+ * half the limit. This bounds the local runtime, not the Worker:
  * each request still has its own isolate-level I/O, and 100 at once is five
  * times the ~20 concurrent requests at which the shared client broke.
  */
