@@ -1,6 +1,6 @@
 /**
- * The local sqld (scripts/sqld.ts, used by the Worker suite, `npm run
- * dev:worker` and the several-processes tests) under the Worker's access
+ * The Worker's local sqld (scripts/sqld.ts `ONE_CONNECTION`: the Worker suite,
+ * `npm run dev:worker`, the bench's `worker:` rows) under the Worker's access
  * pattern at its worst: 200 requests writing at once, each through its own
  * libSQL HTTP client (src/db/remote.ts `openRemoteDatabase`, 429s retried),
  * each write one `batch(…, "write")` that updates a shared row and appends a
