@@ -9,8 +9,9 @@
  * prepared once per database (src/db/batch.ts `perDatabase`); the occurrence
  * time is the placeholder `occurredAt`.
  */
-import { sql, type SQL } from "drizzle-orm";
+import { and, eq, type Placeholder, sql, type SQL } from "drizzle-orm";
 import type { EventType } from "../domain/events";
+import type { Database } from "./client";
 import { categories, type events, inventory, orders, pets } from "./schema";
 import { aliasedColumns } from "./select-list";
 
@@ -48,4 +49,25 @@ export function petDataWithStatus(status: SQL<string>): SQL<string> {
 /** Event data of an inventory row as it will be with `quantity` and its pet's `status` (the InventoryItem representation), for an event written before the change. */
 export function inventoryDataWith(quantity: SQL<number>, status: SQL<string>): SQL<string> {
   return sql<string>`json_object('petId', ${inventory.petId}, 'quantity', ${quantity}, 'status', ${status})`;
+}
+
+/**
+ * The select of a `pet.updated` event for the pet whose id is `petId`, written
+ * only when the statement just before changed a row (`changes() = 1`): the
+ * change it announces. For `db.insert(events).select(…)` or a `unionAll` of them.
+ */
+export function petUpdatedIfChanged(db: Database, petId: SQL | Placeholder) {
+  return db
+    .select(eventColumns("pet.updated", petData))
+    .from(pets)
+    .where(and(eq(pets.id, petId), sql`changes() = 1`));
+}
+
+/** The select of an `inventory.updated` event for the pet whose id is `petId` (its inventory row joined to the pet), written when `condition` holds. */
+export function inventoryUpdatedWhen(db: Database, petId: SQL | Placeholder, condition: SQL) {
+  return db
+    .select(eventColumns("inventory.updated", inventoryData))
+    .from(inventory)
+    .innerJoin(pets, eq(pets.id, inventory.petId))
+    .where(and(eq(inventory.petId, petId), condition));
 }

@@ -20,7 +20,7 @@ import { and, eq, exists, gt, gte, sql, type SQL } from "drizzle-orm";
 import { alias, type SQLiteColumn, unionAll } from "drizzle-orm/sqlite-core";
 import type { Database } from "../db/client";
 import { perDatabase, preparedVariants, step, writeBatch } from "../db/batch";
-import { eventColumns, inventoryData, orderData, petData } from "../db/events";
+import { eventColumns, inventoryUpdatedWhen, orderData, petUpdatedIfChanged } from "../db/events";
 import { aliasedColumns } from "../db/select-list";
 import { events, idempotencyKeys, inventory, orders, pets } from "../db/schema";
 import type { EventType } from "../domain/events";
@@ -238,19 +238,12 @@ const placeQueries = perDatabase((db) => ({
     .insert(events)
     .select(
       unionAll(
-        db
-          .select(eventColumns("pet.updated", petData))
-          .from(pets)
-          .where(and(eq(pets.id, sql.placeholder("petId")), sql`changes() = 1`)),
+        petUpdatedIfChanged(db, sql.placeholder("petId")),
         db
           .select(eventColumns("order.placed", orderData))
           .from(orders)
           .where(eq(orders.placementToken, sql.placeholder("token"))),
-        db
-          .select(eventColumns("inventory.updated", inventoryData))
-          .from(inventory)
-          .innerJoin(pets, eq(pets.id, inventory.petId))
-          .where(and(eq(inventory.petId, sql.placeholder("petId")), placedHere)),
+        inventoryUpdatedWhen(db, sql.placeholder("petId"), placedHere),
       ),
     )
     .prepare(),
@@ -384,15 +377,7 @@ function changeQueries(db: Database, fulfil: boolean) {
         ),
       )
       .prepare(),
-    petEvent: db
-      .insert(events)
-      .select(
-        db
-          .select(eventColumns("pet.updated", petData))
-          .from(pets)
-          .where(and(sql`${pets.id} = ${orderOfPet}`, sql`changes() = 1`)),
-      )
-      .prepare(),
+    petEvent: db.insert(events).select(petUpdatedIfChanged(db, orderOfPet)).prepare(),
     /** What the order is now, if the caller may see it: why a change was refused. */
     state: db
       .select({ complete: orders.complete })
@@ -492,15 +477,8 @@ const cancelQueries = perDatabase((db) => {
       .insert(events)
       .select(
         unionAll(
-          db
-            .select(eventColumns("pet.updated", petData))
-            .from(pets)
-            .where(and(sql`${pets.id} = ${petOfOrder}`, sql`changes() = 1`)),
-          db
-            .select(eventColumns("inventory.updated", inventoryData))
-            .from(inventory)
-            .innerJoin(pets, eq(pets.id, inventory.petId))
-            .where(and(sql`${inventory.petId} = ${petOfOrder}`, cancellable)),
+          petUpdatedIfChanged(db, petOfOrder),
+          inventoryUpdatedWhen(db, petOfOrder, cancellable),
           db
             .select(eventColumns("order.cancelled", orderData))
             .from(orders)

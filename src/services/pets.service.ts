@@ -8,7 +8,7 @@
 import { and, eq, gt, type SQL, sql } from "drizzle-orm";
 import { type BatchStep, perDatabase, preparedVariants, step, writeBatch } from "../db/batch";
 import type { Database } from "../db/client";
-import { eventColumns, inventoryData, petData } from "../db/events";
+import { eventColumns, inventoryUpdatedWhen, petData, petUpdatedIfChanged } from "../db/events";
 import { categories, events, inventory, orders, pets } from "../db/schema";
 import type { PetStatus } from "../domain/pets";
 import { ApiError, concurrentUpdate, notFound } from "../lib/errors";
@@ -150,12 +150,7 @@ const queries = perDatabase((db) => {
     },
     petUpdated: db
       .insert(events)
-      .select(
-        db
-          .select(eventColumns("pet.updated", petData))
-          .from(pets)
-          .where(and(eq(pets.id, ph("id")), sql`changes() = 1`)),
-      )
+      .select(petUpdatedIfChanged(db, ph("id")))
       .prepare(),
     zeroStock: db
       .update(inventory)
@@ -164,13 +159,7 @@ const queries = perDatabase((db) => {
       .prepare(),
     inventoryUpdated: db
       .insert(events)
-      .select(
-        db
-          .select(eventColumns("inventory.updated", inventoryData))
-          .from(inventory)
-          .innerJoin(pets, eq(pets.id, inventory.petId))
-          .where(and(eq(inventory.petId, ph("id")), sql`changes() = 1`)),
-      )
+      .select(inventoryUpdatedWhen(db, ph("id"), sql`changes() = 1`))
       .prepare(),
     // The event and both deletes share one condition, evaluated in one transaction: all happen or none.
     petDeleted: db
