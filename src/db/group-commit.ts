@@ -23,7 +23,7 @@
  *   FIRST statement reads them would read the previous batch's last write.
  *   Every batch of the app writes before it reads them (each guard follows
  *   the statement it guards, in the same batch); a batch that does not is
- *   committed alone, never merged (`readsConnectionState`).
+ *   committed alone, never merged: it is sent with `write(…, { mergeable: false })`.
  * - Later batches see the rows earlier ones wrote: exactly what they would
  *   see if the earlier batches had committed first, which is the order they
  *   arrived in.
@@ -41,6 +41,8 @@ type Statement = InStatement | [string, InArgs?];
 
 interface Pending {
   statements: Statement[];
+  /** False for a batch that must commit alone (see `write`). */
+  mergeable: boolean;
   resolve: (results: ResultSet[]) => void;
   reject: (error: unknown) => void;
 }
@@ -50,16 +52,6 @@ export interface GroupCommitOptions {
   maxStatements?: number;
 }
 
-function sqlOf(statement: Statement): string {
-  if (typeof statement === "string") return statement;
-  return Array.isArray(statement) ? statement[0] : statement.sql;
-}
-
-/** True when a batch's first statement reads connection state left by the previous statement (see the module comment). */
-export function readsConnectionState(statements: Statement[]): boolean {
-  const first = statements[0];
-  return first !== undefined && /\b(changes|last_insert_rowid)\s*\(/i.test(sqlOf(first));
-}
 
 /** The index of the failed statement of a failed batch, when the driver tells it. */
 function failedStatementIndex(error: unknown): number | undefined {
@@ -91,14 +83,23 @@ export class GroupCommitClient implements Client {
     return this.#inner.protocol;
   }
 
-  /** `mode` "write": queued and group-committed; resolves once its transaction has committed. Other modes: straight through. */
-  batch(stmts: Statement[], mode?: TransactionMode): Promise<ResultSet[]> {
-    if (mode !== "write" || stmts.length === 0) return this.#inner.batch(stmts, mode);
+  /**
+   * A write batch, queued; resolves once its transaction has committed.
+   * `mergeable`: the batch may share a transaction with others (its statements
+   * read no connection state left by another batch); else it commits alone.
+   */
+  write(stmts: Statement[], options: { mergeable: boolean }): Promise<ResultSet[]> {
+    if (stmts.length === 0) return this.#inner.batch(stmts, "write");
     if (this.#inner.closed) return Promise.reject(new LibsqlError("The client is closed", "CLIENT_CLOSED"));
     return new Promise<ResultSet[]>((resolve, reject) => {
-      this.#queue.push({ statements: stmts, resolve, reject });
+      this.#queue.push({ statements: stmts, mergeable: options.mergeable, resolve, reject });
       this.#schedule();
     });
+  }
+
+  /** `mode` "write": queued, committed alone (it declares nothing about merging; see `write`). Other modes: straight through. */
+  batch(stmts: Statement[], mode?: TransactionMode): Promise<ResultSet[]> {
+    return mode === "write" ? this.write(stmts, { mergeable: false }) : this.#inner.batch(stmts, mode);
   }
 
   #schedule(): void {
@@ -120,14 +121,14 @@ export class GroupCommitClient implements Client {
     }
   }
 
-  /** The next group: queued batches in arrival order, up to `maxStatements`; a batch that reads connection state goes alone. */
+  /** The next group: queued batches in arrival order, up to `maxStatements`; a batch that is not mergeable goes alone. */
   #takeGroup(): Pending[] {
     const first = this.#queue[0]!;
-    if (readsConnectionState(first.statements)) return this.#queue.splice(0, 1);
+    if (!first.mergeable) return this.#queue.splice(0, 1);
     let count = 0;
     let end = 0;
     for (const pending of this.#queue) {
-      if (end > 0 && (count + pending.statements.length > this.#maxStatements || readsConnectionState(pending.statements))) break;
+      if (end > 0 && (count + pending.statements.length > this.#maxStatements || !pending.mergeable)) break;
       count += pending.statements.length;
       end += 1;
     }
@@ -214,4 +215,13 @@ export class GroupCommitClient implements Client {
     while (this.#queue.length > 0 || this.#scheduled || this.#committing) await new Promise((resolve) => setImmediate(resolve));
     await closeInner();
   }
+}
+
+/**
+ * Send a write batch of statements that read no connection state left by
+ * another batch (a plan's first step is never guarded, src/db/plan.ts): group-
+ * committed when `client` is a `GroupCommitClient`, else one `batch(…, "write")`.
+ */
+export function sendWrite(client: Client, statements: InStatement[]): Promise<ResultSet[]> {
+  return client instanceof GroupCommitClient ? client.write(statements, { mergeable: true }) : client.batch(statements, "write");
 }
