@@ -15,11 +15,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { InStatement, InValue } from "@libsql/client";
 import Libsql from "libsql";
+import type { GroupCommitClient } from "../src/db/group-commit";
 import { databaseSettings, openDatabase } from "../src/db/open";
 import { accounts } from "../src/db/schema";
 import { createCategory } from "../src/services/categories.service";
 import { setInventory } from "../src/services/inventory.service";
-import { placeOrder } from "../src/services/orders.service";
+import { placeOrder } from "../src/services/orders/place";
 import { createPet } from "../src/services/pets.service";
 
 const ORDERS_PER_TRANSACTION = 50;
@@ -52,14 +53,15 @@ export async function measureEngine(): Promise<EngineResult> {
       .returning({ id: accounts.id });
     // Record the statements of one placement as the app sends them.
     let recorded: { sql: string; args: InValue[] }[] = [];
-    const client = db.$client;
+    const client = db.$client as GroupCommitClient;
     const batch = client.batch.bind(client);
-    client.batch = (statements, mode) => {
+    const write = client.write.bind(client);
+    client.write = (statements, options) => {
       recorded = (statements as InStatement[]).map((s) => (typeof s === "string" ? { sql: s, args: [] } : { sql: s.sql, args: [...(s.args as InValue[])] }));
-      return batch(statements, mode);
+      return write(statements, options);
     };
-    await placeOrder(db, { role: "customer", accountId: account!.id, apiKeyId: 0 }, { petId: pet.id, quantity: 1 }, undefined, now);
-    client.batch = batch;
+    await placeOrder(db, { principal: { role: "customer", accountId: account!.id, apiKeyId: 0 }, input: { petId: pet.id, quantity: 1 }, now });
+    client.write = write;
     // Each order gets its own placement token (the one random argument).
     let serial = 0;
     const order = () => {

@@ -1,19 +1,8 @@
 /**
- * The one place where Drizzle-built statements reach the libSQL client as a
- * batch. Every write of the API is one `client.batch(statements, "write")`:
- * one round trip and one transaction (API.md §3: each write is one atomic
- * database batch). Drizzle's own `db.batch` cannot choose the transaction
- * mode (it sends "deferred"), so batches are sent here.
- *
- * Statements are Drizzle prepared queries (`db.select(…).prepare()`, with
- * `sql.placeholder` for per-request values) bound to their values with `step`:
- * the SQL text is built once per database (`perDatabase`), binding only fills
- * placeholders (~0.1 µs, against ~60 µs to build a query), and each step's
- * result is read back by the prepared query itself, so rows have the types
- * of the schema (https://orm.drizzle.team/docs/perf-queries). Later statements
- * of a batch are made conditional on earlier ones with `changes()` guards, so
- * the batch as a whole either applies or changes nothing, without interactive
- * transactions.
+ * Deprecated batch helpers, kept only while the webhook services still use
+ * them: statements bound with `step`, sent with `writeBatch`/`readBatch` and
+ * read back by position. Everything else uses src/db/plan.ts (statements built
+ * once on `qb`, plans of named steps).
  */
 import type { InArgs, InStatement, ResultSet } from "@libsql/client";
 import { fillPlaceholders, getTableName } from "drizzle-orm";
@@ -22,7 +11,10 @@ import type { Database } from "./client";
 import { isRecordingCommits, recordCommitted, type CommittedEvent } from "./commit-log";
 import { events } from "./schema";
 
-/** One statement of a batch: the SQL and arguments sent, and how its result set is read. */
+/**
+ * One statement of a batch: the SQL and arguments sent, and how its result set is read.
+ * @deprecated Use src/db/plan.ts; kept until the webhook services move to it.
+ */
 export interface BatchStep<R> {
   readonly statement: InStatement;
   /** Typed result of this statement, from its result set. */
@@ -37,6 +29,7 @@ export type BatchResults<S extends readonly BatchStep<unknown>[]> = { -readonly 
  * The step's result is what the query's own `execute()` returns: typed rows for a
  * select or `returning`, the driver's `ResultSet` (`rowsAffected`) for a plain write.
  * @throws Error (Drizzle) when a placeholder has no value in `values`.
+ * @deprecated Use src/db/plan.ts (`statement`, `plan`, `run`).
  */
 export function step<T extends PreparedQueryConfig>(query: SQLitePreparedQuery<T>, values: Record<string, unknown> = {}): BatchStep<T["execute"]> {
   const { sql, params } = query.getQuery();
@@ -47,6 +40,7 @@ export function step<T extends PreparedQueryConfig>(query: SQLitePreparedQuery<T
  * `build(db)`, built once per database handle and kept while the handle lives:
  * for prepared queries, whose SQL is then built once (Node: once per process;
  * Workers: once per request, as each request has its own handle).
+ * @deprecated Build statements once on `qb` (src/db/client.ts).
  */
 export function perDatabase<T>(build: (db: Database) => T): (db: Database) => T {
   const built = new WeakMap<Database, T>();
@@ -57,23 +51,6 @@ export function perDatabase<T>(build: (db: Database) => T): (db: Database) => T 
       built.set(db, value);
     }
     return value;
-  };
-}
-
-/**
- * Prepared variants of one query, one per combination of `flags` (which
- * optional filters apply — a fixed WHERE per variant keeps the indexes
- * usable), each built on first use, once per database handle.
- * `build(db, ...flags)` builds the variant.
- */
-export function preparedVariants<F extends boolean[], T>(build: (db: Database, ...flags: F) => T): (db: Database, ...flags: F) => T {
-  const variants = perDatabase(() => new Map<string, T>());
-  return (db, ...flags) => {
-    const built = variants(db);
-    const key = flags.map((flag) => (flag ? "1" : "0")).join("");
-    const variant = built.get(key) ?? build(db, ...flags);
-    built.set(key, variant);
-    return variant;
   };
 }
 
@@ -92,6 +69,7 @@ function isOutboxInsert(statement: InStatement): boolean {
  * recorded there as committed: exactly the changes the batch made, since each
  * event is written only when its change happened.
  * @throws the driver's error (LibsqlError) when a statement fails; then nothing was written.
+ * @deprecated Use src/db/plan.ts `run`.
  */
 export async function writeBatch<const S extends readonly BatchStep<unknown>[]>(db: Database, steps: S): Promise<BatchResults<S>> {
   const recording = isRecordingCommits();
@@ -112,28 +90,14 @@ export async function writeBatch<const S extends readonly BatchStep<unknown>[]>(
   return steps.map((s, index) => s.read(results[index]!)) as BatchResults<S>;
 }
 
-/** Run `steps` as one read transaction (one snapshot, one round trip); one typed result each. */
+/**
+ * Run `steps` as one read transaction (one snapshot, one round trip); one typed result each.
+ * @deprecated Use src/db/plan.ts `read`.
+ */
 export async function readBatch<const S extends readonly BatchStep<unknown>[]>(db: Database, steps: S): Promise<BatchResults<S>> {
   const results = await db.$client.batch(
     steps.map((s) => s.statement),
     "read",
   );
   return steps.map((s, index) => s.read(results[index]!)) as BatchResults<S>;
-}
-
-/**
- * True when a libSQL/SQLite error is a constraint violation. Matches by prefix
- * (`SQLITE_CONSTRAINT…`) because the embedded driver and sqld report different
- * extended codes for the same violation.
- */
-export function isConstraintError(error: unknown): boolean {
-  let e: unknown = error;
-  for (let depth = 0; e && depth < 4; depth++) {
-    const code = (e as { code?: unknown }).code;
-    const extended = (e as { extendedCode?: unknown }).extendedCode;
-    if (String(code).startsWith("SQLITE_CONSTRAINT") || String(extended).startsWith("SQLITE_CONSTRAINT")) return true;
-    if (/UNIQUE constraint failed|CHECK constraint failed|FOREIGN KEY constraint failed/.test(String((e as Error).message))) return true;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
 }

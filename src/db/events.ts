@@ -1,18 +1,15 @@
 /**
- * The transactional outbox in Drizzle (API.md §6): every write appends its
- * events in its own batch, with `INSERT INTO events … SELECT <data> FROM <the
- * changed row> WHERE <the write's condition>`, so an event exists exactly when
- * its change happened. The data of each event is the resource's
- * representation, built by SQLite's JSON functions from schema columns.
- *
- * Use: `db.insert(events).select(db.select(eventColumns("pet.created", petData)).from(pets).where(…))`,
- * prepared once per database (src/db/batch.ts `perDatabase`); the occurrence
- * time is the placeholder `occurredAt`.
+ * The transactional outbox (API.md §6): each write inserts its events in its
+ * own batch, `INSERT INTO events … SELECT <data> FROM <changed row> WHERE
+ * <the write's condition>`, so an event exists exactly when its change did.
+ * Event data is the resource's representation, built by SQLite's JSON functions.
+ * Use: `outbox(qb.insert(events).select(qb.select(eventColumns("pet.created", petData)).from(pets).where(…)).returning(outboxRow).prepare())`
+ * at module level; the occurrence time is the placeholder `occurredAt`.
  */
 import { and, eq, type Placeholder, sql, type SQL } from "drizzle-orm";
 import type { EventType } from "../domain/events";
-import type { Database } from "./client";
-import { categories, type events, inventory, orders, pets } from "./schema";
+import { qb } from "./client";
+import { categories, events, inventory, orders, pets } from "./schema";
 import { aliasedColumns } from "./select-list";
 
 /**
@@ -53,21 +50,25 @@ export function inventoryDataWith(quantity: SQL<number>, status: SQL<string>): S
 
 /**
  * The select of a `pet.updated` event for the pet whose id is `petId`, written
- * only when the statement just before changed a row (`changes() = 1`): the
- * change it announces. For `db.insert(events).select(…)` or a `unionAll` of them.
+ * only when `changed` holds: the guard `guarded` (src/db/plan.ts) hands its
+ * builder, "the step just before changed the pet". For `qb.insert(events).select(…)`
+ * or a `unionAll` of them.
  */
-export function petUpdatedIfChanged(db: Database, petId: SQL | Placeholder) {
-  return db
+export function petUpdatedIfChanged(petId: SQL | Placeholder, changed: SQL) {
+  return qb
     .select(eventColumns("pet.updated", petData))
     .from(pets)
-    .where(and(eq(pets.id, petId), sql`changes() = 1`));
+    .where(and(eq(pets.id, petId), changed));
 }
 
 /** The select of an `inventory.updated` event for the pet whose id is `petId` (its inventory row joined to the pet), written when `condition` holds. */
-export function inventoryUpdatedWhen(db: Database, petId: SQL | Placeholder, condition: SQL) {
-  return db
+export function inventoryUpdatedWhen(petId: SQL | Placeholder, condition: SQL) {
+  return qb
     .select(eventColumns("inventory.updated", inventoryData))
     .from(inventory)
     .innerJoin(pets, eq(pets.id, inventory.petId))
     .where(and(eq(inventory.petId, petId), condition));
 }
+
+/** What an outbox insert returns (src/db/plan.ts `outbox`): the `type` and `data` of each event inserted. */
+export const outboxRow = { type: events.type, data: events.data };

@@ -1,6 +1,7 @@
 /**
  * Counting wrappers around the libSQL client: every call that reaches the
- * database (`execute`, `batch`, `executeMultiple`, `migrate`, `transaction`)
+ * database (`execute`, `batch`, a group-committed `write`, `executeMultiple`,
+ * `migrate`, `transaction`)
  * is one round trip (on the edge, tens of ms each). `countRoundTrips` counts
  * everything (tests, benchmarks); `roundTripsPerRequest` counts per async
  * context (AsyncLocalStorage: Node, and Workers with `nodejs_compat`), for the
@@ -10,7 +11,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { Client } from "@libsql/client";
 import { createDatabase, type Database } from "./client";
 
-const ROUND_TRIP_METHODS = new Set(["execute", "batch", "executeMultiple", "migrate", "transaction"]);
+const ROUND_TRIP_METHODS = new Set(["execute", "batch", "write", "executeMultiple", "migrate", "transaction"]);
 
 export interface RoundTripCounter {
   /** A Database whose client counts its calls. */

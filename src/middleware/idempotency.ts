@@ -3,7 +3,7 @@
  * POST /categories, through the one idempotency module
  * (src/services/idempotency.service.ts: fingerprint, claim timeout, messages,
  * SQL). POST /store/orders claims the key inside its single order batch
- * (src/services/orders.service.ts), with the same module. POSTs whose
+ * (src/services/orders/place.ts), with the same module. POSTs whose
  * response carries a secret (API keys, webhook signing secrets) do not
  * replay: a secret is shown once, so there the header is ignored and a retry
  * creates another one.
@@ -34,7 +34,7 @@ export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
   const db = c.get("db");
   const now = c.get("now")();
   const fingerprint = await requestFingerprint(c.req.method, c.req.path, jsonValue(await c.req.text()));
-  const stored = await claimKey(db, principal.accountId, key, c.req.method, c.req.path, fingerprint, now);
+  const stored = await claimKey(db, { accountId: principal.accountId, key, method: c.req.method, path: c.req.path, fingerprint, now });
   if (stored) {
     return c.body(stored.body, stored.status as 201, { ...stored.headers, "Content-Type": "application/json; charset=utf-8", "Idempotent-Replayed": "true" });
   }

@@ -4,8 +4,9 @@
  * Secrets are returned once by the functions that create them and never stored.
  */
 import { and, count, eq, gt, isNull, lt, or, type SQL, sql } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { isConstraintError, perDatabase, step, writeBatch } from "../db/batch";
+import { type Database, qb } from "../db/client";
+import { isConstraintError } from "../db/errors";
+import { execute, guarded, plan, run, statement } from "../db/plan";
 import { accounts, apiKeys } from "../db/schema";
 import type { Role } from "../domain/principal";
 import { ApiError, notFound } from "../lib/errors";
@@ -60,31 +61,36 @@ function newKeyColumns(accountId: SQL<number>, name: SQL<string | null>) {
   };
 }
 
-/** The statements of this module, prepared once per database. */
-const queries = perDatabase((db) => {
-  const activeKeys = db
-    .select({ n: count().as("n") })
-    .from(apiKeys)
-    .where(and(eq(apiKeys.accountId, sql.placeholder("accountId")), isNull(apiKeys.revokedAt)))
-    .as("active_keys");
-  const staffOrEmail = db
-    .select({ n: count().as("n") })
-    .from(accounts)
-    .where(or(eq(accounts.role, "staff"), eq(accounts.emailKey, sql.placeholder("emailKey"))))
-    .as("taken");
-  return {
-    getAccount: db
-      .select(ACCOUNT)
-      .from(accounts)
-      .where(eq(accounts.id, sql.placeholder("id")))
-      .prepare(),
-    findAccount: db
-      .select(ACCOUNT)
-      .from(accounts)
-      .where(eq(accounts.emailKey, sql.placeholder("emailKey")))
-      .prepare(),
-    anyStaff: db.select({ id: accounts.id }).from(accounts).where(eq(accounts.role, "staff")).limit(1).prepare(),
-    insertAccount: db
+const activeKeys = qb
+  .select({ n: count().as("n") })
+  .from(apiKeys)
+  .where(and(eq(apiKeys.accountId, sql.placeholder("accountId")), isNull(apiKeys.revokedAt)))
+  .as("active_keys");
+
+const staffOrEmail = qb
+  .select({ n: count().as("n") })
+  .from(accounts)
+  .where(or(eq(accounts.role, "staff"), eq(accounts.emailKey, sql.placeholder("emailKey"))))
+  .as("taken");
+
+const getAccountQuery = qb
+  .select(ACCOUNT)
+  .from(accounts)
+  .where(eq(accounts.id, sql.placeholder("id")))
+  .prepare();
+
+const findAccountQuery = qb
+  .select(ACCOUNT)
+  .from(accounts)
+  .where(eq(accounts.emailKey, sql.placeholder("emailKey")))
+  .prepare();
+
+const anyStaffQuery = qb.select({ id: accounts.id }).from(accounts).where(eq(accounts.role, "staff")).limit(1).prepare();
+
+/** Sign-up (placeholders `name`, `email`, `emailKey`, `role`, `createdAt`, `keyName`, `prefix`, `secretHash`): the account and its first key. */
+const signUp = plan({
+  account: statement(
+    qb
       .insert(accounts)
       .values({
         name: sql.placeholder("name"),
@@ -95,56 +101,68 @@ const queries = perDatabase((db) => {
       })
       .returning(ACCOUNT)
       .prepare(),
-    /** The first key of the account inserted by the batch's previous statement. */
-    insertFirstKey: db
+  ),
+  /** The first key of the account the step before inserted (a failed insert fails the batch). */
+  key: statement(
+    qb
       .insert(apiKeys)
       .values({
         accountId: sql`last_insert_rowid()`,
-        name: sql.placeholder("name"),
+        name: sql.placeholder("keyName"),
         prefix: sql.placeholder("prefix"),
         secretHash: sql.placeholder("secretHash"),
         createdAt: sql.placeholder("createdAt"),
       })
       .returning(API_KEY)
       .prepare(),
-    listKeys: db
-      .select(API_KEY)
-      .from(apiKeys)
-      .where(and(eq(apiKeys.accountId, sql.placeholder("accountId")), isNull(apiKeys.revokedAt), gt(apiKeys.id, sql.placeholder("afterId"))))
-      .orderBy(apiKeys.id)
-      .limit(sql.placeholder("limit"))
-      .prepare(),
-    /** Inserts only while the account holds fewer than `max` active keys: check and insert are one statement. */
-    insertKey: db
-      .insert(apiKeys)
-      .select(
-        db
-          .select(newKeyColumns(sql<number>`${sql.placeholder("accountId")}`, sql<string | null>`${sql.placeholder("name")}`))
-          .from(activeKeys)
-          .where(lt(activeKeys.n, sql.placeholder("max"))),
-      )
-      .returning(API_KEY)
-      .prepare(),
-    revokeKey: db
-      .update(apiKeys)
-      .set({ revokedAt: sql`${sql.placeholder("revokedAt")}` })
-      .where(and(eq(apiKeys.id, sql.placeholder("id")), eq(apiKeys.accountId, sql.placeholder("accountId")), isNull(apiKeys.revokedAt)))
-      .prepare(),
-    verifyKey: db
-      .update(apiKeys)
-      .set({ lastUsedAt: sql`${sql.placeholder("lastUsedAt")}` })
-      .where(and(eq(apiKeys.secretHash, sql.placeholder("secretHash")), isNull(apiKeys.revokedAt)))
-      .returning({
-        accountId: apiKeys.accountId,
-        role: sql`${db.select({ role: accounts.role }).from(accounts).where(eq(accounts.id, apiKeys.accountId))}`.mapWith(accounts.role),
-        apiKeyId: apiKeys.id,
-      })
-      .prepare(),
-    /** The bootstrap staff account, only while no staff account and no account with its email exist. */
-    insertBootstrapAccount: db
+  ),
+});
+
+const listKeysQuery = qb
+  .select(API_KEY)
+  .from(apiKeys)
+  .where(and(eq(apiKeys.accountId, sql.placeholder("accountId")), isNull(apiKeys.revokedAt), gt(apiKeys.id, sql.placeholder("afterId"))))
+  .orderBy(apiKeys.id)
+  .limit(sql.placeholder("limit"))
+  .prepare();
+
+/** Inserts only while the account holds fewer than `max` active keys: check and insert are one statement. */
+const insertKeyQuery = qb
+  .insert(apiKeys)
+  .select(
+    qb
+      .select(newKeyColumns(sql<number>`${sql.placeholder("accountId")}`, sql<string | null>`${sql.placeholder("name")}`))
+      .from(activeKeys)
+      .where(lt(activeKeys.n, sql.placeholder("max"))),
+  )
+  .returning(API_KEY)
+  .prepare();
+
+const revokeKeyQuery = qb
+  .update(apiKeys)
+  .set({ revokedAt: sql`${sql.placeholder("revokedAt")}` })
+  .where(and(eq(apiKeys.id, sql.placeholder("id")), eq(apiKeys.accountId, sql.placeholder("accountId")), isNull(apiKeys.revokedAt)))
+  .prepare();
+
+const verifyKeyQuery = qb
+  .update(apiKeys)
+  .set({ lastUsedAt: sql`${sql.placeholder("lastUsedAt")}` })
+  .where(and(eq(apiKeys.secretHash, sql.placeholder("secretHash")), isNull(apiKeys.revokedAt)))
+  .returning({
+    accountId: apiKeys.accountId,
+    role: sql`${qb.select({ role: accounts.role }).from(accounts).where(eq(accounts.id, apiKeys.accountId))}`.mapWith(accounts.role),
+    apiKeyId: apiKeys.id,
+  })
+  .prepare();
+
+/** The bootstrap staff account and its key (placeholders `email`, `emailKey`, `createdAt`, `prefix`, `secretHash`). */
+const bootstrap = plan({
+  /** The account, only while no staff account and no account with its email exist. */
+  account: statement(
+    qb
       .insert(accounts)
       .select(
-        db
+        qb
           .select({
             id: sql<number>`NULL`.as("id"),
             name: sql<string>`'bootstrap'`.as("name"),
@@ -157,18 +175,20 @@ const queries = perDatabase((db) => {
           .where(eq(staffOrEmail.n, 0)),
       )
       .prepare(),
-    /** The bootstrap key, only when the batch's previous statement inserted the account. */
-    insertBootstrapKey: db
+  ),
+  /** The key, only when the step before inserted the account. */
+  key: guarded((changed) =>
+    qb
       .insert(apiKeys)
       .select(
-        db
+        qb
           .select(newKeyColumns(sql<number>`${accounts.id}`, sql<string>`'bootstrap'`))
           .from(accounts)
-          .where(and(eq(accounts.id, sql`last_insert_rowid()`), sql`changes() = 1`)),
+          .where(and(eq(accounts.id, sql`last_insert_rowid()`), changed)),
       )
       .returning(API_KEY)
       .prepare(),
-  };
+  ).after("account"),
 });
 
 /** Case-insensitive uniqueness key of an email address. */
@@ -189,11 +209,19 @@ export async function createAccount(
   const at = now.toISOString();
   const material = await generateApiKey();
   try {
-    const q = queries(db);
-    const [[account], [apiKey]] = await writeBatch(db, [
-      step(q.insertAccount, { name: input.name, email: input.email.trim(), emailKey: emailKey(input.email), role, createdAt: at }),
-      step(q.insertFirstKey, { name: input.keyName ?? "default", prefix: material.prefix, secretHash: material.hash, createdAt: at }),
-    ] as const);
+    const {
+      account: [account],
+      key: [apiKey],
+    } = await run(db, signUp, {
+      name: input.name,
+      email: input.email.trim(),
+      emailKey: emailKey(input.email),
+      role,
+      createdAt: at,
+      keyName: input.keyName ?? "default",
+      prefix: material.prefix,
+      secretHash: material.hash,
+    });
     return { account: account!, apiKey: { ...apiKey!, key: material.secret } };
   } catch (error) {
     if (isConstraintError(error)) throw new ApiError(409, "duplicate_email", "An account with this email already exists.");
@@ -203,19 +231,20 @@ export async function createAccount(
 
 /** @throws ApiError 404 when absent. */
 export async function getAccount(db: Database, accountId: number): Promise<Account> {
-  const account = await queries(db).getAccount.get({ id: accountId });
+  const [account] = await execute(db, getAccountQuery, { id: accountId });
   if (!account) throw notFound("Account", accountId);
   return account;
 }
 
 /** The account with this email, if any. */
 export async function findAccountByEmail(db: Database, email: string): Promise<Account | undefined> {
-  return queries(db).findAccount.get({ emailKey: emailKey(email) });
+  const [account] = await execute(db, findAccountQuery, { emailKey: emailKey(email) });
+  return account;
 }
 
 /** True when at least one staff account exists. */
 export async function hasStaffAccount(db: Database): Promise<boolean> {
-  return (await queries(db).anyStaff.get()) !== undefined;
+  return (await execute(db, anyStaffQuery)).length > 0;
 }
 
 /** Most active (not revoked) keys an account may hold (API.md §5). */
@@ -223,7 +252,7 @@ export const MAX_ACTIVE_KEYS = 100;
 
 /** Up to `limit` of the account's keys that are not revoked with id > `afterId`, by id. One round trip. */
 export async function listKeys(db: Database, accountId: number, afterId: number, limit: number): Promise<ApiKey[]> {
-  return queries(db).listKeys.all({ accountId, afterId, limit });
+  return execute(db, listKeysQuery, { accountId, afterId, limit });
 }
 
 /**
@@ -233,7 +262,7 @@ export async function listKeys(db: Database, accountId: number, afterId: number,
  */
 export async function createKey(db: Database, accountId: number, name: string | undefined, now: Date): Promise<NewApiKey> {
   const material = await generateApiKey();
-  const [apiKey] = await queries(db).insertKey.all({
+  const [apiKey] = await execute(db, insertKeyQuery, {
     accountId,
     name: name ?? null,
     prefix: material.prefix,
@@ -253,7 +282,7 @@ export async function createKey(db: Database, accountId: number, name: string | 
 
 /** Revoke one of the account's keys. @throws ApiError 404 when it is not theirs or already revoked. */
 export async function revokeKey(db: Database, accountId: number, keyId: number, now: Date): Promise<void> {
-  const { rowsAffected } = await queries(db).revokeKey.run({ revokedAt: now.toISOString(), id: keyId, accountId });
+  const { rowsAffected } = await execute(db, revokeKeyQuery, { revokedAt: now.toISOString(), id: keyId, accountId });
   if (rowsAffected !== 1) throw notFound("API key", keyId);
 }
 
@@ -262,7 +291,7 @@ export async function revokeKey(db: Database, accountId: number, keyId: number, 
  * Returns null for unknown or revoked keys.
  */
 export async function verifyKey(db: Database, secretHash: string, now: Date): Promise<KeyOwner | null> {
-  const [owner] = await queries(db).verifyKey.all({ lastUsedAt: now.toISOString(), secretHash });
+  const [owner] = await execute(db, verifyKeyQuery, { lastUsedAt: now.toISOString(), secretHash });
   return owner ?? null;
 }
 
@@ -293,11 +322,9 @@ export async function bootstrapStaffKey(db: Database, now: Date): Promise<NewApi
   const at = now.toISOString();
   const email = "bootstrap@staff.petstore.invalid";
   const material = await generateApiKey();
-  const q = queries(db);
-  const [, [apiKey]] = await writeBatch(db, [
-    step(q.insertBootstrapAccount, { email, emailKey: emailKey(email), createdAt: at }),
-    step(q.insertBootstrapKey, { prefix: material.prefix, secretHash: material.hash, createdAt: at }),
-  ] as const);
+  const {
+    key: [apiKey],
+  } = await run(db, bootstrap, { email, emailKey: emailKey(email), createdAt: at, prefix: material.prefix, secretHash: material.hash });
   if (apiKey) return { ...apiKey, key: material.secret };
   if (!(await hasStaffAccount(db))) throw new Error(`No staff account, and ${email} belongs to a customer: create a staff key with npm run keys:create.`);
   return null;

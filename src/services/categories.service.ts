@@ -4,9 +4,10 @@
  * that also appends its event (API.md §6).
  */
 import { and, eq, exists, gt, notExists, sql } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { isConstraintError, perDatabase, step, writeBatch } from "../db/batch";
-import { categoryData, eventColumns } from "../db/events";
+import { type Database, qb } from "../db/client";
+import { isConstraintError } from "../db/errors";
+import { categoryData, eventColumns, outboxRow } from "../db/events";
+import { execute, guarded, outbox, plan, run, statement } from "../db/plan";
 import { categories, events, pets } from "../db/schema";
 import { ApiError, concurrentUpdate, notFound } from "../lib/errors";
 import { assertIfMatch } from "../lib/http-cache";
@@ -31,39 +32,52 @@ export function nameKey(name: string): string {
 /** The columns of the Category representation. */
 const CATEGORY = { id: categories.id, name: categories.name, description: categories.description };
 
-/** The statements of this module, prepared once per database. */
-const queries = perDatabase((db) => {
-  const hasPets = db.select({ one: sql`1` }).from(pets).where(eq(pets.categoryId, categories.id));
-  /** A category that can be deleted: no pet uses it, and its version is `version` unless that is NULL (no If-Match). */
-  const deletable = and(
-    eq(categories.id, sql.placeholder("id")),
-    sql`(${sql.placeholder("version")} IS NULL OR ${categories.version} = ${sql.placeholder("version")})`,
-    notExists(hasPets),
-  );
-  return {
-    list: db
-      .select(CATEGORY)
-      .from(categories)
-      .where(gt(categories.id, sql.placeholder("afterId")))
-      .orderBy(categories.id)
-      .limit(sql.placeholder("limit"))
-      .prepare(),
-    get: db
-      .select({ ...CATEGORY, version: categories.version })
-      .from(categories)
-      .where(eq(categories.id, sql.placeholder("id")))
-      .prepare(),
-    insert: db
+const hasPets = qb.select({ one: sql`1` }).from(pets).where(eq(pets.categoryId, categories.id));
+
+/** A category that can be deleted (placeholders `id`, `version`): no pet uses it, and its version is `version` unless that is NULL (no If-Match). */
+const deletable = and(
+  eq(categories.id, sql.placeholder("id")),
+  sql`(${sql.placeholder("version")} IS NULL OR ${categories.version} = ${sql.placeholder("version")})`,
+  notExists(hasPets),
+);
+
+const listQuery = qb
+  .select(CATEGORY)
+  .from(categories)
+  .where(gt(categories.id, sql.placeholder("afterId")))
+  .orderBy(categories.id)
+  .limit(sql.placeholder("limit"))
+  .prepare();
+
+/** The category (placeholder `id`) with its version. */
+const getQuery = qb
+  .select({ ...CATEGORY, version: categories.version })
+  .from(categories)
+  .where(eq(categories.id, sql.placeholder("id")))
+  .prepare();
+
+/** Creating a category (placeholders `name`, `nameKey`, `description`, `occurredAt`); the event reads the row just inserted. */
+const creation = plan({
+  category: statement(
+    qb
       .insert(categories)
       .values({ name: sql.placeholder("name"), nameKey: sql.placeholder("nameKey"), description: sql.placeholder("description") })
       .returning(CATEGORY)
       .prepare(),
-    createdEvent: db
+  ),
+  event: outbox(
+    qb
       .insert(events)
-      .select(db.select(eventColumns("category.created", categoryData)).from(categories).where(eq(categories.id, sql`last_insert_rowid()`)))
+      .select(qb.select(eventColumns("category.created", categoryData)).from(categories).where(eq(categories.id, sql`last_insert_rowid()`)))
+      .returning(outboxRow)
       .prepare(),
-    /** Guarded by the version read: changes nothing when the category changed meanwhile. */
-    update: db
+  ),
+});
+
+/** Changing a category (placeholders `id`, `version` (read), `name`, `nameKey`, `description`, `occurredAt`): nothing when it changed meanwhile. */
+const change = plan({
+  category: statement(
+    qb
       .update(categories)
       .set({
         name: sql`${sql.placeholder("name")}`,
@@ -74,28 +88,41 @@ const queries = perDatabase((db) => {
       .where(and(eq(categories.id, sql.placeholder("id")), eq(categories.version, sql.placeholder("version"))))
       .returning(CATEGORY)
       .prepare(),
-    updatedEvent: db
+  ),
+  event: outbox(
+    guarded((changed) =>
+      qb
+        .insert(events)
+        .select(
+          qb
+            .select(eventColumns("category.updated", categoryData))
+            .from(categories)
+            .where(and(eq(categories.id, sql.placeholder("id")), changed)),
+        )
+        .returning(outboxRow)
+        .prepare(),
+    ).after("category"),
+  ),
+});
+
+/** Deleting a category (placeholders `id`, `version`, `occurredAt`): event and delete share one condition, so both happen or neither. */
+const deletion = plan({
+  event: outbox(
+    qb
       .insert(events)
-      .select(
-        db
-          .select(eventColumns("category.updated", categoryData))
-          .from(categories)
-          .where(and(eq(categories.id, sql.placeholder("id")), sql`changes() = 1`)),
-      )
+      .select(qb.select(eventColumns("category.deleted", categoryData)).from(categories).where(deletable))
+      .returning(outboxRow)
       .prepare(),
-    // Event and delete share one condition, evaluated in the same transaction: both happen or neither.
-    deletedEvent: db
-      .insert(events)
-      .select(db.select(eventColumns("category.deleted", categoryData)).from(categories).where(deletable))
-      .prepare(),
-    delete: db.delete(categories).where(deletable).prepare(),
-    /** Why a delete changed nothing: the category's version, and whether pets use it (no row: absent). */
-    deleteOutcome: db
+  ),
+  deleted: statement(qb.delete(categories).where(deletable).prepare()),
+  /** Why a delete changed nothing: the category's version, and whether pets use it (no row: absent). */
+  outcome: statement(
+    qb
       .select({ version: categories.version, inUse: exists(hasPets).mapWith(Boolean) })
       .from(categories)
       .where(eq(categories.id, sql.placeholder("id")))
       .prepare(),
-  };
+  ),
 });
 
 function toCategory(row: { id: number; name: string; description: string | null }): Category {
@@ -110,13 +137,13 @@ function duplicateName(name: string): ApiError {
 
 /** Up to `limit` categories with id > `afterId`, ascending. One round trip. */
 export async function listCategories(db: Database, afterId: number, limit: number): Promise<Category[]> {
-  const rows = await queries(db).list.all({ afterId, limit });
+  const rows = await execute(db, listQuery, { afterId, limit });
   return rows.map(toCategory);
 }
 
 /** @throws ApiError 404 when absent. */
 export async function getCategory(db: Database, categoryId: number): Promise<Category> {
-  const row = await queries(db).get.get({ id: categoryId });
+  const [row] = await execute(db, getQuery, { id: categoryId });
   if (!row) throw notFound("Category", categoryId);
   return toCategory(row);
 }
@@ -124,12 +151,11 @@ export async function getCategory(db: Database, categoryId: number): Promise<Cat
 /** Create a category. @throws ApiError 409 `duplicate_name`. */
 export async function createCategory(db: Database, input: NewCategory, now: Date): Promise<Category> {
   try {
-    const q = queries(db);
-    const [inserted] = await writeBatch(db, [
-      step(q.insert, { name: input.name, nameKey: nameKey(input.name), description: input.description ?? null }),
-      step(q.createdEvent, { occurredAt: now.toISOString() }),
-    ] as const);
-    return toCategory(inserted[0]!);
+    const values = { name: input.name, nameKey: nameKey(input.name), description: input.description ?? null, occurredAt: now.toISOString() };
+    const {
+      category: [inserted],
+    } = await run(db, creation, values);
+    return toCategory(inserted!);
   } catch (error) {
     if (isConstraintError(error)) throw duplicateName(input.name);
     throw error;
@@ -149,17 +175,16 @@ export async function updateCategory(
   now: Date,
 ): Promise<Category> {
   for (let attempt = 0; attempt < 3; attempt++) {
-    const q = queries(db);
-    const row = await q.get.get({ id: categoryId });
+    const [row] = await execute(db, getQuery, { id: categoryId });
     if (!row) throw notFound("Category", categoryId);
     await assertIfMatch(ifMatch, toCategory(row));
     const name = patch.name ?? row.name;
     const description = patch.description === undefined ? row.description : patch.description;
     try {
-      const [[updated]] = await writeBatch(db, [
-        step(q.update, { name, nameKey: nameKey(name), description, id: categoryId, version: row.version }),
-        step(q.updatedEvent, { occurredAt: now.toISOString(), id: categoryId }),
-      ] as const);
+      const values = { name, nameKey: nameKey(name), description, id: categoryId, version: row.version, occurredAt: now.toISOString() };
+      const {
+        category: [updated],
+      } = await run(db, change, values);
       if (updated) return toCategory(updated);
     } catch (error) {
       if (isConstraintError(error)) throw duplicateName(name);
@@ -172,21 +197,16 @@ export async function updateCategory(
 
 /** Delete a category no pet uses. @throws ApiError 404, 409 `category_in_use`, 412. */
 export async function deleteCategory(db: Database, categoryId: number, ifMatch: string | undefined, now: Date): Promise<void> {
-  const q = queries(db);
   let version: number | null = null;
   if (ifMatch !== undefined) {
-    const row = await q.get.get({ id: categoryId });
+    const [row] = await execute(db, getQuery, { id: categoryId });
     if (!row) throw notFound("Category", categoryId);
     await assertIfMatch(ifMatch, toCategory(row));
     version = row.version;
   }
-  const guard = { id: categoryId, version };
-  const [, deleted, [row]] = await writeBatch(db, [
-    step(q.deletedEvent, { occurredAt: now.toISOString(), ...guard }),
-    step(q.delete, guard),
-    step(q.deleteOutcome, { id: categoryId }),
-  ] as const);
+  const { deleted, outcome } = await run(db, deletion, { id: categoryId, version, occurredAt: now.toISOString() });
   if (deleted.rowsAffected === 1) return;
+  const [row] = outcome;
   if (!row) throw notFound("Category", categoryId);
   if (row.inUse) {
     throw new ApiError(409, "category_in_use", `Category ${categoryId} still has pets; move or delete them first.`);

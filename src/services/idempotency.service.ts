@@ -1,7 +1,7 @@
 /**
  * `Idempotency-Key` (API.md §4), one module for every POST that honours it:
  * POST /pets and POST /categories (through src/middleware/idempotency.ts) and
- * POST /store/orders (inside its one order batch, src/services/orders.service.ts).
+ * POST /store/orders (inside its one order batch, src/services/orders/place.ts).
  *
  * Per account and key, one row of `idempotency_keys`:
  * - the fingerprint of a request is SHA-256 of the canonical JSON (object keys
@@ -17,8 +17,8 @@
  *   `concurrent_update`; else the stored 2xx response is replayed.
  */
 import { and, eq, sql } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { perDatabase, step, writeBatch } from "../db/batch";
+import { type Database, qb } from "../db/client";
+import { execute, plan, run, statement } from "../db/plan";
 import { idempotencyKeys } from "../db/schema";
 import { ApiError } from "../lib/errors";
 import { sha256Hex } from "./api-keys";
@@ -71,87 +71,87 @@ const thisKey = and(eq(idempotencyKeys.accountId, sql.placeholder("accountId")),
  * Claims the key for a request (one row, `response_status` 0): inserts it, or
  * takes over a row whose response expired (24 h) or whose claim was abandoned
  * (60 s). Changes one row (`changes() = 1`, returns `{ claimed: 1 }`) when the
- * claim is this request's, none otherwise. Each statement of this module is
- * prepared on its own, once per database: a Workers request (its own handle)
- * builds only those it uses.
+ * claim is this request's, none otherwise. Placeholders: see `claimValues`.
  */
-const claimQuery = perDatabase((db) =>
-  db
-    .insert(idempotencyKeys)
-    .values({
-      accountId: sql.placeholder("accountId"),
-      key: sql.placeholder("key"),
-      method: sql.placeholder("method"),
-      path: sql.placeholder("path"),
-      requestHash: sql.placeholder("fingerprint"),
+const claimQuery = qb
+  .insert(idempotencyKeys)
+  .values({
+    accountId: sql.placeholder("accountId"),
+    key: sql.placeholder("key"),
+    method: sql.placeholder("method"),
+    path: sql.placeholder("path"),
+    requestHash: sql.placeholder("fingerprint"),
+    responseStatus: sql`0`,
+    responseBody: sql`''`,
+    responseHeaders: sql`'{}'`,
+    createdAt: sql.placeholder("at"),
+  })
+  .onConflictDoUpdate({
+    target: [idempotencyKeys.accountId, idempotencyKeys.key],
+    set: {
+      method: sql`excluded.method`,
+      path: sql`excluded.path`,
+      requestHash: sql`excluded.request_hash`,
       responseStatus: sql`0`,
       responseBody: sql`''`,
       responseHeaders: sql`'{}'`,
-      createdAt: sql.placeholder("at"),
-    })
-    .onConflictDoUpdate({
-      target: [idempotencyKeys.accountId, idempotencyKeys.key],
-      set: {
-        method: sql`excluded.method`,
-        path: sql`excluded.path`,
-        requestHash: sql`excluded.request_hash`,
-        responseStatus: sql`0`,
-        responseBody: sql`''`,
-        responseHeaders: sql`'{}'`,
-        createdAt: sql`excluded.created_at`,
-      },
-      setWhere: sql`(${idempotencyKeys.responseStatus} <> 0 and ${idempotencyKeys.createdAt} < ${sql.placeholder("storedBefore")})
+      createdAt: sql`excluded.created_at`,
+    },
+    setWhere: sql`(${idempotencyKeys.responseStatus} <> 0 and ${idempotencyKeys.createdAt} < ${sql.placeholder("storedBefore")})
         or (${idempotencyKeys.responseStatus} = 0 and ${idempotencyKeys.createdAt} < ${sql.placeholder("claimedBefore")})`,
-    })
-    .returning({ claimed: sql<number>`1` })
-    .prepare(),
-);
+  })
+  .returning({ claimed: sql<number>`1` })
+  .prepare();
 
 /** The key's row (`keyColumns`), if any. */
-const keyQuery = perDatabase((db) => db.select(keyColumns).from(idempotencyKeys).where(thisKey).prepare());
+const keyQuery = qb.select(keyColumns).from(idempotencyKeys).where(thisKey).prepare();
 
 /** Stores the response (`status`, `body`, `headers`) of the request that holds the claim. */
-const recordQuery = perDatabase((db) =>
-  db
-    .update(idempotencyKeys)
-    .set({
-      responseStatus: sql`${sql.placeholder("status")}`,
-      responseBody: sql`${sql.placeholder("body")}`,
-      responseHeaders: sql`${sql.placeholder("headers")}`,
-    })
-    .where(thisKey)
-    .prepare(),
-);
+const recordQuery = qb
+  .update(idempotencyKeys)
+  .set({
+    responseStatus: sql`${sql.placeholder("status")}`,
+    responseBody: sql`${sql.placeholder("body")}`,
+    responseHeaders: sql`${sql.placeholder("headers")}`,
+  })
+  .where(thisKey)
+  .prepare();
 
 /** Releases this request's claim when it did not succeed (only an unfinished claim). */
-const releaseQuery = perDatabase((db) =>
-  db
-    .delete(idempotencyKeys)
-    .where(and(thisKey, sql`${idempotencyKeys.responseStatus} = 0`))
-    .prepare(),
-);
+const releaseQuery = qb
+  .delete(idempotencyKeys)
+  .where(and(thisKey, sql`${idempotencyKeys.responseStatus} = 0`))
+  .prepare();
 
-/**
- * The batch step that claims `key` for a request (see `claimQuery`): its
- * result has one row when the claim is this request's, none otherwise.
- */
-export function claimStep(db: Database, accountId: number, key: string, method: string, path: string, fingerprint: string, now: Date) {
-  return step(claimQuery(db), {
-    accountId,
-    key,
-    method,
-    path,
-    fingerprint,
+/** The plan step that claims a key (values: `claimValues`): one row when the claim is this request's, none otherwise. */
+export const claimStep = statement(claimQuery);
+
+/** The plan step that releases this request's claim when it did not succeed (placeholders `accountId`, `key`). */
+export const releaseStep = statement(releaseQuery);
+
+/** A request claiming an Idempotency-Key: whose, which key, and what request (`fingerprint`: `requestFingerprint`). */
+export interface KeyClaim {
+  accountId: number;
+  key: string;
+  method: string;
+  path: string;
+  fingerprint: string;
+  now: Date;
+}
+
+/** The placeholder values of `claimStep` for `claim`. */
+export function claimValues(claim: KeyClaim) {
+  const { now, ...rest } = claim;
+  return {
+    ...rest,
     at: now.toISOString(),
     storedBefore: new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString(),
     claimedBefore: new Date(now.getTime() - CLAIM_TTL_MS).toISOString(),
-  });
+  };
 }
 
-/** The batch step that releases this request's claim when it did not succeed (only an unfinished claim). */
-export function releaseStep(db: Database, accountId: number, key: string) {
-  return step(releaseQuery(db), { accountId, key });
-}
+/** Claim a key, then read its row: the row is the other request's when the claim failed. */
+const claimPlan = plan({ claim: claimStep, existing: statement(keyQuery) });
 
 /**
  * What to do with a key another request holds, from its row (`keyColumns`):
@@ -169,36 +169,26 @@ export function existingResponse(row: KeyRow, fingerprint: string): StoredRespon
 }
 
 /**
- * Claim `key` for a request that runs on its own (one round trip): null when
+ * Claim a key for a request that runs on its own (one round trip): null when
  * the claim is this request's (run it, then `recordResponse` or `releaseClaim`),
  * else the stored response to replay.
  * @throws ApiError 422 `idempotency_key_reused`, 409 `concurrent_update` (see `existingResponse`).
  */
-export async function claimKey(
-  db: Database,
-  accountId: number,
-  key: string,
-  method: string,
-  path: string,
-  fingerprint: string,
-  now: Date,
-): Promise<StoredResponse | null> {
-  const [claimed, [existing]] = await writeBatch(db, [
-    claimStep(db, accountId, key, method, path, fingerprint, now),
-    step(keyQuery(db), { accountId, key }),
-  ] as const);
+export async function claimKey(db: Database, claim: KeyClaim): Promise<StoredResponse | null> {
+  const { claim: claimed, existing } = await run(db, claimPlan, claimValues(claim));
   if (claimed.length > 0) return null;
+  const [row] = existing;
   // Not claimed: the claim's INSERT met the row in the same transaction, so it exists.
-  if (!existing) throw new Error(`Idempotency-Key row of account ${accountId} neither claimed nor found`);
-  return existingResponse(existing, fingerprint);
+  if (!row) throw new Error(`Idempotency-Key row of account ${claim.accountId} neither claimed nor found`);
+  return existingResponse(row, claim.fingerprint);
 }
 
 /** Store the 2xx response of the request that holds the claim (one round trip); `body` as sent, JSON text. */
 export async function recordResponse(db: Database, accountId: number, key: string, response: StoredResponse): Promise<void> {
-  await recordQuery(db).run({ accountId, key, status: response.status, body: response.body, headers: JSON.stringify(response.headers) });
+  await execute(db, recordQuery, { accountId, key, status: response.status, body: response.body, headers: JSON.stringify(response.headers) });
 }
 
 /** Release the claim of a request that did not succeed, so the key can be used again (one round trip). */
 export async function releaseClaim(db: Database, accountId: number, key: string): Promise<void> {
-  await releaseQuery(db).run({ accountId, key });
+  await execute(db, releaseQuery, { accountId, key });
 }

@@ -3,11 +3,12 @@
  * ordered, with the pet's status as the single source of truth for `status`.
  */
 import { and, eq, gt, sql } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { perDatabase, preparedVariants, step, writeBatch } from "../db/batch";
-import { eventColumns, inventoryDataWith, petDataWithStatus } from "../db/events";
-import { events, inventory, orders, pets } from "../db/schema";
 import { unionAll } from "drizzle-orm/sqlite-core";
+import { type Database, qb } from "../db/client";
+import { eventColumns, inventoryDataWith, outboxRow, petDataWithStatus } from "../db/events";
+import { execute, guarded, outbox, plan, run, statement } from "../db/plan";
+import { events, inventory, orders, pets } from "../db/schema";
+import { variants } from "../db/variants";
 import type { PetStatus } from "../domain/pets";
 import { ApiError, notFound } from "../lib/errors";
 import { assertIfMatch } from "../lib/http-cache";
@@ -30,12 +31,12 @@ const itemColumns = { petId: inventory.petId, quantity: inventory.quantity, stat
 /**
  * The list query for one combination of filters (placeholders `afterPetId`,
  * `limit`, and `status`, `petIds` (a JSON array) when filtered): a fixed query
- * per combination, built on first use, once per database. The pets are
+ * per combination, built once per process. The pets are
  * matched through `json_each`, so any number of them binds to one prepared
  * query; SQLite still looks each one up by primary key, as with `IN (?, …)`.
  */
-const listQuery = preparedVariants((db: Database, byStatus: boolean, byPets: boolean) =>
-  db
+const listQuery = variants((byStatus: boolean, byPets: boolean) =>
+  qb
     .select(itemColumns)
     .from(inventory)
     .innerJoin(pets, eq(pets.id, inventory.petId))
@@ -53,84 +54,87 @@ const listQuery = preparedVariants((db: Database, byStatus: boolean, byPets: boo
 
 /** Up to `limit` entries with petId > `afterPetId`, ascending. One round trip. */
 export async function listInventory(db: Database, filter: InventoryFilter, afterPetId: number, limit: number): Promise<InventoryItem[]> {
-  const query = listQuery(db, filter.status !== undefined, filter.petIds !== undefined);
-  return query.all({ afterPetId, limit, status: filter.status ?? null, petIds: filter.petIds ? JSON.stringify(filter.petIds) : null });
+  const query = listQuery(filter.status !== undefined, filter.petIds !== undefined);
+  return execute(db, query, { afterPetId, limit, status: filter.status ?? null, petIds: filter.petIds ? JSON.stringify(filter.petIds) : null });
 }
 
 /** The entry of the pet (placeholder `petId`). */
-const itemQuery = perDatabase((db) =>
-  db
-    .select(itemColumns)
-    .from(inventory)
-    .innerJoin(pets, eq(pets.id, inventory.petId))
-    .where(eq(inventory.petId, sql.placeholder("petId")))
-    .prepare(),
-);
+const itemQuery = qb
+  .select(itemColumns)
+  .from(inventory)
+  .innerJoin(pets, eq(pets.id, inventory.petId))
+  .where(eq(inventory.petId, sql.placeholder("petId")))
+  .prepare();
 
 /** @throws ApiError 404 when the pet has no entry (no such pet). One round trip. */
 export async function getInventoryItem(db: Database, petId: number): Promise<InventoryItem> {
-  const item = await itemQuery(db).get({ petId });
+  const [item] = await execute(db, itemQuery, { petId });
   if (!item) throw notFound("Inventory entry of pet", petId);
   return item;
 }
 
 /** The entry of the pet (placeholder `petId`) with the versions of both rows behind it. */
-const versionedItemQuery = perDatabase((db) =>
-  db
-    .select({ ...itemColumns, inventoryVersion: inventory.version, petVersion: pets.version })
-    .from(inventory)
-    .innerJoin(pets, eq(pets.id, inventory.petId))
-    .where(eq(inventory.petId, sql.placeholder("petId")))
-    .prepare(),
-);
+const versionedItemQuery = qb
+  .select({ ...itemColumns, inventoryVersion: inventory.version, petVersion: pets.version })
+  .from(inventory)
+  .innerJoin(pets, eq(pets.id, inventory.petId))
+  .where(eq(inventory.petId, sql.placeholder("petId")))
+  .prepare();
 
-/**
- * The statements of setting a pet's stock, built once per database.
- * Placeholders: `petId`, `quantity`, `occurredAt` (now), `inventoryVersion`
- * and `petVersion` (the versions checked; NULL without If-Match).
+/*
+ * Setting a pet's stock. Placeholders: `petId`, `quantity`, `occurredAt` (now),
+ * `inventoryVersion` and `petVersion` (the versions checked; NULL without If-Match).
  */
-const setQueries = perDatabase((db) => {
-  /** The precondition, on rows not yet written by this batch (always true without If-Match). */
-  const checked = sql`(${sql.placeholder("inventoryVersion")} is null or (
+
+/** The precondition, on rows not yet written by this batch (always true without If-Match). */
+const checked = sql`(${sql.placeholder("inventoryVersion")} is null or (
     (select ${inventory.version} from ${inventory} where ${inventory.petId} = ${sql.placeholder("petId")}) = ${sql.placeholder("inventoryVersion")}
     and (select ${pets.version} from ${pets} where ${pets.id} = ${sql.placeholder("petId")}) = ${sql.placeholder("petVersion")}))`;
-  /** The pet's status with the new quantity (API.md §3). */
-  const newStatus = sql<PetStatus>`(case when ${sql.placeholder("quantity")} > 0 then 'available'
+
+/** The pet's status with the new quantity (API.md §3). */
+const newStatus = sql<PetStatus>`(case when ${sql.placeholder("quantity")} > 0 then 'available'
     when exists (select 1 from ${orders} where ${orders.petId} = ${sql.placeholder("petId")} and ${orders.complete} = 0) then 'pending' else 'sold' end)`;
-  return {
-    /**
-     * The events, computed from the new values before the rows change:
-     * `pet.updated` (when the status changes), then `inventory.updated`. One
-     * statement: SQLite runs the members of a UNION ALL one after another, so
-     * the rows are inserted (and numbered) in this order.
-     */
-    events: db
+
+const setting = plan({
+  /**
+   * The events, computed from the new values before the rows change:
+   * `pet.updated` (when the status changes), then `inventory.updated`; one
+   * statement, whose UNION ALL members SQLite runs (and numbers) in order.
+   */
+  events: outbox(
+    qb
       .insert(events)
       .select(
         unionAll(
-          db
+          qb
             .select(eventColumns("pet.updated", petDataWithStatus(newStatus)))
             .from(pets)
             .where(and(eq(pets.id, sql.placeholder("petId")), sql`${pets.status} <> ${newStatus}`, checked)),
-          db
+          qb
             .select(eventColumns("inventory.updated", inventoryDataWith(sql<number>`${sql.placeholder("quantity")}`, newStatus)))
             .from(inventory)
             .where(and(eq(inventory.petId, sql.placeholder("petId")), checked)),
         ),
       )
+      .returning(outboxRow)
       .prepare(),
-    /** The pet row is updated whenever the check holds; its version moves only when its status does. */
-    petStatus: db
+  ),
+  /** The pet row is updated whenever the check holds; its version moves only when its status does. */
+  pet: statement(
+    qb
       .update(pets)
       .set({ status: newStatus, version: sql`${pets.version} + (${pets.status} <> ${newStatus})` })
       .where(and(eq(pets.id, sql.placeholder("petId")), checked))
       .prepare(),
-    setQuantity: db
+  ),
+  quantity: guarded((changed) =>
+    qb
       .update(inventory)
       .set({ quantity: sql`${sql.placeholder("quantity")}`, version: sql`${inventory.version} + 1` })
-      .where(and(eq(inventory.petId, sql.placeholder("petId")), sql`changes() = 1`))
+      .where(and(eq(inventory.petId, sql.placeholder("petId")), changed))
       .prepare(),
-  };
+  ).after("pet"),
+  item: statement(itemQuery),
 });
 
 /**
@@ -138,36 +142,24 @@ const setQueries = perDatabase((db) => {
  * pending when it has open orders, else sold. One batch (after a read only for
  * If-Match).
  *
- * With If-Match the batch carries the versions of both rows behind the
- * representation (quantity: inventory; status: pet) that the ETag was checked
- * against, and a 412 changes nothing: every statement tests them on rows this
- * batch has not written yet — both events first (their data computed from the
- * new values), then the pet row, which is updated whenever the check holds
- * (its version moves only when its status does), then the inventory row,
- * guarded by `changes()` of the pet statement. Checking "already written by
- * this batch" through a bumped version instead cannot tell this batch's write
- * from a concurrent winner's: the loser of a race saved its status change and
- * events (issue 11).
+ * With If-Match the batch checks the versions of both rows behind the
+ * representation (quantity: inventory; status: pet) that the ETag matched, on
+ * rows it has not written yet, so a 412 changes nothing.
  * @throws ApiError 404, 412 `precondition_failed`.
  */
 export async function setInventory(db: Database, petId: number, quantity: number, ifMatch: string | undefined, now: Date): Promise<InventoryItem> {
   // With If-Match, the versions of both rows seen by the check.
   let seen: { inventoryVersion: number; petVersion: number } | null = null;
   if (ifMatch !== undefined) {
-    const current = await versionedItemQuery(db).get({ petId });
+    const [current] = await execute(db, versionedItemQuery, { petId });
     if (!current) throw notFound("Inventory entry of pet", petId);
     const { inventoryVersion, petVersion, ...item } = current;
     await assertIfMatch(ifMatch, item);
     seen = { inventoryVersion, petVersion };
   }
   const values = { petId, quantity, occurredAt: now.toISOString(), inventoryVersion: seen?.inventoryVersion ?? null, petVersion: seen?.petVersion ?? null };
-  const q = setQueries(db);
-  const [, , set, [item]] = await writeBatch(db, [
-    step(q.events, values),
-    step(q.petStatus, values),
-    step(q.setQuantity, values),
-    step(itemQuery(db), values),
-  ] as const);
+  const { quantity: set, item: rows } = await run(db, setting, values);
+  const [item] = rows;
   if (!item) throw notFound("Inventory entry of pet", petId);
   if (set.rowsAffected !== 1) throw new ApiError(412, "precondition_failed", "The inventory entry changed meanwhile; fetch it again.");
   return item;

@@ -1,15 +1,16 @@
 /**
  * Rules of pets (API.md §1-§3): creation with its inventory row, replace/patch
  * with the status transition table, deletion only without orders. Every write
- * is one atomic batch carrying its events (API.md §6); updates read the current
- * state once, decide, then write guarded by what they read (at most 2 round trips).
- * Statements are Drizzle prepared queries built once per database (src/db/batch.ts).
+ * is one atomic batch carrying its events (API.md §6). Round trips: reads and
+ * creation 1; delete 1 (2 with If-Match); update 2 (read the state, then the
+ * write guarded by it), again for each retry after a concurrent change (at most 5).
  */
 import { and, eq, gt, type SQL, sql } from "drizzle-orm";
-import { type BatchStep, perDatabase, preparedVariants, step, writeBatch } from "../db/batch";
-import type { Database } from "../db/client";
-import { eventColumns, inventoryUpdatedWhen, petData, petUpdatedIfChanged } from "../db/events";
+import { type Database, qb } from "../db/client";
+import { eventColumns, inventoryUpdatedWhen, outboxRow, petData, petUpdatedIfChanged } from "../db/events";
+import { execute, guarded, outbox, plan, run, runEach, statement } from "../db/plan";
 import { categories, events, inventory, orders, pets } from "../db/schema";
+import { variants } from "../db/variants";
 import type { PetStatus } from "../domain/pets";
 import { ApiError, concurrentUpdate, notFound } from "../lib/errors";
 import { assertIfMatch } from "../lib/http-cache";
@@ -41,13 +42,13 @@ const PET_FIELDS = { id: pets.id, name: pets.name, categoryId: pets.categoryId, 
 const ph = sql.placeholder;
 
 /** A list with the filters that apply: one prepared variant per combination (a fixed WHERE keeps the indexes usable). */
-const listQuery = preparedVariants((db: Database, byStatus: boolean, byCategory: boolean, byIds: boolean) => {
+const listQuery = variants((byStatus: boolean, byCategory: boolean, byIds: boolean) => {
   const where: SQL[] = [gt(pets.id, ph("afterId"))];
   if (byStatus) where.push(eq(pets.status, ph("status")));
   if (byCategory) where.push(eq(pets.categoryId, ph("categoryId")));
   // The ids as one JSON array argument: one statement text whatever their number.
   if (byIds) where.push(sql`${pets.id} in (select value from json_each(${ph("ids")}))`);
-  return db
+  return qb
     .select(PET_FIELDS)
     .from(pets)
     .where(and(...where))
@@ -56,49 +57,19 @@ const listQuery = preparedVariants((db: Database, byStatus: boolean, byCategory:
     .prepare();
 });
 
-/** "Pet `id` may be deleted": its version matches (when one is given) and no order references it. */
-function deletable(): SQL {
-  return and(
-    eq(pets.id, ph("id")),
-    sql`(${ph("version")} is null or ${pets.version} = ${ph("version")})`,
-    sql`not exists (select 1 from ${orders} where ${orders.petId} = ${pets.id})`,
-  )!;
-}
+const getQuery = qb
+  .select(PET_FIELDS)
+  .from(pets)
+  .where(eq(pets.id, ph("id")))
+  .prepare();
 
-/** Re-checks of a status transition inside the write batch (src/services/pet-status.ts), so concurrency cannot break the rule. */
-const TRANSITION_GUARDS: Record<TransitionPlan["guard"], SQL | undefined> = {
-  none: undefined,
-  stock_positive: sql`(select ${inventory.quantity} from ${inventory} where ${inventory.petId} = ${pets.id}) > 0`,
-  no_open_orders: sql`not exists (select 1 from ${orders} where ${orders.petId} = ${pets.id} and ${orders.complete} = 0)`,
-};
-
-/** This module's prepared statements, built once per database handle. */
-const queries = perDatabase((db) => {
-  const updatePet = (guard: SQL | undefined) =>
-    db
-      .update(pets)
-      .set({ name: sql`${ph("name")}`, categoryId: sql`${ph("categoryId")}`, status: sql`${ph("status")}`, version: sql`${pets.version} + 1` })
-      .where(
-        and(
-          eq(pets.id, ph("id")),
-          eq(pets.version, ph("version")),
-          sql`exists (select 1 from ${categories} where ${categories.id} = ${ph("categoryId")})`,
-          guard,
-        ),
-      )
-      .returning(PET_FIELDS)
-      .prepare();
-  return {
-    getPet: db
-      .select(PET_FIELDS)
-      .from(pets)
-      .where(eq(pets.id, ph("id")))
-      .prepare(),
-    // The pet, only when its category exists (else nothing is written).
-    insertPet: db
+/** Creating a pet (placeholders `name`, `categoryId`, `status`, `quantity`, `occurredAt`): the pet row only when its category exists, else nothing. */
+const creation = plan({
+  pet: statement(
+    qb
       .insert(pets)
       .select(
-        db
+        qb
           .select({
             id: sql<number>`NULL`.as("id"),
             name: sql<string>`${ph("name")}`.as("name"),
@@ -111,69 +82,137 @@ const queries = perDatabase((db) => {
       )
       .returning(PET_FIELDS)
       .prepare(),
-    // changes() = 1 only when the pet row above was inserted; last_insert_rowid() is its id.
-    insertInventory: db
+  ),
+  // last_insert_rowid() is the new pet's id.
+  inventory: guarded((changed) =>
+    qb
       .insert(inventory)
       .select(
-        db
+        qb
           .select({ petId: pets.id, quantity: sql<number>`${ph("quantity")}`.as("quantity"), version: sql<number>`1`.as("version") })
           .from(pets)
-          .where(and(eq(pets.id, sql`last_insert_rowid()`), sql`changes() = 1`)),
+          .where(and(eq(pets.id, sql`last_insert_rowid()`), changed)),
       )
       .prepare(),
-    // inventory.pet_id is its rowid, so last_insert_rowid() is still the new pet's id.
-    petCreated: db
-      .insert(events)
-      .select(
-        db
-          .select(eventColumns("pet.created", petData))
-          .from(pets)
-          .where(and(eq(pets.id, sql`last_insert_rowid()`), sql`changes() = 1`)),
+  ).after("pet"),
+  // inventory.pet_id is its rowid, so last_insert_rowid() is still the new pet's id.
+  events: outbox(
+    guarded((changed) =>
+      qb
+        .insert(events)
+        .select(
+          qb
+            .select(eventColumns("pet.created", petData))
+            .from(pets)
+            .where(and(eq(pets.id, sql`last_insert_rowid()`), changed)),
+        )
+        .returning(outboxRow)
+        .prepare(),
+    ).after("inventory"),
+  ),
+});
+
+/** The pet (placeholder `id`) with what a status change depends on, and whether category `categoryId` exists. */
+const stateQuery = qb
+  .select({
+    ...PET_FIELDS,
+    version: pets.version,
+    quantity: inventory.quantity,
+    openOrders: sql<number>`(select count(*) from ${orders} where ${orders.petId} = ${pets.id} and ${orders.complete} = 0)`,
+    categoryExists: sql<boolean>`exists (select 1 from ${categories} where ${categories.id} = ${ph("categoryId")})`.mapWith(Boolean),
+  })
+  .from(pets)
+  .innerJoin(inventory, eq(inventory.petId, pets.id))
+  .where(eq(pets.id, ph("id")))
+  .prepare();
+
+/**
+ * Updating a pet (placeholders `id`, `name`, `categoryId`, `status`, `version`
+ * (read), `occurredAt`), re-checking its transition's guard; `zeroing` also
+ * empties its stock (sold).
+ */
+function updatePlans(guard: SQL | undefined) {
+  const update = statement(
+    qb
+      .update(pets)
+      .set({ name: sql`${ph("name")}`, categoryId: sql`${ph("categoryId")}`, status: sql`${ph("status")}`, version: sql`${pets.version} + 1` })
+      .where(
+        and(
+          eq(pets.id, ph("id")),
+          eq(pets.version, ph("version")),
+          sql`exists (select 1 from ${categories} where ${categories.id} = ${ph("categoryId")})`,
+          guard,
+        ),
       )
+      .returning(PET_FIELDS)
       .prepare(),
-    petState: db
-      .select({
-        ...PET_FIELDS,
-        version: pets.version,
-        quantity: inventory.quantity,
-        openOrders: sql<number>`(select count(*) from ${orders} where ${orders.petId} = ${pets.id} and ${orders.complete} = 0)`,
-        categoryExists: sql<boolean>`exists (select 1 from ${categories} where ${categories.id} = ${ph("categoryId")})`.mapWith(Boolean),
-      })
-      .from(pets)
-      .innerJoin(inventory, eq(inventory.petId, pets.id))
-      .where(eq(pets.id, ph("id")))
-      .prepare(),
-    updatePet: {
-      none: updatePet(TRANSITION_GUARDS.none),
-      stock_positive: updatePet(TRANSITION_GUARDS.stock_positive),
-      no_open_orders: updatePet(TRANSITION_GUARDS.no_open_orders),
-    },
-    petUpdated: db
+  );
+  return {
+    plain: plan({ update, event: petUpdated }),
+    zeroing: plan({ update, event: petUpdated, stock: zeroStock, stockEvent: inventoryUpdated }),
+  };
+}
+
+const petUpdated = outbox(
+  guarded((changed) =>
+    qb
       .insert(events)
-      .select(petUpdatedIfChanged(db, ph("id")))
+      .select(petUpdatedIfChanged(ph("id"), changed))
+      .returning(outboxRow)
       .prepare(),
-    zeroStock: db
-      .update(inventory)
-      .set({ quantity: 0, version: sql`${inventory.version} + 1` })
-      .where(and(eq(inventory.petId, ph("id")), sql`changes() = 1`))
-      .prepare(),
-    inventoryUpdated: db
+  ).after("update"),
+);
+
+const zeroStock = guarded((changed) =>
+  qb
+    .update(inventory)
+    .set({ quantity: 0, version: sql`${inventory.version} + 1` })
+    .where(and(eq(inventory.petId, ph("id")), changed))
+    .prepare(),
+).after("event");
+
+const inventoryUpdated = outbox(
+  guarded((changed) =>
+    qb
       .insert(events)
-      .select(inventoryUpdatedWhen(db, ph("id"), sql`changes() = 1`))
+      .select(inventoryUpdatedWhen(ph("id"), changed))
+      .returning(outboxRow)
       .prepare(),
-    // The event and both deletes share one condition, evaluated in one transaction: all happen or none.
-    petDeleted: db
+  ).after("stock"),
+);
+
+/** The update plans per transition guard (src/services/pet-status.ts), so concurrency cannot break the rule. */
+const UPDATES: Record<TransitionPlan["guard"], ReturnType<typeof updatePlans>> = {
+  none: updatePlans(undefined),
+  stock_positive: updatePlans(sql`(select ${inventory.quantity} from ${inventory} where ${inventory.petId} = ${pets.id}) > 0`),
+  no_open_orders: updatePlans(sql`not exists (select 1 from ${orders} where ${orders.petId} = ${pets.id} and ${orders.complete} = 0)`),
+};
+
+/** "Pet `id` may be deleted": its version matches (when one is given) and no order references it. */
+const deletable = and(
+  eq(pets.id, ph("id")),
+  sql`(${ph("version")} is null or ${pets.version} = ${ph("version")})`,
+  sql`not exists (select 1 from ${orders} where ${orders.petId} = ${pets.id})`,
+)!;
+
+/** Deleting a pet (placeholders `id`, `version`, `occurredAt`): the event and both deletes share one condition, so all happen or none. */
+const deletion = plan({
+  event: outbox(
+    qb
       .insert(events)
-      .select(db.select(eventColumns("pet.deleted", petData)).from(pets).where(deletable()))
+      .select(qb.select(eventColumns("pet.deleted", petData)).from(pets).where(deletable))
+      .returning(outboxRow)
       .prepare(),
-    deleteInventory: db.delete(inventory).where(sql`${inventory.petId} in (select ${pets.id} from ${pets} where ${deletable()})`).prepare(),
-    deletePet: db.delete(pets).where(deletable()).prepare(),
-    hasOrders: db
+  ),
+  inventory: statement(qb.delete(inventory).where(sql`${inventory.petId} in (select ${pets.id} from ${pets} where ${deletable})`).prepare()),
+  pet: statement(qb.delete(pets).where(deletable).prepare()),
+  hasOrders: statement(
+    qb
       .select({ hasOrders: sql<boolean>`exists (select 1 from ${orders} where ${orders.petId} = ${ph("id")})`.mapWith(Boolean) })
       .from(pets)
       .where(eq(pets.id, ph("id")))
       .prepare(),
-  };
+  ),
 });
 
 function categoryNotFound(categoryId: number): ApiError {
@@ -182,30 +221,21 @@ function categoryNotFound(categoryId: number): ApiError {
 
 /** Up to `limit` pets matching `filter` with id > `afterId`, ascending. One round trip. */
 export async function listPets(db: Database, filter: PetFilter, afterId: number, limit: number): Promise<Pet[]> {
-  const query = listQuery(db, filter.status !== undefined, filter.categoryId !== undefined, filter.ids !== undefined);
-  return query.all({ afterId, limit, status: filter.status, categoryId: filter.categoryId, ids: filter.ids && JSON.stringify(filter.ids) });
+  const query = listQuery(filter.status !== undefined, filter.categoryId !== undefined, filter.ids !== undefined);
+  return execute(db, query, { afterId, limit, status: filter.status, categoryId: filter.categoryId, ids: filter.ids && JSON.stringify(filter.ids) });
 }
 
 /** @throws ApiError 404 when absent. One round trip. */
 export async function getPet(db: Database, petId: number): Promise<Pet> {
-  const [pet] = await queries(db).getPet.all({ id: petId });
+  const [pet] = await execute(db, getQuery, { id: petId });
   if (!pet) throw notFound("Pet", petId);
   return pet;
 }
 
-/**
- * The steps that create one pet and its inventory row (quantity 1, or 0 when
- * sold) and its `pet.created` event; the first returns the pet row, or no row
- * when the category does not exist (then nothing is written).
- */
-function createPetSteps(db: Database, input: NewPet, occurredAt: string) {
-  const q = queries(db);
+/** The values of `creation` for `input`: quantity 1, or 0 when sold. */
+function creationValues(input: NewPet, occurredAt: string) {
   const status = input.status ?? "available";
-  return [
-    step(q.insertPet, { name: input.name, categoryId: input.categoryId, status }),
-    step(q.insertInventory, { quantity: status === "sold" ? 0 : 1 }),
-    step(q.petCreated, { occurredAt }),
-  ] as const;
+  return { name: input.name, categoryId: input.categoryId, status, quantity: status === "sold" ? 0 : 1, occurredAt };
 }
 
 /**
@@ -213,7 +243,9 @@ function createPetSteps(db: Database, input: NewPet, occurredAt: string) {
  * @throws ApiError 422 `category_not_found`.
  */
 export async function createPet(db: Database, input: NewPet, now: Date): Promise<Pet> {
-  const [[pet]] = await writeBatch(db, createPetSteps(db, input, now.toISOString()));
+  const {
+    pet: [pet],
+  } = await run(db, creation, creationValues(input, now.toISOString()));
   if (!pet) throw categoryNotFound(input.categoryId);
   return pet;
 }
@@ -227,11 +259,11 @@ export async function createPet(db: Database, input: NewPet, now: Date): Promise
 export async function createPets(db: Database, inputs: NewPet[], now: Date): Promise<(Pet | null)[]> {
   if (inputs.length === 0) return [];
   const at = now.toISOString();
-  const groups = inputs.map((input) => createPetSteps(db, input, at));
-  const results = await writeBatch(db, groups.flat() as BatchStep<unknown>[]);
-  const perPet = groups[0]!.length;
-  // Each pet's first step is its insert … returning.
-  return groups.map((_, index) => (results[index * perPet] as Pet[])[0] ?? null);
+  const results = await runEach(
+    db,
+    inputs.map((input) => [creation, creationValues(input, at)] as const),
+  );
+  return results.map(({ pet: [pet] }) => pet ?? null);
 }
 
 interface PetState {
@@ -243,7 +275,7 @@ interface PetState {
 }
 
 async function readPetState(db: Database, petId: number, categoryId: number): Promise<PetState> {
-  const [row] = await queries(db).petState.all({ id: petId, categoryId });
+  const [row] = await execute(db, stateQuery, { id: petId, categoryId });
   if (!row) throw notFound("Pet", petId);
   const { version, quantity, openOrders, categoryExists, ...pet } = row;
   return { pet, version, quantity, openOrders, categoryExists };
@@ -258,7 +290,6 @@ async function readPetState(db: Database, petId: number, categoryId: number): Pr
  */
 export async function updatePet(db: Database, petId: number, change: Partial<NewPet>, replace: boolean, ifMatch: string | undefined, now: Date): Promise<Pet> {
   const at = now.toISOString();
-  const q = queries(db);
   for (let attempt = 0; attempt < 5; attempt++) {
     const state = await readPetState(db, petId, change.categoryId ?? 0);
     await assertIfMatch(ifMatch, state.pet, [[state.pet]]);
@@ -271,13 +302,11 @@ export async function updatePet(db: Database, petId: number, change: Partial<New
       categoryId: change.categoryId ?? state.pet.categoryId,
       status: change.status ?? (replace ? "available" : state.pet.status),
     };
-    const plan = planTransition(state.pet.status, next.status, state);
-    const update = step(q.updatePet[plan.guard], { ...next, version: state.version });
-    const event = step(q.petUpdated, { id: petId, occurredAt: at });
-    const [[updated]] =
-      plan.zeroStock && state.quantity !== 0
-        ? await writeBatch(db, [update, event, step(q.zeroStock, { id: petId }), step(q.inventoryUpdated, { id: petId, occurredAt: at })] as const)
-        : await writeBatch(db, [update, event] as const);
+    const transition = planTransition(state.pet.status, next.status, state);
+    const plans = UPDATES[transition.guard];
+    const values = { ...next, version: state.version, occurredAt: at };
+    const { update } = transition.zeroStock && state.quantity !== 0 ? await run(db, plans.zeroing, values) : await run(db, plans.plain, values);
+    const [updated] = update;
     if (updated) return updated;
     // Something changed between the read and the write: the state read is stale.
     if (ifMatch !== undefined) throw new ApiError(412, "precondition_failed", "The pet changed meanwhile; fetch it again.");
@@ -293,15 +322,9 @@ export async function deletePet(db: Database, petId: number, ifMatch: string | u
     await assertIfMatch(ifMatch, state.pet, [[state.pet]]);
     version = state.version;
   }
-  const q = queries(db);
-  const condition = { id: petId, version };
-  const [, , deleted, [row]] = await writeBatch(db, [
-    step(q.petDeleted, { ...condition, occurredAt: now.toISOString() }),
-    step(q.deleteInventory, condition),
-    step(q.deletePet, condition),
-    step(q.hasOrders, { id: petId }),
-  ] as const);
+  const { pet: deleted, hasOrders } = await run(db, deletion, { id: petId, version, occurredAt: now.toISOString() });
   if (deleted.rowsAffected === 1) return;
+  const [row] = hasOrders;
   if (!row) throw notFound("Pet", petId);
   if (row.hasOrders) throw new ApiError(409, "pet_has_orders", `Pet ${petId} has orders and cannot be deleted.`);
   throw new ApiError(412, "precondition_failed", "The pet changed meanwhile; fetch it again.");

@@ -113,6 +113,13 @@ describe("batch boundaries (merged batches share one connection)", () => {
             return (value as (...a: unknown[]) => unknown).call(real, statements, mode);
           };
         }
+        // A plan's write batch (src/db/plan.ts), group-committed.
+        if (property === "write") {
+          return (statements: InStatement[], options: unknown) => {
+            batches.push(statements);
+            return (value as (...a: unknown[]) => unknown).call(real, statements, options);
+          };
+        }
         return typeof value === "function" ? value.bind(real) : value;
       },
     }) as Client;

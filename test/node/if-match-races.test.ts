@@ -1,7 +1,7 @@
 /**
  * A 412 changes nothing (issue 11), on every If-Match path, with the race made
  * deterministic: the app runs over the real database through a client whose
- * next `batch` first lets another write commit — exactly what a concurrent
+ * next batch first lets another write commit — exactly what a concurrent
  * request does between this request's If-Match check (its read) and its
  * write. The loser must answer 412 `precondition_failed` and leave every row
  * and the event log exactly as the winner left them.
@@ -40,7 +40,8 @@ beforeAll(async () => {
   const client = new Proxy(target.db.$client, {
     get(real, property, receiver) {
       const value = Reflect.get(real, property, receiver);
-      if (property === "batch") {
+      // `write`: a plan's batch (src/db/plan.ts), group-committed.
+      if (property === "batch" || property === "write") {
         return async (...args: unknown[]) => {
           const interleave = beforeNextBatch;
           beforeNextBatch = undefined;

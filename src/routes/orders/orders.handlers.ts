@@ -4,7 +4,10 @@ import { setEtag } from "../../lib/http-cache";
 import type { AppEnv } from "../../lib/context";
 import type { Principal } from "../../domain/principal";
 import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
-import * as service from "../../services/orders.service";
+import { cancelOrder } from "../../services/orders/cancel";
+import { changeOrder } from "../../services/orders/change";
+import { getOrder, listOrders } from "../../services/orders/list";
+import { placeOrder } from "../../services/orders/place";
 import type * as routes from "./orders.routes";
 
 /** The principal set by `requireRole` (always present behind it). */
@@ -12,7 +15,7 @@ const caller = (c: { get(key: "principal"): Principal | undefined }): Principal 
 
 export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
   const { petId, complete, limit = DEFAULT_PAGE_SIZE, cursor } = c.req.valid("query");
-  const rows = await service.listOrders(c.get("db"), caller(c), { petId, complete }, decodeCursor(cursor), limit + 1);
+  const rows = await listOrders(c.get("db"), caller(c), { filter: { petId, complete }, afterId: decodeCursor(cursor), limit: limit + 1 });
   const page = toPage(rows, limit);
   setNextLink(c, page.nextCursor);
   setEtag(c, page.items);
@@ -20,28 +23,29 @@ export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
 };
 
 export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
-  const key = c.req.valid("header")["idempotency-key"];
-  const placed = await service.placeOrder(c.get("db"), caller(c), c.req.valid("json"), key, c.get("now")());
+  const idempotencyKey = c.req.valid("header")["idempotency-key"];
+  const placed = await placeOrder(c.get("db"), { principal: caller(c), input: c.req.valid("json"), idempotencyKey, now: c.get("now")() });
   c.header("Location", placed.location);
   if (placed.replayed) c.header("Idempotent-Replayed", "true");
   return c.json(placed.body, 201);
 };
 
 export const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
-  const order = await service.getOrder(c.get("db"), caller(c), c.req.valid("param").orderId);
+  const order = await getOrder(c.get("db"), caller(c), c.req.valid("param").orderId);
   setEtag(c, order);
   return c.json(order, 200);
 };
 
 export const patch: RouteHandler<typeof routes.patch, AppEnv> = async (c) => {
   const { orderId } = c.req.valid("param");
-  const order = await service.updateOrder(c.get("db"), caller(c), orderId, c.req.valid("json"), c.req.valid("header")["if-match"], c.get("now")());
+  const ifMatch = c.req.valid("header")["if-match"];
+  const order = await changeOrder(c.get("db"), { principal: caller(c), orderId, change: c.req.valid("json"), ifMatch, now: c.get("now")() });
   setEtag(c, order);
   return c.json(order, 200);
 };
 
 export const remove: RouteHandler<typeof routes.remove, AppEnv> = async (c) => {
   const { orderId } = c.req.valid("param");
-  await service.cancelOrder(c.get("db"), caller(c), orderId, c.req.valid("header")["if-match"], c.get("now")());
+  await cancelOrder(c.get("db"), { principal: caller(c), orderId, ifMatch: c.req.valid("header")["if-match"], now: c.get("now")() });
   return c.body(null, 204);
 };

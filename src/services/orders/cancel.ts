@@ -1,0 +1,111 @@
+/**
+ * Cancelling an order (API.md §3): an open order is deleted, its quantity
+ * returns to stock and a pending pet becomes available again. Every statement
+ * is guarded by the same condition on the order row, which is deleted last.
+ * One batch, after a read only for If-Match.
+ */
+import { and, eq, exists, sql } from "drizzle-orm";
+import { alias, unionAll } from "drizzle-orm/sqlite-core";
+import { type Database, qb } from "../../db/client";
+import { eventColumns, inventoryUpdatedWhen, orderData, outboxRow, petUpdatedIfChanged } from "../../db/events";
+import { guarded, outbox, plan, run, statement } from "../../db/plan";
+import { events, inventory, orders, pets } from "../../db/schema";
+import type { Principal } from "../../domain/principal";
+import { ApiError, notFound } from "../../lib/errors";
+import { orderState, versionMatching, viewer, visibleTo } from "./shared";
+
+/* Placeholders: `orderId`, `version` (NULL without If-Match), `accountId` (see `visibleTo`), `occurredAt` (now). */
+
+const o = alias(orders, "o");
+
+/** The order is open, the caller's to see, and (with If-Match) at the version checked. */
+const cancellable = exists(
+  qb
+    .select({ one: sql`1` })
+    .from(o)
+    .where(
+      and(
+        eq(o.id, sql.placeholder("orderId")),
+        sql`${o.complete} = 0`,
+        visibleTo(o.accountId),
+        sql`(${sql.placeholder("version")} is null or ${o.version} = ${sql.placeholder("version")})`,
+      ),
+    ),
+);
+
+const petOfOrder = sql`(select ${orders.petId} from ${orders} where ${orders.id} = ${sql.placeholder("orderId")})`;
+
+const cancellation = plan({
+  /** The order's quantity returns to stock. */
+  restock: statement(
+    qb
+      .update(inventory)
+      .set({
+        quantity: sql`${inventory.quantity} + (select ${orders.quantity} from ${orders} where ${orders.id} = ${sql.placeholder("orderId")})`,
+        version: sql`${inventory.version} + 1`,
+      })
+      .where(and(sql`${inventory.petId} = ${petOfOrder}`, cancellable))
+      .prepare(),
+  ),
+  /** A pending pet becomes available again. */
+  available: statement(
+    qb
+      .update(pets)
+      .set({ status: "available", version: sql`${pets.version} + 1` })
+      .where(and(sql`${pets.id} = ${petOfOrder}`, sql`${pets.status} = 'pending'`, cancellable))
+      .prepare(),
+  ),
+  /**
+   * The events, in this order: `pet.updated` (when the pet became available,
+   * the step before), `inventory.updated`, `order.cancelled`; one statement,
+   * whose UNION ALL members SQLite runs (and numbers) in order.
+   */
+  events: outbox(
+    guarded((changed) =>
+      qb
+        .insert(events)
+        .select(
+          unionAll(
+            petUpdatedIfChanged(petOfOrder, changed),
+            inventoryUpdatedWhen(petOfOrder, cancellable),
+            qb
+              .select(eventColumns("order.cancelled", orderData))
+              .from(orders)
+              .where(and(eq(orders.id, sql.placeholder("orderId")), cancellable)),
+          ),
+        )
+        .returning(outboxRow)
+        .prepare(),
+    ).after("available"),
+  ),
+  deleted: statement(
+    qb
+      .delete(orders)
+      .where(and(eq(orders.id, sql.placeholder("orderId")), cancellable))
+      .prepare(),
+  ),
+  state: statement(orderState),
+});
+
+/** A cancellation: by whom, of which order, with which If-Match (if any), at what time. */
+export interface Cancellation {
+  principal: Principal;
+  orderId: number;
+  ifMatch?: string;
+  now: Date;
+}
+
+/**
+ * Cancel (delete) an open order (see the module comment).
+ * @throws ApiError 404 (absent or another customer's), 409 `order_complete`, 412 `precondition_failed`.
+ */
+export async function cancelOrder(db: Database, { principal, orderId, ifMatch, now }: Cancellation): Promise<void> {
+  const version = await versionMatching(db, principal, orderId, ifMatch);
+  const values = { orderId, version, accountId: viewer(principal), occurredAt: now.toISOString() };
+  const { deleted, state } = await run(db, cancellation, values);
+  if (deleted.rowsAffected === 1) return;
+  const [current] = state;
+  if (!current) throw notFound("Order", orderId);
+  if (current.complete) throw new ApiError(409, "order_complete", `Order ${orderId} is fulfilled and cannot be cancelled.`);
+  throw new ApiError(412, "precondition_failed", "The order changed meanwhile; fetch it again.");
+}

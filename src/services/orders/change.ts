@@ -1,0 +1,123 @@
+/**
+ * Changing an order (staff, API.md §3): fulfilling it (`complete: true`;
+ * shipDate defaults to now; the pet becomes sold when its stock is 0 and no
+ * other order is open) or rescheduling an open one (`shipDate`). One batch,
+ * after a read only for If-Match.
+ */
+import { and, eq, sql } from "drizzle-orm";
+import { type Database, qb } from "../../db/client";
+import { eventColumns, orderData, outboxRow, petUpdatedIfChanged } from "../../db/events";
+import { guarded, outbox, plan, run, statement } from "../../db/plan";
+import { events, inventory, orders, pets } from "../../db/schema";
+import type { EventType } from "../../domain/events";
+import type { Principal } from "../../domain/principal";
+import { ApiError, notFound } from "../../lib/errors";
+import { type Order, orderColumns, orderState, toOrder, versionMatching, viewer } from "./shared";
+
+/*
+ * Placeholders: `orderId`, `shipDate` (NULL: keep; fulfilling: now),
+ * `version` (NULL without If-Match), `occurredAt` (now), `accountId` (see `visibleTo`).
+ */
+
+/** Changes the order while it is open (at the version checked, with If-Match); returns it as changed. */
+function updateOrder(fulfil: boolean) {
+  return qb
+    .update(orders)
+    .set({
+      complete: fulfil,
+      shipDate: fulfil
+        ? sql`coalesce(${sql.placeholder("shipDate")}, ${orders.shipDate}, ${sql.placeholder("occurredAt")})`
+        : sql`coalesce(${sql.placeholder("shipDate")}, ${orders.shipDate})`,
+      version: sql`${orders.version} + 1`,
+    })
+    .where(
+      and(
+        eq(orders.id, sql.placeholder("orderId")),
+        sql`${orders.complete} = 0`,
+        sql`(${sql.placeholder("version")} is null or ${orders.version} = ${sql.placeholder("version")})`,
+      ),
+    )
+    .returning(orderColumns)
+    .prepare();
+}
+
+/** The order's event (`type`), when the update just before changed it. */
+function orderEvent(type: EventType) {
+  return outbox(
+    guarded((changed) =>
+      qb
+        .insert(events)
+        .select(
+          qb
+            .select(eventColumns(type, orderData))
+            .from(orders)
+            .where(and(eq(orders.id, sql.placeholder("orderId")), changed)),
+        )
+        .returning(outboxRow)
+        .prepare(),
+    ).after("update"),
+  );
+}
+
+const orderOfPet = sql`(select ${orders.petId} from ${orders} where ${orders.id} = ${sql.placeholder("orderId")})`;
+
+/** Fulfilling: the order's pet is sold when the order changed, its stock is 0 and no other order is open. */
+const fulfilment = plan({
+  update: statement(updateOrder(true)),
+  orderEvent: orderEvent("order.fulfilled"),
+  sold: guarded((changed) =>
+    qb
+      .update(pets)
+      .set({ status: "sold", version: sql`${pets.version} + 1` })
+      .where(
+        and(
+          sql`${pets.id} = ${orderOfPet}`,
+          sql`${pets.status} <> 'sold'`,
+          changed,
+          sql`(select ${inventory.quantity} from ${inventory} where ${inventory.petId} = ${pets.id}) = 0`,
+          sql`not exists (select 1 from ${orders} where ${orders.petId} = ${pets.id} and ${orders.complete} = 0)`,
+        ),
+      )
+      .prepare(),
+  ).after("orderEvent"),
+  petEvent: outbox(guarded((changed) => qb.insert(events).select(petUpdatedIfChanged(orderOfPet, changed)).returning(outboxRow).prepare()).after("sold")),
+  state: statement(orderState),
+});
+
+/** Rescheduling. */
+const rescheduling = plan({
+  update: statement(updateOrder(false)),
+  orderEvent: orderEvent("order.updated"),
+  state: statement(orderState),
+});
+
+/** A change of an order: `complete: true` fulfils it, `shipDate` reschedules it. */
+export interface OrderChange {
+  shipDate?: string;
+  complete?: boolean;
+}
+
+/** A change to make: by whom, of which order, what, with which If-Match (if any), at what time. */
+export interface ChangeRequest {
+  principal: Principal;
+  orderId: number;
+  change: OrderChange;
+  ifMatch?: string;
+  now: Date;
+}
+
+/**
+ * Change an order (staff): fulfil or reschedule it (see the module comment).
+ * @throws ApiError 404, 409 `order_complete`, 412 `precondition_failed`.
+ */
+export async function changeOrder(db: Database, { principal, orderId, change, ifMatch, now }: ChangeRequest): Promise<Order> {
+  const version = await versionMatching(db, principal, orderId, ifMatch);
+  const values = { orderId, shipDate: change.shipDate ?? null, version, occurredAt: now.toISOString(), accountId: viewer(principal) };
+  const { update, state } = change.complete === true ? await run(db, fulfilment, values) : await run(db, rescheduling, values);
+  const [order] = update;
+  if (order) return toOrder(order);
+  const [current] = state;
+  if (!current) throw notFound("Order", orderId);
+  if (current.complete) throw new ApiError(409, "order_complete", `Order ${orderId} is already fulfilled and cannot change.`);
+  throw new ApiError(412, "precondition_failed", "The order changed meanwhile; fetch it again.");
+}

@@ -1,0 +1,65 @@
+/**
+ * Reading orders (API.md §2): a page of the orders the caller may see (a
+ * customer their own, staff all), and one order by id.
+ */
+import { and, eq, gt, sql } from "drizzle-orm";
+import { type Database, qb } from "../../db/client";
+import { execute } from "../../db/plan";
+import { orders } from "../../db/schema";
+import { variants } from "../../db/variants";
+import type { Principal } from "../../domain/principal";
+import { type Order, orderColumns, readOrder, toOrder } from "./shared";
+
+export interface OrderFilter {
+  petId?: number;
+  complete?: boolean;
+}
+
+/**
+ * The list query for one combination of filters (placeholders `afterId`,
+ * `limit`, and `accountId`, `petId`, `complete` when filtered), so each uses
+ * its index (a customer's orders: `orders_account_id_id_idx`; a pet's:
+ * `orders_pet_id_complete_idx`).
+ */
+const listQuery = variants((own: boolean, byPet: boolean, byComplete: boolean) =>
+  qb
+    .select(orderColumns)
+    .from(orders)
+    .where(
+      and(
+        gt(orders.id, sql.placeholder("afterId")),
+        own ? eq(orders.accountId, sql.placeholder("accountId")) : undefined,
+        byPet ? eq(orders.petId, sql.placeholder("petId")) : undefined,
+        byComplete ? eq(orders.complete, sql.placeholder("complete")) : undefined,
+      ),
+    )
+    .orderBy(orders.id)
+    .limit(sql.placeholder("limit"))
+    .prepare(),
+);
+
+/** A page request: orders with id > `afterId`, at most `limit` of them. */
+export interface OrderPage {
+  filter: OrderFilter;
+  afterId: number;
+  limit: number;
+}
+
+/** Up to `limit` orders the caller may see, id > `afterId`, ascending. One round trip. */
+export async function listOrders(db: Database, principal: Principal, page: OrderPage): Promise<Order[]> {
+  const { filter, afterId, limit } = page;
+  const query = listQuery(principal.role !== "staff", filter.petId !== undefined, filter.complete !== undefined);
+  const rows = await execute(db, query, {
+    afterId,
+    limit,
+    accountId: principal.accountId,
+    petId: filter.petId ?? null,
+    complete: filter.complete ?? null,
+  });
+  return rows.map(toOrder);
+}
+
+/** @throws ApiError 404 when absent or not the caller's. One round trip. */
+export async function getOrder(db: Database, principal: Principal, orderId: number): Promise<Order> {
+  return (await readOrder(db, principal, orderId)).order;
+}

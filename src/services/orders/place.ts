@@ -1,0 +1,225 @@
+/**
+ * Placing an order (API.md §3-§4): ONE atomic batch, Idempotency-Key included,
+ * that takes the stock only while the pet is available and the stock suffices,
+ * inserts the order, makes the pet pending when its last unit went, appends
+ * the events (API.md §6) and reads back what tells success, replay or the
+ * reason of a refusal. Exact under concurrency: SQLite serialises write batches.
+ */
+import { and, eq, gte, type SQL, sql } from "drizzle-orm";
+import { unionAll } from "drizzle-orm/sqlite-core";
+import { type Database, qb } from "../../db/client";
+import { eventColumns, inventoryUpdatedWhen, orderData, outboxRow, petUpdatedIfChanged } from "../../db/events";
+import { guarded, outbox, plan, type ResultOf, run, statement } from "../../db/plan";
+import { events, idempotencyKeys, inventory, orders, pets } from "../../db/schema";
+import { aliasedColumns } from "../../db/select-list";
+import type { PetStatus } from "../../domain/pets";
+import type { Principal } from "../../domain/principal";
+import { ApiError } from "../../lib/errors";
+import { claimStep, claimValues, existingResponse, keyColumns, releaseStep, requestFingerprint } from "../idempotency.service";
+import { type Order, orderColumns, toOrder } from "./shared";
+
+export interface NewOrder {
+  petId: number;
+  quantity: number;
+  shipDate?: string;
+}
+
+/** A response to send: the body as stored (so replays are byte-identical) and its headers. */
+export interface PlacedOrder {
+  status: 201;
+  body: Order;
+  location: string;
+  replayed: boolean;
+}
+
+/*
+ * Placeholders of every statement below: `petId`, `accountId`, `quantity`,
+ * `shipDate`, `token` (the placement token), `occurredAt` (now), `key` (the
+ * Idempotency-Key, NULL without one; the claim's own: `claimValues`).
+ */
+
+/** "The order placed by this batch": the order row tagged with the placeholder `token`. */
+const placedHere = sql`exists (select 1 from ${orders} where ${orders.placementToken} = ${sql.placeholder("token")})`;
+
+/** Takes the stock of the order while the pet is available; with `claimed`, only when the step before (the claim) changed a row. */
+function takeStock(claimed?: SQL) {
+  return qb
+    .update(inventory)
+    .set({ quantity: sql`${inventory.quantity} - ${sql.placeholder("quantity")}`, version: sql`${inventory.version} + 1` })
+    .where(
+      and(
+        eq(inventory.petId, sql.placeholder("petId")),
+        gte(inventory.quantity, sql.placeholder("quantity")),
+        sql`(select ${pets.status} from ${pets} where ${pets.id} = ${sql.placeholder("petId")}) = 'available'`,
+        claimed,
+      ),
+    )
+    .prepare();
+}
+
+/** Inserts the order, tagged with `token`, only when taking the stock changed a row. */
+const insertOrder = guarded((changed) =>
+  qb
+    .insert(orders)
+    .select(
+      qb
+        .select(
+          aliasedColumns({
+            id: sql<number>`NULL`,
+            petId: inventory.petId,
+            accountId: sql<number>`${sql.placeholder("accountId")}`,
+            quantity: sql<number>`${sql.placeholder("quantity")}`,
+            shipDate: sql<string | null>`${sql.placeholder("shipDate")}`,
+            complete: sql<boolean>`0`,
+            createdAt: sql<string>`${sql.placeholder("occurredAt")}`,
+            version: sql<number>`1`,
+            placementToken: sql<string>`${sql.placeholder("token")}`,
+          }),
+        )
+        .from(inventory)
+        .where(and(eq(inventory.petId, sql.placeholder("petId")), changed)),
+    )
+    .prepare(),
+).after("take");
+
+/** The pet becomes pending when this batch's order took its last unit. */
+const petPending = statement(
+  qb
+    .update(pets)
+    .set({ status: "pending", version: sql`${pets.version} + 1` })
+    .where(
+      and(
+        eq(pets.id, sql.placeholder("petId")),
+        sql`${pets.status} = 'available'`,
+        sql`(select ${inventory.quantity} from ${inventory} where ${inventory.petId} = ${sql.placeholder("petId")}) = 0`,
+        placedHere,
+      ),
+    )
+    .prepare(),
+);
+
+/**
+ * The events, in this order: `pet.updated` (when the pet became pending, the
+ * step before), `order.placed`, `inventory.updated`; one statement, whose
+ * UNION ALL members SQLite runs (and numbers) in order.
+ */
+const placementEvents = outbox(
+  guarded((changed) =>
+    qb
+      .insert(events)
+      .select(
+        unionAll(
+          petUpdatedIfChanged(sql.placeholder("petId"), changed),
+          qb
+            .select(eventColumns("order.placed", orderData))
+            .from(orders)
+            .where(eq(orders.placementToken, sql.placeholder("token"))),
+          inventoryUpdatedWhen(sql.placeholder("petId"), placedHere),
+        ),
+      )
+      .returning(outboxRow)
+      .prepare(),
+  ).after("pending"),
+);
+
+/** Stores the placed order as the response of the Idempotency-Key (`accountId`, `key`). */
+const recordOrder = statement(
+  qb
+    .update(idempotencyKeys)
+    .set({
+      responseStatus: 201,
+      responseBody: sql`(select ${orderData} from ${orders} where ${orders.placementToken} = ${sql.placeholder("token")})`,
+      responseHeaders: sql`(select json_object('Location', '/store/orders/' || ${orders.id}) from ${orders} where ${orders.placementToken} = ${sql.placeholder("token")})`,
+    })
+    .where(and(eq(idempotencyKeys.accountId, sql.placeholder("accountId")), eq(idempotencyKeys.key, sql.placeholder("key")), placedHere))
+    .prepare(),
+);
+
+/** One row: the order placed by this batch (if any), the pet's state, and the Idempotency-Key's row (if any). */
+const readBack = statement(
+  qb
+    .select({
+      order: orderColumns,
+      petStatus: sql<PetStatus | null>`(select ${pets.status} from ${pets} where ${pets.id} = ${sql.placeholder("petId")})`,
+      quantity: sql<number | null>`(select ${inventory.quantity} from ${inventory} where ${inventory.petId} = ${sql.placeholder("petId")})`,
+      key: keyColumns,
+    })
+    .from(sql`(select 1)`)
+    .leftJoin(orders, eq(orders.placementToken, sql.placeholder("token")))
+    .leftJoin(idempotencyKeys, and(eq(idempotencyKeys.accountId, sql.placeholder("accountId")), eq(idempotencyKeys.key, sql.placeholder("key"))))
+    .prepare(),
+);
+
+/** Placing without an Idempotency-Key. */
+const placement = plan({
+  take: statement(takeStock()),
+  order: insertOrder,
+  pending: petPending,
+  events: placementEvents,
+  readBack,
+});
+
+/** Placing with an Idempotency-Key: the claim guards the take; a refused order releases its claim in the same transaction. */
+const keyedPlacement = plan({
+  claim: claimStep,
+  take: guarded(takeStock).after("claim"),
+  order: insertOrder,
+  pending: petPending,
+  events: placementEvents,
+  record: recordOrder,
+  release: releaseStep,
+  readBack,
+});
+
+function randomToken(): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** An order to place: who places it, what, with which Idempotency-Key (if any), at what time. */
+export interface Placement {
+  principal: Principal;
+  input: NewOrder;
+  idempotencyKey?: string;
+  now: Date;
+}
+
+/**
+ * Place an order for the caller, honouring the Idempotency-Key (API.md §4). One round trip.
+ * @throws ApiError 409 `pet_not_available` | `insufficient_stock` | `concurrent_update`, 422 `pet_not_found` | `idempotency_key_reused`.
+ */
+export async function placeOrder(db: Database, { principal, input, idempotencyKey, now }: Placement): Promise<PlacedOrder> {
+  const { petId, quantity } = input;
+  const { accountId } = principal;
+  const values = {
+    petId,
+    accountId,
+    quantity,
+    shipDate: input.shipDate ?? null,
+    token: randomToken(),
+    occurredAt: now.toISOString(),
+    key: idempotencyKey ?? null,
+  };
+  let fingerprint = "";
+  let rows: ResultOf<typeof readBack.query>;
+  if (idempotencyKey === undefined) {
+    ({ readBack: rows } = await run(db, placement, values));
+  } else {
+    // The fingerprint of the validated body (shipDate in UTC).
+    fingerprint = await requestFingerprint("POST", "/store/orders", input);
+    const claim = claimValues({ accountId, key: idempotencyKey, method: "POST", path: "/store/orders", fingerprint, now });
+    ({ readBack: rows } = await run(db, keyedPlacement, { ...claim, ...values }));
+  }
+  const [row] = rows;
+  if (!row) throw new Error("the read-back of an order placement returned no row");
+  if (row.order !== null) return { status: 201, body: toOrder(row.order), location: `/store/orders/${row.order.id}`, replayed: false };
+  // The key is held by another request (this batch's claim, had it failed to place the order, was released).
+  if (row.key !== null) {
+    const stored = existingResponse(row.key, fingerprint);
+    return { status: 201, body: JSON.parse(stored.body) as Order, location: stored.headers.Location!, replayed: true };
+  }
+  if (row.petStatus === null) {
+    throw new ApiError(422, "pet_not_found", `Pet ${petId} does not exist.`, [{ path: "body.petId", message: "No such pet." }]);
+  }
+  if (row.petStatus !== "available") throw new ApiError(409, "pet_not_available", `Pet ${petId} is ${row.petStatus}, not available.`);
+  throw new ApiError(409, "insufficient_stock", `Only ${row.quantity} of pet ${petId} in stock; ${quantity} requested.`);
+}

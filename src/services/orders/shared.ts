@@ -1,0 +1,87 @@
+/**
+ * What the order use cases share (API.md §2-§4): the Order representation,
+ * who may see an order (a customer their own, staff all; another customer's
+ * order is 404, API.md §2), and reading one order with its version for If-Match.
+ */
+import { and, eq, sql, type SQL } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { type Database, qb } from "../../db/client";
+import { execute } from "../../db/plan";
+import { orders } from "../../db/schema";
+import type { Principal } from "../../domain/principal";
+import { notFound } from "../../lib/errors";
+import { assertIfMatch } from "../../lib/http-cache";
+
+/** Order representation (`shipDate` absent until known). */
+export interface Order {
+  id: number;
+  petId: number;
+  quantity: number;
+  shipDate?: string;
+  complete: boolean;
+}
+
+/** The columns of the Order representation. */
+export const orderColumns = { id: orders.id, petId: orders.petId, quantity: orders.quantity, shipDate: orders.shipDate, complete: orders.complete };
+
+/** An order row as `orderColumns` selects it. */
+export type OrderRow = Pick<typeof orders.$inferSelect, keyof typeof orderColumns>;
+
+/** The Order representation of a row. */
+export function toOrder(row: OrderRow): Order {
+  const order: Order = { id: row.id, petId: row.petId, quantity: row.quantity, complete: row.complete };
+  if (row.shipDate !== null) order.shipDate = row.shipDate;
+  return order;
+}
+
+/**
+ * "The caller may see the order", on the `accountId` column of orders or of
+ * an alias of it: the placeholder `accountId` is the customer's account, NULL
+ * for staff (all orders). For lookups by id only: on lists it would keep
+ * SQLite from using the account's index (list.ts has a variant per role).
+ */
+export function visibleTo(accountId: SQLiteColumn): SQL {
+  return sql`(${sql.placeholder("accountId")} is null or ${accountId} = ${sql.placeholder("accountId")})`;
+}
+
+/** The value of the placeholder `accountId` of `visibleTo` for `principal`. */
+export function viewer(principal: Principal): number | null {
+  return principal.role === "staff" ? null : principal.accountId;
+}
+
+/** The order (placeholder `orderId`) with its version, if the caller (`accountId`, see `visibleTo`) may see it. */
+const orderQuery = qb
+  .select({ ...orderColumns, version: orders.version })
+  .from(orders)
+  .where(and(eq(orders.id, sql.placeholder("orderId")), visibleTo(orders.accountId)))
+  .prepare();
+
+/** What the order (placeholder `orderId`) is now, if the caller may see it: why a change was refused. */
+export const orderState = qb
+  .select({ complete: orders.complete })
+  .from(orders)
+  .where(and(eq(orders.id, sql.placeholder("orderId")), visibleTo(orders.accountId)))
+  .prepare();
+
+/**
+ * The order `orderId` and its version, as `principal` may see it. One round trip.
+ * @throws ApiError 404 when absent or another customer's.
+ */
+export async function readOrder(db: Database, principal: Principal, orderId: number): Promise<{ order: Order; version: number }> {
+  const [row] = await execute(db, orderQuery, { orderId, accountId: viewer(principal) });
+  if (!row) throw notFound("Order", orderId);
+  const { version, ...order } = row;
+  return { order: toOrder(order), version };
+}
+
+/**
+ * With `If-Match`: the order's version after checking the header against its
+ * current representation (one round trip); without: null (no read).
+ * @throws ApiError 404, 412 `precondition_failed`.
+ */
+export async function versionMatching(db: Database, principal: Principal, orderId: number, ifMatch: string | undefined): Promise<number | null> {
+  if (ifMatch === undefined) return null;
+  const current = await readOrder(db, principal, orderId);
+  await assertIfMatch(ifMatch, current.order);
+  return current.version;
+}
