@@ -46,7 +46,7 @@ export async function measureEngine(): Promise<EngineResult> {
     const now = new Date();
     const category = await createCategory(db, { name: "Engine" }, now);
     const pet = await createPet(db, { name: "Engine", categoryId: category.id }, now);
-    await setInventory(db, pet.id, 10_000_000, undefined, now);
+    await setInventory(db, { petId: pet.id, quantity: 10_000_000, now });
     const [account] = await db
       .insert(accounts)
       .values({ name: "Engine", email: "engine@example.com", emailKey: "engine@example.com", role: "customer", createdAt: now.toISOString() })

@@ -162,18 +162,20 @@ export async function createCategory(db: Database, input: NewCategory, now: Date
   }
 }
 
+/** A change of category `categoryId` (`description: null` clears it), with If-Match (if any), at `now`. */
+export interface CategoryUpdate {
+  categoryId: number;
+  patch: { name?: string; description?: string | null };
+  ifMatch?: string;
+  now: Date;
+}
+
 /**
  * Change name and/or description; `null` description clears it.
  * Guarded by the version read, so a concurrent change makes it retry.
  * @throws ApiError 404, 409 `duplicate_name`, 412 `precondition_failed`.
  */
-export async function updateCategory(
-  db: Database,
-  categoryId: number,
-  patch: { name?: string; description?: string | null },
-  ifMatch: string | undefined,
-  now: Date,
-): Promise<Category> {
+export async function updateCategory(db: Database, { categoryId, patch, ifMatch, now }: CategoryUpdate): Promise<Category> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const [row] = await execute(db, getQuery, { id: categoryId });
     if (!row) throw notFound("Category", categoryId);

@@ -137,6 +137,14 @@ const setting = plan({
   item: statement(itemQuery),
 });
 
+/** Pet `petId`'s new stock `quantity` (≥ 0), with If-Match (if any), at `now`. */
+export interface StockSetting {
+  petId: number;
+  quantity: number;
+  ifMatch?: string;
+  now: Date;
+}
+
 /**
  * Set a pet's stock (API.md §3): n > 0 makes the pet available; n = 0 makes it
  * pending when it has open orders, else sold. One batch (after a read only for
@@ -147,7 +155,7 @@ const setting = plan({
  * rows it has not written yet, so a 412 changes nothing.
  * @throws ApiError 404, 412 `precondition_failed`.
  */
-export async function setInventory(db: Database, petId: number, quantity: number, ifMatch: string | undefined, now: Date): Promise<InventoryItem> {
+export async function setInventory(db: Database, { petId, quantity, ifMatch, now }: StockSetting): Promise<InventoryItem> {
   // With If-Match, the versions of both rows seen by the check.
   let seen: { inventoryVersion: number; petVersion: number } | null = null;
   if (ifMatch !== undefined) {

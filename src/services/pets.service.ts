@@ -281,14 +281,23 @@ async function readPetState(db: Database, petId: number, categoryId: number): Pr
   return { pet, version, quantity, openOrders, categoryExists };
 }
 
+/** A change of pet `petId`: `replace` (PUT: a missing status means available) or patch, with If-Match (if any), at `now`. */
+export interface PetUpdate {
+  petId: number;
+  change: Partial<NewPet>;
+  replace: boolean;
+  ifMatch?: string;
+  now: Date;
+}
+
 /**
- * Replace (PUT: `replace` true, missing status = available) or patch a pet.
+ * Replace (PUT) or patch a pet.
  * Status changes follow API.md §3; `If-Match` guards against lost updates and
  * accepts the ETag of the pet or of `[pet]` (what `GET /pets?id=N` shows, the
  * successor of the deprecated item route).
  * @throws ApiError 404, 409 `invalid_transition`, 412 `precondition_failed`, 422 `category_not_found`.
  */
-export async function updatePet(db: Database, petId: number, change: Partial<NewPet>, replace: boolean, ifMatch: string | undefined, now: Date): Promise<Pet> {
+export async function updatePet(db: Database, { petId, change, replace, ifMatch, now }: PetUpdate): Promise<Pet> {
   const at = now.toISOString();
   for (let attempt = 0; attempt < 5; attempt++) {
     const state = await readPetState(db, petId, change.categoryId ?? 0);

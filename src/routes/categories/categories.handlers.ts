@@ -31,7 +31,12 @@ export const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
 
 export const patch: RouteHandler<typeof routes.patch, AppEnv> = async (c) => {
   const { categoryId } = c.req.valid("param");
-  const category = await service.updateCategory(c.get("db"), categoryId, c.req.valid("json"), c.req.valid("header")["if-match"], c.get("now")());
+  const category = await service.updateCategory(c.get("db"), {
+    categoryId,
+    patch: c.req.valid("json"),
+    ifMatch: c.req.valid("header")["if-match"],
+    now: c.get("now")(),
+  });
   setEtag(c, category);
   return c.json(category, 200);
 };

@@ -26,7 +26,12 @@ export const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
 
 export const replace: RouteHandler<typeof routes.replace, AppEnv> = async (c) => {
   const { petId } = c.req.valid("param");
-  const item = await service.setInventory(c.get("db"), petId, c.req.valid("json").quantity, c.req.valid("header")["if-match"], c.get("now")());
+  const item = await service.setInventory(c.get("db"), {
+    petId,
+    quantity: c.req.valid("json").quantity,
+    ifMatch: c.req.valid("header")["if-match"],
+    now: c.get("now")(),
+  });
   setEtag(c, item);
   return c.json(item, 200);
 };

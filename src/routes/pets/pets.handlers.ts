@@ -33,14 +33,26 @@ export const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
 
 export const replace: RouteHandler<typeof routes.replace, AppEnv> = async (c) => {
   const { petId } = c.req.valid("param");
-  const pet = await service.updatePet(c.get("db"), petId, c.req.valid("json"), true, c.req.valid("header")["if-match"], c.get("now")());
+  const pet = await service.updatePet(c.get("db"), {
+    petId,
+    change: c.req.valid("json"),
+    replace: true,
+    ifMatch: c.req.valid("header")["if-match"],
+    now: c.get("now")(),
+  });
   setEtag(c, pet);
   return c.json(pet, 200);
 };
 
 export const patch: RouteHandler<typeof routes.patch, AppEnv> = async (c) => {
   const { petId } = c.req.valid("param");
-  const pet = await service.updatePet(c.get("db"), petId, c.req.valid("json"), false, c.req.valid("header")["if-match"], c.get("now")());
+  const pet = await service.updatePet(c.get("db"), {
+    petId,
+    change: c.req.valid("json"),
+    replace: false,
+    ifMatch: c.req.valid("header")["if-match"],
+    now: c.get("now")(),
+  });
   setEtag(c, pet);
   return c.json(pet, 200);
 };
