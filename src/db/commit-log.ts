@@ -7,8 +7,8 @@
  *
  * Scoped per request with AsyncLocalStorage (node:async_hooks; on Workers
  * through `nodejs_compat`): `withCommitLog(fn)` runs `fn` with a fresh log,
- * and `writeBatch` (src/db/batch.ts) appends to the log of the request it runs
- * in. No state is shared between requests.
+ * and the outbox steps of a plan (src/db/plan.ts `run`) append to the log of
+ * the request they run in. No state is shared between requests.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 
