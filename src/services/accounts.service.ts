@@ -61,31 +61,10 @@ function newKeyColumns(accountId: SQL<number>, name: SQL<string | null>) {
   };
 }
 
-const activeKeys = qb
-  .select({ n: count().as("n") })
-  .from(apiKeys)
-  .where(and(eq(apiKeys.accountId, sql.placeholder("accountId")), isNull(apiKeys.revokedAt)))
-  .as("active_keys");
-
-const staffOrEmail = qb
-  .select({ n: count().as("n") })
-  .from(accounts)
-  .where(or(eq(accounts.role, "staff"), eq(accounts.emailKey, sql.placeholder("emailKey"))))
-  .as("taken");
-
-const getAccountQuery = qb
-  .select(ACCOUNT)
-  .from(accounts)
-  .where(eq(accounts.id, sql.placeholder("id")))
-  .prepare();
-
-const findAccountQuery = qb
-  .select(ACCOUNT)
-  .from(accounts)
-  .where(eq(accounts.emailKey, sql.placeholder("emailKey")))
-  .prepare();
-
-const anyStaffQuery = qb.select({ id: accounts.id }).from(accounts).where(eq(accounts.role, "staff")).limit(1).prepare();
+/** Case-insensitive uniqueness key of an email address. */
+export function emailKey(email: string): string {
+  return email.trim().normalize("NFC").toLowerCase();
+}
 
 /** Sign-up (placeholders `name`, `email`, `emailKey`, `role`, `createdAt`, `keyName`, `prefix`, `secretHash`): the account and its first key. */
 const signUp = plan({
@@ -118,6 +97,74 @@ const signUp = plan({
   ),
 });
 
+/**
+ * Create an account with `role` and its first key, in one batch.
+ * @throws ApiError 409 `duplicate_email`.
+ */
+export async function createAccount(
+  db: Database,
+  input: { name: string; email: string; keyName?: string },
+  role: Role,
+  now: Date,
+): Promise<{ account: Account; apiKey: NewApiKey }> {
+  const at = now.toISOString();
+  const material = await generateApiKey();
+  try {
+    const {
+      account: [account],
+      key: [apiKey],
+    } = await run(db, signUp, {
+      name: input.name,
+      email: input.email.trim(),
+      emailKey: emailKey(input.email),
+      role,
+      createdAt: at,
+      keyName: input.keyName ?? "default",
+      prefix: material.prefix,
+      secretHash: material.hash,
+    });
+    return { account: account!, apiKey: { ...apiKey!, key: material.secret } };
+  } catch (error) {
+    if (isConstraintError(error)) throw new ApiError(409, "duplicate_email", "An account with this email already exists.");
+    throw error;
+  }
+}
+
+const getAccountQuery = qb
+  .select(ACCOUNT)
+  .from(accounts)
+  .where(eq(accounts.id, sql.placeholder("id")))
+  .prepare();
+
+/** @throws ApiError 404 when absent. */
+export async function getAccount(db: Database, accountId: number): Promise<Account> {
+  const [account] = await execute(db, getAccountQuery, { id: accountId });
+  if (!account) throw notFound("Account", accountId);
+  return account;
+}
+
+const findAccountQuery = qb
+  .select(ACCOUNT)
+  .from(accounts)
+  .where(eq(accounts.emailKey, sql.placeholder("emailKey")))
+  .prepare();
+
+/** The account with this email, if any. */
+export async function findAccountByEmail(db: Database, email: string): Promise<Account | undefined> {
+  const [account] = await execute(db, findAccountQuery, { emailKey: emailKey(email) });
+  return account;
+}
+
+const anyStaffQuery = qb.select({ id: accounts.id }).from(accounts).where(eq(accounts.role, "staff")).limit(1).prepare();
+
+/** True when at least one staff account exists. */
+export async function hasStaffAccount(db: Database): Promise<boolean> {
+  return (await execute(db, anyStaffQuery)).length > 0;
+}
+
+/** Most active (not revoked) keys an account may hold (API.md §5). */
+export const MAX_ACTIVE_KEYS = 100;
+
 const listKeysQuery = qb
   .select(API_KEY)
   .from(apiKeys)
@@ -125,6 +172,17 @@ const listKeysQuery = qb
   .orderBy(apiKeys.id)
   .limit(sql.placeholder("limit"))
   .prepare();
+
+/** Up to `limit` of the account's keys that are not revoked with id > `afterId`, by id. One round trip. */
+export async function listKeys(db: Database, accountId: number, afterId: number, limit: number): Promise<ApiKey[]> {
+  return execute(db, listKeysQuery, { accountId, afterId, limit });
+}
+
+const activeKeys = qb
+  .select({ n: count().as("n") })
+  .from(apiKeys)
+  .where(and(eq(apiKeys.accountId, sql.placeholder("accountId")), isNull(apiKeys.revokedAt)))
+  .as("active_keys");
 
 /** Inserts only while the account holds fewer than `max` active keys: check and insert are one statement. */
 const insertKeyQuery = qb
@@ -138,11 +196,42 @@ const insertKeyQuery = qb
   .returning(API_KEY)
   .prepare();
 
+/**
+ * Create another key for an account; the secret is in the result only. The
+ * limit check and the insert are one statement (concurrent calls never pass it).
+ * @throws ApiError 409 `key_limit_reached` when the account holds `MAX_ACTIVE_KEYS` active keys.
+ */
+export async function createKey(db: Database, accountId: number, name: string | undefined, now: Date): Promise<NewApiKey> {
+  const material = await generateApiKey();
+  const [apiKey] = await execute(db, insertKeyQuery, {
+    accountId,
+    name: name ?? null,
+    prefix: material.prefix,
+    secretHash: material.hash,
+    createdAt: now.toISOString(),
+    max: MAX_ACTIVE_KEYS,
+  });
+  if (!apiKey) {
+    throw new ApiError(
+      409,
+      "key_limit_reached",
+      `An account holds at most ${MAX_ACTIVE_KEYS} active keys; revoke one (DELETE /accounts/me/keys/{keyId}) first.`,
+    );
+  }
+  return { ...apiKey, key: material.secret };
+}
+
 const revokeKeyQuery = qb
   .update(apiKeys)
   .set({ revokedAt: sql`${sql.placeholder("revokedAt")}` })
   .where(and(eq(apiKeys.id, sql.placeholder("id")), eq(apiKeys.accountId, sql.placeholder("accountId")), isNull(apiKeys.revokedAt)))
   .prepare();
+
+/** Revoke one of the account's keys. @throws ApiError 404 when it is not theirs or already revoked. */
+export async function revokeKey(db: Database, accountId: number, keyId: number, now: Date): Promise<void> {
+  const { rowsAffected } = await execute(db, revokeKeyQuery, { revokedAt: now.toISOString(), id: keyId, accountId });
+  if (rowsAffected !== 1) throw notFound("API key", keyId);
+}
 
 const verifyKeyQuery = qb
   .update(apiKeys)
@@ -154,6 +243,37 @@ const verifyKeyQuery = qb
     apiKeyId: apiKeys.id,
   })
   .prepare();
+
+/**
+ * Verify a key by its SHA-256 hash and record its use (one round trip).
+ * Returns null for unknown or revoked keys.
+ */
+export async function verifyKey(db: Database, secretHash: string, now: Date): Promise<KeyOwner | null> {
+  const [owner] = await execute(db, verifyKeyQuery, { lastUsedAt: now.toISOString(), secretHash });
+  return owner ?? null;
+}
+
+/**
+ * A new key of the account `role`/`name` (email `<name>@<role>.petstore.invalid`),
+ * creating that account on first use. For operators (`npm run keys:create`) and tests.
+ * @throws Error when an account with that email exists with another role (for
+ * example a customer who signed up with it): never hand out a key of the wrong role.
+ */
+export async function createOperatorKey(db: Database, role: Role, name: string, now: Date): Promise<{ account: Account; apiKey: NewApiKey }> {
+  const email = `${name.toLowerCase().replace(/[^a-z0-9-]+/g, "-")}@${role}.petstore.invalid`;
+  const existing = await findAccountByEmail(db, email);
+  if (existing && existing.role !== role) {
+    throw new Error(`Account ${existing.id} <${existing.email}> exists with role ${existing.role}, not ${role}; choose another --name.`);
+  }
+  if (existing) return { account: existing, apiKey: await createKey(db, existing.id, name, now) };
+  return createAccount(db, { name, email, keyName: name }, role, now);
+}
+
+const staffOrEmail = qb
+  .select({ n: count().as("n") })
+  .from(accounts)
+  .where(or(eq(accounts.role, "staff"), eq(accounts.emailKey, sql.placeholder("emailKey"))))
+  .as("taken");
 
 /** The bootstrap staff account and its key (placeholders `email`, `emailKey`, `createdAt`, `prefix`, `secretHash`). */
 const bootstrap = plan({
@@ -190,126 +310,6 @@ const bootstrap = plan({
       .prepare(),
   ).after("account"),
 });
-
-/** Case-insensitive uniqueness key of an email address. */
-export function emailKey(email: string): string {
-  return email.trim().normalize("NFC").toLowerCase();
-}
-
-/**
- * Create an account with `role` and its first key, in one batch.
- * @throws ApiError 409 `duplicate_email`.
- */
-export async function createAccount(
-  db: Database,
-  input: { name: string; email: string; keyName?: string },
-  role: Role,
-  now: Date,
-): Promise<{ account: Account; apiKey: NewApiKey }> {
-  const at = now.toISOString();
-  const material = await generateApiKey();
-  try {
-    const {
-      account: [account],
-      key: [apiKey],
-    } = await run(db, signUp, {
-      name: input.name,
-      email: input.email.trim(),
-      emailKey: emailKey(input.email),
-      role,
-      createdAt: at,
-      keyName: input.keyName ?? "default",
-      prefix: material.prefix,
-      secretHash: material.hash,
-    });
-    return { account: account!, apiKey: { ...apiKey!, key: material.secret } };
-  } catch (error) {
-    if (isConstraintError(error)) throw new ApiError(409, "duplicate_email", "An account with this email already exists.");
-    throw error;
-  }
-}
-
-/** @throws ApiError 404 when absent. */
-export async function getAccount(db: Database, accountId: number): Promise<Account> {
-  const [account] = await execute(db, getAccountQuery, { id: accountId });
-  if (!account) throw notFound("Account", accountId);
-  return account;
-}
-
-/** The account with this email, if any. */
-export async function findAccountByEmail(db: Database, email: string): Promise<Account | undefined> {
-  const [account] = await execute(db, findAccountQuery, { emailKey: emailKey(email) });
-  return account;
-}
-
-/** True when at least one staff account exists. */
-export async function hasStaffAccount(db: Database): Promise<boolean> {
-  return (await execute(db, anyStaffQuery)).length > 0;
-}
-
-/** Most active (not revoked) keys an account may hold (API.md §5). */
-export const MAX_ACTIVE_KEYS = 100;
-
-/** Up to `limit` of the account's keys that are not revoked with id > `afterId`, by id. One round trip. */
-export async function listKeys(db: Database, accountId: number, afterId: number, limit: number): Promise<ApiKey[]> {
-  return execute(db, listKeysQuery, { accountId, afterId, limit });
-}
-
-/**
- * Create another key for an account; the secret is in the result only. The
- * limit check and the insert are one statement (concurrent calls never pass it).
- * @throws ApiError 409 `key_limit_reached` when the account holds `MAX_ACTIVE_KEYS` active keys.
- */
-export async function createKey(db: Database, accountId: number, name: string | undefined, now: Date): Promise<NewApiKey> {
-  const material = await generateApiKey();
-  const [apiKey] = await execute(db, insertKeyQuery, {
-    accountId,
-    name: name ?? null,
-    prefix: material.prefix,
-    secretHash: material.hash,
-    createdAt: now.toISOString(),
-    max: MAX_ACTIVE_KEYS,
-  });
-  if (!apiKey) {
-    throw new ApiError(
-      409,
-      "key_limit_reached",
-      `An account holds at most ${MAX_ACTIVE_KEYS} active keys; revoke one (DELETE /accounts/me/keys/{keyId}) first.`,
-    );
-  }
-  return { ...apiKey, key: material.secret };
-}
-
-/** Revoke one of the account's keys. @throws ApiError 404 when it is not theirs or already revoked. */
-export async function revokeKey(db: Database, accountId: number, keyId: number, now: Date): Promise<void> {
-  const { rowsAffected } = await execute(db, revokeKeyQuery, { revokedAt: now.toISOString(), id: keyId, accountId });
-  if (rowsAffected !== 1) throw notFound("API key", keyId);
-}
-
-/**
- * Verify a key by its SHA-256 hash and record its use (one round trip).
- * Returns null for unknown or revoked keys.
- */
-export async function verifyKey(db: Database, secretHash: string, now: Date): Promise<KeyOwner | null> {
-  const [owner] = await execute(db, verifyKeyQuery, { lastUsedAt: now.toISOString(), secretHash });
-  return owner ?? null;
-}
-
-/**
- * A new key of the account `role`/`name` (email `<name>@<role>.petstore.invalid`),
- * creating that account on first use. For operators (`npm run keys:create`) and tests.
- * @throws Error when an account with that email exists with another role (for
- * example a customer who signed up with it): never hand out a key of the wrong role.
- */
-export async function createOperatorKey(db: Database, role: Role, name: string, now: Date): Promise<{ account: Account; apiKey: NewApiKey }> {
-  const email = `${name.toLowerCase().replace(/[^a-z0-9-]+/g, "-")}@${role}.petstore.invalid`;
-  const existing = await findAccountByEmail(db, email);
-  if (existing && existing.role !== role) {
-    throw new Error(`Account ${existing.id} <${existing.email}> exists with role ${existing.role}, not ${role}; choose another --name.`);
-  }
-  if (existing) return { account: existing, apiKey: await createKey(db, existing.id, name, now) };
-  return createAccount(db, { name, email, keyName: name }, role, now);
-}
 
 /**
  * On a database without any staff account, create one ("bootstrap") and return

@@ -32,14 +32,22 @@ export function nameKey(name: string): string {
 /** The columns of the Category representation. */
 const CATEGORY = { id: categories.id, name: categories.name, description: categories.description };
 
-const hasPets = qb.select({ one: sql`1` }).from(pets).where(eq(pets.categoryId, categories.id));
+/** The category (placeholder `id`) with its version. */
+const getQuery = qb
+  .select({ ...CATEGORY, version: categories.version })
+  .from(categories)
+  .where(eq(categories.id, sql.placeholder("id")))
+  .prepare();
 
-/** A category that can be deleted (placeholders `id`, `version`): no pet uses it, and its version is `version` unless that is NULL (no If-Match). */
-const deletable = and(
-  eq(categories.id, sql.placeholder("id")),
-  sql`(${sql.placeholder("version")} IS NULL OR ${categories.version} = ${sql.placeholder("version")})`,
-  notExists(hasPets),
-);
+function toCategory(row: { id: number; name: string; description: string | null }): Category {
+  const out: Category = { id: row.id, name: row.name };
+  if (row.description !== null) out.description = row.description;
+  return out;
+}
+
+function duplicateName(name: string): ApiError {
+  return new ApiError(409, "duplicate_name", `A category named "${name}" already exists.`);
+}
 
 const listQuery = qb
   .select(CATEGORY)
@@ -49,12 +57,18 @@ const listQuery = qb
   .limit(sql.placeholder("limit"))
   .prepare();
 
-/** The category (placeholder `id`) with its version. */
-const getQuery = qb
-  .select({ ...CATEGORY, version: categories.version })
-  .from(categories)
-  .where(eq(categories.id, sql.placeholder("id")))
-  .prepare();
+/** Up to `limit` categories with id > `afterId`, ascending. One round trip. */
+export async function listCategories(db: Database, afterId: number, limit: number): Promise<Category[]> {
+  const rows = await execute(db, listQuery, { afterId, limit });
+  return rows.map(toCategory);
+}
+
+/** @throws ApiError 404 when absent. */
+export async function getCategory(db: Database, categoryId: number): Promise<Category> {
+  const [row] = await execute(db, getQuery, { id: categoryId });
+  if (!row) throw notFound("Category", categoryId);
+  return toCategory(row);
+}
 
 /** Creating a category (placeholders `name`, `nameKey`, `description`, `occurredAt`); the event reads the row just inserted. */
 const creation = plan({
@@ -73,6 +87,20 @@ const creation = plan({
       .prepare(),
   ),
 });
+
+/** Create a category. @throws ApiError 409 `duplicate_name`. */
+export async function createCategory(db: Database, input: NewCategory, now: Date): Promise<Category> {
+  try {
+    const values = { name: input.name, nameKey: nameKey(input.name), description: input.description ?? null, occurredAt: now.toISOString() };
+    const {
+      category: [inserted],
+    } = await run(db, creation, values);
+    return toCategory(inserted!);
+  } catch (error) {
+    if (isConstraintError(error)) throw duplicateName(input.name);
+    throw error;
+  }
+}
 
 /** Changing a category (placeholders `id`, `version` (read), `name`, `nameKey`, `description`, `occurredAt`): nothing when it changed meanwhile. */
 const change = plan({
@@ -104,63 +132,6 @@ const change = plan({
     ).after("category"),
   ),
 });
-
-/** Deleting a category (placeholders `id`, `version`, `occurredAt`): event and delete share one condition, so both happen or neither. */
-const deletion = plan({
-  event: outbox(
-    qb
-      .insert(events)
-      .select(qb.select(eventColumns("category.deleted", categoryData)).from(categories).where(deletable))
-      .returning(outboxRow)
-      .prepare(),
-  ),
-  deleted: statement(qb.delete(categories).where(deletable).prepare()),
-  /** Why a delete changed nothing: the category's version, and whether pets use it (no row: absent). */
-  outcome: statement(
-    qb
-      .select({ version: categories.version, inUse: exists(hasPets).mapWith(Boolean) })
-      .from(categories)
-      .where(eq(categories.id, sql.placeholder("id")))
-      .prepare(),
-  ),
-});
-
-function toCategory(row: { id: number; name: string; description: string | null }): Category {
-  const out: Category = { id: row.id, name: row.name };
-  if (row.description !== null) out.description = row.description;
-  return out;
-}
-
-function duplicateName(name: string): ApiError {
-  return new ApiError(409, "duplicate_name", `A category named "${name}" already exists.`);
-}
-
-/** Up to `limit` categories with id > `afterId`, ascending. One round trip. */
-export async function listCategories(db: Database, afterId: number, limit: number): Promise<Category[]> {
-  const rows = await execute(db, listQuery, { afterId, limit });
-  return rows.map(toCategory);
-}
-
-/** @throws ApiError 404 when absent. */
-export async function getCategory(db: Database, categoryId: number): Promise<Category> {
-  const [row] = await execute(db, getQuery, { id: categoryId });
-  if (!row) throw notFound("Category", categoryId);
-  return toCategory(row);
-}
-
-/** Create a category. @throws ApiError 409 `duplicate_name`. */
-export async function createCategory(db: Database, input: NewCategory, now: Date): Promise<Category> {
-  try {
-    const values = { name: input.name, nameKey: nameKey(input.name), description: input.description ?? null, occurredAt: now.toISOString() };
-    const {
-      category: [inserted],
-    } = await run(db, creation, values);
-    return toCategory(inserted!);
-  } catch (error) {
-    if (isConstraintError(error)) throw duplicateName(input.name);
-    throw error;
-  }
-}
 
 /** A change of category `categoryId` (`description: null` clears it), with If-Match (if any), at `now`. */
 export interface CategoryUpdate {
@@ -196,6 +167,35 @@ export async function updateCategory(db: Database, { categoryId, patch, ifMatch,
   }
   throw concurrentUpdate("Category", categoryId);
 }
+
+const hasPets = qb.select({ one: sql`1` }).from(pets).where(eq(pets.categoryId, categories.id));
+
+/** A category that can be deleted (placeholders `id`, `version`): no pet uses it, and its version is `version` unless that is NULL (no If-Match). */
+const deletable = and(
+  eq(categories.id, sql.placeholder("id")),
+  sql`(${sql.placeholder("version")} IS NULL OR ${categories.version} = ${sql.placeholder("version")})`,
+  notExists(hasPets),
+);
+
+/** Deleting a category (placeholders `id`, `version`, `occurredAt`): event and delete share one condition, so both happen or neither. */
+const deletion = plan({
+  event: outbox(
+    qb
+      .insert(events)
+      .select(qb.select(eventColumns("category.deleted", categoryData)).from(categories).where(deletable))
+      .returning(outboxRow)
+      .prepare(),
+  ),
+  deleted: statement(qb.delete(categories).where(deletable).prepare()),
+  /** Why a delete changed nothing: the category's version, and whether pets use it (no row: absent). */
+  outcome: statement(
+    qb
+      .select({ version: categories.version, inUse: exists(hasPets).mapWith(Boolean) })
+      .from(categories)
+      .where(eq(categories.id, sql.placeholder("id")))
+      .prepare(),
+  ),
+});
 
 /** Delete a category no pet uses. @throws ApiError 404, 409 `category_in_use`, 412. */
 export async function deleteCategory(db: Database, categoryId: number, ifMatch: string | undefined, now: Date): Promise<void> {

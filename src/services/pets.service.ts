@@ -57,11 +57,28 @@ const listQuery = variants((byStatus: boolean, byCategory: boolean, byIds: boole
     .prepare();
 });
 
+function categoryNotFound(categoryId: number): ApiError {
+  return new ApiError(422, "category_not_found", `Category ${categoryId} does not exist.`, [{ path: "body.categoryId", message: "No such category." }]);
+}
+
+/** Up to `limit` pets matching `filter` with id > `afterId`, ascending. One round trip. */
+export async function listPets(db: Database, filter: PetFilter, afterId: number, limit: number): Promise<Pet[]> {
+  const query = listQuery(filter.status !== undefined, filter.categoryId !== undefined, filter.ids !== undefined);
+  return execute(db, query, { afterId, limit, status: filter.status, categoryId: filter.categoryId, ids: filter.ids && JSON.stringify(filter.ids) });
+}
+
 const getQuery = qb
   .select(PET_FIELDS)
   .from(pets)
   .where(eq(pets.id, ph("id")))
   .prepare();
+
+/** @throws ApiError 404 when absent. One round trip. */
+export async function getPet(db: Database, petId: number): Promise<Pet> {
+  const [pet] = await execute(db, getQuery, { id: petId });
+  if (!pet) throw notFound("Pet", petId);
+  return pet;
+}
 
 /** Creating a pet (placeholders `name`, `categoryId`, `status`, `quantity`, `occurredAt`): the pet row only when its category exists, else nothing. */
 const creation = plan({
@@ -112,126 +129,6 @@ const creation = plan({
   ),
 });
 
-/** The pet (placeholder `id`) with what a status change depends on, and whether category `categoryId` exists. */
-const stateQuery = qb
-  .select({
-    ...PET_FIELDS,
-    version: pets.version,
-    quantity: inventory.quantity,
-    openOrders: sql<number>`(select count(*) from ${orders} where ${orders.petId} = ${pets.id} and ${orders.complete} = 0)`,
-    categoryExists: sql<boolean>`exists (select 1 from ${categories} where ${categories.id} = ${ph("categoryId")})`.mapWith(Boolean),
-  })
-  .from(pets)
-  .innerJoin(inventory, eq(inventory.petId, pets.id))
-  .where(eq(pets.id, ph("id")))
-  .prepare();
-
-/**
- * Updating a pet (placeholders `id`, `name`, `categoryId`, `status`, `version`
- * (read), `occurredAt`), re-checking its transition's guard; `zeroing` also
- * empties its stock (sold).
- */
-function updatePlans(guard: SQL | undefined) {
-  const update = statement(
-    qb
-      .update(pets)
-      .set({ name: sql`${ph("name")}`, categoryId: sql`${ph("categoryId")}`, status: sql`${ph("status")}`, version: sql`${pets.version} + 1` })
-      .where(
-        and(
-          eq(pets.id, ph("id")),
-          eq(pets.version, ph("version")),
-          sql`exists (select 1 from ${categories} where ${categories.id} = ${ph("categoryId")})`,
-          guard,
-        ),
-      )
-      .returning(PET_FIELDS)
-      .prepare(),
-  );
-  return {
-    plain: plan({ update, event: petUpdated }),
-    zeroing: plan({ update, event: petUpdated, stock: zeroStock, stockEvent: inventoryUpdated }),
-  };
-}
-
-const petUpdated = outbox(
-  guarded((changed) =>
-    qb
-      .insert(events)
-      .select(petUpdatedIfChanged(ph("id"), changed))
-      .returning(outboxRow)
-      .prepare(),
-  ).after("update"),
-);
-
-const zeroStock = guarded((changed) =>
-  qb
-    .update(inventory)
-    .set({ quantity: 0, version: sql`${inventory.version} + 1` })
-    .where(and(eq(inventory.petId, ph("id")), changed))
-    .prepare(),
-).after("event");
-
-const inventoryUpdated = outbox(
-  guarded((changed) =>
-    qb
-      .insert(events)
-      .select(inventoryUpdatedWhen(ph("id"), changed))
-      .returning(outboxRow)
-      .prepare(),
-  ).after("stock"),
-);
-
-/** The update plans per transition guard (src/services/pet-status.ts), so concurrency cannot break the rule. */
-const UPDATES: Record<TransitionPlan["guard"], ReturnType<typeof updatePlans>> = {
-  none: updatePlans(undefined),
-  stock_positive: updatePlans(sql`(select ${inventory.quantity} from ${inventory} where ${inventory.petId} = ${pets.id}) > 0`),
-  no_open_orders: updatePlans(sql`not exists (select 1 from ${orders} where ${orders.petId} = ${pets.id} and ${orders.complete} = 0)`),
-};
-
-/** "Pet `id` may be deleted": its version matches (when one is given) and no order references it. */
-const deletable = and(
-  eq(pets.id, ph("id")),
-  sql`(${ph("version")} is null or ${pets.version} = ${ph("version")})`,
-  sql`not exists (select 1 from ${orders} where ${orders.petId} = ${pets.id})`,
-)!;
-
-/** Deleting a pet (placeholders `id`, `version`, `occurredAt`): the event and both deletes share one condition, so all happen or none. */
-const deletion = plan({
-  event: outbox(
-    qb
-      .insert(events)
-      .select(qb.select(eventColumns("pet.deleted", petData)).from(pets).where(deletable))
-      .returning(outboxRow)
-      .prepare(),
-  ),
-  inventory: statement(qb.delete(inventory).where(sql`${inventory.petId} in (select ${pets.id} from ${pets} where ${deletable})`).prepare()),
-  pet: statement(qb.delete(pets).where(deletable).prepare()),
-  hasOrders: statement(
-    qb
-      .select({ hasOrders: sql<boolean>`exists (select 1 from ${orders} where ${orders.petId} = ${ph("id")})`.mapWith(Boolean) })
-      .from(pets)
-      .where(eq(pets.id, ph("id")))
-      .prepare(),
-  ),
-});
-
-function categoryNotFound(categoryId: number): ApiError {
-  return new ApiError(422, "category_not_found", `Category ${categoryId} does not exist.`, [{ path: "body.categoryId", message: "No such category." }]);
-}
-
-/** Up to `limit` pets matching `filter` with id > `afterId`, ascending. One round trip. */
-export async function listPets(db: Database, filter: PetFilter, afterId: number, limit: number): Promise<Pet[]> {
-  const query = listQuery(filter.status !== undefined, filter.categoryId !== undefined, filter.ids !== undefined);
-  return execute(db, query, { afterId, limit, status: filter.status, categoryId: filter.categoryId, ids: filter.ids && JSON.stringify(filter.ids) });
-}
-
-/** @throws ApiError 404 when absent. One round trip. */
-export async function getPet(db: Database, petId: number): Promise<Pet> {
-  const [pet] = await execute(db, getQuery, { id: petId });
-  if (!pet) throw notFound("Pet", petId);
-  return pet;
-}
-
 /** The values of `creation` for `input`: quantity 1, or 0 when sold. */
 function creationValues(input: NewPet, occurredAt: string) {
   const status = input.status ?? "available";
@@ -266,6 +163,20 @@ export async function createPets(db: Database, inputs: NewPet[], now: Date): Pro
   return results.map(({ pet: [pet] }) => pet ?? null);
 }
 
+/** The pet (placeholder `id`) with what a status change depends on, and whether category `categoryId` exists. */
+const stateQuery = qb
+  .select({
+    ...PET_FIELDS,
+    version: pets.version,
+    quantity: inventory.quantity,
+    openOrders: sql<number>`(select count(*) from ${orders} where ${orders.petId} = ${pets.id} and ${orders.complete} = 0)`,
+    categoryExists: sql<boolean>`exists (select 1 from ${categories} where ${categories.id} = ${ph("categoryId")})`.mapWith(Boolean),
+  })
+  .from(pets)
+  .innerJoin(inventory, eq(inventory.petId, pets.id))
+  .where(eq(pets.id, ph("id")))
+  .prepare();
+
 interface PetState {
   pet: Pet;
   version: number;
@@ -280,6 +191,71 @@ async function readPetState(db: Database, petId: number, categoryId: number): Pr
   const { version, quantity, openOrders, categoryExists, ...pet } = row;
   return { pet, version, quantity, openOrders, categoryExists };
 }
+
+/** The `pet.updated` event, when the update just before changed the pet. */
+const petUpdated = outbox(
+  guarded((changed) =>
+    qb
+      .insert(events)
+      .select(petUpdatedIfChanged(ph("id"), changed))
+      .returning(outboxRow)
+      .prepare(),
+  ).after("update"),
+);
+
+/** Selling empties the stock, when the pet was updated (its event inserted). */
+const zeroStock = guarded((changed) =>
+  qb
+    .update(inventory)
+    .set({ quantity: 0, version: sql`${inventory.version} + 1` })
+    .where(and(eq(inventory.petId, ph("id")), changed))
+    .prepare(),
+).after("event");
+
+/** The `inventory.updated` event, when the stock was emptied. */
+const inventoryUpdated = outbox(
+  guarded((changed) =>
+    qb
+      .insert(events)
+      .select(inventoryUpdatedWhen(ph("id"), changed))
+      .returning(outboxRow)
+      .prepare(),
+  ).after("stock"),
+);
+
+/**
+ * Updating a pet (placeholders `id`, `name`, `categoryId`, `status`, `version`
+ * (read), `occurredAt`), re-checking its transition's guard; `zeroing` also
+ * empties its stock (sold).
+ */
+function updatePlans(guard: SQL | undefined) {
+  const update = statement(
+    qb
+      .update(pets)
+      .set({ name: sql`${ph("name")}`, categoryId: sql`${ph("categoryId")}`, status: sql`${ph("status")}`, version: sql`${pets.version} + 1` })
+      .where(
+        and(
+          eq(pets.id, ph("id")),
+          eq(pets.version, ph("version")),
+          sql`exists (select 1 from ${categories} where ${categories.id} = ${ph("categoryId")})`,
+          guard,
+        ),
+      )
+      .returning(PET_FIELDS)
+      .prepare(),
+  );
+  return {
+    plain: plan({ update, event: petUpdated }),
+    zeroing: plan({ update, event: petUpdated, stock: zeroStock, stockEvent: inventoryUpdated }),
+  };
+}
+
+/** The update plans per transition guard (src/services/pet-status.ts), so concurrency cannot break the rule. */
+const UPDATES: Record<TransitionPlan["guard"], ReturnType<typeof updatePlans>> = {
+  none: updatePlans(undefined),
+  stock_positive: updatePlans(sql`(select ${inventory.quantity} from ${inventory} where ${inventory.petId} = ${pets.id}) > 0`),
+  no_open_orders: updatePlans(sql`not exists (select 1 from ${orders} where ${orders.petId} = ${pets.id} and ${orders.complete} = 0)`),
+};
 
 /** A change of pet `petId`: `replace` (PUT: a missing status means available) or patch, with If-Match (if any), at `now`. */
 export interface PetUpdate {
@@ -322,6 +298,33 @@ export async function updatePet(db: Database, { petId, change, replace, ifMatch,
   }
   throw concurrentUpdate("Pet", petId);
 }
+
+/** "Pet `id` may be deleted": its version matches (when one is given) and no order references it. */
+const deletable = and(
+  eq(pets.id, ph("id")),
+  sql`(${ph("version")} is null or ${pets.version} = ${ph("version")})`,
+  sql`not exists (select 1 from ${orders} where ${orders.petId} = ${pets.id})`,
+)!;
+
+/** Deleting a pet (placeholders `id`, `version`, `occurredAt`): the event and both deletes share one condition, so all happen or none. */
+const deletion = plan({
+  event: outbox(
+    qb
+      .insert(events)
+      .select(qb.select(eventColumns("pet.deleted", petData)).from(pets).where(deletable))
+      .returning(outboxRow)
+      .prepare(),
+  ),
+  inventory: statement(qb.delete(inventory).where(sql`${inventory.petId} in (select ${pets.id} from ${pets} where ${deletable})`).prepare()),
+  pet: statement(qb.delete(pets).where(deletable).prepare()),
+  hasOrders: statement(
+    qb
+      .select({ hasOrders: sql<boolean>`exists (select 1 from ${orders} where ${orders.petId} = ${ph("id")})`.mapWith(Boolean) })
+      .from(pets)
+      .where(eq(pets.id, ph("id")))
+      .prepare(),
+  ),
+});
 
 /** Delete a pet that no order references, with its inventory row. @throws ApiError 404, 409 `pet_has_orders`, 412. */
 export async function deletePet(db: Database, petId: number, ifMatch: string | undefined, now: Date): Promise<void> {
