@@ -1,20 +1,11 @@
 /**
- * `Idempotency-Key` (API.md §4), one module for every POST that honours it:
- * POST /pets and POST /categories (through src/middleware/idempotency.ts) and
- * POST /store/orders (inside its one order batch, src/services/orders/place.ts).
- *
- * Per account and key, one row of `idempotency_keys`:
- * - the fingerprint of a request is SHA-256 of the canonical JSON (object keys
- *   sorted, no whitespace) of `[method, path, body]`, the body being the JSON
- *   value sent (as validated, where the service sees it), so whitespace and key
- *   order never matter;
- * - the first request claims the key (a placeholder row, `response_status` 0);
- *   a stored response is kept `IDEMPOTENCY_TTL_MS` (24 h), an unfinished claim
- *   (a crashed process) blocks its key `CLAIM_TTL_MS` (60 s); after that the
- *   key can be claimed again;
- * - a later request with the same key: another fingerprint → 422
- *   `idempotency_key_reused`; the first still running → 409
- *   `concurrent_update`; else the stored 2xx response is replayed.
+ * `Idempotency-Key` (API.md §4) for every POST that honours it: POST /pets and
+ * POST /categories (src/middleware/idempotency.ts), POST /store/orders (inside
+ * its one order batch, src/services/orders/place.ts). One `idempotency_keys`
+ * row per account and key: the first request claims it; a later one with
+ * another fingerprint gets 422 `idempotency_key_reused`, one arriving while the
+ * first still runs 409 `concurrent_update`, else the stored 2xx response is
+ * replayed. Responses are kept 24 h; an unfinished claim blocks its key 60 s.
  */
 import { and, eq, sql } from "drizzle-orm";
 import { type Database, qb } from "../db/client";
@@ -41,14 +32,17 @@ export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item === undefined ? null : item)).join(",")}]`;
   if (value !== null && typeof value === "object") {
     const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, item]) => item !== undefined)
+      .filter(([_key, item]) => item !== undefined)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(",")}}`;
   }
   return JSON.stringify(value) ?? "null";
 }
 
-/** The fingerprint of a request (hex SHA-256 of the canonical JSON of `[method, path, body]`). */
+/**
+ * The fingerprint of a request: hex SHA-256 of the canonical JSON of
+ * `[method, path, body]`, the body as validated, so whitespace and key order never matter.
+ */
 export function requestFingerprint(method: string, path: string, body: unknown): Promise<string> {
   return sha256Hex(canonicalJson([method, path, body ?? null]));
 }
