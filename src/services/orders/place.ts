@@ -9,7 +9,7 @@ import { and, eq, gte, type SQL, sql } from "drizzle-orm";
 import { unionAll } from "drizzle-orm/sqlite-core";
 import { type Database, qb } from "../../db/client";
 import { eventColumns, inventoryUpdatedWhen, orderData, outboxRow, petUpdatedIfChanged } from "../../db/events";
-import { guarded, outbox, plan, type ResultOf, run, statement } from "../../db/plan";
+import { guarded, outbox, plan, run, statement } from "../../db/plan";
 import { events, idempotencyKeys, inventory, orders, pets } from "../../db/schema";
 import { aliasedColumns } from "../../db/select-list";
 import type { PetStatus } from "../../domain/pets";
@@ -199,17 +199,16 @@ export async function placeOrder(db: Database, { principal, input, idempotencyKe
     occurredAt: now.toISOString(),
     key: idempotencyKey ?? null,
   };
-  let fingerprint = "";
-  let rows: ResultOf<typeof readBack.query>;
-  if (idempotencyKey === undefined) {
-    ({ readBack: rows } = await run(db, placement, values));
-  } else {
-    // The fingerprint of the validated body (shipDate in UTC).
-    fingerprint = await requestFingerprint("POST", "/store/orders", input);
-    const claim = claimValues({ accountId, key: idempotencyKey, method: "POST", path: "/store/orders", fingerprint, now });
-    ({ readBack: rows } = await run(db, keyedPlacement, { ...claim, ...values }));
-  }
-  const [row] = rows;
+  // Only an Idempotency-Key needs the fingerprint (of the validated body: shipDate in UTC).
+  const fingerprint = idempotencyKey === undefined ? "" : await requestFingerprint("POST", "/store/orders", input);
+  const { readBack } =
+    idempotencyKey === undefined
+      ? await run(db, placement, values)
+      : await run(db, keyedPlacement, {
+          ...claimValues({ accountId, key: idempotencyKey, method: "POST", path: "/store/orders", fingerprint, now }),
+          ...values,
+        });
+  const [row] = readBack;
   if (!row) throw new Error("the read-back of an order placement returned no row");
   if (row.order !== null) return { status: 201, body: toOrder(row.order), location: `/store/orders/${row.order.id}`, replayed: false };
   // The key is held by another request (this batch's claim, had it failed to place the order, was released).
