@@ -11,7 +11,7 @@
  * requests and the webhook delivery in progress, checkpoint and close the
  * database (a file database leaves no `-wal`/`-shm` behind).
  *
- * Webhook deliveries run in this process (src/services/webhook-dispatcher.ts).
+ * Webhook deliveries run in this process (src/services/webhooks/dispatch.ts).
  *
  * Environment: the database variables of `databaseSettings` (DATABASE_URL,
  * DATABASE_AUTH_TOKEN, DATABASE_SYNC_URL, …), HOST (127.0.0.1), PORT (8787),
@@ -30,7 +30,7 @@ import { nodeAssets } from "./runtime/node-assets";
 import { answerUnknownMethods } from "./runtime/node-unknown-methods";
 import { guardedWebhookFetch } from "./runtime/node-webhook-fetch";
 import { bootstrapStaffKey } from "./services/accounts.service";
-import { createWebhookDispatcher } from "./services/webhook-dispatcher";
+import { createWebhookDispatcher } from "./services/webhooks/dispatch";
 import { afterWrites } from "./middleware/after-writes";
 
 /** A start-up failure worth one line, not a stack trace. */
@@ -63,7 +63,8 @@ async function main(): Promise<void> {
   const { db } = database;
   // Webhook deliveries (API.md §6): polled every WEBHOOK_POLL_MS and run within 50 ms of a successful write (bursts coalesce).
   // Deliveries connect only to addresses checked at connect time (SSRF by host name, src/runtime/node-webhook-fetch.ts).
-  const dispatcher = createWebhookDispatcher(db, config, undefined, guardedWebhookFetch(config.webhooks.allowPrivateTargets));
+  const fetchFn = guardedWebhookFetch({ allowPrivate: config.webhooks.allowPrivateTargets });
+  const dispatcher = createWebhookDispatcher(db, { config, fetch: fetchFn });
   const app = createApp({
     db,
     config,

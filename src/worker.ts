@@ -9,7 +9,7 @@
  * exact tags each write changed, in every location); the client address is `CF-Connecting-IP`; rate
  * limits use the Workers Rate Limiting bindings (src/runtime/workers-rate-limiter.ts);
  * webhook deliveries run in `ctx.waitUntil` after each successful write and
- * every minute from the Cron Trigger (`scheduled`, src/services/webhook-dispatcher.ts).
+ * every minute from the Cron Trigger (`scheduled`, src/services/webhooks/dispatch.ts).
  *
  * What may outlive a request. One isolate serves many requests at once, and
  * workerd ties every I/O object (a fetch in flight, a stream, a promise
@@ -39,7 +39,7 @@ import { loggableError } from "./lib/errors";
 import { MemoryRateLimiter } from "./lib/rate-limiter";
 import { forEdge, workersCache } from "./runtime/workers-cache";
 import { WorkersRateLimiter } from "./runtime/workers-rate-limiter";
-import { dispatchDue } from "./services/webhook-dispatcher";
+import { dispatchDue } from "./services/webhooks/dispatch";
 import { afterWrites } from "./middleware/after-writes";
 
 /**
@@ -69,12 +69,7 @@ function databaseFor(env: WorkerEnv): Database {
 /** One webhook dispatch run (API.md §6) on `db`; errors are logged, never thrown. */
 function dispatch(db: Database, config: AppConfig): Promise<void> {
   // Concurrent runs (several requests, the cron) are safe: every attempt is claimed with a conditional UPDATE.
-  return dispatchDue(
-    db,
-    config,
-    () => new Date(),
-    (input, init) => fetch(input, init),
-  ).then(
+  return dispatchDue(db, { config, now: () => new Date(), fetch: (input, init) => fetch(input, init) }).then(
     () => undefined,
     (error: unknown) => console.error(`webhook dispatch failed: ${loggableError(error).message}`),
   );

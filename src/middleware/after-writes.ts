@@ -1,7 +1,7 @@
 /**
  * `afterWrites(onWrite)`: app middleware (AppDeps.middleware) that tells a
  * runtime a write succeeded, e.g. to nudge the webhook dispatcher
- * (src/services/webhook-dispatcher.ts) so that deliveries start right after
+ * (src/services/webhooks/dispatch.ts) so that deliveries start right after
  * the event was committed.
  */
 import type { Context, MiddlewareHandler } from "hono";
