@@ -20,6 +20,7 @@ import { events, webhookDeliveries, webhooks } from "../../db/schema";
 import { loggableError } from "../../lib/errors";
 import { attemptAll, claim, type FetchFn, type Head } from "./delivery";
 import { fanOut, fanOutRange, yieldToEventLoop } from "./fan-out";
+import type { SubscribedTypes } from "./interest";
 import { retentionStart } from "./schedule";
 
 /** What a dispatch run needs, and its limits. */
@@ -37,6 +38,8 @@ export interface DispatchOptions {
   signal?: AbortSignal;
   /** No attempt nor fan-out batch starts later than this after the run began, ms (default 20 000; Workers' waitUntil allows about 30 s). */
   maxRunMs?: number;
+  /** Learns which event types the subscriptions want (read at the start of the run). */
+  interest?: SubscribedTypes;
 }
 
 /** What one `dispatchDue` run did. */
@@ -60,7 +63,7 @@ const d = webhookDeliveries;
 /** A subscription's queue, looked up from its head (correlated subquery alias). */
 const queue = alias(webhookDeliveries, "p");
 
-/** The start of a run: retention, the fan-out range, and the subscriptions. */
+/** The start of a run: retention, the fan-out range, and what the subscriptions want. */
 const start = plan({
   /** Up to `PRUNE_BATCH` finished deliveries that finished before `before`, found through the (status, next_attempt_at) index. */
   prune: statement(
@@ -139,7 +142,10 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
   const deadline = first.getTime() + (options.maxRunMs ?? 20_000);
   const stop = () => signal?.aborted === true || now().getTime() >= deadline;
 
+  const mark = options.interest?.mark();
   const { range, subscriptions } = await run(db, start, { before: retentionStart(first).toISOString() });
+  const lists = subscriptions.map((s) => s.events);
+  if (mark) options.interest?.learn(mark, lists);
   if (subscriptions.length === 0) return report; // deliveries go with their subscription: nothing is pending
   const [{ maxEvent, minCursor } = { maxEvent: 0, minCursor: null }] = range;
   report.queued = await fanOut(db, { from: minCursor, to: maxEvent, maxPendingPerFailing: config.webhooks.maxPendingPerFailing, now, stop });
