@@ -19,7 +19,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { databaseSettings, openDatabase } from "../src/db/open";
 import { createCategory } from "../src/services/categories.service";
-import { createWebhook } from "../src/services/webhooks.service";
+import { createWebhook } from "../src/services/webhooks/subscriptions";
 
 const { values } = parseArgs({
   options: {
@@ -72,7 +72,7 @@ async function main(): Promise<void> {
     const opened = await openDatabase(databaseSettings({ DATABASE_URL: databaseUrl }));
     const { db } = opened;
     for (let i = 0; i < Number(values.subscriptions); i++) {
-      await createWebhook(db, { url: `${receiverUrl}/hook/${i}`, events: ["*"] }, true, new Date());
+      await createWebhook(db, { url: `${receiverUrl}/hook/${i}`, events: ["*"] }, { allowPrivateTargets: true, now: new Date() });
     }
     for (let i = 0; i < Number(values.events); i++) {
       await createCategory(db, { name: `Bench category ${i}`, description: "bench" }, new Date());

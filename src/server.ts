@@ -11,7 +11,7 @@
  * requests and the webhook delivery in progress, checkpoint and close the
  * database (a file database leaves no `-wal`/`-shm` behind).
  *
- * Webhook deliveries run in this process (src/services/webhook-dispatcher.ts).
+ * Webhook deliveries run in this process (src/services/webhooks/dispatch.ts).
  *
  * Environment: the database variables of `databaseSettings` (DATABASE_URL,
  * DATABASE_AUTH_TOKEN, DATABASE_SYNC_URL, …), HOST (127.0.0.1), PORT (8787),
@@ -30,8 +30,9 @@ import { nodeAssets } from "./runtime/node-assets";
 import { answerUnknownMethods } from "./runtime/node-unknown-methods";
 import { guardedWebhookFetch } from "./runtime/node-webhook-fetch";
 import { bootstrapStaffKey } from "./services/accounts.service";
-import { createWebhookDispatcher } from "./services/webhook-dispatcher";
-import { afterWrites } from "./middleware/after-writes";
+import { createWebhookDispatcher } from "./services/webhooks/dispatch";
+import { SubscribedTypes } from "./services/webhooks/interest";
+import { dispatchAfterWrites } from "./middleware/after-writes";
 
 /** A start-up failure worth one line, not a stack trace. */
 class StartError extends Error {}
@@ -61,16 +62,18 @@ async function main(): Promise<void> {
   const port = Number(process.env.PORT || 8787);
   const database = await openDatabase(databaseSettings(process.env));
   const { db } = database;
-  // Webhook deliveries (API.md §6): polled every WEBHOOK_POLL_MS and run within 50 ms of a successful write (bursts coalesce).
-  // Deliveries connect only to addresses checked at connect time (SSRF by host name, src/runtime/node-webhook-fetch.ts).
-  const dispatcher = createWebhookDispatcher(db, config, undefined, guardedWebhookFetch(config.webhooks.allowPrivateTargets));
+  // Webhook deliveries (API.md §6): polled every WEBHOOK_POLL_MS, and run within 50 ms of a write that committed
+  // an event a subscription may want (bursts coalesce). Connections go only to addresses checked at connect time.
+  const interest = new SubscribedTypes();
+  const fetchFn = guardedWebhookFetch({ allowPrivate: config.webhooks.allowPrivateTargets });
+  const dispatcher = createWebhookDispatcher(db, { config, interest, fetch: fetchFn });
   const app = createApp({
     db,
     config,
     assets: nodeAssets(),
     checkDatabase: database.check,
     clientIp: clientAddress(trustedProxies, (c) => getConnInfo(c).remote.address),
-    middleware: [memoryReadCache({ ttlMs: config.readCacheTtlSeconds * 1000 }), afterWrites(() => dispatcher.nudgeSoon(50))],
+    middleware: [memoryReadCache({ ttlMs: config.readCacheTtlSeconds * 1000 }), dispatchAfterWrites(interest, () => dispatcher.nudgeSoon(50))],
   });
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;
   // Methods Node's HTTP parser rejects (FOO) or diverts (CONNECT) before the app: 501 Error objects too.

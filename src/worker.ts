@@ -8,8 +8,9 @@
  * Worker (`[cache]` in wrangler.toml; src/runtime/workers-cache.ts purges the
  * exact tags each write changed, in every location); the client address is `CF-Connecting-IP`; rate
  * limits use the Workers Rate Limiting bindings (src/runtime/workers-rate-limiter.ts);
- * webhook deliveries run in `ctx.waitUntil` after each successful write and
- * every minute from the Cron Trigger (`scheduled`, src/services/webhook-dispatcher.ts).
+ * webhook deliveries run in `ctx.waitUntil` after a write that committed an
+ * event a subscription may want, and every minute from the Cron Trigger
+ * (`scheduled`, src/services/webhooks/dispatch.ts).
  *
  * What may outlive a request. One isolate serves many requests at once, and
  * workerd ties every I/O object (a fetch in flight, a stream, a promise
@@ -20,7 +21,7 @@
  * (https://developers.cloudflare.com/workers/observability/errors/#cannot-perform-io-on-behalf-of-a-different-request).
  * So the isolate keeps plain data only: the parsed configuration, the app
  * (compiled routes, schemas), caches of settled values (verified keys,
- * rate-limit counts, the OpenAPI document). Everything that does I/O is built
+ * rate-limit counts, the OpenAPI document, the subscribed event types). Everything that does I/O is built
  * for each request from that request's `env`: the libSQL client (a
  * fetch-based HTTP client: building one is cheap; a shared one queued the
  * requests of every caller behind its own `concurrency` limit of 20 promises;
@@ -39,8 +40,9 @@ import { loggableError } from "./lib/errors";
 import { MemoryRateLimiter } from "./lib/rate-limiter";
 import { forEdge, workersCache } from "./runtime/workers-cache";
 import { WorkersRateLimiter } from "./runtime/workers-rate-limiter";
-import { dispatchDue } from "./services/webhook-dispatcher";
-import { afterWrites } from "./middleware/after-writes";
+import { dispatchDue } from "./services/webhooks/dispatch";
+import { SubscribedTypes } from "./services/webhooks/interest";
+import { dispatchAfterWrites } from "./middleware/after-writes";
 
 /**
  * Bindings, variables and secrets of the Worker: `Env`, generated from
@@ -66,15 +68,10 @@ function databaseFor(env: WorkerEnv): Database {
   return openRemoteDatabase(env.DATABASE_URL, env.DATABASE_AUTH_TOKEN);
 }
 
-/** One webhook dispatch run (API.md §6) on `db`; errors are logged, never thrown. */
-function dispatch(db: Database, config: AppConfig): Promise<void> {
+/** One webhook dispatch run (API.md §6) on `db`, teaching `interest`; errors are logged, never thrown. */
+function dispatch(db: Database, config: AppConfig, interest: SubscribedTypes): Promise<void> {
   // Concurrent runs (several requests, the cron) are safe: every attempt is claimed with a conditional UPDATE.
-  return dispatchDue(
-    db,
-    config,
-    () => new Date(),
-    (input, init) => fetch(input, init),
-  ).then(
+  return dispatchDue(db, { config, interest, now: () => new Date(), fetch: (input, init) => fetch(input, init) }).then(
     () => undefined,
     (error: unknown) => console.error(`webhook dispatch failed: ${loggableError(error).message}`),
   );
@@ -83,13 +80,14 @@ function dispatch(db: Database, config: AppConfig): Promise<void> {
 const workerEnv = (c: Context<AppEnv>) => c.env as unknown as WorkerEnv;
 
 /** Plain data kept per isolate and configuration (see the module comment): no I/O object in here. */
-let cached: { key: string; app: OpenAPIHono<AppEnv>; config: AppConfig } | undefined;
+let cached: { key: string; app: OpenAPIHono<AppEnv>; config: AppConfig; interest: SubscribedTypes } | undefined;
 
 /** The app of this isolate and configuration: built on the first request, then reused. */
-function appFor(env: WorkerEnv): { app: OpenAPIHono<AppEnv>; config: AppConfig } {
+function appFor(env: WorkerEnv): { app: OpenAPIHono<AppEnv>; config: AppConfig; interest: SubscribedTypes } {
   const key = JSON.stringify(Object.entries(env).filter(([, value]) => typeof value === "string"));
   if (cached?.key === key) return cached;
   const config = parseConfig(env);
+  const interest = new SubscribedTypes();
   // Per-isolate request counts (plain numbers); each request gets a limiter over its own bindings.
   const shadow = new MemoryRateLimiter();
   const onBindingError = (error: unknown) => console.error(`rate limit binding failed: ${String(error)}`);
@@ -111,10 +109,10 @@ function appFor(env: WorkerEnv): { app: OpenAPIHono<AppEnv>; config: AppConfig }
         fallback: captureUrl ? (purge) => postPurge(captureUrl, purge) : undefined,
       }),
       // The dispatch after a write uses that request's database handle, inside that request's waitUntil.
-      afterWrites((c) => c.executionCtx.waitUntil(dispatch(c.get("db"), config))),
+      dispatchAfterWrites(interest, (c) => c.executionCtx.waitUntil(dispatch(c.get("db"), config, interest))),
     ],
   });
-  cached = { key, app, config };
+  cached = { key, app, config, interest };
   return cached;
 }
 
@@ -124,6 +122,7 @@ export default {
   },
   /** Cron Trigger (wrangler.toml `[triggers]`): retries due webhook deliveries, fans out missed events. */
   scheduled(_controller, env, ctx): void {
-    ctx.waitUntil(dispatch(databaseFor(env), appFor(env).config));
+    const { config, interest } = appFor(env);
+    ctx.waitUntil(dispatch(databaseFor(env), config, interest));
   },
 } satisfies ExportedHandler<WorkerEnv>;

@@ -152,7 +152,7 @@ export const webhooks = sqliteTable("webhooks", {
     .notNull()
     .default("active"),
   createdAt: text().notNull(),
-  /** Fan-out cursor: deliveries exist for every wanted event with id <= this (src/services/webhook-dispatcher.ts). */
+  /** Fan-out cursor: deliveries exist for every wanted event with id <= this (src/services/webhooks/fan-out.ts). */
   lastEventId: integer().notNull().default(0),
 });
 

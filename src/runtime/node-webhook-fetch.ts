@@ -1,25 +1,17 @@
 /**
- * Node: the `fetch` webhook deliveries use (src/services/webhook-dispatcher.ts),
- * guarded against SSRF by host name (API.md §6).
- *
- * The target's host name is resolved when the connection is made, by the
- * `lookup` hook of an undici Agent (`connect.lookup`, passed to
- * `net.connect`/`tls.connect`): every address it returns is checked with
- * `isPrivateAddress`, and the socket connects to exactly the addresses that
- * were checked — there is no second lookup for a rebinding DNS answer to slip
- * into. A refused resolution fails the attempt with an error whose code is
- * `EPRIVATEADDRESS` (the dispatcher records the outcome `private_address`).
- * With `allowPrivate` (WEBHOOKS_ALLOW_PRIVATE=true) nothing is refused.
- *
- * IP-literal hosts are not looked up by Node; the dispatcher checks them
- * itself (`isPrivateHost`). On Workers there is no such hook and none is
- * needed: DNS is Cloudflare's, and a Worker's fetch cannot reach private or
- * loopback addresses.
+ * Node: the `fetch` of webhook deliveries (src/services/webhooks/delivery.ts),
+ * guarded against SSRF by host name (API.md §6). The host is resolved once, by
+ * the undici Agent's `connect.lookup` hook; every address is checked
+ * (src/lib/private-address.ts) and the socket connects to exactly those
+ * addresses, so a rebinding DNS answer cannot slip in. A refused resolution
+ * fails with code `EPRIVATEADDRESS`. IP literals are not looked up: the
+ * delivery checks them itself. Workers need no hook (their fetch cannot reach
+ * private addresses).
  */
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { Agent, fetch as undiciFetch } from "undici";
-import type { FetchFn } from "../services/webhook-dispatcher";
-import { isPrivateAddress } from "../services/webhooks.service";
+import { isPrivateAddress } from "../lib/private-address";
+import type { FetchFn } from "../services/webhooks/delivery";
 
 /** `dns.lookup` with `all: true`: every address of `hostname`. */
 export type ResolveAll = (hostname: string, callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
@@ -35,12 +27,18 @@ function privateAddressError(hostname: string): NodeJS.ErrnoException {
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
+/** Whether private addresses are allowed (WEBHOOKS_ALLOW_PRIVATE), and the resolver (default `dns.lookup`; tests inject one). */
+export interface GuardOptions {
+  allowPrivate: boolean;
+  resolveAll?: ResolveAll;
+}
+
 /**
  * A `lookup` for `net.connect` that resolves once with `resolveAll` and fails
  * when any address is refused (unless `allowPrivate`); answers in the form the
  * caller asked for (`options.all` or a single address).
  */
-export function guardedLookup(allowPrivate: boolean, resolveAll: ResolveAll = systemResolveAll) {
+export function guardedLookup({ allowPrivate, resolveAll = systemResolveAll }: GuardOptions) {
   return (hostname: string, options: { all?: boolean; family?: number | string }, callback: LookupCallback): void => {
     resolveAll(hostname, (error, found) => {
       if (error) return callback(error, []);
@@ -63,7 +61,7 @@ export function guardedLookup(allowPrivate: boolean, resolveAll: ResolveAll = sy
  * addresses checked by `guardedLookup`. Its Agent keeps connections alive
  * per origin (a receiver of many deliveries reuses them).
  */
-export function guardedWebhookFetch(allowPrivate: boolean, resolveAll?: ResolveAll): FetchFn {
-  const agent = new Agent({ connect: { lookup: guardedLookup(allowPrivate, resolveAll) } });
+export function guardedWebhookFetch(options: GuardOptions): FetchFn {
+  const agent = new Agent({ connect: { lookup: guardedLookup(options) } });
   return (input, init) => undiciFetch(input, { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher: agent }) as unknown as Promise<Response>;
 }

@@ -19,7 +19,7 @@ import { join } from "node:path";
 import { createDatabase } from "../../src/db/client";
 import { databaseSettings, openDatabase } from "../../src/db/open";
 import { createCategory } from "../../src/services/categories.service";
-import { dispatchDue } from "../../src/services/webhook-dispatcher";
+import { dispatchDue } from "../../src/services/webhooks/dispatch";
 import { nodeTarget, TEST_ENV, type NodeTarget } from "../support/node-target";
 
 let target: NodeTarget;
@@ -162,12 +162,7 @@ describe("batch boundaries (merged batches share one connection)", () => {
     const hook = await call("POST", "/webhooks", { url: "https://hooks.example.com/audit", events: ["order.placed"] });
     expect(hook.status).toBe(201);
     // The dispatcher's batches: fan-out, claims and the recorded outcome of a delivery.
-    await dispatchDue(
-      db,
-      config,
-      () => new Date(),
-      async () => new Response("ok", { status: 200 }),
-    );
+    await dispatchDue(db, { config, now: () => new Date(), fetch: async () => new Response("ok", { status: 200 }) });
     expect((await call("DELETE", `/webhooks/${hook.body.id}`)).status).toBe(204);
 
     expect(batches.length).toBeGreaterThan(15);

@@ -17,8 +17,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config";
 import { openTestDatabase } from "../support/database";
 import { createCategory as createCategoryRow } from "../../src/services/categories.service";
-import { createWebhook } from "../../src/services/webhooks.service";
-import { DELIVERY_RETENTION_MS, dispatchDue } from "../../src/services/webhook-dispatcher";
+import { createWebhook } from "../../src/services/webhooks/subscriptions";
+import { dispatchDue } from "../../src/services/webhooks/dispatch";
+import { DELIVERY_RETENTION_MS } from "../../src/services/webhooks/schedule";
 import { connect, type ApiClient } from "../support/client";
 import { nodeTarget, TEST_ENV, type NodeTarget } from "../support/node-target";
 import { startServer, UNLIMITED_ENV, type ServerProcess } from "../support/server-process";
@@ -54,7 +55,7 @@ async function harness(env: Record<string, string>) {
     advance: (ms: number) => {
       nowMs += ms;
     },
-    dispatch: () => dispatchDue(target.db, config, clock, (input, init) => fetch(input, init)),
+    dispatch: () => dispatchDue(target.db, { config, now: clock, fetch: (input, init) => fetch(input, init) }),
     deliveries: async (webhookId: number, status = "") => {
       const res = await api.get<DeliveryBody[]>(`/webhooks/${webhookId}/deliveries?limit=100${status ? `&status=${status}` : ""}`, { key });
       expect(res.status).toBe(200);
@@ -139,7 +140,7 @@ describe("webhook bounds", () => {
     cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
     // The backlog, written through the services before the server starts (HTTP would only be slower).
     const db = await openTestDatabase(databaseUrl);
-    for (let i = 0; i < 50; i++) await createWebhook(db, { url: receiver.url(`/drain/${i}`), events: ["*"] }, true, new Date());
+    for (let i = 0; i < 50; i++) await createWebhook(db, { url: receiver.url(`/drain/${i}`), events: ["*"] }, { allowPrivateTargets: true, now: new Date() });
     for (let i = 0; i < 3000; i++) await createCategoryRow(db, { name: `Drain ${i}` }, new Date());
     db.$client.close();
 

@@ -16,8 +16,9 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parseConfig, type AppConfig } from "../../src/config";
 import { afterWrites } from "../../src/middleware/after-writes";
-import { backoffDelayMs, createWebhookDispatcher, dispatchDue, WebhookDispatcher, type DispatchReport } from "../../src/services/webhook-dispatcher";
-import { isPrivateHost } from "../../src/services/webhooks.service";
+import { isPrivateHost } from "../../src/lib/private-address";
+import { createWebhookDispatcher, dispatchDue, WebhookDispatcher, type DispatchReport } from "../../src/services/webhooks/dispatch";
+import { backoffDelayMs } from "../../src/services/webhooks/schedule";
 import { connect, type ApiClient } from "../support/client";
 import { nodeTarget, TEST_ENV, type NodeTarget } from "../support/node-target";
 import { createCategory, expectValidationError } from "../scenarios/categories.scenarios";
@@ -76,7 +77,7 @@ async function harness(env: Record<string, string> = {}): Promise<Harness> {
     advance: (ms) => {
       nowMs += ms;
     },
-    dispatch: () => dispatchDue(target.db, config, clock, (input, init) => fetch(input, init)),
+    dispatch: () => dispatchDue(target.db, { config, now: clock, fetch: (input, init) => fetch(input, init) }),
     deliveries: async (webhookId) => {
       const res = await api.get<DeliveryBody[]>(`/webhooks/${webhookId}/deliveries?limit=100`, { key });
       expect(res.status).toBe(200);
@@ -352,7 +353,7 @@ describe("private targets", () => {
     const hook = await subscribe(h.api, h.key, receiver.url(`${path}/ok`));
     await createCategory(h.api, h.key);
     const strictConfig = parseConfig({ ...TEST_ENV, ...DELIVERY_ENV, WEBHOOKS_ALLOW_PRIVATE: "false" });
-    expect(await dispatchDue(h.target.db, strictConfig, h.clock, fetch)).toMatchObject({ attempted: 1, retried: 1 });
+    expect(await dispatchDue(h.target.db, { config: strictConfig, now: h.clock, fetch })).toMatchObject({ attempted: 1, retried: 1 });
     expect(receiver.at(`${path}/ok`)).toHaveLength(0);
     expect((await h.deliveries(hook.id))[0]!.lastError).toBe("private_address");
   });
@@ -402,9 +403,9 @@ describe("Node dispatcher", () => {
     await createCategory(h.api, h.key);
     const stopped = new AbortController();
     stopped.abort();
-    expect(await dispatchDue(h.target.db, h.config, h.clock, fetch, { signal: stopped.signal })).toMatchObject({ queued: 0, attempted: 0 });
+    expect(await dispatchDue(h.target.db, { config: h.config, now: h.clock, fetch, signal: stopped.signal })).toMatchObject({ queued: 0, attempted: 0 });
     // Likewise past the run's time limit.
-    expect(await dispatchDue(h.target.db, h.config, h.clock, fetch, { maxRunMs: 0 })).toMatchObject({ attempted: 0 });
+    expect(await dispatchDue(h.target.db, { config: h.config, now: h.clock, fetch, maxRunMs: 0 })).toMatchObject({ attempted: 0 });
     expect(receiver.at(`${path}/ok`)).toHaveLength(0);
     expect(await h.dispatch()).toMatchObject({ attempted: 1, delivered: 1 });
   });
@@ -428,7 +429,7 @@ describe("Node dispatcher", () => {
   it("polls on its timer and delivers", async () => {
     const hook = await subscribe(h.api, h.key, receiver.url(`${path}/ok`));
     await createCategory(h.api, h.key);
-    const dispatcher = createWebhookDispatcher(h.target.db, h.config, h.clock).start(5);
+    const dispatcher = createWebhookDispatcher(h.target.db, { config: h.config, now: h.clock }).start(5);
     await receiver.waitFor(`${path}/ok`, 1);
     await dispatcher.stop();
     expect(receiver.at(`${path}/ok`).map((r) => verified(r, hook.secret).type)).toEqual(["category.created"]);

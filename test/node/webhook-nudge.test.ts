@@ -1,6 +1,6 @@
 /** WebhookDispatcher.nudgeSoon: a burst of writes becomes one dispatch run (fake timers, no sleeping). */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { WebhookDispatcher } from "../../src/services/webhook-dispatcher";
+import { WebhookDispatcher } from "../../src/services/webhooks/dispatch";
 
 afterEach(() => {
   vi.useRealTimers();

@@ -15,8 +15,8 @@ import type { LookupAddress } from "node:dns";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config";
 import { guardedWebhookFetch, type ResolveAll } from "../../src/runtime/node-webhook-fetch";
-import { dispatchDue } from "../../src/services/webhook-dispatcher";
-import { isPrivateAddress } from "../../src/services/webhooks.service";
+import { isPrivateAddress } from "../../src/lib/private-address";
+import { dispatchDue } from "../../src/services/webhooks/dispatch";
 import { connect } from "../support/client";
 import { nodeTarget, TEST_ENV, type NodeTarget } from "../support/node-target";
 import { Receiver } from "../support/webhook-receiver";
@@ -68,7 +68,7 @@ async function deliverOnce(url: string, allowPrivate: boolean, resolveAll: Resol
   const hook = await subscribe(api, target.staffKey, url, ["category.created"]);
   await createCategory(api, target.staffKey);
   const config = parseConfig({ ...TEST_ENV, WEBHOOKS_ALLOW_PRIVATE: String(allowPrivate), WEBHOOK_TIMEOUT_MS: "5000" });
-  await dispatchDue(target.db, config, () => new Date(), guardedWebhookFetch(allowPrivate, resolveAll));
+  await dispatchDue(target.db, { config, now: () => new Date(), fetch: guardedWebhookFetch({ allowPrivate, resolveAll }) });
   const res = await api.get<DeliveryBody[]>(`/webhooks/${hook.id}/deliveries`, { key: target.staffKey });
   return res.body[0]!;
 }

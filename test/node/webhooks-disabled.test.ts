@@ -9,7 +9,7 @@ import { unstable_readConfig } from "wrangler";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "../../scripts/sqld";
 import { parseConfig } from "../../src/config";
-import { dispatchDue } from "../../src/services/webhook-dispatcher";
+import { dispatchDue } from "../../src/services/webhooks/dispatch";
 import { createCategory } from "../scenarios/categories.scenarios";
 import { subscribe, type DeliveryBody } from "../scenarios/webhooks.scenarios";
 import { connect } from "../support/client";
@@ -32,12 +32,11 @@ async function writeAndDispatch(env: Record<string, string>, path: string) {
     const key = target.staffKey;
     const hook = await subscribe(api, key, receiver.url(path));
     await createCategory(api, key);
-    const report = await dispatchDue(
-      target.db,
-      parseConfig({ ...TEST_ENV, ...env }),
-      () => new Date(),
-      (input, init) => fetch(input, init),
-    );
+    const report = await dispatchDue(target.db, {
+      config: parseConfig({ ...TEST_ENV, ...env }),
+      now: () => new Date(),
+      fetch: (input, init) => fetch(input, init),
+    });
     const deliveries = (await api.get<DeliveryBody[]>(`/webhooks/${hook.id}/deliveries?limit=100`, { key })).body;
     return { report, received: receiver.at(path).length, deliveries };
   } finally {

@@ -2,11 +2,15 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { AppEnv } from "../../lib/context";
 import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
-import * as service from "../../services/webhooks.service";
+import { listDeliveries } from "../../services/webhooks/delivery-log";
+import * as service from "../../services/webhooks/subscriptions";
 import type * as routes from "./webhooks.routes";
 
 export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
-  const { webhook, secret } = await service.createWebhook(c.get("db"), c.req.valid("json"), c.get("config").webhooks.allowPrivateTargets, c.get("now")());
+  const { webhook, secret } = await service.createWebhook(c.get("db"), c.req.valid("json"), {
+    allowPrivateTargets: c.get("config").webhooks.allowPrivateTargets,
+    now: c.get("now")(),
+  });
   c.header("Location", `/webhooks/${webhook.id}`);
   return c.json({ ...webhook, secret }, 201);
 };
@@ -30,7 +34,7 @@ export const remove: RouteHandler<typeof routes.remove, AppEnv> = async (c) => {
 export const deliveries: RouteHandler<typeof routes.deliveries, AppEnv> = async (c) => {
   const { webhookId } = c.req.valid("param");
   const { limit = DEFAULT_PAGE_SIZE, cursor, status } = c.req.valid("query");
-  const page = toPage(await service.listDeliveries(c.get("db"), webhookId, decodeCursor(cursor), limit + 1, status), limit);
+  const page = toPage(await listDeliveries(c.get("db"), { webhookId, afterId: decodeCursor(cursor), limit: limit + 1, status }), limit);
   setNextLink(c, page.nextCursor);
   return c.json(page.items, 200);
 };

@@ -1,0 +1,251 @@
+/**
+ * A webhook dispatch run (API.md §6: at least once, in order per
+ * subscription): prune finished deliveries older than the retention, fan out
+ * new events (./fan-out.ts), then attempt due queue heads (./delivery.ts) in
+ * rounds until none is due. Only a subscription's head (its pending delivery
+ * with the lowest event id) is attempted, so event N+1 is never sent before
+ * event N was delivered or given up. A round claims up to `HEAD_LIMIT` heads in
+ * one batch, sends them at once, records them in one batch, then yields.
+ *
+ * `WebhookDispatcher` runs these for one runtime instance: polled and nudged
+ * on Node (src/server.ts), nudged after writes and by the Cron Trigger on
+ * Workers (src/worker.ts).
+ */
+import { and, eq, inArray, lt, lte, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
+import type { AppConfig } from "../../config";
+import { qb, type Database } from "../../db/client";
+import { execute, plan, run, statement, type ResultOf } from "../../db/plan";
+import { events, webhookDeliveries, webhooks } from "../../db/schema";
+import { loggableError } from "../../lib/errors";
+import { attemptAll, claim, type FetchFn, type Head } from "./delivery";
+import { fanOut, fanOutRange, yieldToEventLoop } from "./fan-out";
+import type { SubscribedTypes } from "./interest";
+import { retentionStart } from "./schedule";
+
+/** What a dispatch run needs, and its limits. */
+export interface DispatchOptions {
+  config: AppConfig;
+  /** Clock (injected by tests); read before each step. */
+  now: () => Date;
+  /** HTTP client (the runtime's `fetch`). */
+  fetch: FetchFn;
+  /** Most attempts made by one run (default 2,000). */
+  budget?: number;
+  /** Jitter source in [0, 1) (default Math.random). */
+  random?: () => number;
+  /** When aborted, no further attempt nor fan-out batch starts (attempts in flight finish and are recorded). */
+  signal?: AbortSignal;
+  /** No attempt nor fan-out batch starts later than this after the run began, ms (default 20 000; Workers' waitUntil allows about 30 s). */
+  maxRunMs?: number;
+  /** Learns which event types the subscriptions want (read at the start of the run). */
+  interest?: SubscribedTypes;
+}
+
+/** What one `dispatchDue` run did. */
+export interface DispatchReport {
+  /** Delivery rows created by the fan-out. */
+  queued: number;
+  attempted: number;
+  delivered: number;
+  /** Failed attempts that were rescheduled. */
+  retried: number;
+  /** Deliveries given up after `maxAttempts` (their subscriptions are now `failing`). */
+  givenUp: number;
+}
+
+/** Subscriptions (their queue heads) attempted per round. */
+const HEAD_LIMIT = 16;
+/** Finished deliveries deleted per run at most (one bounded statement). */
+const PRUNE_BATCH = 1000;
+
+const d = webhookDeliveries;
+/** A subscription's queue, looked up from its head (correlated subquery alias). */
+const queue = alias(webhookDeliveries, "p");
+
+/** The start of a run: retention, the fan-out range, and what the subscriptions want. */
+const start = plan({
+  /** Up to `PRUNE_BATCH` finished deliveries that finished before `before`, found through the (status, next_attempt_at) index. */
+  prune: statement(
+    qb
+      .delete(d)
+      .where(
+        inArray(
+          d.id,
+          qb
+            .select({ id: d.id })
+            .from(d)
+            .where(and(inArray(d.status, ["delivered", "failed"]), lt(d.nextAttemptAt, sql.placeholder("before"))))
+            .limit(PRUNE_BATCH),
+        ),
+      )
+      .prepare(),
+  ),
+  range: statement(fanOutRange),
+  subscriptions: statement(qb.select({ events: webhooks.events }).from(webhooks).prepare()),
+});
+
+/**
+ * Due queue heads: for each subscription (at most 50), its pending delivery
+ * with the lowest event id, found through the (webhook_id, status, event_id)
+ * index, kept when due at `now`; oldest first, at most `limit`.
+ */
+const dueHeads = qb
+  .select({
+    id: d.id,
+    webhookId: d.webhookId,
+    eventId: d.eventId,
+    url: webhooks.url,
+    secret: webhooks.secret,
+    type: events.type,
+    occurredAt: events.occurredAt,
+    data: events.data,
+  })
+  .from(webhooks)
+  .innerJoin(
+    d,
+    eq(
+      d.id,
+      qb
+        .select({ id: queue.id })
+        .from(queue)
+        .where(and(eq(queue.webhookId, webhooks.id), eq(queue.status, "pending")))
+        .orderBy(queue.eventId)
+        .limit(1),
+    ),
+  )
+  .innerJoin(events, eq(events.id, d.eventId))
+  .where(lte(d.nextAttemptAt, sql.placeholder("now")))
+  .orderBy(d.nextAttemptAt, d.id)
+  .limit(sql.placeholder("limit"))
+  .prepare();
+
+/** The payload is the Event representation, exactly as GET /events shows it. */
+function toHead(row: ResultOf<typeof dueHeads>[number]): Head {
+  const body = JSON.stringify({ id: row.eventId, type: row.type, occurredAt: row.occurredAt, data: JSON.parse(row.data) as unknown });
+  return { id: row.id, webhookId: row.webhookId, eventId: row.eventId, url: row.url, secret: row.secret, body };
+}
+
+/**
+ * Run the delivery pipeline once (see the module docs). Does nothing (an
+ * all-zero report) when `config.webhooks.enabled` is false (previews, API.md §8.2).
+ * @returns what the run did.
+ * @throws the driver's error when the database fails (attempt failures are recorded, not thrown).
+ */
+export async function dispatchDue(db: Database, options: DispatchOptions): Promise<DispatchReport> {
+  const report: DispatchReport = { queued: 0, attempted: 0, delivered: 0, retried: 0, givenUp: 0 };
+  const { config, now, signal } = options;
+  if (!config.webhooks.enabled) return report;
+  const random = options.random ?? Math.random;
+  let budget = options.budget ?? 2000;
+  const first = now();
+  const deadline = first.getTime() + (options.maxRunMs ?? 20_000);
+  const stop = () => signal?.aborted === true || now().getTime() >= deadline;
+
+  const mark = options.interest?.mark();
+  const { range, subscriptions } = await run(db, start, { before: retentionStart(first).toISOString() });
+  const lists = subscriptions.map((s) => s.events);
+  if (mark) options.interest?.learn(mark, lists);
+  if (subscriptions.length === 0) return report; // deliveries go with their subscription: nothing is pending
+  const [{ maxEvent, minCursor } = { maxEvent: 0, minCursor: null }] = range;
+  report.queued = await fanOut(db, { from: minCursor, to: maxEvent, maxPendingPerFailing: config.webhooks.maxPendingPerFailing, now, stop });
+
+  while (budget > 0 && !stop()) {
+    const at = now();
+    const heads = (await execute(db, dueHeads, { now: at.toISOString(), limit: Math.min(HEAD_LIMIT, budget) })).map(toHead);
+    if (heads.length === 0) break;
+    budget -= heads.length;
+    const claimed = await claim(db, heads, { now: at, timeoutMs: config.webhooks.timeoutMs });
+    const outcomes = await attemptAll(db, claimed, { config, now, fetch: options.fetch, random });
+    report.attempted += claimed.length;
+    for (const outcome of outcomes) report[outcome] += 1;
+    await yieldToEventLoop();
+  }
+  return report;
+}
+
+/**
+ * Runs dispatch runs for one runtime instance: on a timer (Node) and when
+ * nudged. Runs never overlap; a nudge during a run schedules exactly one more
+ * run, and its promise settles after that run (suitable for Workers'
+ * `ctx.waitUntil`). Errors are logged, never thrown.
+ */
+export class WebhookDispatcher {
+  private running: Promise<void> | undefined;
+  private again = false;
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private stopped = false;
+  private soon: ReturnType<typeof setTimeout> | undefined;
+  private readonly stopping = new AbortController();
+
+  /** @param run one dispatch run; its signal aborts when `stop()` is called. */
+  constructor(
+    private readonly run: (signal: AbortSignal) => Promise<unknown>,
+    private readonly log: (line: string) => void = (line) => console.error(line),
+  ) {}
+
+  /** Run now (or once more after the current run); resolves when the runs are done. */
+  nudge(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      try {
+        do {
+          this.again = false;
+          try {
+            await this.run(this.stopping.signal);
+          } catch (error) {
+            this.log(`webhook dispatch failed: ${loggableError(error).message}`);
+          }
+        } while (this.again && !this.stopped);
+      } finally {
+        this.running = undefined;
+      }
+    })();
+    return this.running;
+  }
+
+  /** Run within `delayMs` unless a run is already scheduled that way: a burst of writes becomes one run. The timer does not keep the process alive. */
+  nudgeSoon(delayMs: number): void {
+    if (this.stopped || this.soon) return;
+    this.soon = setTimeout(() => {
+      this.soon = undefined;
+      void this.nudge();
+    }, delayMs);
+    (this.soon as { unref?: () => void }).unref?.();
+  }
+
+  /** Poll every `intervalMs` (Node). The timer does not keep the process alive. */
+  start(intervalMs: number): this {
+    this.timer ??= setInterval(() => void this.nudge(), intervalMs);
+    (this.timer as { unref?: () => void }).unref?.();
+    return this;
+  }
+
+  /** Stop polling and nudges; the current run starts no new attempt; resolves when it has finished. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.stopping.abort();
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    if (this.soon) clearTimeout(this.soon);
+    this.soon = undefined;
+    await this.running;
+  }
+}
+
+/** What `createWebhookDispatcher` needs: the run's options (clock and `fetch` default to the runtime's), and where failures are logged. */
+export type DispatcherOptions = Omit<DispatchOptions, "now" | "fetch" | "signal"> & {
+  now?: () => Date;
+  fetch?: FetchFn;
+  log?: (line: string) => void;
+};
+
+/** A dispatcher whose runs are `dispatchDue(db, options)`. */
+export function createWebhookDispatcher(db: Database, options: DispatcherOptions): WebhookDispatcher {
+  const { log, now = () => new Date(), fetch: fetchFn = (input, init) => fetch(input, init), ...rest } = options;
+  return new WebhookDispatcher((signal) => dispatchDue(db, { ...rest, now, fetch: fetchFn, signal }), log);
+}

@@ -1,0 +1,56 @@
+/**
+ * Which event types some webhook subscription wants, as this process (or
+ * Worker isolate) last learned it: plain data, so that a write whose events
+ * nobody wants starts no dispatch run (API.md §6). Learned by each dispatch
+ * run; forgotten when this process creates or deletes a subscription and
+ * after `maxAgeMs`. Not knowing counts as wanting. See docs/architecture.md
+ * "Webhooks" for the staleness this allows.
+ */
+import { subscriptionChanges } from "./subscriptions";
+
+/** A snapshot point: taken before the subscriptions are read, so a change during the read makes the result stale. */
+export interface InterestMark {
+  at: number;
+  changes: number;
+}
+
+interface Known extends InterestMark {
+  /** True when a subscription wants every type (`["*"]`). */
+  all: boolean;
+  types: ReadonlySet<string>;
+}
+
+/** Knowledge of the event types the subscriptions of one database want. */
+export class SubscribedTypes {
+  private known: Known | undefined;
+
+  /**
+   * @param maxAgeMs knowledge older than this counts as unknown, ms (default 60 s: the cron's period).
+   * @param clock milliseconds since the epoch (injected by tests).
+   */
+  constructor(
+    private readonly maxAgeMs = 60_000,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  /** Take a mark before reading the subscriptions (pass it to `learn`). */
+  mark(): InterestMark {
+    return { at: this.clock(), changes: subscriptionChanges() };
+  }
+
+  /** Learn the `events` lists (JSON text, as stored) of every subscription, read after `mark`. */
+  learn(mark: InterestMark, eventLists: readonly string[]): void {
+    const types = new Set<string>();
+    for (const list of eventLists) for (const type of JSON.parse(list) as string[]) types.add(type);
+    this.known = { ...mark, all: types.has("*"), types };
+  }
+
+  /** True unless the knowledge is current and no subscription wants any of `types` (committed event types). */
+  mayWant(types: Iterable<string>): boolean {
+    const known = this.known;
+    const list = [...types];
+    if (list.length === 0) return false;
+    if (!known || known.changes !== subscriptionChanges() || this.clock() - known.at > this.maxAgeMs) return true;
+    return known.all || list.some((type) => known.types.has(type));
+  }
+}

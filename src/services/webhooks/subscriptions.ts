@@ -1,0 +1,191 @@
+/**
+ * Webhook subscriptions (API.md §6, experimental): create, list, get, delete.
+ *
+ * A subscription is `{url, events[]}` plus a signing secret `whsec_…` returned
+ * once, by the create call. `events` lists the wanted event types, or is
+ * exactly `["*"]` for every type. A new subscription receives the events
+ * committed after it (its fan-out cursor starts at the last event id).
+ *
+ * Targets: absolute http(s) URLs without credentials, at most 2000 characters;
+ * private hosts (src/lib/private-address.ts) are refused unless allowed. Host
+ * names are checked at delivery time, on the connection (src/runtime/node-webhook-fetch.ts).
+ */
+import { count, eq, gt, lt, sql } from "drizzle-orm";
+import { qb, type Database } from "../../db/client";
+import { execute, plan, run, statement } from "../../db/plan";
+import { events as eventLog, webhookDeliveries, webhooks } from "../../db/schema";
+import { ApiError, notFound } from "../../lib/errors";
+import { isPrivateHost } from "../../lib/private-address";
+import type { EventType } from "../events.service";
+import { generateWebhookSecret } from "./signing";
+
+export type WebhookStatus = "active" | "failing";
+
+/** Webhook subscription representation (never carries the secret). */
+export interface Webhook {
+  id: number;
+  url: string;
+  events: (EventType | "*")[];
+  /** `failing` after a delivery was given up; back to `active` after the next success. */
+  status: WebhookStatus;
+  createdAt: string;
+}
+
+export interface NewWebhook {
+  url: string;
+  events: (EventType | "*")[];
+}
+
+/** Most subscriptions that may exist at once (API.md §6). */
+export const MAX_WEBHOOKS = 50;
+
+/** The columns of the Webhook representation. */
+const WEBHOOK = { id: webhooks.id, url: webhooks.url, events: webhooks.events, status: webhooks.status, createdAt: webhooks.createdAt };
+
+const lastEventId = qb.select({ id: sql<number>`coalesce(max(${eventLog.id}), 0)` }).from(eventLog);
+
+const subscriptionCount = qb
+  .select({ n: count().as("n") })
+  .from(webhooks)
+  .as("subscriptions");
+
+/** Inserts only while fewer than `max` subscriptions exist: check and insert are one statement. */
+const insertSubscription = qb
+  .insert(webhooks)
+  .select(
+    qb
+      .select({
+        id: sql<number>`NULL`.as("id"),
+        url: sql<string>`${sql.placeholder("url")}`.as("url"),
+        events: sql<string>`${sql.placeholder("events")}`.as("events"),
+        secret: sql<string>`${sql.placeholder("secret")}`.as("secret"),
+        status: sql<WebhookStatus>`'active'`.as("status"),
+        createdAt: sql<string>`${sql.placeholder("createdAt")}`.as("created_at"),
+        lastEventId: sql<number>`${lastEventId}`.as("last_event_id"),
+      })
+      .from(subscriptionCount)
+      .where(lt(subscriptionCount.n, sql.placeholder("max"))),
+  )
+  .returning(WEBHOOK)
+  .prepare();
+
+const listSubscriptions = qb
+  .select(WEBHOOK)
+  .from(webhooks)
+  .where(gt(webhooks.id, sql.placeholder("afterId")))
+  .orderBy(webhooks.id)
+  .limit(sql.placeholder("limit"))
+  .prepare();
+
+const subscriptionById = qb
+  .select(WEBHOOK)
+  .from(webhooks)
+  .where(eq(webhooks.id, sql.placeholder("id")))
+  .prepare();
+
+/** A subscription and its delivery log, in one batch. */
+const removal = plan({
+  deliveries: statement(
+    qb
+      .delete(webhookDeliveries)
+      .where(eq(webhookDeliveries.webhookId, sql.placeholder("id")))
+      .prepare(),
+  ),
+  subscription: statement(
+    qb
+      .delete(webhooks)
+      .where(eq(webhooks.id, sql.placeholder("id")))
+      .prepare(),
+  ),
+});
+
+/** Subscriptions created or deleted by this process (or isolate) so far. */
+let changes = 0;
+
+/** How many subscriptions this process (or isolate) has created or deleted: knowledge of them older than a change is stale. */
+export function subscriptionChanges(): number {
+  return changes;
+}
+
+function toWebhook(row: { id: number; url: string; events: string; status: WebhookStatus; createdAt: string }): Webhook {
+  return { id: row.id, url: row.url, events: JSON.parse(row.events) as Webhook["events"], status: row.status, createdAt: row.createdAt };
+}
+
+/**
+ * Why `raw` cannot be a webhook target, or undefined when it can: an absolute
+ * http(s) URL of at most 2000 characters, without credentials, and not a
+ * private host (`isPrivateHost`) unless `allowPrivate`.
+ */
+export function webhookTargetProblem(raw: string, options: { allowPrivate: boolean }): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return "Must be an absolute http(s) URL.";
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return "Only http and https URLs are allowed.";
+  if (url.username || url.password) return "Credentials in the URL are not allowed.";
+  if (url.href.length > 2000) return "At most 2000 characters.";
+  if (!options.allowPrivate && isPrivateHost(url.hostname)) return "Loopback, private and link-local targets are not allowed.";
+  return undefined;
+}
+
+/**
+ * Create a subscription that receives the events committed after it. One
+ * statement: concurrent calls never pass `MAX_WEBHOOKS`.
+ * @param options.allowPrivateTargets accept private hosts (WEBHOOKS_ALLOW_PRIVATE); `now` is its `createdAt`.
+ * @returns the subscription and its secret (`whsec_…`), which is never shown again.
+ * @throws ApiError 400 `validation_error` (path `body.url`) for a refused target.
+ * @throws ApiError 409 `subscription_limit_reached` when `MAX_WEBHOOKS` exist.
+ */
+export async function createWebhook(
+  db: Database,
+  input: NewWebhook,
+  options: { allowPrivateTargets: boolean; now: Date },
+): Promise<{ webhook: Webhook; secret: string }> {
+  const problem = webhookTargetProblem(input.url, { allowPrivate: options.allowPrivateTargets });
+  if (problem) {
+    throw new ApiError(400, "validation_error", "The request is invalid; see details.", [{ path: "body.url", message: problem }]);
+  }
+  const secret = generateWebhookSecret();
+  const [row] = await execute(db, insertSubscription, {
+    url: new URL(input.url).href,
+    events: JSON.stringify([...new Set(input.events)]),
+    secret,
+    createdAt: options.now.toISOString(),
+    max: MAX_WEBHOOKS,
+  });
+  if (!row) {
+    throw new ApiError(
+      409,
+      "subscription_limit_reached",
+      `At most ${MAX_WEBHOOKS} webhook subscriptions may exist; delete one (DELETE /webhooks/{webhookId}) first.`,
+    );
+  }
+  changes += 1;
+  return { webhook: toWebhook(row), secret };
+}
+
+/** Up to `limit` subscriptions with id > `afterId`, ascending. One round trip. */
+export async function listWebhooks(db: Database, afterId: number, limit: number): Promise<Webhook[]> {
+  const rows = await execute(db, listSubscriptions, { afterId, limit });
+  return rows.map(toWebhook);
+}
+
+/** @throws ApiError 404 when absent. */
+export async function getWebhook(db: Database, webhookId: number): Promise<Webhook> {
+  const [row] = await execute(db, subscriptionById, { id: webhookId });
+  if (!row) throw notFound("Webhook", webhookId);
+  return toWebhook(row);
+}
+
+/**
+ * Delete a subscription and its delivery log in one batch; nothing more is
+ * delivered to it (an attempt already in flight may still arrive).
+ * @throws ApiError 404 when absent.
+ */
+export async function deleteWebhook(db: Database, webhookId: number): Promise<void> {
+  const { subscription } = await run(db, removal, { id: webhookId });
+  if (subscription.rowsAffected !== 1) throw notFound("Webhook", webhookId);
+  changes += 1;
+}
