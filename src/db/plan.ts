@@ -77,7 +77,8 @@ export type PlanResults<S extends Steps> = { [K in keyof S]: ResultOf<S[K]["quer
 /** A checked plan (see `plan`). */
 export interface Plan<S extends Steps> {
   readonly steps: S;
-  readonly names: readonly (keyof S & string)[];
+  /** The step names, in the order the steps run. */
+  readonly names: readonly string[];
 }
 
 /**
@@ -86,7 +87,7 @@ export interface Plan<S extends Steps> {
  * @throws Error at build time when a guarded step does not follow the step it names.
  */
 export function plan<S extends Steps>(steps: S): Plan<S> {
-  const names = Object.keys(steps) as (keyof S & string)[];
+  const names = Object.keys(steps);
   names.forEach((name, index) => {
     const { after } = steps[name]!;
     if (after !== undefined && names[index - 1] !== after) {

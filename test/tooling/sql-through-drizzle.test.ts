@@ -1,15 +1,14 @@
 /**
- * Every query goes through Drizzle (issue 15): statements are built by the
- * query builder or the `sql` template with schema columns, and reach the
- * libSQL client through Drizzle itself or through the batch helpers,
- * src/db/plan.ts (`execute`, `run`, `read`) and the deprecated src/db/batch.ts
- * (Drizzle's `db.batch` cannot choose the transaction mode). Scans every `src/**\/*.ts` file (comments
- * left out) and fails on a raw client call through the Drizzle handle
- * (`$client.execute`, `$client.batch`, …) or a raw statement object
- * (`{ sql: … }`), or a use of the raw helpers src/db/batch.ts still keeps
- * (`writeStatements`, `eventInsert`, …), anywhere else, printing each with its line.
+ * Every query goes through Drizzle: statements are built by the query builder
+ * or the `sql` template with schema columns, and reach the libSQL client
+ * through src/db/plan.ts (`execute`, `run`, `read`; Drizzle's `db.batch`
+ * cannot choose the transaction mode). Scans every `src/**\/*.ts` file
+ * (comments left out) and fails on a raw client call through the Drizzle
+ * handle (`$client.execute`, `$client.batch`, …), a raw statement object
+ * (`{ sql: … }`), or a name of the former raw helpers (`writeStatements`,
+ * `eventInsert`, …), anywhere else, printing each with its line.
  *
- * Allowed besides src/db/plan.ts and src/db/batch.ts: the modules that construct or wrap the
+ * Allowed besides src/db/plan.ts: the modules that construct or wrap the
  * libSQL `Client` itself, below Drizzle — src/db/open.ts (opens it, sets the
  * connection's PRAGMAs, answers the health check), src/db/guarded-client.ts
  * and src/db/remote.ts (are `Client`s: their `execute`/`batch` are the
@@ -24,13 +23,13 @@ import { describe, expect, it } from "vitest";
 const SRC = fileURLToPath(new URL("../../src/", import.meta.url));
 
 /** Files (relative to src/) that may hand statements to the libSQL client themselves; see above. */
-const ALLOWED = new Set(["db/plan.ts", "db/batch.ts", "db/open.ts", "db/guarded-client.ts", "db/remote.ts", "db/round-trips.ts"]);
+const ALLOWED = new Set(["db/plan.ts", "db/open.ts", "db/guarded-client.ts", "db/remote.ts", "db/round-trips.ts"]);
 
 /** What only those files may write: a raw client call through the Drizzle handle, and a raw statement object. */
 const RAW_SQL: { name: string; pattern: RegExp }[] = [
   { name: "raw client call", pattern: /\$client\s*\??\.\s*(execute|batch|executeMultiple|transaction|migrate)\b/g },
   { name: "raw statement object", pattern: /\{\s*sql\s*:/g },
-  // The raw forms src/db/batch.ts keeps (deprecated) until every service has moved: raw SQL strings, not always `{ sql: … }`.
+  // The former raw helpers: raw SQL strings, not always `{ sql: … }`.
   { name: "raw batch helper", pattern: /\b(writeStatements|readStatements|eventInsert|PET_JSON|CATEGORY_JSON|INVENTORY_JSON|ORDER_JSON)\b/g },
 ];
 

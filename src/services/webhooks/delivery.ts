@@ -213,19 +213,16 @@ export async function attempt(head: Claimed, options: { config: AppConfig; at: D
 /** A plan to run in a batch of several, with its values. */
 type PlanRun = readonly [Plan<Steps>, Record<string, unknown>];
 
-/** `p` as one of several different plans of a batch (`runEach` types its runs as plans of one shape). */
-const mixed = <S extends Steps>(p: Plan<S>) => p as unknown as Plan<Steps>;
-
 /** The plan run that records `result` for `head` at `now`, and what becomes of the delivery. */
 function recording(head: Claimed, result: AttemptResult, options: { config: AppConfig; now: Date; random: () => number }): { outcome: Outcome; run: PlanRun } {
   const now = options.now.toISOString();
   const { statusCode, error } = result;
   const claimed = { id: head.id, webhookId: head.webhookId, attempts: head.attempts, statusCode, error };
-  if (result.ok) return { outcome: "delivered", run: [mixed(delivered), { ...claimed, now }] };
+  if (result.ok) return { outcome: "delivered", run: [delivered, { ...claimed, now }] };
   const { maxAttempts, retryBaseMs, retryCapMs } = options.config.webhooks;
-  if (head.attempts >= maxAttempts) return { outcome: "givenUp", run: [mixed(givenUp), { ...claimed, now }] };
+  if (head.attempts >= maxAttempts) return { outcome: "givenUp", run: [givenUp, { ...claimed, now }] };
   const next = new Date(options.now.getTime() + backoffDelayMs(head.attempts, retryBaseMs, retryCapMs, options.random)).toISOString();
-  return { outcome: "retried", run: [mixed(retried), { ...claimed, next }] };
+  return { outcome: "retried", run: [retried, { ...claimed, next }] };
 }
 
 /**
