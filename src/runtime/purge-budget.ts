@@ -1,18 +1,12 @@
 /**
- * Purge budget of the edge cache (docs/caching.md): which cache tags to purge
- * and when, so that `ctx.cache.purge` stays within Cloudflare's Free-tier purge
- * limits that Workers Caching always gets (5 calls per minute, bucket of 25,
- * ≤ 100 tags per call, per account:
- * https://developers.cloudflare.com/workers/cache/limitations/#purge-rate-limits,
- * https://developers.cloudflare.com/cache/how-to/purge-cache/).
- *
- * Pure and clock-injected: `PurgeScheduler` keeps plain data (`PurgeState`,
- * JSON-serializable) that the Durable Object (src/runtime/purge-coordinator.ts)
- * stores. Writes `submit` tags; each is purged once as soon as a token allows
- * (coalesced with every other due write, ≤ `maxTags` per call) and once more
- * `repeatAfterMs` later (reads in flight at the write). A purge that cannot be
- * sent before the entries it targets expire (`lifetimeMs`) is dropped; a refused
- * call is retried after `retryAfterMs` with no token spent meanwhile.
+ * Purge budget of the edge cache (docs/caching.md): which tags to purge when,
+ * within the Free-tier purge limits Workers Caching always gets
+ * (https://developers.cloudflare.com/workers/cache/limitations/#purge-rate-limits,
+ * https://developers.cloudflare.com/cache/how-to/purge-cache/). Pure, clock
+ * injected: `PurgeScheduler` works on plain data (`PurgeState`) that the
+ * Durable Object stores. Each write's tags are purged when a token allows
+ * (coalesced, ≤ `maxTags` per call) and again `repeatAfterMs` later; refused
+ * calls are retried after `retryAfterMs`; purges later than `lifetimeMs` are dropped.
  */
 
 /** Rounding slack on fractional tokens. */

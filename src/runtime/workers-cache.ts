@@ -1,23 +1,12 @@
 /**
- * Workers Cache for the Worker (API.md §7, docs/caching.md): Cloudflare's
- * tiered cache in front of the Worker (`[cache]` in wrangler.toml) serves
- * public reads without running it; this middleware sets the edge policy of
- * those reads and hands the tags each write makes stale to the purge
- * coordinator. Docs: https://developers.cloudflare.com/workers/cache/.
- *
- * Reads: a public answer (`PUBLIC_CACHE_CONTROL`, src/lib/http-cache.ts) gets
- * `Cloudflare-CDN-Cache-Control` (highest precedence at Cloudflare, stripped
- * before the client): `EDGE_CACHE_CONTROL` for the catalogue, purged on change;
- * `EDGE_SHORT_CACHE_CONTROL` for inventory, never purged. Both bound
- * stale-if-error. `forEdge` takes per-request headers off what the edge stores.
- *
- * Writes: the catalogue tags of the committed outbox events
- * (`edgePurgeTags(tagsToPurge(…))`, src/lib/cache-tags.ts) go to the
- * coordinator (src/runtime/purge-coordinator.ts) before the response; when it
- * grants a call now, the write purges in its own request (awaited), else the
- * coordinator's alarm flushes later through `flushPurges`. Failures are logged
- * and never fail the write. Local workerd has no `ctx.cache`: purges then go to
- * `fallback` (the Worker suite records them).
+ * Workers Cache for the Worker (API.md §7, docs/caching.md,
+ * https://developers.cloudflare.com/workers/cache/). Reads: a public answer
+ * gets its edge policy in `Cloudflare-CDN-Cache-Control` (catalogue: purged;
+ * inventory: short-lived, never purged; both with a bounded stale-if-error).
+ * Writes: the catalogue tags of the committed outbox events go to the purge
+ * coordinator (src/runtime/purge-coordinator.ts) before the response; a write
+ * granted a call purges in its own request. Failures are logged, never fail
+ * the write. Local workerd has no `ctx.cache`: calls go to `fallback`.
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { withCommitLog } from "../db/commit-log";
