@@ -11,6 +11,10 @@
 
 /** Rounding slack on fractional tokens. */
 const EPSILON = 1e-9;
+/** Pending entries kept apart; beyond, those due in the same second merge (due ≤ 1 s later), keeping the stored state small. */
+export const MAX_PENDING_ENTRIES = 500;
+/** Longest `source` kept on a merged entry, characters. */
+const MAX_SOURCE_LENGTH = 200;
 
 /** A token bucket: `perMinute` refill, `burst` capacity, `maxTags` per call. */
 export interface PurgeBudget {
@@ -75,6 +79,9 @@ export interface PurgeState {
   inFlight: { id: number; takenAt: number; parts: PendingPurge[] }[];
 }
 
+/** What became of a purge call. */
+export type PurgeOutcome = "accepted" | "refused";
+
 /** One purge call to make: ≤ `maxTags` distinct tags; `parts` say which write asked for which tags. */
 export interface PurgeBatch {
   id: number;
@@ -96,12 +103,15 @@ export class PurgeScheduler {
 
   /** Queue `tags` of one write (`source`: its request id) for a purge now and a second one after `repeatAfterMs`. */
   submit(tags: readonly string[], source: string, now: number): void {
-    if (tags.length === 0) return;
-    const { repeatAfterMs, lifetimeMs } = this.policy;
-    this.state.pending.push(
-      { tags: [...tags], source, dueAt: now, expiresAt: now + lifetimeMs },
-      { tags: [...tags], source, dueAt: now + repeatAfterMs, expiresAt: now + repeatAfterMs + lifetimeMs },
-    );
+    const { repeatAfterMs, lifetimeMs, budget } = this.policy;
+    for (let i = 0; i < tags.length; i += budget.maxTags) {
+      const chunk = tags.slice(i, i + budget.maxTags);
+      this.state.pending.push(
+        { tags: chunk, source, dueAt: now, expiresAt: now + lifetimeMs },
+        { tags: [...chunk], source, dueAt: now + repeatAfterMs, expiresAt: now + repeatAfterMs + lifetimeMs },
+      );
+    }
+    if (this.state.pending.length > MAX_PENDING_ENTRIES) this.compact();
   }
 
   /**
@@ -135,11 +145,11 @@ export class PurgeScheduler {
   }
 
   /** Report batch `id`: accepted, or refused (its tags go back, no call for `retryAfterMs`). */
-  settle(id: number, accepted: boolean, now: number): void {
+  settle(id: number, outcome: PurgeOutcome, now: number): void {
     const inFlight = this.state.inFlight.find((b) => b.id === id);
     if (!inFlight) return;
     this.state.inFlight = this.state.inFlight.filter((b) => b !== inFlight);
-    if (accepted) return;
+    if (outcome === "accepted") return;
     this.state.pending.unshift(...inFlight.parts);
     this.refill(now);
     this.state.tokens = 0;
@@ -162,6 +172,26 @@ export class PurgeScheduler {
     const elapsed = Math.max(0, now - this.state.refilledAt);
     this.state.tokens = Math.min(burst, this.state.tokens + (elapsed * perMinute) / 60_000);
     this.state.refilledAt = Math.max(now, this.state.refilledAt);
+  }
+
+  /** Merge pending entries due in the same second (rounded up), ≤ `maxTags` tags each. */
+  private compact(): void {
+    const bySecond = new Map<number, PendingPurge[]>();
+    for (const entry of this.state.pending) {
+      const dueAt = Math.ceil(entry.dueAt / 1000) * 1000;
+      const group = bySecond.get(dueAt) ?? [];
+      bySecond.set(dueAt, group);
+      const into = group.at(-1);
+      const added = into ? entry.tags.filter((t) => !into.tags.includes(t)) : entry.tags;
+      if (!into || into.tags.length + added.length > this.policy.budget.maxTags) {
+        group.push({ ...entry, tags: [...entry.tags], dueAt });
+        continue;
+      }
+      into.tags.push(...added);
+      into.expiresAt = Math.max(into.expiresAt, entry.expiresAt);
+      if (into.source.length < MAX_SOURCE_LENGTH) into.source = `${into.source},${entry.source}`;
+    }
+    this.state.pending = [...bySecond.entries()].sort(([a], [b]) => a - b).flatMap(([, group]) => group);
   }
 
   /** Batches never settled (their caller died) are queued again: a purge is never lost to a crash. */

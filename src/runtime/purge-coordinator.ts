@@ -10,7 +10,7 @@
  * that nonce and purges in the default entrypoint (`flushPurges`).
  */
 import { DurableObject } from "cloudflare:workers";
-import { DEFAULT_PURGE_POLICY, initialPurgeState, type PurgeBatch, type PurgePolicy, PurgeScheduler, type PurgeState } from "./purge-budget";
+import { DEFAULT_PURGE_POLICY, initialPurgeState, type PurgeBatch, type PurgeOutcome, type PurgePolicy, PurgeScheduler, type PurgeState } from "./purge-budget";
 import { type PurgeFallback, purgeApiOf, sendPurge } from "./workers-cache";
 
 /** Path of the alarm's call back into the Worker (never cached: POST). */
@@ -70,9 +70,9 @@ export class PurgeCoordinator extends DurableObject<CoordinatorEnv> {
   }
 
   /** Report a batch's call: accepted or refused. */
-  async settle(id: number, accepted: boolean): Promise<void> {
+  async settle(id: number, outcome: PurgeOutcome): Promise<void> {
     const now = Date.now();
-    this.scheduler.settle(id, accepted, now);
+    this.scheduler.settle(id, outcome, now);
     await this.save(now);
   }
 
@@ -132,8 +132,8 @@ export async function flushPurges(
   if (coordinator && nonce) {
     const batch = await coordinator.takeForFlush(nonce);
     if (batch) {
-      const accepted = await sendPurge(batch, { api: purgeApiOf(ctx), fallback: options.fallback, log: options.log });
-      await coordinator.settle(batch.id, accepted);
+      const outcome = await sendPurge(batch, { api: purgeApiOf(ctx), fallback: options.fallback, log: options.log });
+      await coordinator.settle(batch.id, outcome);
     }
   }
   return new Response(null, { status: 204 });

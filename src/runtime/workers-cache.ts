@@ -13,7 +13,7 @@ import { withCommitLog } from "../db/commit-log";
 import { edgePurgeTags, isShortLivedAtEdge, tagsToPurge } from "../lib/cache-tags";
 import type { AppEnv } from "../lib/context";
 import { PUBLIC_CACHE_CONTROL } from "../lib/http-cache";
-import type { PurgeBatch } from "./purge-budget";
+import type { PurgeBatch, PurgeOutcome } from "./purge-budget";
 
 /** Edge policy of catalogue reads (pets, categories): purged on change; 90 s without a purge, +300 s only while the Worker fails. */
 export const EDGE_CACHE_CONTROL = "public, max-age=30, stale-while-revalidate=60, stale-if-error=300";
@@ -31,7 +31,7 @@ export interface PurgeApi {
 /** The coordinator's RPC surface used by writes (src/runtime/purge-coordinator.ts). */
 export interface PurgeCoordinatorApi {
   submit(tags: string[], source: string): Promise<PurgeBatch | null>;
-  settle(id: number, accepted: boolean): Promise<void>;
+  settle(id: number, outcome: PurgeOutcome): Promise<void>;
 }
 
 /** Where a batch goes when the runtime has no `ctx.cache` (local workerd): the batch as recorded. */
@@ -65,9 +65,9 @@ interface ExecutionContextLike {
 
 /**
  * Make one purge call for `batch` with `api` (or `fallback` without it).
- * Returns true when it was accepted; a refusal or error is logged, never thrown.
+ * Returns "accepted", or "refused" on a refusal or error (logged, never thrown).
  */
-export async function sendPurge(batch: PurgeBatch, options: { api?: PurgeApi; fallback?: PurgeFallback; log: (line: string) => void }): Promise<boolean> {
+export async function sendPurge(batch: PurgeBatch, options: { api?: PurgeApi; fallback?: PurgeFallback; log: (line: string) => void }): Promise<PurgeOutcome> {
   try {
     if (options.api) {
       const result = await options.api.purge({ tags: batch.tags });
@@ -75,11 +75,11 @@ export async function sendPurge(batch: PurgeBatch, options: { api?: PurgeApi; fa
     } else {
       await options.fallback?.(batch);
     }
-    return true;
+    return "accepted";
   } catch (error) {
     const sources = batch.parts.map((p) => p.source).join(",");
     options.log(`${sources} cache purge of ${batch.tags.join(",")} failed: ${error instanceof Error ? error.message : String(error)}`);
-    return false;
+    return "refused";
   }
 }
 
@@ -95,8 +95,8 @@ export function workersCache(options: WorkersCacheOptions): MiddlewareHandler<Ap
       const batch = await coordinator.submit(tags, requestId);
       if (!batch) return;
       const executionCtx = executionCtxOf(c);
-      const accepted = await sendPurge(batch, { api: purgeApiOf(executionCtx), fallback: options.fallback, log: options.log });
-      const settled = coordinator.settle(batch.id, accepted).catch((error: unknown) => options.log(`${requestId} purge settle failed: ${String(error)}`));
+      const outcome = await sendPurge(batch, { api: purgeApiOf(executionCtx), fallback: options.fallback, log: options.log });
+      const settled = coordinator.settle(batch.id, outcome).catch((error: unknown) => options.log(`${requestId} purge settle failed: ${String(error)}`));
       if (executionCtx) executionCtx.waitUntil(settled);
       else await settled;
     } catch (error) {

@@ -15,6 +15,7 @@ import {
   FREE_TIER_PURGE_LIMITS,
   initialPurgeState,
   type PurgeBudget,
+  type PurgeOutcome,
   PurgeScheduler,
   STALENESS_BOUNDS_MS,
 } from "../../src/runtime/purge-budget";
@@ -36,13 +37,13 @@ class PurgeApiStandIn {
     this.tokens = limits.burst;
   }
 
-  purge(tags: string[], at: number): boolean {
+  purge(tags: string[], at: number): PurgeOutcome {
     this.tokens = Math.min(this.limits.burst, this.tokens + ((at - this.refilledAt) * this.limits.perMinute) / 60_000);
     this.refilledAt = at;
     const accepted = tags.length <= this.limits.maxTags && this.tokens >= 1;
     if (accepted) this.tokens -= 1;
     this.calls.push({ at, tags, accepted });
-    return accepted;
+    return accepted ? "accepted" : "refused";
   }
 
   /** Spend every token, as another Worker of the account would. */
@@ -94,7 +95,7 @@ function purgePerWrite(writes: Write[], api: PurgeApiStandIn): void {
 }
 
 /** The budget: writes submit and purge what they are granted; the alarm sends the rest when `nextWakeAt` says. */
-function purgeWithBudget(writes: Write[], api: PurgeApiStandIn, drainUntil: number): PurgeScheduler {
+function purgeWithBudget(writes: Write[], api: PurgeApiStandIn, drainUntil: number, observe?: (scheduler: PurgeScheduler) => void): PurgeScheduler {
   const scheduler = new PurgeScheduler(initialPurgeState(DEFAULT_PURGE_POLICY, 0));
   const send = (now: number) => {
     const batch = scheduler.take(now);
@@ -117,6 +118,7 @@ function purgeWithBudget(writes: Write[], api: PurgeApiStandIn, drainUntil: numb
     clock = write.at;
     scheduler.submit(edgePurgeTags(tagsToPurge(write.changes)), write.source, write.at);
     send(write.at);
+    observe?.(scheduler);
   }
   alarmsUntil(drainUntil);
   return scheduler;
@@ -193,7 +195,7 @@ describe("purge scheduler", () => {
     const scheduler = new PurgeScheduler(initialPurgeState(policy, 0));
     scheduler.submit(["pet:1", "pets"], "a", 1_000);
     expect(scheduler.take(1_000)).toMatchObject({ tags: ["pet:1", "pets"], parts: [{ source: "a", tags: ["pet:1", "pets"] }] });
-    scheduler.settle(1, true, 1_100);
+    scheduler.settle(1, "accepted", 1_100);
     expect(scheduler.nextWakeAt(1_100)).toBe(1_000 + policy.repeatAfterMs);
     expect(scheduler.take(1_000 + policy.repeatAfterMs)?.tags).toEqual(["pet:1", "pets"]);
   });
@@ -211,7 +213,7 @@ describe("purge scheduler", () => {
     expect(scheduler.nextWakeAt(5_000)).toBe(policy.retryAfterMs);
     const retry = scheduler.take(policy.retryAfterMs)!;
     expect(retry.tags).toEqual(expect.arrayContaining(["category:3", "category:4"]));
-    expect(api.purge(retry.tags, policy.retryAfterMs)).toBe(true);
+    expect(api.purge(retry.tags, policy.retryAfterMs)).toBe("accepted");
   });
 
   it("a batch never settled (its caller died) is taken again after the settle timeout", () => {
@@ -226,11 +228,33 @@ describe("purge scheduler", () => {
     expect(scheduler.state.inFlight.map((b) => b.id)).toEqual([again?.id]);
   });
 
+  it("keeps its stored state small and its calls within the budget under a flood of catalogue writes (50/s)", () => {
+    const api = new PurgeApiStandIn();
+    const floods: Write[] = [];
+    for (let i = 0; i < 50 * 120; i += 1) {
+      const id = 1 + (i % 3000);
+      floods.push({ at: i * 20, source: `req-${i}-${"x".repeat(30)}`, changes: [{ type: "pet.updated", data: { id } }] });
+    }
+    let largest = 0;
+    let writesSeen = 0;
+    const scheduler = purgeWithBudget(floods, api, 4 * 60_000, (s) => {
+      writesSeen += 1;
+      if (writesSeen % 25 === 0) largest = Math.max(largest, JSON.stringify(s.state).length);
+    });
+    expect(api.calls.filter((c) => !c.accepted)).toEqual([]);
+    // A SQLite-backed Durable Object stores up to 2 MB per key and value (https://developers.cloudflare.com/durable-objects/platform/limits/).
+    expect(largest).toBeLessThan(256 * 1024);
+    expect(scheduler.state.pending).toEqual([]);
+    for (let start = 60_000; start + 60_000 <= 4 * 60_000; start += 1_000) {
+      expect(api.calls.filter((c) => c.at >= start && c.at < start + 60_000).length).toBeLessThanOrEqual(4);
+    }
+  });
+
   it("a purge that cannot be afforded before its entries expire is dropped (they expire on their own)", () => {
     const scheduler = new PurgeScheduler(initialPurgeState({ ...policy, budget: { ...policy.budget, burst: 1, perMinute: 0.5 } }, 0));
     scheduler.submit(["pet:1"], "a", 0);
     scheduler.take(0);
-    scheduler.settle(1, true, 0);
+    scheduler.settle(1, "accepted", 0);
     scheduler.submit(["pet:2"], "b", 1_000);
     expect(scheduler.take(1_000)).toBeUndefined();
     expect(scheduler.take(policy.lifetimeMs + policy.repeatAfterMs + 1_001)).toBeUndefined();
