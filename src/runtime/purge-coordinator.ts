@@ -96,6 +96,9 @@ export class PurgeCoordinator extends DurableObject<CoordinatorEnv> {
       const exports = this.ctx.exports as unknown as { default: Fetcher };
       const res = await exports.default.fetch(`https://edge-cache.invalid${PURGE_FLUSH_PATH}`, { method: "POST", headers: { [NONCE_HEADER]: nonce } });
       await res.body?.cancel();
+    } catch (error) {
+      // Not rethrown: the next alarm is set below (a thrown alarm would also be retried by the runtime).
+      console.error(`purge coordinator: call back failed: ${error instanceof Error ? error.message : String(error)}`);
     } finally {
       this.nonces.delete(nonce);
       await this.save(Date.now(), this.flushed ? 0 : startedAt + ALARM_RETRY_MS);
