@@ -47,10 +47,18 @@ export const CATALOGUE_EDGE_LIFETIME_MS = 90_000;
 /**
  * Worst-case staleness after a write, ms (docs/caching.md): a catalogue tag is
  * purged within one token's refill (60 s / perMinute) while ≤ `maxTags` tags
- * are due at once, a read in flight at the write within `repeatAfterMs` more;
- * inventory entries live their edge lifetime (EDGE_SHORT_CACHE_CONTROL).
+ * are due at once, a read in flight at the write within `repeatAfterMs` more,
+ * and without a purge within its edge lifetime; inventory entries live their
+ * edge lifetime (EDGE_SHORT_CACHE_CONTROL). `…OnError`: max-age + stale-if-error.
  */
-export const STALENESS_BOUNDS_MS = { catalogue: 15_000, catalogueReadInFlight: 25_000, inventory: 10_000 };
+export const STALENESS_BOUNDS_MS = {
+  catalogue: 15_000,
+  catalogueReadInFlight: 25_000,
+  catalogueWithoutPurge: CATALOGUE_EDGE_LIFETIME_MS,
+  catalogueOnError: 330_000,
+  inventory: 10_000,
+  inventoryOnError: 65_000,
+};
 
 export const DEFAULT_PURGE_POLICY: PurgePolicy = {
   budget: WORKER_PURGE_BUDGET,

@@ -130,6 +130,12 @@ function lifetimeMs(cacheControl: string): number {
   return (seconds("max-age") + seconds("stale-while-revalidate")) * 1000;
 }
 
+/** max-age + stale-if-error of a Cache-Control value, ms. */
+function onErrorMs(cacheControl: string): number {
+  const seconds = (name: string) => Number(new RegExp(`${name}=(\\d+)`).exec(cacheControl)?.[1] ?? 0);
+  return (seconds("max-age") + seconds("stale-if-error")) * 1000;
+}
+
 /** Time from `at` to the first accepted call at or after `from` that names `tag`, ms (Infinity: none). */
 function purgedAfter(calls: Call[], tag: string, from: number, at: number): number {
   const call = calls.find((c) => c.accepted && c.at >= from && c.tags.includes(tag));
@@ -185,6 +191,17 @@ describe("purge budget under sustained traffic (10 writes/s, 10 simulated minute
     expect(catalogueWrites).toBeGreaterThan(500);
     expect(worst).toBeLessThanOrEqual(STALENESS_BOUNDS_MS.catalogue);
     expect(worstInFlight).toBeLessThanOrEqual(STALENESS_BOUNDS_MS.catalogueReadInFlight);
+  });
+});
+
+describe("the staleness table's bounds follow from the edge headers", () => {
+  it("catalogue: lifetime without a purge is the scheduler's; inventory: its lifetime; both bound stale-if-error", () => {
+    expect(lifetimeMs(EDGE_CACHE_CONTROL)).toBe(DEFAULT_PURGE_POLICY.lifetimeMs);
+    expect(lifetimeMs(EDGE_CACHE_CONTROL)).toBeLessThanOrEqual(STALENESS_BOUNDS_MS.catalogueWithoutPurge);
+    expect(lifetimeMs(EDGE_SHORT_CACHE_CONTROL)).toBeLessThanOrEqual(STALENESS_BOUNDS_MS.inventory);
+    expect(onErrorMs(EDGE_CACHE_CONTROL)).toBe(STALENESS_BOUNDS_MS.catalogueOnError);
+    expect(onErrorMs(EDGE_SHORT_CACHE_CONTROL)).toBe(STALENESS_BOUNDS_MS.inventoryOnError);
+    expect(60_000 / DEFAULT_PURGE_POLICY.budget.perMinute).toBe(STALENESS_BOUNDS_MS.catalogue);
   });
 });
 
