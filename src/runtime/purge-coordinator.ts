@@ -114,9 +114,9 @@ export class PurgeCoordinator extends DurableObject<CoordinatorEnv> {
   }
 }
 
-/** Whether `request` is the coordinator's call back (`POST PURGE_FLUSH_PATH`). */
+/** Whether `request` is the coordinator's call back (`POST PURGE_FLUSH_PATH` with a nonce); anything else goes to the app. */
 export function isPurgeFlush(request: Request): boolean {
-  return request.method === "POST" && new URL(request.url).pathname === PURGE_FLUSH_PATH;
+  return request.method === "POST" && request.headers.has(NONCE_HEADER) && new URL(request.url).pathname === PURGE_FLUSH_PATH;
 }
 
 /**

@@ -151,6 +151,12 @@ describe("Workers Cache purges (worker)", () => {
     expect(mine).toEqual([[`category:${categoryId}`], [`category:${categoryId}`]]);
   });
 
+  it("the alarm's call-back path without the coordinator's nonce is an unknown route (JSON 404)", async () => {
+    const plain = await target.fetch("/__edge-cache/flush", { method: "POST" });
+    expect(plain.status).toBe(404);
+    expect(await plain.json()).toMatchObject({ code: expect.any(String), status: 404 });
+  });
+
   it("public reads carry the edge policies (no s-maxage, bounded stale-if-error; inventory short-lived); keyed reads and private ones do not", async () => {
     const id = await newPet(await newCategory());
     const anonymous = await api.get(`/pets?id=${id}`);
