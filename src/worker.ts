@@ -5,8 +5,9 @@
  * scripts, not here. Static docs assets come from the ASSETS binding.
  *
  * Runtime pieces: public reads are served by Workers Cache in front of the
- * Worker (`[cache]` in wrangler.toml; src/runtime/workers-cache.ts purges the
- * exact tags each write changed, in every location); the client address is `CF-Connecting-IP`; rate
+ * Worker (`[cache]` in wrangler.toml; src/runtime/workers-cache.ts hands the
+ * tags each write changed to the purge coordinator, a Durable Object within the
+ * purge budget: src/runtime/purge-coordinator.ts, docs/caching.md); the client address is `CF-Connecting-IP`; rate
  * limits use the Workers Rate Limiting bindings (src/runtime/workers-rate-limiter.ts);
  * webhook deliveries run in `ctx.waitUntil` after a write that committed an
  * event a subscription may want, and every minute from the Cron Trigger
@@ -38,6 +39,8 @@ import { openRemoteDatabase } from "./db/remote";
 import type { AppEnv } from "./lib/context";
 import { loggableError } from "./lib/errors";
 import { MemoryRateLimiter } from "./lib/rate-limiter";
+import { type CoordinatorEnv, coordinatorOf, flushPurges, isPurgeFlush } from "./runtime/purge-coordinator";
+import type { PurgeBatch } from "./runtime/purge-budget";
 import { forEdge, workersCache } from "./runtime/workers-cache";
 import { WorkersRateLimiter } from "./runtime/workers-rate-limiter";
 import { dispatchDue } from "./services/webhooks/dispatch";
@@ -49,15 +52,16 @@ import { dispatchAfterWrites } from "./middleware/after-writes";
  * wrangler.toml by `wrangler types` (worker-configuration.d.ts). ASSETS may be
  * absent when the Worker runs without `[assets]` (tests).
  */
-type WorkerEnv = Omit<Env, "ASSETS" | "DATABASE_AUTH_TOKEN"> & {
-  ASSETS?: Env["ASSETS"];
-  DATABASE_AUTH_TOKEN?: string;
-  /** Tests only: where purges are POSTed when the runtime has no `ctx.cache` (local workerd). */
-  CACHE_PURGE_CAPTURE_URL?: string;
-};
+type WorkerEnv = Omit<Env, "ASSETS" | "DATABASE_AUTH_TOKEN" | "PURGE_COORDINATOR"> &
+  CoordinatorEnv & {
+    ASSETS?: Env["ASSETS"];
+    DATABASE_AUTH_TOKEN?: string;
+    /** Tests only: where purges are POSTed when the runtime has no `ctx.cache` (local workerd). */
+    CACHE_PURGE_CAPTURE_URL?: string;
+  };
 
-/** POST one purge (`{requestId, tags}`) as JSON to a recorder. */
-async function postPurge(url: string, purge: { requestId: string; tags: string[] }): Promise<void> {
+/** POST one purge batch (`{id, tags, parts}`) as JSON to a recorder. */
+async function postPurge(url: string, purge: PurgeBatch): Promise<void> {
   const res = await fetch(url, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(purge) });
   await res.body?.cancel();
   if (!res.ok) throw new Error(`purge recorder answered ${res.status}`);
@@ -104,9 +108,9 @@ function appFor(env: WorkerEnv): { app: OpenAPIHono<AppEnv>; config: AppConfig; 
     rateLimiter: (c) => WorkersRateLimiter.fromEnv(workerEnv(c), onBindingError, shadow),
     middleware: [
       workersCache({
+        coordinator: (c) => coordinatorOf(workerEnv(c)),
         log: (line) => console.error(line),
-        // Local workerd has no ctx.cache; the Worker suite records purges at this URL instead (a plain string).
-        fallback: captureUrl ? (purge) => postPurge(captureUrl, purge) : undefined,
+        fallback: purgeFallback(captureUrl),
       }),
       // The dispatch after a write uses that request's database handle, inside that request's waitUntil.
       dispatchAfterWrites(interest, (c) => c.executionCtx.waitUntil(dispatch(c.get("db"), config, interest))),
@@ -116,8 +120,18 @@ function appFor(env: WorkerEnv): { app: OpenAPIHono<AppEnv>; config: AppConfig; 
   return cached;
 }
 
+/** Local workerd has no ctx.cache; the Worker suite records purges at this URL instead (a plain string). */
+function purgeFallback(captureUrl: string | undefined): ((purge: PurgeBatch) => Promise<void>) | undefined {
+  return captureUrl ? (purge) => postPurge(captureUrl, purge) : undefined;
+}
+
+export { PurgeCoordinator } from "./runtime/purge-coordinator";
+
 export default {
   async fetch(request, env, ctx): Promise<Response> {
+    // The purge coordinator's alarm calls back here to purge in this entrypoint (src/runtime/purge-coordinator.ts).
+    if (isPurgeFlush(request))
+      return flushPurges(request, env, ctx, { fallback: purgeFallback(env.CACHE_PURGE_CAPTURE_URL), log: (line) => console.error(line) });
     return forEdge(await appFor(env).app.fetch(request, env, ctx));
   },
   /** Cron Trigger (wrangler.toml `[triggers]`): retries due webhook deliveries, fans out missed events. */

@@ -23,6 +23,9 @@
  * - `category.updated`: the category;
  * - orders, accounts, keys, webhooks: nothing public.
  * Tags are printable ASCII (Cloudflare's limit: 0x21–0x7E, ≤ 1024 chars, ≤ 1000 per response).
+ *
+ * At the edge, inventory entries (every order changes them) are never purged:
+ * they live a few seconds instead (`isShortLivedAtEdge`, docs/caching.md).
  */
 
 export const PETS_LIST_TAG = "pets";
@@ -58,4 +61,14 @@ export function tagsToPurge(changes: readonly ChangedResource[]): string[] {
     }
   }
   return [...tags];
+}
+
+/** Whether a tag names inventory (`inventory`, `inventory:<petId>`): short-lived at the edge, never purged there. */
+export function isShortLivedAtEdge(tag: string): boolean {
+  return tag === INVENTORY_LIST_TAG || tag.startsWith(`${INVENTORY_LIST_TAG}:`);
+}
+
+/** The tags the edge purges (the catalogue: pets and categories), out of `tagsToPurge`'s, in order. */
+export function edgePurgeTags(tags: readonly string[]): string[] {
+  return tags.filter((tag) => !isShortLivedAtEdge(tag));
 }

@@ -9,7 +9,9 @@
  * `Authorization` is never answered from or into a shared cache: its answer
  * is `private, no-store` even on a public route (RFC 9111 §3.5; Workers Cache
  * keys ignore `Authorization`, hence the `Vary` on the public answer:
- * https://developers.cloudflare.com/workers/cache/cache-keys/).
+ * https://developers.cloudflare.com/workers/cache/cache-keys/). On Workers the
+ * edge follows its own `Cloudflare-CDN-Cache-Control` instead (stale-if-error
+ * bounded): src/runtime/workers-cache.ts, docs/caching.md.
  */
 import { createHash } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";

@@ -1,64 +1,85 @@
 /**
- * Workers Cache for the Worker (API.md §7): Cloudflare's tiered cache in front
- * of the Worker (`[cache] enabled = true` in wrangler.toml) serves public reads
- * without running it; this middleware gives that cache what it needs and purges
- * it after writes. Docs: https://developers.cloudflare.com/workers/cache/
- * (configuration, cache keys, purge, limitations).
- *
- * Reads: public responses (src/lib/http-cache.ts) carry `Cache-Control: public,
- * max-age=0, s-maxage=30, stale-while-revalidate=60`, `Vary: Authorization`
- * and a `Cache-Tag`. Cloudflare disables `stale-while-revalidate` when
- * `s-maxage` is present, so the edge gets its own policy in
- * `Cloudflare-CDN-Cache-Control: public, max-age=30, stale-while-revalidate=60`
- * (highest precedence at Cloudflare, stripped before the client). Requests
- * with `Authorization` are answered `private, no-store` and, thanks to the
- * `Vary`, never served a stored anonymous answer. Everything else states
- * `private` or `no-store` and is never stored. A stored response is replayed
- * to every client, so the responses the edge may store go without
- * `X-Request-Id` and `RateLimit-*` (`forEdge`, applied by src/worker.ts to the
- * final response; API.md §5 allows their absence there); a keyed read, an
- * error or a write always carries them.
- *
- * Writes: the request runs in a commit log (src/db/commit-log.ts); the tags its
- * committed outbox events make stale (src/lib/cache-tags.ts) are purged in ONE
- * call, awaited before the response so the writer's next read, wherever it
- * lands, misses the old entry (`ctx.cache.purge` uses Instant Purge, global).
- * A purge failure is logged with the request id and never fails the write (the
- * entries then expire within s-maxage + stale-while-revalidate).
- *
- * Local workerd has no `ctx.cache` (it does not emulate Workers Cache), so it
- * is feature-detected: without it the purge goes to `fallback` (the Worker
- * suite records it), or nowhere.
+ * Workers Cache for the Worker (API.md §7, docs/caching.md,
+ * https://developers.cloudflare.com/workers/cache/). Reads: a public answer
+ * gets its edge policy in `Cloudflare-CDN-Cache-Control` (catalogue: purged;
+ * inventory: short-lived, never purged; both with a bounded stale-if-error).
+ * Writes: the catalogue tags of the committed outbox events go to the purge
+ * coordinator (src/runtime/purge-coordinator.ts) before the response; a write
+ * granted a call purges in its own request. Failures are logged, never fail
+ * the write. Local workerd has no `ctx.cache`: calls go to `fallback`.
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { withCommitLog } from "../db/commit-log";
-import { tagsToPurge } from "../lib/cache-tags";
+import { edgePurgeTags, isShortLivedAtEdge, tagsToPurge } from "../lib/cache-tags";
 import type { AppEnv } from "../lib/context";
 import { PUBLIC_CACHE_CONTROL } from "../lib/http-cache";
+import type { PurgeBatch, PurgeOutcome } from "./purge-budget";
 
-/** The edge's own policy for public reads (see the module docs). */
-export const EDGE_CACHE_CONTROL = "public, max-age=30, stale-while-revalidate=60";
+/** Edge policy of catalogue reads (pets, categories): purged on change; 90 s without a purge, +300 s only while the Worker fails. */
+export const EDGE_CACHE_CONTROL = "public, max-age=30, stale-while-revalidate=60, stale-if-error=300";
+/** Edge policy of inventory reads: never purged, 10 s old at most, +60 s only while the Worker fails. */
+export const EDGE_SHORT_CACHE_CONTROL = "public, max-age=5, stale-while-revalidate=5, stale-if-error=60";
 
 /** Headers about one request and one caller, left off the responses the edge stores. */
 const PER_REQUEST_HEADERS = ["X-Request-Id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"];
 
 /** `ctx.cache` of the Workers runtime (CacheContext in worker-configuration.d.ts). */
-interface PurgeApi {
+export interface PurgeApi {
   purge(options: { tags: string[] }): Promise<{ success: boolean; errors: { code: number; message: string }[] }>;
 }
 
+/** The coordinator's RPC surface used by writes (src/runtime/purge-coordinator.ts). */
+export interface PurgeCoordinatorApi {
+  submit(tags: string[], source: string): Promise<PurgeBatch | null>;
+  settle(id: number, outcome: PurgeOutcome): Promise<void>;
+}
+
+/** Where a batch goes when the runtime has no `ctx.cache` (local workerd): the batch as recorded. */
+export type PurgeFallback = (batch: PurgeBatch) => Promise<void>;
+
 export interface WorkersCacheOptions {
+  /** The purge coordinator of this Worker, or undefined where the edge cache is off (previews). */
+  coordinator: (c: Context<AppEnv>) => PurgeCoordinatorApi | undefined;
   /** Where purges go when the runtime has no `ctx.cache` (local workerd). */
-  fallback?: (purge: { requestId: string; tags: string[] }) => Promise<void>;
+  fallback?: PurgeFallback;
   /** Where purge failures are reported (a line with the request id). */
   log: (line: string) => void;
 }
 
-function purgeApiOf(c: Context<AppEnv>): PurgeApi | undefined {
+/** The `ctx.cache` of an execution context, when the runtime has one. */
+export function purgeApiOf(executionCtx: unknown): PurgeApi | undefined {
+  return (executionCtx as { cache?: PurgeApi } | undefined)?.cache;
+}
+
+function executionCtxOf(c: Context<AppEnv>): ExecutionContextLike | undefined {
   try {
-    return (c.executionCtx as { cache?: PurgeApi }).cache;
+    return c.executionCtx;
   } catch {
     return undefined; // no ExecutionContext (app.request in tests)
+  }
+}
+
+interface ExecutionContextLike {
+  waitUntil(promise: Promise<unknown>): void;
+}
+
+/**
+ * Make one purge call for `batch` with `api` (or `fallback` without it).
+ * Returns "accepted", or "refused" on a refusal or error (logged, never thrown).
+ */
+export async function sendPurge(batch: PurgeBatch, options: { api?: PurgeApi; fallback?: PurgeFallback; log: (line: string) => void }): Promise<PurgeOutcome> {
+  try {
+    if (options.api) {
+      const result = await options.api.purge({ tags: batch.tags });
+      if (!result.success) throw new Error(result.errors.map((e) => `${e.code} ${e.message}`).join("; ") || "purge refused");
+    } else {
+      await options.fallback?.(batch);
+    }
+    return "accepted";
+  } catch (error) {
+    const sources = batch.parts.map((p) => p.source).join(",");
+    options.log(`${sources} cache purge of ${batch.tags.join(",")} failed: ${error instanceof Error ? error.message : String(error)}`);
+    return "refused";
   }
 }
 
@@ -66,32 +87,41 @@ const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /** The middleware (see the module docs); install after authentication and rate limiting. */
 export function workersCache(options: WorkersCacheOptions): MiddlewareHandler<AppEnv> {
-  const purge = async (c: Context<AppEnv>, tags: string[]) => {
+  const afterWrite = async (c: Context<AppEnv>, tags: string[]) => {
+    const coordinator = options.coordinator(c);
+    if (!coordinator) return;
     const requestId = c.get("requestId");
     try {
-      const api = purgeApiOf(c);
-      if (api) {
-        const result = await api.purge({ tags });
-        if (!result.success) throw new Error(result.errors.map((e) => `${e.code} ${e.message}`).join("; ") || "purge refused");
-      } else {
-        await options.fallback?.({ requestId, tags });
-      }
+      const batch = await coordinator.submit(tags, requestId);
+      if (!batch) return;
+      const executionCtx = executionCtxOf(c);
+      const outcome = await sendPurge(batch, { api: purgeApiOf(executionCtx), fallback: options.fallback, log: options.log });
+      const settled = coordinator.settle(batch.id, outcome).catch((error: unknown) => options.log(`${requestId} purge settle failed: ${String(error)}`));
+      if (executionCtx) executionCtx.waitUntil(settled);
+      else await settled;
     } catch (error) {
-      options.log(`${requestId} cache purge of ${tags.join(",")} failed: ${error instanceof Error ? error.message : String(error)}`);
+      options.log(`${requestId} purge coordinator failed for ${tags.join(",")}: ${error instanceof Error ? error.message : String(error)}`);
     }
   };
 
   return async (c, next) => {
     if (WRITE_METHODS.has(c.req.method)) {
       const { events, error } = await withCommitLog(next);
-      const tags = tagsToPurge(events);
-      if (tags.length > 0) await purge(c, tags);
+      const tags = edgePurgeTags(tagsToPurge(events));
+      if (tags.length > 0) await afterWrite(c, tags);
       if (error !== undefined) throw error;
       return;
     }
     await next();
-    if (c.res.headers.get("Cache-Control") === PUBLIC_CACHE_CONTROL) c.res.headers.set("Cloudflare-CDN-Cache-Control", EDGE_CACHE_CONTROL);
+    if (c.res.headers.get("Cache-Control") === PUBLIC_CACHE_CONTROL)
+      c.res.headers.set("Cloudflare-CDN-Cache-Control", edgeCacheControl(c.res.headers.get("Cache-Tag")));
   };
+}
+
+/** The edge policy for a public answer with this `Cache-Tag` value (comma-separated): short when it shows inventory. */
+export function edgeCacheControl(cacheTag: string | null): string {
+  const tags = (cacheTag ?? "").split(",");
+  return tags.some(isShortLivedAtEdge) ? EDGE_SHORT_CACHE_CONTROL : EDGE_CACHE_CONTROL;
 }
 
 /**

@@ -1,17 +1,23 @@
 /**
  * Records the Worker's cache purges in the Worker suite. Local workerd has no
  * `ctx.cache` (Workers Cache is not emulated), so the Worker POSTs each purge
- * (`{requestId, tags}`) to `CACHE_PURGE_CAPTURE_URL` instead
- * (src/runtime/workers-cache.ts); this node:http server on 127.0.0.1 keeps
- * them, and `GET /purges?requestId=…` lists those of one request (test files
- * run in other processes than the global setup that owns the server).
+ * call it would make (a batch: `{id, tags, parts: [{source, tags}]}`, the
+ * sources being request ids; src/runtime/purge-budget.ts) to
+ * `CACHE_PURGE_CAPTURE_URL` instead; this node:http server on 127.0.0.1 keeps
+ * them in order, and `GET /purges?requestId=…` lists the calls that purged for
+ * one request (test files run in other processes than the global setup that
+ * owns the server).
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 
+/** The Worker suite's delay of a write's second purge (CACHE_PURGE_REPEAT_MS), ms. */
+export const PURGE_REPEAT_MS = 1_500;
+
 export interface PurgeRecord {
-  requestId: string;
+  id: number;
   tags: string[];
+  parts: { source: string; tags: string[] }[];
 }
 
 export interface PurgeRecorder {
@@ -28,7 +34,7 @@ export async function startPurgeRecorder(): Promise<PurgeRecorder> {
     if (req.method === "GET") {
       const requestId = url.searchParams.get("requestId");
       res.writeHead(200, { "Content-Type": "application/json" });
-      res.end(JSON.stringify(records.filter((r) => requestId === null || r.requestId === requestId)));
+      res.end(JSON.stringify(records.filter((r) => requestId === null || r.parts.some((p) => p.source === requestId))));
       return;
     }
     const chunks: Buffer[] = [];
@@ -46,7 +52,7 @@ export async function startPurgeRecorder(): Promise<PurgeRecorder> {
   };
 }
 
-/** The purges the Worker recorded for one request (by its `X-Request-Id`). */
+/** The purge calls, in order, that purged tags of one request (by its `X-Request-Id`). */
 export async function purgesOf(recorderUrl: string, requestId: string): Promise<PurgeRecord[]> {
   const res = await fetch(`${recorderUrl}?requestId=${encodeURIComponent(requestId)}`);
   return (await res.json()) as PurgeRecord[];

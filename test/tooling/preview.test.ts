@@ -60,6 +60,19 @@ describe("preview names", () => {
   });
 });
 
+describe("preview configuration (wrangler.toml --env preview)", () => {
+  it("has no edge cache and no purge coordinator, so previews never spend production's purge budget", () => {
+    const configPath = join(ROOT, "wrangler.toml");
+    const production = unstable_readConfig({ config: configPath });
+    const preview = unstable_readConfig({ config: configPath, env: "preview" });
+    expect(production.cache).toEqual({ enabled: true });
+    expect(production.durable_objects.bindings.map((b: { name: string }) => b.name)).toEqual(["PURGE_COORDINATOR"]);
+    expect(preview.cache).toEqual({ enabled: false });
+    expect(preview.durable_objects.bindings).toEqual([]);
+    expect(preview.migrations).toEqual([]);
+  });
+});
+
 // ---------------------------------------------------------------------------
 // The script against the real CLI and client, on local fakes.
 
@@ -227,6 +240,10 @@ describe("npm run preview against the real wrangler CLI and Turso client", () =>
     expect(bindings.find((b) => b.name === "DATABASE_URL")).toMatchObject({ type: "plain_text", text: sqld.url });
     expect(bindings.find((b) => b.name === "DATABASE_AUTH_TOKEN")).toMatchObject({ type: "secret_text", text: token.jwt });
     expect(bindings.find((b) => b.name === "WEBHOOKS_ENABLED")).toMatchObject({ type: "plain_text", text: "false" });
+    // No edge cache and no purge coordinator: the account's purge budget stays production's.
+    expect(uploads[0]!.metadata!.cache_options).toEqual({ enabled: false });
+    expect(bindings.filter((b) => b.type === "durable_object_namespace")).toEqual([]);
+    expect(uploads[0]!.metadata!.migrations).toBeUndefined();
     // No cron on the preview: the schedule, when set, is empty.
     expect(cf.workers.get(WORKER)!.crons).toEqual([]);
     expect(cf.requests.filter((r) => r.path.endsWith("/schedules") && r.method === "PUT").map((r) => r.json)).toEqual([[]]);

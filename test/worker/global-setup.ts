@@ -15,7 +15,7 @@ import { migrateServer, ONE_CONNECTION, startSqld } from "../../scripts/sqld";
 import { createDatabase } from "../../src/db/client";
 import { RATE_LIMIT_BINDING_NAMES, signupBindingLimitPerMinute } from "../../src/runtime/workers-rate-limiter";
 import { TEST_ENV } from "../support/node-target";
-import { startPurgeRecorder, type PurgeRecorder } from "../support/purge-recorder";
+import { PURGE_REPEAT_MS, startPurgeRecorder, type PurgeRecorder } from "../support/purge-recorder";
 import "../support/worker-target";
 import { buildAssets } from "../../scripts/build-assets";
 
@@ -47,7 +47,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
       [RATE_LIMIT_BINDING_NAMES.signup]: signupBindingLimitPerMinute(Number(TEST_ENV.RATE_LIMIT_SIGNUP_PER_HOUR)),
     };
     recorder = await startPurgeRecorder();
-    worker = await startLocalWorker({ databaseUrl: sqld.url, vars: { ...TEST_ENV, CACHE_PURGE_CAPTURE_URL: recorder.url }, rateLimits });
+    // A purge budget no test file exhausts, and the second purge of a write after 1.5 s instead of 10 s.
+    const purgeBudget = { CACHE_PURGE_PER_MINUTE: "6000", CACHE_PURGE_BURST: "1000", CACHE_PURGE_REPEAT_MS: String(PURGE_REPEAT_MS) };
+    worker = await startLocalWorker({ databaseUrl: sqld.url, vars: { ...TEST_ENV, CACHE_PURGE_CAPTURE_URL: recorder.url, ...purgeBudget }, rateLimits });
     project.provide("petstoreWorker", { url: worker.url, databaseUrl: sqld.url, staffKey, purgeRecorderUrl: recorder.url });
     console.log(`worker suite: Worker ${worker.url} on sqld ${sqld.url}, ready in ${Date.now() - started} ms; open files ${openFilesLimit()}`);
   } catch (error) {

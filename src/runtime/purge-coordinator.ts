@@ -1,0 +1,143 @@
+/**
+ * The purge coordinator: one Durable Object per Worker environment
+ * (`PURGE_COORDINATOR`, wrangler.toml) around the pure `PurgeScheduler`
+ * (src/runtime/purge-budget.ts). It stores the scheduler's state, answers
+ * writes (`submit` → a batch the write purges now, or nothing) and sets an
+ * alarm for the next due batch. Purges are scoped to the entrypoint that calls
+ * them (https://developers.cloudflare.com/workers/cache/purge/), so the alarm
+ * does not purge itself: it calls the Worker back (`ctx.exports.default`,
+ * `POST PURGE_FLUSH_PATH` with a one-time nonce), which takes the batch with
+ * that nonce and purges in the default entrypoint (`flushPurges`).
+ */
+import { DurableObject } from "cloudflare:workers";
+import { DEFAULT_PURGE_POLICY, initialPurgeState, type PurgeBatch, type PurgeOutcome, type PurgePolicy, PurgeScheduler, type PurgeState } from "./purge-budget";
+import { type PurgeFallback, purgeApiOf, sendPurge } from "./workers-cache";
+
+/** Path of the alarm's call back into the Worker (never cached: POST). */
+export const PURGE_FLUSH_PATH = "/__edge-cache/flush";
+const NONCE_HEADER = "X-Purge-Nonce";
+/** The one coordinator of an environment. */
+const COORDINATOR_NAME = "edge-cache";
+/** Earliest next alarm after one whose call back took nothing (the Worker failed to answer), ms. */
+const ALARM_RETRY_MS = 5_000;
+
+/** Bindings and variables the coordinator reads; the CACHE_PURGE_* ones are for tests (defaults: DEFAULT_PURGE_POLICY). */
+export type CoordinatorEnv = {
+  PURGE_COORDINATOR?: DurableObjectNamespace<PurgeCoordinator>;
+  CACHE_PURGE_PER_MINUTE?: string;
+  CACHE_PURGE_BURST?: string;
+  CACHE_PURGE_REPEAT_MS?: string;
+};
+
+/** The purge policy with the test overrides of `env` applied. */
+export function purgePolicyFromEnv(env: CoordinatorEnv): PurgePolicy {
+  const number = (value: string | undefined, fallback: number) => (value && Number.isFinite(Number(value)) ? Number(value) : fallback);
+  const base = DEFAULT_PURGE_POLICY;
+  return {
+    ...base,
+    budget: { ...base.budget, perMinute: number(env.CACHE_PURGE_PER_MINUTE, base.budget.perMinute), burst: number(env.CACHE_PURGE_BURST, base.budget.burst) },
+    repeatAfterMs: number(env.CACHE_PURGE_REPEAT_MS, base.repeatAfterMs),
+  };
+}
+
+/** The coordinator stub of this environment, or undefined without the binding (previews: no edge cache). */
+export function coordinatorOf(env: CoordinatorEnv): DurableObjectStub<PurgeCoordinator> | undefined {
+  return env.PURGE_COORDINATOR?.getByName(COORDINATOR_NAME);
+}
+
+/** Durable Object holding the purge state of one environment (see the module docs). */
+export class PurgeCoordinator extends DurableObject<CoordinatorEnv> {
+  private scheduler = new PurgeScheduler(initialPurgeState(DEFAULT_PURGE_POLICY, Date.now()));
+  private readonly nonces = new Set<string>();
+  private flushed = false;
+
+  constructor(ctx: DurableObjectState, env: CoordinatorEnv) {
+    super(ctx, env);
+    const policy = purgePolicyFromEnv(env);
+    void ctx.blockConcurrencyWhile(async () => {
+      const stored = await ctx.storage.get<PurgeState>("state");
+      this.scheduler = new PurgeScheduler(stored ?? initialPurgeState(policy, Date.now()), policy);
+    });
+  }
+
+  /** Queue a write's tags (`source`: its request id); returns the batch to purge now, if one may be sent. */
+  async submit(tags: string[], source: string): Promise<PurgeBatch | null> {
+    const now = Date.now();
+    this.scheduler.submit(tags, source, now);
+    const batch = this.scheduler.take(now) ?? null;
+    await this.save(now);
+    return batch;
+  }
+
+  /** Report a batch's call: accepted or refused. */
+  async settle(id: number, outcome: PurgeOutcome): Promise<void> {
+    const now = Date.now();
+    this.scheduler.settle(id, outcome, now);
+    await this.save(now);
+  }
+
+  /** The due batch for the alarm's call back, when `nonce` is the one it sent (else null). */
+  async takeForFlush(nonce: string): Promise<PurgeBatch | null> {
+    if (!this.nonces.delete(nonce)) return null;
+    this.flushed = true;
+    const now = Date.now();
+    const batch = this.scheduler.take(now) ?? null;
+    await this.save(now);
+    return batch;
+  }
+
+  /** Alarm: call the Worker back to send the due batch, then set the next alarm. */
+  override async alarm(): Promise<void> {
+    const nonce = crypto.randomUUID();
+    this.nonces.add(nonce);
+    this.flushed = false;
+    const startedAt = Date.now();
+    try {
+      const exports = this.ctx.exports as unknown as { default: Fetcher };
+      const res = await exports.default.fetch(`https://edge-cache.invalid${PURGE_FLUSH_PATH}`, { method: "POST", headers: { [NONCE_HEADER]: nonce } });
+      await res.body?.cancel();
+    } catch (error) {
+      // Not rethrown: the next alarm is set below (a thrown alarm would also be retried by the runtime).
+      console.error(`purge coordinator: call back failed: ${error instanceof Error ? error.message : String(error)}`);
+    } finally {
+      this.nonces.delete(nonce);
+      await this.save(Date.now(), this.flushed ? 0 : startedAt + ALARM_RETRY_MS);
+    }
+  }
+
+  /** Store the state and set the alarm for the next due batch (not before `notBefore`, ms). */
+  private async save(now: number, notBefore = 0): Promise<void> {
+    await this.ctx.storage.put("state", this.scheduler.state);
+    const wakeAt = this.scheduler.nextWakeAt(now);
+    if (wakeAt === undefined) await this.ctx.storage.deleteAlarm();
+    else await this.ctx.storage.setAlarm(Math.max(wakeAt, notBefore));
+  }
+}
+
+/** Whether `request` is the coordinator's call back (`POST PURGE_FLUSH_PATH` with a nonce); anything else goes to the app. */
+export function isPurgeFlush(request: Request): boolean {
+  return request.method === "POST" && request.headers.has(NONCE_HEADER) && new URL(request.url).pathname === PURGE_FLUSH_PATH;
+}
+
+/**
+ * Answer the coordinator's call back: take the due batch with the request's
+ * nonce and purge it in this (the default) entrypoint. 204 always; a request
+ * without the live nonce does nothing.
+ */
+export async function flushPurges(
+  request: Request,
+  env: CoordinatorEnv,
+  ctx: ExecutionContext,
+  options: { fallback?: PurgeFallback; log: (line: string) => void },
+): Promise<Response> {
+  const coordinator = coordinatorOf(env);
+  const nonce = request.headers.get(NONCE_HEADER);
+  if (coordinator && nonce) {
+    const batch = await coordinator.takeForFlush(nonce);
+    if (batch) {
+      const outcome = await sendPurge(batch, { api: purgeApiOf(ctx), fallback: options.fallback, log: options.log });
+      await coordinator.settle(batch.id, outcome);
+    }
+  }
+  return new Response(null, { status: 204 });
+}
