@@ -479,6 +479,7 @@ export interface components {
              * @example 2026-11-21T12:00:00.000Z
              */
             lastUsedAt: string | null;
+            /** @description The key's label: "default" unless one was given (null on keys made unnamed before names defaulted). */
             name: string | null;
             /**
              * @description The first characters of the secret, for recognising it.
@@ -626,8 +627,12 @@ export interface components {
             key: string;
         };
         NewApiKeyRequest: {
-            /** @example ci */
-            name?: string;
+            /**
+             * @description A label for the key; without one it is named "default", like the key a sign-up creates.
+             * @default default
+             * @example ci
+             */
+            name: string;
         };
         /** @description The payload for creating a category. */
         NewCategory: {
