@@ -14,8 +14,8 @@ import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeTarget, type NodeTarget } from "../support/node-target";
 
-/** Debian's package (`apt-get install chromium`; .ci/run installs it). */
-const CHROMIUM = "/usr/bin/chromium";
+/** Debian's package (`apt-get install chromium`; .ci/run installs it), or `CHROMIUM_PATH`. */
+const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 const CHROMIUM_FLAGS = [
   "--headless",
   "--no-sandbox",
