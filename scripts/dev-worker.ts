@@ -2,22 +2,39 @@
  * `npm run dev:worker [-- <wrangler dev options>]`: the Worker locally, on a
  * real libSQL server.
  *
- * 1. starts sqld (scripts/sqld.ts) with its data in `.data/sqld/` on
- *    127.0.0.1:$SQLD_PORT (default 8080 when free, else any free port);
+ * 1. starts sqld (scripts/sqld.ts) with its data in `$SQLD_DATA_DIR` (default
+ *    `.data/sqld/`) on 127.0.0.1:$SQLD_PORT (default 8080 when free, else any
+ *    free port);
  * 2. applies the Drizzle migrations to it over HTTP; on a database without a
  *    staff account, creates one and prints its key once (like `npm start`);
  * 3. copies the docs assets into public/ (scripts/build-assets.ts);
  * 4. runs `wrangler dev` on $HOST:$PORT (default 127.0.0.1:8787) with
- *    `DATABASE_URL` pointing at sqld; extra arguments go to `wrangler dev`;
+ *    `DATABASE_URL` pointing at sqld and `DATABASE_AUTH_TOKEN` from the
+ *    environment, empty by default (the local sqld checks no token; wrangler
+ *    reads required secrets from the environment); extra arguments go to
+ *    `wrangler dev`. Its output is passed on without wrangler's own line per
+ *    request: the Worker writes one JSON line per request (request-log.ts);
  * 5. stops sqld when wrangler exits (Ctrl-C), and exits with wrangler's code.
  */
 import { spawn } from "node:child_process";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { pathToFileURL } from "node:url";
+import { stripVTControlCharacters } from "node:util";
 import { createClient } from "@libsql/client";
 import { createDatabase } from "../src/db/client";
 import { bootstrapStaffKey } from "../src/services/accounts.service";
 import { freePort, migrateServer, ONE_CONNECTION, ROOT, startSqld } from "./sqld";
 import { buildAssets } from "./build-assets";
+
+/**
+ * Whether `line` of wrangler's output is its own log of one request
+ * (`[wrangler:info] GET /pets 200 OK (12ms)`, colours or not), which repeats
+ * the Worker's JSON request line.
+ */
+export function isWranglerRequestLine(line: string): boolean {
+  return /^\[wrangler:info\] [A-Z]+ \S+ \d{3} /.test(stripVTControlCharacters(line));
+}
 
 /** 8080 (the DATABASE_URL default in wrangler.toml) when free, else any free port. */
 async function sqldPort(): Promise<number> {
@@ -31,8 +48,9 @@ async function sqldPort(): Promise<number> {
 }
 
 async function main(): Promise<number> {
-  const sqld = await startSqld({ dataDir: join(ROOT, ".data/sqld"), port: await sqldPort(), ...ONE_CONNECTION });
-  console.log(`sqld (libSQL server) on ${sqld.url}, data in .data/sqld/`);
+  const dataDir = process.env.SQLD_DATA_DIR || join(ROOT, ".data/sqld");
+  const sqld = await startSqld({ dataDir, port: await sqldPort(), ...ONE_CONNECTION });
+  console.log(`sqld (libSQL server) on ${sqld.url}, data in ${dataDir}`);
   try {
     await migrateServer(sqld.url);
     const client = createClient({ url: sqld.url });
@@ -55,10 +73,19 @@ async function main(): Promise<number> {
     [join(ROOT, "node_modules/wrangler/bin/wrangler.js"), "dev", "--ip", host, "--port", port, "--var", `DATABASE_URL:${sqld.url}`, ...process.argv.slice(2)],
     {
       cwd: ROOT,
-      stdio: "inherit",
-      env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: process.env.CLOUDFLARE_CF_FETCH_ENABLED ?? "false" },
+      stdio: ["inherit", "pipe", "inherit"],
+      env: {
+        ...process.env,
+        DATABASE_AUTH_TOKEN: process.env.DATABASE_AUTH_TOKEN ?? "",
+        CLOUDFLARE_CF_FETCH_ENABLED: process.env.CLOUDFLARE_CF_FETCH_ENABLED ?? "false",
+        // wrangler's output is piped through here: keep its colours when ours is a terminal.
+        ...(process.stdout.isTTY && !process.env.NO_COLOR ? { FORCE_COLOR: "1" } : {}),
+      },
     },
   );
+  createInterface({ input: wrangler.stdout, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) => {
+    if (!isWranglerRequestLine(line)) process.stdout.write(`${line}\n`);
+  });
   // Ctrl-C reaches wrangler through the terminal's process group; a SIGTERM sent to us is passed on.
   const forward = (signal: NodeJS.Signals) => () => {
     if (wrangler.exitCode === null) wrangler.kill(signal);
@@ -71,10 +98,12 @@ async function main(): Promise<number> {
   return code;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error) => {
-    console.error(error instanceof Error ? error.message : error);
-    process.exit(1);
-  },
-);
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  main().then(
+    (code) => process.exit(code),
+    (error) => {
+      console.error(error instanceof Error ? error.message : error);
+      process.exit(1);
+    },
+  );
+}

@@ -1,6 +1,6 @@
 /**
- * Hono's typed client over the app's route tree (`hc<AppType>`, README "Using
- * the API"): this file is type-checked by `npm run typecheck` (a wrong path,
+ * Hono's typed client over the app's route tree (`hc<AppType>`, docs/clients.md):
+ * this file is type-checked by `npm run typecheck` (a wrong path,
  * method, input or response field fails `tsc`) and run against the app over a
  * real libSQL file (`app.request` as the client's fetch, no server).
  */

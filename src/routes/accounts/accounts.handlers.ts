@@ -5,6 +5,7 @@ import type { Principal } from "../../domain/principal";
 import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
 import * as service from "../../services/accounts.service";
 import type * as routes from "./accounts.routes";
+import { DEFAULT_KEY_NAME } from "./accounts.schemas";
 
 /** The principal set by `requireRole` (always present behind it). */
 function caller(c: { get(key: "principal"): Principal | undefined }): Principal {
@@ -29,7 +30,9 @@ export const listKeys: RouteHandler<typeof routes.listKeys, AppEnv> = async (c) 
 };
 
 export const createKey: RouteHandler<typeof routes.createKey, AppEnv> = async (c) => {
-  const key = await service.createKey(c.get("db"), caller(c).accountId, c.req.valid("json").name, c.get("now")());
+  // The body is optional, and an absent one is not validated: the schema's default does not apply then.
+  const name = c.req.valid("json").name ?? DEFAULT_KEY_NAME;
+  const key = await service.createKey(c.get("db"), caller(c).accountId, name, c.get("now")());
   return c.json(key, 201);
 };
 

@@ -26,7 +26,10 @@ export const AccountSchema = z
 export const ApiKeySchema = z
   .object({
     id,
-    name: z.string().nullable(),
+    name: z
+      .string()
+      .nullable()
+      .openapi({ description: 'The key\'s label: "default" unless one was given (null on keys made unnamed before names defaulted).' }),
     prefix: z.string().openapi({ description: "The first characters of the secret, for recognising it.", example: "psk_Ab12Cd" }),
     createdAt: timestamp,
     lastUsedAt: timestamp.nullable().openapi({ description: "Last time the key authenticated a request (updated at most every 30 s)." }),
@@ -39,8 +42,19 @@ export const NewApiKeySchema = ApiKeySchema.extend({
   key: z.string().openapi({ description: "The secret (`psk_` + 43 base64url characters). Shown only in this response.", example: "psk_…" }),
 }).openapi("NewApiKey");
 
+/** Name of a key created without one, and of the key a sign-up creates (API.md §4). */
+export const DEFAULT_KEY_NAME = "default";
+
 export const NewApiKeyRequestSchema = z
-  .strictObject({ name: z.string().trim().min(1).max(100).optional().openapi({ example: "ci" }) })
+  .strictObject({
+    name: z
+      .string()
+      .trim()
+      .min(1)
+      .max(100)
+      .default(DEFAULT_KEY_NAME)
+      .openapi({ description: 'A label for the key; without one it is named "default", like the key a sign-up creates.', example: "ci" }),
+  })
   .openapi("NewApiKeyRequest");
 
 export const SignUpSchema = z.object({ account: AccountSchema, apiKey: NewApiKeySchema }).openapi("SignUp", {

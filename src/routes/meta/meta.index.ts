@@ -1,9 +1,11 @@
 /**
  * Router of /health, /openapi.json and /docs (API.md §2). The Scalar reference
  * page loads its script from `/docs/assets/scalar.js`, served from the npm package
- * by the runtime's asset source, so the page renders with no outside network.
+ * by the runtime's asset source, so the page renders with no outside network,
+ * and shows none of Scalar's hosted-service features (SCALAR_CONFIGURATION).
  */
 import type { OpenAPIHono, RouteHandler } from "@hono/zod-openapi";
+import type { ReferenceProps } from "@scalar/api-reference";
 import { Scalar } from "@scalar/hono-api-reference";
 import type { Context } from "hono";
 import { SCALAR_SCRIPT_PATH, type AssetSource } from "../../lib/assets";
@@ -12,6 +14,25 @@ import { createRouter } from "../../lib/create-router";
 import type { AppEnv } from "../../lib/context";
 import { buildOpenApiDocument } from "../../openapi/document";
 import * as routes from "./meta.routes";
+
+/**
+ * Options of the /docs page, checked against the types of the installed
+ * `@scalar/api-reference` (whose script the page runs): the API's own reference
+ * with search, models and examples, and none of Scalar's hosted services. Scalar
+ * turns the agent ("Ask AI"), "Generate MCP" and the developer tools (Share,
+ * Deploy) on by default when the page is opened on localhost.
+ */
+const SCALAR_CONFIGURATION = {
+  url: "/openapi.json",
+  pageTitle: "Petstore API reference",
+  withDefaultFonts: false,
+  agent: { disabled: true },
+  mcp: { disabled: true },
+  showDeveloperTools: "never",
+  hideClientButton: true,
+  documentDownloadType: "json",
+  telemetry: false,
+} satisfies NonNullable<ReferenceProps["configuration"]> & { pageTitle: string; withDefaultFonts: boolean };
 
 /**
  * Meta routes; `root` is the whole app, whose routes the document describes;
@@ -47,7 +68,7 @@ export function createMetaRouter(root: () => OpenAPIHono<AppEnv>, assets: AssetS
   const router = createRouter()
     .openapi(routes.health, health)
     .openapi(routes.openapi, openapi)
-    .openapi(routes.docs, Scalar({ url: "/openapi.json", cdn: SCALAR_SCRIPT_PATH, pageTitle: "Petstore API reference", withDefaultFonts: false }) as never);
+    .openapi(routes.docs, Scalar({ ...SCALAR_CONFIGURATION, cdn: SCALAR_SCRIPT_PATH }) as never);
 
   router.get(SCALAR_SCRIPT_PATH, async (c) => {
     const res = assets ? await assets(SCALAR_SCRIPT_PATH, c) : null;
