@@ -27,6 +27,7 @@ import { databaseSettings, openDatabase } from "./db/open";
 import { clientAddress, parseTrustProxy } from "./runtime/client-address";
 import { memoryReadCache } from "./runtime/memory-read-cache";
 import { nodeAssets } from "./runtime/node-assets";
+import { answerClientErrors } from "./runtime/node-client-error";
 import { answerUnknownMethods } from "./runtime/node-unknown-methods";
 import { guardedWebhookFetch } from "./runtime/node-webhook-fetch";
 import { bootstrapStaffKey } from "./services/accounts.service";
@@ -73,8 +74,9 @@ async function main(): Promise<void> {
     middleware: [memoryReadCache({ ttlMs: config.readCacheTtlSeconds * 1000 }), afterWrites(() => dispatcher.nudgeSoon(50))],
   });
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;
-  // Methods Node's HTTP parser rejects (FOO) or diverts (CONNECT) before the app: 501 Error objects too.
+  // Requests Node's HTTP server refuses (bad framing, no Host, FOO) or diverts (CONNECT) before the app: Error objects too.
   answerUnknownMethods(server);
+  answerClientErrors(server);
   let boundPort: number;
   try {
     boundPort = await listen(server, hostname, port);
