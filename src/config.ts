@@ -26,6 +26,7 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
   KEY_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(30).default(30),
   READ_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(30).default(30),
+  EVENT_RETENTION_DAYS: positiveInt.default(30),
 });
 
 /** Validated configuration of one app instance. Times are Date, limits are counts. */
@@ -63,6 +64,8 @@ export interface AppConfig {
   logLevel: LogLevel;
   /** Largest accepted request body, bytes (API.md §5: 64 KiB). */
   bodyLimitBytes: number;
+  /** Events and revoked keys older than this many days are pruned (EVENT_RETENTION_DAYS, API.md §6). */
+  eventRetentionDays: number;
 }
 
 /**
@@ -100,5 +103,6 @@ export function parseConfig(env: Record<string, unknown>): AppConfig {
     readCacheTtlSeconds: e.READ_CACHE_TTL_SECONDS,
     logLevel: e.LOG_LEVEL,
     bodyLimitBytes: 64 * 1024,
+    eventRetentionDays: e.EVENT_RETENTION_DAYS,
   };
 }

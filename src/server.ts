@@ -31,6 +31,7 @@ import { answerClientErrors } from "./runtime/node-client-error";
 import { answerUnknownMethods } from "./runtime/node-unknown-methods";
 import { guardedWebhookFetch } from "./runtime/node-webhook-fetch";
 import { bootstrapStaffKey } from "./services/accounts.service";
+import { scheduleRetention } from "./services/retention";
 import { createWebhookDispatcher } from "./services/webhook-dispatcher";
 import { afterWrites } from "./middleware/after-writes";
 
@@ -91,6 +92,11 @@ async function main(): Promise<void> {
     console.log(`Created the bootstrap staff account. Its API key (shown only now):\n  ${staffKey.key}`);
   }
   dispatcher.start(config.webhooks.pollIntervalMs);
+  const retention = scheduleRetention({
+    db,
+    config,
+    onError: (error) => console.error(`retention: ${error instanceof Error ? error.message : String(error)}`),
+  });
   console.log(`Petstore API listening on http://${hostname}:${boundPort} (docs: /docs, database: ${database.displayUrl})`);
 
   let closing = false;
@@ -102,6 +108,7 @@ async function main(): Promise<void> {
       // Let a delivery run in progress record its results before the database closes.
       void dispatcher
         .stop()
+        .then(() => retention.stop())
         .then(() => database.close())
         .catch((error: unknown) => console.error(`closing the database: ${error instanceof Error ? error.message : String(error)}`))
         .finally(() => process.exit(0));

@@ -39,6 +39,7 @@ import { loggableError } from "./lib/errors";
 import { MemoryRateLimiter } from "./lib/rate-limiter";
 import { forEdge, workersCache } from "./runtime/workers-cache";
 import { WorkersRateLimiter } from "./runtime/workers-rate-limiter";
+import { pruneExpired } from "./services/retention";
 import { dispatchDue } from "./services/webhook-dispatcher";
 import { afterWrites } from "./middleware/after-writes";
 
@@ -122,8 +123,16 @@ export default {
   async fetch(request, env, ctx): Promise<Response> {
     return forEdge(await appFor(env).app.fetch(request, env, ctx));
   },
-  /** Cron Trigger (wrangler.toml `[triggers]`): retries due webhook deliveries, fans out missed events. */
-  scheduled(_controller, env, ctx): void {
-    ctx.waitUntil(dispatch(databaseFor(env), appFor(env).config));
+  /**
+   * Cron Trigger (wrangler.toml `[triggers]`, every minute): retries due webhook deliveries, fans out
+   * missed events; once an hour (minute 0) also prunes expired events and revoked keys (API.md §6).
+   */
+  scheduled(controller, env, ctx): void {
+    const { config } = appFor(env);
+    ctx.waitUntil(dispatch(databaseFor(env), config));
+    const at = new Date(controller.scheduledTime);
+    if (at.getUTCMinutes() === 0) {
+      ctx.waitUntil(pruneExpired(databaseFor(env), config.eventRetentionDays, at).catch((error: unknown) => console.error(`retention: ${String(error)}`)));
+    }
   },
 } satisfies ExportedHandler<WorkerEnv>;

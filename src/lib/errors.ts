@@ -28,6 +28,7 @@ export type ErrorCode =
   | "key_limit_reached"
   | "concurrent_update"
   | "endpoint_sunset"
+  | "cursor_expired"
   | "request_timeout"
   | "precondition_failed"
   | "payload_too_large"
