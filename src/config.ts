@@ -68,6 +68,20 @@ export interface AppConfig {
   eventRetentionDays: number;
 }
 
+const PortSchema = z.coerce.number().int().min(0).max(65_535);
+
+/**
+ * Where the Node server listens: HOST (default 127.0.0.1) and PORT (default
+ * 8787; 0 lets the system pick a free port).
+ * @throws Error naming PORT when it is not an integer from 0 to 65535.
+ */
+export function listenSettings(env: Record<string, string | undefined>): { hostname: string; port: number } {
+  const raw = env.PORT?.trim() || "8787";
+  const port = PortSchema.safeParse(raw);
+  if (!port.success) throw new Error(`Invalid configuration: PORT: must be an integer from 0 to 65535, not ${JSON.stringify(env.PORT)}`);
+  return { hostname: env.HOST || "127.0.0.1", port: port.data };
+}
+
 /**
  * Parse configuration from environment variables.
  * @throws Error naming every invalid variable.

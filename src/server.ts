@@ -22,7 +22,7 @@ import type { Server } from "node:http";
 import { createAdaptorServer } from "@hono/node-server";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import { createApp } from "./app";
-import { parseConfig } from "./config";
+import { listenSettings, parseConfig } from "./config";
 import { databaseSettings, openDatabase } from "./db/open";
 import { clientAddress, parseTrustProxy } from "./runtime/client-address";
 import { memoryReadCache } from "./runtime/memory-read-cache";
@@ -59,8 +59,7 @@ function listen(server: Server, hostname: string, port: number): Promise<number>
 async function main(): Promise<void> {
   const config = parseConfig(process.env);
   const trustedProxies = parseTrustProxy(process.env.TRUST_PROXY);
-  const hostname = process.env.HOST || "127.0.0.1";
-  const port = Number(process.env.PORT || 8787);
+  const { hostname, port } = listenSettings(process.env);
   const database = await openDatabase(databaseSettings(process.env));
   const { db } = database;
   // Webhook deliveries (API.md §6): polled every WEBHOOK_POLL_MS and run within 50 ms of a successful write (bursts coalesce).
