@@ -10,8 +10,11 @@
  *   stalls past the server's timeouts → 408 `request_timeout`; anything else
  *   (NUL or non-ASCII bytes in the target, bad chunked framing, a malformed
  *   request line) → 400 `bad_request`.
- * - An HTTP/1.1 request without `Host` (RFC 9112 §3.2: 400), which Node would
- *   refuse itself, is answered here with a 400 `bad_request` Error object.
+ * - Requests Node parses but that Node (an HTTP/1.1 request without `Host`,
+ *   RFC 9112 §3.2) or the Hono adapter (a `Host` that is no host[:port], a
+ *   target that is not a path, a backslash in the path) would refuse with an
+ *   empty 400 get a 400 `bad_request` Error object here. An HTTP/1.0 request
+ *   without `Host` is served, as if sent to the address it reached.
  *
  * Every answer carries `Connection: close` and the connection is closed: the
  * parser's state after an error is unknown (RFC 9112 §9.6).
@@ -81,9 +84,38 @@ export function answerRaw(socket: Duplex, error: ApiError): void {
   socket.end(rawErrorResponse(error));
 }
 
+/** True when `host` is a host name or address with an optional port, and nothing else. */
+function isHostValue(host: string): boolean {
+  try {
+    const url = new URL(`http://${host}`);
+    return url.pathname === "/" && url.search === "" && url.hash === "" && url.username === "" && url.password === "";
+  } catch {
+    return false;
+  }
+}
+
+/** Why the request cannot be served (checked before the Hono adapter, which would answer an empty 400), or undefined. */
+function requestProblem(req: IncomingMessage): string | undefined {
+  const host = req.headers.host;
+  if (host === undefined) return req.httpVersion === "1.0" ? undefined : "An HTTP/1.1 request must carry a Host header (RFC 9112 §3.2).";
+  if (!isHostValue(host)) return "The Host header must be a host name or address with an optional port (RFC 9110 §7.2).";
+  const target = req.url ?? "";
+  if (!target.startsWith("/")) return "The request target must be a path starting with / (origin-form, RFC 9112 §3.2.1).";
+  const query = target.indexOf("?");
+  if ((query < 0 ? target : target.slice(0, query)).includes("\\")) return "The request path must not contain a backslash.";
+  return undefined;
+}
+
+/** The address a request without `Host` reached, as a Host value. */
+function localHost(req: IncomingMessage): string {
+  const { localAddress = "127.0.0.1", localPort } = req.socket;
+  const address = localAddress.includes(":") ? `[${localAddress}]` : localAddress;
+  return localPort ? `${address}:${localPort}` : address;
+}
+
 /**
  * Install the answers described above on `server`: the `clientError` listener,
- * and a `Host` check in front of the `request` listeners already attached
+ * and the request checks in front of the `request` listeners already attached
  * (call it after the app's listener is attached, before `listen`).
  */
 export function answerClientErrors(server: Server): void {
@@ -91,16 +123,18 @@ export function answerClientErrors(server: Server): void {
     if (error.code === "ECONNRESET") socket.destroy();
     else answerRaw(socket, parseErrorAnswer(error.code, error.rawPacket));
   });
-  // Node's own Host check (`requireHostHeader`) answers with an empty body; this one answers the same 400 as an Error object.
+  // Node's own Host check (`requireHostHeader`) answers with an empty body; `requestProblem` answers with an Error object.
   (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
   const listeners = server.listeners("request") as ((req: IncomingMessage, res: ServerResponse) => void)[];
   server.removeAllListeners("request");
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
-    if (req.httpVersion === "1.1" && req.headers.host === undefined) {
-      const { head, body } = errorParts(new ApiError(400, "bad_request", "An HTTP/1.1 request must carry a Host header (RFC 9112 §3.2)."));
+    const problem = requestProblem(req);
+    if (problem) {
+      const { head, body } = errorParts(new ApiError(400, "bad_request", problem));
       res.writeHead(400, head).end(body);
       return;
     }
+    req.headers.host ??= localHost(req);
     for (const listener of listeners) listener.call(server, req, res);
   });
 }

@@ -50,6 +50,19 @@ describe("requests Node's parser refuses get an Error object and Connection: clo
   });
 
   it.each([
+    ["a Host that is no host", `GET /health HTTP/1.1\r\nHost: a b/c\r\n\r\n`],
+    ["an absolute-form target", `GET http://example.com/health HTTP/1.1\r\nHost: example.com\r\n\r\n`],
+    ["a backslash in the path", `GET /pets\\x HTTP/1.1\r\nHost: example.com\r\n\r\n`],
+  ])("%s → 400 bad_request (the adapter's empty 400 before)", async (_what, request) => {
+    expectClosingError(await rawExchange(server.url, request), 400, "bad_request");
+  });
+
+  it("an HTTP/1.0 request without Host is served", async () => {
+    const res = await rawExchange(server.url, "GET /health HTTP/1.0\r\n\r\n");
+    expect([res.status, res.body]).toEqual([200, { status: "ok" }]);
+  });
+
+  it.each([
     ["a NUL byte", Buffer.from([0x2f, 0x70, 0x00, 0x74, 0x73])],
     ["a non-ASCII byte", Buffer.from([0x2f, 0x70, 0xe9, 0x74, 0x73])],
     ["a space inside", Buffer.from("/pets HTTP/1.1 extra", "latin1")],
