@@ -9,7 +9,8 @@
  * exact tags each write changed, in every location); the client address is `CF-Connecting-IP`; rate
  * limits use the Workers Rate Limiting bindings (src/runtime/workers-rate-limiter.ts);
  * webhook deliveries run in `ctx.waitUntil` after each successful write and
- * every minute from the Cron Trigger (`scheduled`, src/services/webhook-dispatcher.ts).
+ * every minute from a Cron Trigger (`scheduled`, src/services/webhook-dispatcher.ts);
+ * retention runs hourly from another (src/services/retention.ts).
  *
  * What may outlive a request. One isolate serves many requests at once, and
  * workerd ties every I/O object (a fetch in flight, a stream, a promise
@@ -83,6 +84,9 @@ function dispatch(db: Database, config: AppConfig): Promise<void> {
 
 const workerEnv = (c: Context<AppEnv>) => c.env as unknown as WorkerEnv;
 
+/** The Cron Trigger of retention in wrangler.toml (hourly). */
+const RETENTION_CRON = "0 * * * *";
+
 /** Plain data kept per isolate and configuration (see the module comment): no I/O object in here. */
 let cached: { key: string; app: OpenAPIHono<AppEnv>; config: AppConfig } | undefined;
 
@@ -124,15 +128,14 @@ export default {
     return forEdge(await appFor(env).app.fetch(request, env, ctx));
   },
   /**
-   * Cron Trigger (wrangler.toml `[triggers]`, every minute): retries due webhook deliveries, fans out
-   * missed events; once an hour (minute 0) also prunes expired events and revoked keys (API.md §6).
+   * Cron Triggers (wrangler.toml `[triggers]`): the hourly one (`RETENTION_CRON`) prunes expired
+   * events and revoked keys (API.md §6); the other retries due webhook deliveries and fans out missed events.
    */
   scheduled(controller, env, ctx): void {
     const { config } = appFor(env);
-    ctx.waitUntil(dispatch(databaseFor(env), config));
-    const at = new Date(controller.scheduledTime);
-    if (at.getUTCMinutes() === 0) {
-      ctx.waitUntil(pruneExpired(databaseFor(env), config.eventRetentionDays, at).catch((error: unknown) => console.error(`retention: ${String(error)}`)));
-    }
+    if (controller.cron === RETENTION_CRON) {
+      const run = pruneExpired(databaseFor(env), config.eventRetentionDays, new Date(controller.scheduledTime));
+      ctx.waitUntil(run.catch((error: unknown) => console.error(`retention: ${String(error)}`)));
+    } else ctx.waitUntil(dispatch(databaseFor(env), config));
   },
 } satisfies ExportedHandler<WorkerEnv>;
