@@ -23,6 +23,7 @@ import { KeyCache } from "./lib/key-cache";
 import { compileRoutes, errorHandler, notFoundHandler } from "./middleware/errors";
 import { idempotency } from "./middleware/idempotency";
 import { requestLog } from "./middleware/request-log";
+import { closeAfterUnreadBody } from "./middleware/unread-body";
 import { roundTripsPerRequest } from "./db/round-trips";
 import { consoleSink, jsonLogger, type LogSink } from "./lib/logger";
 import { rateLimit, type ClientIp } from "./middleware/rate-limit";
@@ -112,6 +113,7 @@ export function createApp(deps: AppDeps) {
 
   app.use(requestId());
   app.use(requestLog(logger, roundTrips));
+  app.use(closeAfterUnreadBody);
   app.use(async (c, next) => {
     await next();
     const headers = c.res.headers;

@@ -26,6 +26,7 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
   KEY_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(30).default(30),
   READ_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(30).default(30),
+  EVENT_RETENTION_DAYS: positiveInt.default(30),
 });
 
 /** Validated configuration of one app instance. Times are Date, limits are counts. */
@@ -63,6 +64,22 @@ export interface AppConfig {
   logLevel: LogLevel;
   /** Largest accepted request body, bytes (API.md §5: 64 KiB). */
   bodyLimitBytes: number;
+  /** Events and revoked keys older than this many days are pruned (EVENT_RETENTION_DAYS, API.md §6). */
+  eventRetentionDays: number;
+}
+
+const PortSchema = z.coerce.number().int().min(0).max(65_535);
+
+/**
+ * Where the Node server listens: HOST (default 127.0.0.1) and PORT (default
+ * 8787; 0 lets the system pick a free port).
+ * @throws Error naming PORT when it is not an integer from 0 to 65535.
+ */
+export function listenSettings(env: Record<string, string | undefined>): { hostname: string; port: number } {
+  const raw = env.PORT?.trim() || "8787";
+  const port = PortSchema.safeParse(raw);
+  if (!port.success) throw new Error(`Invalid configuration: PORT: must be an integer from 0 to 65535, not ${JSON.stringify(env.PORT)}`);
+  return { hostname: env.HOST || "127.0.0.1", port: port.data };
 }
 
 /**
@@ -100,5 +117,6 @@ export function parseConfig(env: Record<string, unknown>): AppConfig {
     readCacheTtlSeconds: e.READ_CACHE_TTL_SECONDS,
     logLevel: e.LOG_LEVEL,
     bodyLimitBytes: 64 * 1024,
+    eventRetentionDays: e.EVENT_RETENTION_DAYS,
   };
 }

@@ -22,14 +22,16 @@ import type { Server } from "node:http";
 import { createAdaptorServer } from "@hono/node-server";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import { createApp } from "./app";
-import { parseConfig } from "./config";
+import { listenSettings, parseConfig } from "./config";
 import { databaseSettings, openDatabase } from "./db/open";
 import { clientAddress, parseTrustProxy } from "./runtime/client-address";
 import { memoryReadCache } from "./runtime/memory-read-cache";
 import { nodeAssets } from "./runtime/node-assets";
+import { answerClientErrors } from "./runtime/node-client-error";
 import { answerUnknownMethods } from "./runtime/node-unknown-methods";
 import { guardedWebhookFetch } from "./runtime/node-webhook-fetch";
 import { bootstrapStaffKey } from "./services/accounts.service";
+import { scheduleRetention } from "./services/retention";
 import { createWebhookDispatcher } from "./services/webhooks/dispatch";
 import { SubscribedTypes } from "./services/webhooks/interest";
 import { dispatchAfterWrites } from "./middleware/after-writes";
@@ -58,8 +60,7 @@ function listen(server: Server, hostname: string, port: number): Promise<number>
 async function main(): Promise<void> {
   const config = parseConfig(process.env);
   const trustedProxies = parseTrustProxy(process.env.TRUST_PROXY);
-  const hostname = process.env.HOST || "127.0.0.1";
-  const port = Number(process.env.PORT || 8787);
+  const { hostname, port } = listenSettings(process.env);
   const database = await openDatabase(databaseSettings(process.env));
   const { db } = database;
   // Webhook deliveries (API.md §6): polled every WEBHOOK_POLL_MS, and run within 50 ms of a write that committed
@@ -76,8 +77,9 @@ async function main(): Promise<void> {
     middleware: [memoryReadCache({ ttlMs: config.readCacheTtlSeconds * 1000 }), dispatchAfterWrites(interest, () => dispatcher.nudgeSoon(50))],
   });
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;
-  // Methods Node's HTTP parser rejects (FOO) or diverts (CONNECT) before the app: 501 Error objects too.
+  // Requests Node's HTTP server refuses (bad framing, no Host, FOO) or diverts (CONNECT) before the app: Error objects too.
   answerUnknownMethods(server);
+  answerClientErrors(server);
   let boundPort: number;
   try {
     boundPort = await listen(server, hostname, port);
@@ -92,6 +94,11 @@ async function main(): Promise<void> {
     console.log(`Created the bootstrap staff account. Its API key (shown only now):\n  ${staffKey.key}`);
   }
   dispatcher.start(config.webhooks.pollIntervalMs);
+  const retention = scheduleRetention({
+    db,
+    config,
+    onError: (error) => console.error(`retention: ${error instanceof Error ? error.message : String(error)}`),
+  });
   console.log(`Petstore API listening on http://${hostname}:${boundPort} (docs: /docs, database: ${database.displayUrl})`);
 
   let closing = false;
@@ -103,6 +110,7 @@ async function main(): Promise<void> {
       // Let a delivery run in progress record its results before the database closes.
       void dispatcher
         .stop()
+        .then(() => retention.stop())
         .then(() => database.close())
         .catch((error: unknown) => console.error(`closing the database: ${error instanceof Error ? error.message : String(error)}`))
         .finally(() => process.exit(0));

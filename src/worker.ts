@@ -10,8 +10,9 @@
  * purge budget: src/runtime/purge-coordinator.ts, docs/caching.md); the client address is `CF-Connecting-IP`; rate
  * limits use the Workers Rate Limiting bindings (src/runtime/workers-rate-limiter.ts);
  * webhook deliveries run in `ctx.waitUntil` after a write that committed an
- * event a subscription may want, and every minute from the Cron Trigger
- * (`scheduled`, src/services/webhooks/dispatch.ts).
+ * event a subscription may want, and every minute from a Cron Trigger
+ * (`scheduled`, src/services/webhooks/dispatch.ts); retention runs hourly
+ * from another (src/services/retention.ts).
  *
  * What may outlive a request. One isolate serves many requests at once, and
  * workerd ties every I/O object (a fetch in flight, a stream, a promise
@@ -43,6 +44,7 @@ import { type CoordinatorEnv, coordinatorOf, flushPurges, isPurgeFlush } from ".
 import type { PurgeBatch } from "./runtime/purge-budget";
 import { forEdge, workersCache } from "./runtime/workers-cache";
 import { WorkersRateLimiter } from "./runtime/workers-rate-limiter";
+import { pruneExpired } from "./services/retention";
 import { dispatchDue } from "./services/webhooks/dispatch";
 import { SubscribedTypes } from "./services/webhooks/interest";
 import { dispatchAfterWrites } from "./middleware/after-writes";
@@ -82,6 +84,9 @@ function dispatch(db: Database, config: AppConfig, interest: SubscribedTypes): P
 }
 
 const workerEnv = (c: Context<AppEnv>) => c.env as unknown as WorkerEnv;
+
+/** The Cron Trigger of retention in wrangler.toml (hourly). */
+const RETENTION_CRON = "0 * * * *";
 
 /** Plain data kept per isolate and configuration (see the module comment): no I/O object in here. */
 let cached: { key: string; app: OpenAPIHono<AppEnv>; config: AppConfig; interest: SubscribedTypes } | undefined;
@@ -134,9 +139,15 @@ export default {
       return flushPurges(request, env, ctx, { fallback: purgeFallback(env.CACHE_PURGE_CAPTURE_URL), log: (line) => console.error(line) });
     return forEdge(await appFor(env).app.fetch(request, env, ctx));
   },
-  /** Cron Trigger (wrangler.toml `[triggers]`): retries due webhook deliveries, fans out missed events. */
-  scheduled(_controller, env, ctx): void {
+  /**
+   * Cron Triggers (wrangler.toml `[triggers]`): the hourly one (`RETENTION_CRON`) prunes expired
+   * events and revoked keys (API.md §6); the other retries due webhook deliveries and fans out missed events.
+   */
+  scheduled(controller, env, ctx): void {
     const { config, interest } = appFor(env);
-    ctx.waitUntil(dispatch(databaseFor(env), config, interest));
+    if (controller.cron === RETENTION_CRON) {
+      const run = pruneExpired(databaseFor(env), config.eventRetentionDays, new Date(controller.scheduledTime));
+      ctx.waitUntil(run.catch((error: unknown) => console.error(`retention: ${String(error)}`)));
+    } else ctx.waitUntil(dispatch(databaseFor(env), config, interest));
   },
 } satisfies ExportedHandler<WorkerEnv>;

@@ -56,7 +56,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key
-         * @description Creates another key for the caller's account (at most 100 active keys per account). The secret is in this response only.
+         * @description Creates another key for the caller's account (at most 100 active keys per account). The secret is in this response only. Send `Idempotency-Key` to retry safely: the same key and body within 24 h answers 200 with the key created the first time, without its secret (never shown twice), and `Idempotent-Replayed: true`.
          */
         post: operations["createMyApiKey"];
         delete?: never;
@@ -166,7 +166,7 @@ export interface paths {
         };
         /**
          * Read the event log
-         * @description Every change to pets, categories, inventory and orders in commit order, each written in the same transaction as the change. Poll with `after` = the last id you processed; `Link: rel="next"` is present while more events exist right now. An event never appears later below an id you have already seen.
+         * @description Every change to pets, categories, inventory and orders in commit order, each written in the same transaction as the change. Poll with `after` = the last id you processed; `Link: rel="next"` is present while more events exist right now. An event never appears later below an id you have already seen. Events older than the retention period (`EVENT_RETENTION_DAYS`, default 30 days) are deleted: a cursor whose following events were deleted is 410 `cursor_expired` (start again from `after=0`).
          */
         get: operations["listEvents"];
         put?: never;
@@ -385,7 +385,7 @@ export interface paths {
         put?: never;
         /**
          * Subscribe a webhook
-         * @description Registers `url` for the given event types (at most 50 subscriptions exist at once). Returns the subscription with its signing secret, shown only in this response. Events committed after this call are delivered, signed per Standard Webhooks; earlier ones are in `GET /events`. A `failing` subscription stops accumulating deliveries once 10,000 are pending; delivered and given-up deliveries are deleted after 7 days.
+         * @description Registers `url` for the given event types (at most 50 subscriptions exist at once). Returns the subscription with its signing secret, shown only in this response. Events committed after this call are delivered, signed per Standard Webhooks; earlier ones are in `GET /events`. A `failing` subscription stops accumulating deliveries once 10,000 are pending; delivered and given-up deliveries are deleted after 7 days. Send `Idempotency-Key` to retry safely: the same key and body within 24 h answers 200 with the subscription created the first time, without its secret (never shown twice), and `Idempotent-Replayed: true`.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -1119,7 +1119,10 @@ export interface operations {
     createMyApiKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key per intended operation (≤ 255 characters): the same key and body within 24 h replays the first response with `Idempotent-Replayed: true`; another body is 422 `idempotency_key_reused`. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1130,6 +1133,17 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Replay of an earlier request with the same Idempotency-Key: the key it created, without its secret. */
+            200: {
+                headers: {
+                    /** @description `true` when this is the replay of an earlier response to the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
             /** @description The new key with its secret. */
             201: {
                 headers: {
@@ -1157,7 +1171,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The account holds 100 active keys already (`key_limit_reached`); revoke one first. */
+            /** @description The account holds 100 active keys already (`key_limit_reached`), or a request with this Idempotency-Key is still in progress (`concurrent_update`). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1177,6 +1191,15 @@ export interface operations {
             };
             /** @description The body is not `application/json` (`unsupported_media_type`). */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was used with another body (`idempotency_key_reused`). */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1884,6 +1907,15 @@ export interface operations {
             };
             /** @description The key's role may not call this operation (`forbidden`). */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Events after `after` were deleted by retention (`cursor_expired`); start again from `after=0`. */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3601,7 +3633,10 @@ export interface operations {
     createWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key per intended operation (≤ 255 characters): the same key and body within 24 h replays the first response with `Idempotent-Replayed: true`; another body is 422 `idempotency_key_reused`. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3612,6 +3647,19 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Replay of an earlier request with the same Idempotency-Key: the subscription it created, without its secret. */
+            200: {
+                headers: {
+                    /** @description `true` when this is the replay of an earlier response to the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: string;
+                    /** @description URL of the created resource. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
             /** @description The subscription and its secret. */
             201: {
                 headers: {
@@ -3650,7 +3698,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description 50 subscriptions exist already (`subscription_limit_reached`); delete one first. */
+            /** @description 50 subscriptions exist already (`subscription_limit_reached`), or a request with this Idempotency-Key is still in progress (`concurrent_update`). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3670,6 +3718,15 @@ export interface operations {
             };
             /** @description The body is not `application/json` (`unsupported_media_type`). */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was used with another body (`idempotency_key_reused`). */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

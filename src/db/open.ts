@@ -112,6 +112,7 @@ function displayUrl(url: string): string {
 
 /** Path of a `file:` URL (as the driver reads it: the rest of the URL, query dropped), or undefined for `:memory:`. */
 function filePath(url: string): string | undefined {
+  if (!url.startsWith("file:")) return undefined;
   const path = url.slice("file:".length).split("?")[0]!;
   return path && !path.startsWith(":") ? path : undefined;
 }

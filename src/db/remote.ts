@@ -4,17 +4,18 @@
  *
  * Build one per request (src/worker.ts): the client keeps pending promises of
  * its own requests, which workerd forbids another request to touch. Building
- * one costs ~65 µs (measured on Node) and no round trip: the client speaks
- * Hrana v2 over HTTP without probing the server first.
+ * one costs no round trip (Hrana v2 over HTTP, no probe of the server).
  *
  * Overload: a libSQL server that is saturated answers a request with HTTP 429
  * before running any of it (sqld admits `--max-concurrent-requests`, default
  * 128, at once), so the request can be sent again as is, writes included:
  * every `batch` is one HTTP request (one Hrana pipeline, no baton yet), so a
- * refused one left no statement behind. `retryOverloaded` does that with
- * jittered exponential backoff within the request; only when the server still
- * refuses after the last attempt does the 429 reach the caller (the app then
- * answers 503 `database_unavailable` with `Retry-After`).
+ * refused one left no statement behind. `retryOverloaded` does that within the
+ * request, with jittered exponential backoff capped per wait, for up to a
+ * budget of waiting time: a client that keeps losing the race for a freed
+ * slot keeps asking. Only a server that still refuses when the budget is spent
+ * reaches the caller (the app then answers 503 `database_unavailable` with
+ * `Retry-After`).
  */
 import { createClient } from "@libsql/client/web";
 import { createDatabase, type Database } from "./client";
@@ -23,31 +24,38 @@ import { createDatabase, type Database } from "./client";
 export type RequestFetch = (request: Request) => Promise<Response>;
 
 export interface RetryOptions {
-  /** Attempts in all, the first included (default 8). */
-  attempts?: number;
-  /** Delay before the first retry, ms; doubled each time, then jittered to 50–100 % (default 25: at most ~3.2 s of waiting in all). */
+  /** Total waiting between attempts before a 429 is given up, ms (default 15 000). */
+  budgetMs?: number;
+  /** Delay before the first retry, ms; doubled each time up to `maxDelayMs`, each jittered to 50–100 % (default 25). */
   baseDelayMs?: number;
+  /** Longest single wait, ms (default 500): waiting clients keep asking while slots free up. */
+  maxDelayMs?: number;
   /** Jitter source in [0, 1) (default Math.random). */
   random?: () => number;
 }
 
 /**
  * `fetchFn`, but a `429 Too Many Requests` answer is retried after
- * `baseDelayMs · 2^(n−1)` (jittered) up to `attempts` times in all; the last
- * answer is returned whatever it is. Each attempt sends a clone of `request`.
+ * min(`maxDelayMs`, `baseDelayMs` · 2^(n−1)), jittered, while the waits add up
+ * to at most `budgetMs`; then the last answer is returned whatever it is.
+ * Each attempt sends a clone of `request`.
  */
 export function retryOverloaded(fetchFn: RequestFetch, options: RetryOptions = {}): RequestFetch {
-  const attempts = options.attempts ?? 8;
+  const budgetMs = options.budgetMs ?? 15_000;
   const baseDelayMs = options.baseDelayMs ?? 25;
+  const maxDelayMs = options.maxDelayMs ?? 500;
   const random = options.random ?? Math.random;
   return async (request) => {
+    let waited = 0;
     for (let attempt = 1; ; attempt++) {
-      const last = attempt >= attempts;
+      const nominal = Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1));
+      const delay = nominal / 2 + random() * (nominal / 2);
+      const last = waited + delay > budgetMs;
       const response = await fetchFn(last ? request : request.clone()).catch(unreachable);
       if (response.status !== 429 || last) return response;
       await response.body?.cancel();
-      const nominal = baseDelayMs * 2 ** (attempt - 1);
-      await new Promise((resolve) => setTimeout(resolve, nominal / 2 + random() * (nominal / 2)));
+      waited += delay;
+      await new Promise((resolve) => setTimeout(resolve, delay));
     }
   };
 }
@@ -65,8 +73,9 @@ function unreachable(error: unknown): never {
 
 /**
  * A new database handle over a new libSQL HTTP client for `url` (http(s):// or
- * libsql://), for ONE request (see the module comment); 429s are retried.
+ * libsql://), for ONE request (see the module comment); 429s are retried
+ * (`retry`: see `retryOverloaded`).
  */
-export function openRemoteDatabase(url: string, authToken?: string, fetchFn: RequestFetch = (request) => fetch(request)): Database {
-  return createDatabase(createClient({ url, authToken, fetch: retryOverloaded(fetchFn) }));
+export function openRemoteDatabase(url: string, authToken?: string, fetchFn: RequestFetch = (request) => fetch(request), retry: RetryOptions = {}): Database {
+  return createDatabase(createClient({ url, authToken, fetch: retryOverloaded(fetchFn, retry) }));
 }

@@ -10,6 +10,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 /** Stable error codes by HTTP status (API.md §5). */
 export type ErrorCode =
   | "invalid_json"
+  | "bad_request"
   | "validation_error"
   | "unauthorized"
   | "forbidden"
@@ -27,9 +28,12 @@ export type ErrorCode =
   | "key_limit_reached"
   | "concurrent_update"
   | "endpoint_sunset"
+  | "cursor_expired"
+  | "request_timeout"
   | "precondition_failed"
   | "payload_too_large"
   | "unsupported_media_type"
+  | "header_too_large"
   | "category_not_found"
   | "pet_not_found"
   | "idempotency_key_reused"

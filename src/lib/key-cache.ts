@@ -62,11 +62,11 @@ export class KeyCache {
 
   /**
    * Count a lookup of an unknown or revoked key from `ip`; past `limitPerMinute`
-   * such lookups in a minute, that address's unknown keys are answered 429
-   * until the minute ends (`lookupPausedFor`).
+   * such lookups in a rolling minute, that address's unknown keys are answered 429
+   * until the oldest of them is a minute old (`lookupPausedFor`).
    */
   async recordFailedLookup(ip: string, limitPerMinute: number, now: Date): Promise<void> {
-    const decision = await this.failures.consume(`badkey:${ip}`, limitPerMinute, 60, now);
+    const decision = await this.failures.consume([{ bucket: `badkey:${ip}`, limit: limitPerMinute, windowSeconds: 60 }], now);
     if (decision.allowed) return;
     if (this.paused.size >= MAX_CACHE_ENTRIES) this.paused.clear();
     this.paused.set(ip, now.getTime() + decision.resetSeconds * 1000);

@@ -1,57 +1,108 @@
 /**
- * Rate limiter interface and its in-memory fixed-window implementation (Node,
- * tests). The Worker binds the same interface to the Workers Rate Limiting
- * binding (src/runtime/workers-rate-limiter.ts).
+ * Rate limiter interface and its in-memory sliding-log implementation (Node,
+ * tests, and the per-isolate count of the Worker, src/runtime/workers-rate-limiter.ts).
+ *
+ * Rule (API.md §5): each limit holds in any rolling window of its length, not
+ * in windows aligned to the clock: a request is allowed when fewer than
+ * `limit` requests of its bucket were allowed in the `windowSeconds` before it.
  */
 
-/** Outcome of counting one request against a bucket. */
+/** Outcome of counting one request against its buckets. */
 export interface RateLimitDecision {
   allowed: boolean;
-  /** Requests allowed per window. */
+  /** Requests allowed per window (of the bucket the decision reports). */
   limit: number;
-  /** Requests left in the current window (0 when refused). */
+  /** Requests left in the rolling window now (0 when refused). */
   remaining: number;
-  /** Seconds until the window resets (≥ 1). */
+  /** Seconds (≥ 1) until the oldest counted request leaves the window, freeing one request; when refused, the Retry-After. */
   resetSeconds: number;
 }
 
+/** One budget a request spends from: at most `limit` requests of `bucket` in any `windowSeconds`. */
+export interface BucketLimit {
+  bucket: string;
+  limit: number;
+  windowSeconds: number;
+}
+
 export interface RateLimiter {
-  /** Count one request in `bucket`: at most `limit` per `windowSeconds`. */
-  consume(bucket: string, limit: number, windowSeconds: number, now: Date): Promise<RateLimitDecision>;
+  /**
+   * Count one request against every budget of `limits`, all or none: it is
+   * allowed (and counted in each) only when each has room. Reports the
+   * budget with the fewest requests left; when refused, the refusing budget
+   * that frees last.
+   */
+  consume(limits: readonly BucketLimit[], now: Date): Promise<RateLimitDecision>;
+}
+
+/** Times (epoch ms, ascending) of the requests a bucket allowed within its window; `head` is the first still counted. */
+interface Log {
+  times: number[];
+  head: number;
+  windowMs: number;
 }
 
 /**
- * Fixed windows aligned to multiples of the window length, counted in memory.
- * The clock is the caller's `now`, so tests move time without sleeping.
+ * Exact sliding logs in memory: per bucket, the times of the requests it
+ * allowed in the last window (so at most `limit` entries each). The clock is
+ * the caller's `now`, so tests move time without sleeping.
  */
 export class MemoryRateLimiter implements RateLimiter {
-  private readonly windows = new Map<string, { start: number; count: number }>();
+  private readonly logs = new Map<string, Log>();
   private sweptAt = 0;
 
-  async consume(bucket: string, limit: number, windowSeconds: number, now: Date): Promise<RateLimitDecision> {
-    const windowMs = windowSeconds * 1000;
+  async consume(limits: readonly BucketLimit[], now: Date): Promise<RateLimitDecision> {
     const nowMs = now.getTime();
-    const start = Math.floor(nowMs / windowMs) * windowMs;
     this.sweep(nowMs);
-    const key = `${windowSeconds}:${bucket}`;
-    let window = this.windows.get(key);
-    if (!window || window.start !== start) {
-      window = { start, count: 0 };
-      this.windows.set(key, window);
+    const looked = limits.map((l) => ({ ...l, log: this.log(l, nowMs) }));
+    let report: RateLimitDecision | undefined;
+    for (const { limit, log } of looked) {
+      const count = log.times.length - log.head;
+      if (count < limit) continue;
+      // Refused: one more fits once the (count - limit + 1)-th oldest request leaves the window.
+      const frees = log.times[log.head + count - limit]! + log.windowMs;
+      const decision = { allowed: false, limit, remaining: 0, resetSeconds: secondsUntil(frees, nowMs) };
+      if (!report || decision.resetSeconds > report.resetSeconds) report = decision;
     }
-    const resetSeconds = Math.max(1, Math.ceil((start + windowMs - nowMs) / 1000));
-    if (window.count >= limit) return { allowed: false, limit, remaining: 0, resetSeconds };
-    window.count += 1;
-    return { allowed: true, limit, remaining: limit - window.count, resetSeconds };
+    if (report) return report;
+    for (const { limit, log } of looked) {
+      log.times.push(nowMs);
+      const remaining = limit - (log.times.length - log.head);
+      const decision = { allowed: true, limit, remaining, resetSeconds: secondsUntil(log.times[log.head]! + log.windowMs, nowMs) };
+      if (!report || decision.remaining < report.remaining) report = decision;
+    }
+    return report ?? { allowed: true, limit: 0, remaining: 0, resetSeconds: 1 };
   }
 
-  /** Drop finished windows at most once a minute, so memory stays bounded by active clients. */
+  /** The log of `bucket` with the requests older than its window dropped. */
+  private log({ bucket, windowSeconds }: BucketLimit, nowMs: number): Log {
+    const key = `${windowSeconds}:${bucket}`;
+    let log = this.logs.get(key);
+    if (!log) {
+      log = { times: [], head: 0, windowMs: windowSeconds * 1000 };
+      this.logs.set(key, log);
+    }
+    const since = nowMs - log.windowMs;
+    while (log.head < log.times.length && log.times[log.head]! <= since) log.head++;
+    if (log.head > 32 && log.head * 2 > log.times.length) {
+      log.times = log.times.slice(log.head);
+      log.head = 0;
+    }
+    return log;
+  }
+
+  /** Drop logs with nothing left in their window at most once a minute, so memory stays bounded by active clients. */
   private sweep(nowMs: number): void {
     if (nowMs - this.sweptAt < 60_000) return;
     this.sweptAt = nowMs;
-    for (const [key, window] of this.windows) {
-      const windowMs = Number(key.slice(0, key.indexOf(":"))) * 1000;
-      if (window.start + windowMs <= nowMs) this.windows.delete(key);
+    for (const [key, log] of this.logs) {
+      const newest = log.times[log.times.length - 1];
+      if (newest === undefined || newest <= nowMs - log.windowMs) this.logs.delete(key);
     }
   }
+}
+
+/** Whole seconds from `nowMs` until `atMs`, at least 1. */
+function secondsUntil(atMs: number, nowMs: number): number {
+  return Math.max(1, Math.ceil((atMs - nowMs) / 1000));
 }

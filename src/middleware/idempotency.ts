@@ -1,12 +1,14 @@
 /**
- * `Idempotency-Key` on authenticated POSTs (API.md §4) of POST /pets and
- * POST /categories, through the one idempotency module
- * (src/services/idempotency.service.ts: fingerprint, claim timeout, messages,
- * SQL). POST /store/orders claims the key inside its single order batch
- * (src/services/orders/place.ts), with the same module. POSTs whose
- * response carries a secret (API keys, webhook signing secrets) do not
- * replay: a secret is shown once, so there the header is ignored and a retry
- * creates another one.
+ * `Idempotency-Key` on authenticated POSTs (API.md §4) of POST /pets,
+ * POST /categories, POST /accounts/me/keys and POST /webhooks, through the
+ * one idempotency module (src/services/idempotency.service.ts: fingerprint,
+ * claim timeout, messages, SQL). POST /store/orders claims the key inside its
+ * single order batch (src/services/orders/place.ts), with the same module.
+ *
+ * The two POSTs whose response carries a secret (an API key, a webhook
+ * signing secret) store their response without it: a replay is `200` with
+ * the resource created the first time, without its secret (API.md §4: a
+ * secret is never shown twice). The secret is never written to the idempotency row.
  *
  * The fingerprint's body is the JSON value sent (whitespace and key order do
  * not matter; a body that is not JSON counts as its text, and is refused by
@@ -18,8 +20,13 @@ import type { AppEnv } from "../lib/context";
 import { ApiError } from "../lib/errors";
 import { claimKey, recordResponse, releaseClaim, requestFingerprint } from "../services/idempotency.service";
 
-/** The POSTs this middleware makes idempotent. */
-const REPLAYABLE = new Set(["/pets", "/categories"]);
+/** The POSTs this middleware makes idempotent, each with the secret member its replay leaves out (null: none). */
+const REPLAYABLE = new Map<string, string | null>([
+  ["/pets", null],
+  ["/categories", null],
+  ["/accounts/me/keys", "key"],
+  ["/webhooks", "secret"],
+]);
 
 /** Global middleware, after authentication. */
 export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
@@ -42,11 +49,22 @@ export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
   const res = c.res;
   if (res.status >= 200 && res.status < 300) {
     const location = res.headers.get("Location");
-    await recordResponse(db, principal.accountId, key, { status: res.status, body: await res.clone().text(), headers: location ? { Location: location } : {} });
+    const headers: Record<string, string> = location ? { Location: location } : {};
+    const secret = REPLAYABLE.get(c.req.path);
+    const stored = secret
+      ? { status: 200, body: JSON.stringify(withoutMember(await res.clone().json(), secret)), headers }
+      : { status: res.status, body: await res.clone().text(), headers };
+    await recordResponse(db, principal.accountId, key, stored);
   } else {
     await releaseClaim(db, principal.accountId, key);
   }
 });
+
+/** `resource` without its member `name`. */
+function withoutMember(resource: Record<string, unknown>, name: string): Record<string, unknown> {
+  const { [name]: _left, ...rest } = resource;
+  return rest;
+}
 
 /** The JSON value of a body, or its text when it is not JSON. */
 function jsonValue(text: string): unknown {

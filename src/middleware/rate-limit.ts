@@ -1,6 +1,8 @@
 /**
- * Rate limiting (API.md §5): per key when a valid key is given, per client IP
- * otherwise, plus sign-ups per IP per hour. Every counted response carries
+ * Rate limiting (API.md §5): per key and per account (across all its keys,
+ * the same limit) when a valid key is given, per client IP otherwise, plus
+ * sign-ups per IP per hour; each in any rolling window of its length
+ * (src/lib/rate-limiter.ts). Every counted response carries
  * `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds;
  * draft-ietf-httpapi-ratelimit-headers); a refusal is 429 `rate_limited` with
  * `Retry-After` (RFC 9110 §10.2.3). The limiter and the client address come
@@ -27,15 +29,19 @@ export function rateLimited(d: RateLimitDecision, what: string): ApiError {
   });
 }
 
-/** Global middleware: 1 request of the caller's per-minute budget. Runs after `authenticate`. */
+/** Global middleware: 1 request of the caller's per-minute budgets (key and account, or address). Runs after `authenticate`. */
 export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.method === "OPTIONS") return next();
   const { anonPerMinute, keyPerMinute } = c.get("config").rateLimits;
   const principal = c.get("principal");
   const limiter = c.get("rateLimiter");
-  const decision = principal
-    ? await limiter.consume(`key:${principal.apiKeyId}`, keyPerMinute, 60, c.get("now")())
-    : await limiter.consume(`ip:${c.get("clientIp")}`, anonPerMinute, 60, c.get("now")());
+  const limits = principal
+    ? [
+        { bucket: `key:${principal.apiKeyId}`, limit: keyPerMinute, windowSeconds: 60 },
+        { bucket: `account:${principal.accountId}`, limit: keyPerMinute, windowSeconds: 60 },
+      ]
+    : [{ bucket: `ip:${c.get("clientIp")}`, limit: anonPerMinute, windowSeconds: 60 }];
+  const decision = await limiter.consume(limits, c.get("now")());
   if (!decision.allowed) throw rateLimited(decision, "requests");
   await next();
   for (const [name, value] of Object.entries(headersOf(decision))) {
@@ -46,7 +52,7 @@ export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
 /** Route middleware for sign-ups: `signupsPerHour` per client IP; its headers replace the per-minute ones. */
 export const signupLimit = createMiddleware<AppEnv>(async (c, next) => {
   const limit = c.get("config").rateLimits.signupsPerHour;
-  const decision = await c.get("rateLimiter").consume(`signup:${c.get("clientIp")}`, limit, 3600, c.get("now")());
+  const decision = await c.get("rateLimiter").consume([{ bucket: `signup:${c.get("clientIp")}`, limit, windowSeconds: 3600 }], c.get("now")());
   if (!decision.allowed) throw rateLimited(decision, "sign-ups from this address");
   await next();
   for (const [name, value] of Object.entries(headersOf(decision))) c.res.headers.set(name, value);

@@ -1,47 +1,26 @@
 /**
- * The `RateLimiter` of the Worker (API.md §5, issue 3): Cloudflare's Workers
- * Rate Limiting binding (`[[ratelimits]]` in wrangler.toml; docs:
+ * The `RateLimiter` of the Worker (API.md §5): Cloudflare's Workers Rate
+ * Limiting bindings (`[[ratelimits]]` in wrangler.toml;
  * https://developers.cloudflare.com/workers/runtime-apis/bindings/rate-limit/)
- * combined with a per-isolate shadow counter (`MemoryRateLimiter`).
+ * on top of a per-isolate sliding-log count (`MemoryRateLimiter`).
  *
- * What the binding can and cannot do, and how this adapter bridges it:
- * - `binding.limit({ key })` → `{ success }` counts one request of `key`
- *   against the binding's own `simple = { limit, period }`, where period is
- *   10 or 60 seconds only. It is shared by every isolate of the Worker in one
- *   Cloudflare location (not globally) and is eventually consistent, so it is
- *   the cross-isolate guard but an approximate one.
- * - It reports neither a remaining count nor a reset time. `RateLimit-Remaining`
- *   and `RateLimit-Reset` therefore come from the shadow counter: an exact
- *   fixed-window count of the requests THIS isolate has seen for the bucket
- *   (windows aligned to the epoch, like on Node). Remaining is thus an upper
- *   bound (other isolates may have spent part of the budget) and Reset the end
- *   of the shadow window; both are best-effort on the edge, which the RateLimit
- *   header draft allows (they are hints, the 429 is authoritative).
- * - A request is allowed only if BOTH the shadow counter (the configured
- *   limit, `RATE_LIMIT_*` variables) and the binding (its wrangler.toml limit)
- *   allow it. Keep `simple.limit` of each binding equal to the matching
- *   variable: the stricter of the two wins. When the binding refuses, the
- *   answer is 429 with remaining 0 and Retry-After = the sooner of the shadow
- *   window's reset and the binding's period (`BINDING_PERIOD_SECONDS`, 60 s:
- *   the binding frees within one period; its window start is not reported).
- * - Hours: the binding cannot count per hour. Sign-ups (`signup:` buckets,
- *   window 3600 s) use a per-minute binding whose limit is
- *   ceil(RATE_LIMIT_SIGNUP_PER_HOUR / 60) (10/h → 1 per minute per IP per
- *   location), which bounds bursts across isolates, plus the shadow counter's
- *   exact hourly window per isolate. An address can thus get at most the hourly
- *   limit per isolate and at most 60 × ceil(hourly/60) per hour per location
- *   (10/h → ≤ 60/h in the worst case across many isolates, typically ~10).
- *   An exact global hourly limit would need a Durable Object or the database;
- *   not worth a round trip per sign-up here.
- * - Buckets are routed by prefix (`ip:`, `key:`, `signup:`, as written by
- *   src/middleware/rate-limit.ts) to the binding given for that prefix; a
- *   bucket without a binding (e.g. `wrangler dev` without `[[ratelimits]]`, or
- *   an unknown prefix) is counted by the shadow counter only.
- * - If a binding call throws, the request is decided by the shadow counter
- *   alone (fail open to the per-isolate limit): rate limiting must not take
- *   the API down.
+ * - A binding counts `limit({ key })` calls per key against its own
+ *   `simple = { limit, period }` (period 10 or 60 s), per Cloudflare location,
+ *   eventually consistent and approximate: the cross-isolate guard. It reports
+ *   no remaining count or reset, so the RateLimit-* headers come from this
+ *   isolate's exact rolling count (an upper bound of what is left).
+ * - A request is allowed only if the isolate's count (the `RATE_LIMIT_*`
+ *   limits, in any rolling window) and every binding of its buckets allow it.
+ *   Buckets go to the binding of their prefix: `ip:` → ANON, `key:` and
+ *   `account:` → KEY (same per-minute limit), `signup:` → SIGNUP. A binding
+ *   refusal answers Retry-After ≤ its period. A binding that throws is
+ *   reported and ignored (fail open to the isolate's count).
+ * - Sign-ups (per hour, which a binding cannot count): the isolate enforces
+ *   the hourly limit in any rolling hour; the SIGNUP binding allows
+ *   ceil(hourly / 60) per minute per location (10/h → 1 per minute), which
+ *   spreads a burst across isolates. docs/configuration.md states both.
  */
-import { MemoryRateLimiter, type RateLimitDecision, type RateLimiter } from "../lib/rate-limiter";
+import { type BucketLimit, MemoryRateLimiter, type RateLimitDecision, type RateLimiter } from "../lib/rate-limiter";
 
 /** The Workers Rate Limiting binding (`RateLimit` of @cloudflare/workers-types). */
 export interface RateLimitBinding {
@@ -53,6 +32,9 @@ export type RateLimitBindings = Partial<Record<"ip" | "key" | "signup", RateLimi
 
 /** `simple.period` of every binding in wrangler.toml, seconds (the binding allows 10 or 60). */
 export const BINDING_PERIOD_SECONDS = 60;
+
+/** The binding that counts each bucket prefix (accounts share the per-key binding: same per-minute limit). */
+const BINDING_OF_PREFIX: Record<string, keyof RateLimitBindings> = { ip: "ip", key: "key", account: "key", signup: "signup" };
 
 /** Binding names in wrangler.toml, by bucket prefix. */
 export const RATE_LIMIT_BINDING_NAMES = { ip: "ANON_RATE_LIMITER", key: "KEY_RATE_LIMITER", signup: "SIGNUP_RATE_LIMITER" } as const;
@@ -86,20 +68,25 @@ export class WorkersRateLimiter implements RateLimiter {
     );
   }
 
-  async consume(bucket: string, limit: number, windowSeconds: number, now: Date): Promise<RateLimitDecision> {
-    const local = await this.shadow.consume(bucket, limit, windowSeconds, now);
+  async consume(limits: readonly BucketLimit[], now: Date): Promise<RateLimitDecision> {
+    const local = await this.shadow.consume(limits, now);
     if (!local.allowed) return local;
-    const prefix = bucket.slice(0, bucket.indexOf(":")) as keyof RateLimitBindings;
-    const binding = this.bindings[prefix];
-    if (!binding) return local;
-    let success: boolean;
-    try {
-      ({ success } = await binding.limit({ key: bucket }));
-    } catch (error) {
-      this.onBindingError(error);
-      return local;
-    }
-    return success ? local : { allowed: false, limit, remaining: 0, resetSeconds: Math.min(local.resetSeconds, BINDING_PERIOD_SECONDS) };
+    const outcomes = await Promise.all(
+      limits.map(async ({ bucket, limit }) => {
+        const name = BINDING_OF_PREFIX[bucket.slice(0, bucket.indexOf(":"))];
+        const binding = name && this.bindings[name];
+        if (!binding) return undefined;
+        try {
+          return (await binding.limit({ key: bucket })).success ? undefined : limit;
+        } catch (error) {
+          this.onBindingError(error);
+          return undefined;
+        }
+      }),
+    );
+    const refusedLimit = outcomes.find((limit) => limit !== undefined);
+    if (refusedLimit === undefined) return local;
+    return { allowed: false, limit: refusedLimit, remaining: 0, resetSeconds: Math.min(local.resetSeconds, BINDING_PERIOD_SECONDS) };
   }
 }
 

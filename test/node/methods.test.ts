@@ -3,7 +3,7 @@
  * over raw sockets; plus what only Node's own HTTP server sees: a method its
  * parser does not know (`FOO`: a parse error, by default a bare 400 with no
  * body) and CONNECT (by default the connection is just closed). Both are 501
- * Error objects now (src/runtime/node-unknown-methods.ts).
+ * Error objects now (src/runtime/node-client-error.ts, node-unknown-methods.ts).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -42,9 +42,9 @@ describe("methods Node's HTTP server answers before the app", () => {
     expect(res.body.message).toContain(method);
   });
 
-  it("other malformed requests keep Node's answer (400), and the server keeps serving", async () => {
+  it("other malformed requests are 400 bad_request Error objects, and the server keeps serving", async () => {
     const res = await rawRequest(server.url, "GET", "/pets HTTP/1.1 extra");
-    expect(res.status).toBe(400);
+    expectRawError(res, 400, "bad_request");
     expect((await fetch(`${server.url}/health`)).status).toBe(200);
   });
 });

@@ -3,8 +3,9 @@
  * client address (createApp deps `clock`, `clientIp` ← `X-Test-IP`): the
  * N+1th request is 429 `rate_limited` with `RateLimit-Limit/Remaining/Reset`
  * and `Retry-After`; keys are counted separately from each other and from
- * anonymous traffic; anonymous traffic per IP; sign-ups per IP per hour;
- * windows reset when the clock moves (no sleeping). Small limits via env.
+ * anonymous traffic, and the keys of one account share the account's budget;
+ * anonymous traffic per IP; sign-ups per IP per hour; every limit holds in any
+ * rolling window, also across the clock's minute or hour (no sleeping). Small limits via env.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
@@ -60,24 +61,27 @@ function expectLimited(res: ApiResponse, limit: number, retryAfter: number): voi
 }
 
 describe("anonymous requests: per client IP per minute", () => {
-  it("the N+1th request is 429 with RateLimit-* and Retry-After; another IP is unaffected; the window resets", async () => {
+  it("the N+1th request is 429 with RateLimit-* and Retry-After; another IP is unaffected; the limit holds across the clock's minute", async () => {
     const { api, clock } = await setup({ RATE_LIMIT_ANON_PER_MIN: "3" }, "2026-11-22T10:00:05Z");
     for (const remaining of [2, 1, 0]) {
       const res = await api.get("/pets", from("192.0.2.1"));
       expect(res.status).toBe(200);
-      expectBudget(res, 3, remaining, 55);
+      expectBudget(res, 3, remaining, 60);
     }
-    expectLimited(await api.get("/pets", from("192.0.2.1")), 3, 55);
+    expectLimited(await api.get("/pets", from("192.0.2.1")), 3, 60);
     // Every route shares the caller's budget, protected ones included (429 before 401).
-    expectLimited(await api.get("/categories", from("192.0.2.1")), 3, 55);
-    expectLimited(await api.get("/accounts/me", from("192.0.2.1")), 3, 55);
-    expectLimited(await api.get("/health", from("192.0.2.1")), 3, 55);
+    expectLimited(await api.get("/categories", from("192.0.2.1")), 3, 60);
+    expectLimited(await api.get("/accounts/me", from("192.0.2.1")), 3, 60);
+    expectLimited(await api.get("/health", from("192.0.2.1")), 3, 60);
 
     const other = await api.get("/pets", from("192.0.2.2"));
     expect(other.status).toBe(200);
-    expectBudget(other, 3, 2, 55);
+    expectBudget(other, 3, 2, 60);
 
-    clock.advance(54);
+    // 10:01:00: the clock's minute turns, the rolling minute of the three requests does not.
+    clock.advance(55);
+    expectLimited(await api.get("/pets", from("192.0.2.1")), 3, 5);
+    clock.advance(4);
     expectLimited(await api.get("/pets", from("192.0.2.1")), 3, 1);
     clock.advance(1);
     const again = await api.get("/pets", from("192.0.2.1"));
@@ -89,7 +93,7 @@ describe("anonymous requests: per client IP per minute", () => {
     const { api, t } = await setup({ RATE_LIMIT_ANON_PER_MIN: "2" }, "2026-11-22T10:00:30Z");
     const notFound = await api.get("/no-such-route", from("192.0.2.9"));
     expect(notFound.status).toBe(404);
-    expectBudget(notFound, 2, 1, 30);
+    expectBudget(notFound, 2, 1, 60);
     const preflight = await t.fetch("/pets", {
       method: "OPTIONS",
       headers: { "X-Test-IP": "192.0.2.9", Origin: "https://app.example", "Access-Control-Request-Method": "POST" },
@@ -98,8 +102,8 @@ describe("anonymous requests: per client IP per minute", () => {
     expect(preflight.headers.get("ratelimit-remaining")).toBeNull();
     const unauthorized = await api.get("/accounts/me", from("192.0.2.9"));
     expect(unauthorized.status).toBe(401);
-    expectBudget(unauthorized, 2, 0, 30);
-    expectLimited(await api.get("/pets", from("192.0.2.9")), 2, 30);
+    expectBudget(unauthorized, 2, 0, 60);
+    expectLimited(await api.get("/pets", from("192.0.2.9")), 2, 60);
   });
 
   it("a bad key is anonymous traffic: counted per IP", async () => {
@@ -112,8 +116,8 @@ describe("anonymous requests: per client IP per minute", () => {
   });
 });
 
-describe("requests with a key: per key per minute", () => {
-  it("separate keys are counted separately, and apart from the IP's anonymous budget", async () => {
+describe("requests with a key: per key and per account per minute", () => {
+  it("keys of other accounts are counted separately, the keys of one account share its budget, apart from the IP's anonymous budget", async () => {
     const { api, clock, t } = await setup({ RATE_LIMIT_ANON_PER_MIN: "2", RATE_LIMIT_KEY_PER_MIN: "3" }, "2026-11-22T10:00:10Z");
     const now = clock.now();
     const first = (await createOperatorKey(t.db, "customer", "rate", now)).apiKey.key;
@@ -124,23 +128,25 @@ describe("requests with a key: per key per minute", () => {
     for (const remaining of [2, 1, 0]) {
       const res = await api.get("/accounts/me", from(ip, first));
       expect(res.status).toBe(200);
-      expectBudget(res, 3, remaining, 50);
+      expectBudget(res, 3, remaining, 60);
     }
-    expectLimited(await api.get("/accounts/me", from(ip, first)), 3, 50);
+    expectLimited(await api.get("/accounts/me", from(ip, first)), 3, 60);
     // The key's budget follows the key, not the address.
-    expectLimited(await api.get("/pets", from("203.0.113.99", first)), 3, 50);
+    expectLimited(await api.get("/pets", from("203.0.113.99", first)), 3, 60);
+    // Another key of the same account: the account's budget is spent too (API.md §5: at most that per account).
+    expectLimited(await api.get("/accounts/me", from(ip, second)), 3, 60);
 
-    for (const key of [second, other]) {
-      const res = await api.get("/accounts/me", from(ip, key));
-      expect(res.status).toBe(200);
-      expectBudget(res, 3, 2, 50);
-    }
+    const elsewhere = await api.get("/accounts/me", from(ip, other));
+    expect(elsewhere.status).toBe(200);
+    expectBudget(elsewhere, 3, 2, 60);
     const anonymous = await api.get("/pets", from(ip));
     expect(anonymous.status).toBe(200);
-    expectBudget(anonymous, 2, 1, 50);
+    expectBudget(anonymous, 2, 1, 60);
 
     clock.advance(50);
-    const reset = await api.get("/accounts/me", from(ip, first));
+    expectLimited(await api.get("/accounts/me", from(ip, second)), 3, 10);
+    clock.advance(10);
+    const reset = await api.get("/accounts/me", from(ip, second));
     expect(reset.status).toBe(200);
     expectBudget(reset, 3, 2, 60);
   });
@@ -148,31 +154,34 @@ describe("requests with a key: per key per minute", () => {
   it("the staff key is limited like any key", async () => {
     const { api, t } = await setup({ RATE_LIMIT_KEY_PER_MIN: "1" }, "2026-11-22T10:00:59Z");
     expect((await api.get("/accounts/me", from("203.0.113.6", t.staffKey))).status).toBe(200);
-    expectLimited(await api.get("/accounts/me", from("203.0.113.6", t.staffKey)), 1, 1);
+    expectLimited(await api.get("/accounts/me", from("203.0.113.6", t.staffKey)), 1, 60);
   });
 });
 
 describe("sign-ups: per client IP per hour", () => {
-  it("the N+1th sign-up from an IP is 429 until the hour turns; other IPs and other requests are unaffected", async () => {
+  it("the N+1th sign-up from an IP is 429 until the first is an hour old, across the clock's hour; other IPs and other requests are unaffected", async () => {
     const { api, clock } = await setup({ RATE_LIMIT_SIGNUP_PER_HOUR: "2" }, "2026-11-22T10:15:00Z");
     const signUp = (ip: string) => api.post<SignUpBody>("/accounts", { name: "Rate", email: uniqueEmail("rate") }, from(ip));
 
     for (const remaining of [1, 0]) {
       const res = await signUp("192.0.2.50");
       expect(res.status, JSON.stringify(res.body)).toBe(201);
-      expectBudget(res, 2, remaining, 45 * 60);
+      expectBudget(res, 2, remaining, 3600);
     }
-    expectLimited(await signUp("192.0.2.50"), 2, 45 * 60);
+    expectLimited(await signUp("192.0.2.50"), 2, 3600);
 
     const elsewhere = await signUp("192.0.2.51");
     expect(elsewhere.status).toBe(201);
-    expectBudget(elsewhere, 2, 1, 45 * 60);
+    expectBudget(elsewhere, 2, 1, 3600);
     // Other requests from the refused address go on (they have their own per-minute budget).
     const read = await api.get("/pets", from("192.0.2.50"));
     expect(read.status).toBe(200);
     expect(read.headers.get("ratelimit-limit")).toBe("100000");
 
-    clock.advance(45 * 60 - 1);
+    clock.advance(45 * 60);
+    // 11:00:00: the clock's hour turns, the rolling hour of the two sign-ups does not.
+    expectLimited(await signUp("192.0.2.50"), 2, 15 * 60);
+    clock.advance(15 * 60 - 1);
     expectLimited(await signUp("192.0.2.50"), 2, 1);
     clock.advance(1);
     const next = await signUp("192.0.2.50");
@@ -189,7 +198,7 @@ describe("sign-ups: per client IP per hour", () => {
 });
 
 describe("unknown keys are throttled, valid keys never", () => {
-  it("after N+1 failed key lookups in a minute an address gets 429 for unknown keys until the minute ends — a valid key from it still works", async () => {
+  it("after N+1 failed key lookups in a minute an address gets 429 for unknown keys until the first is a minute old — a valid key from it still works", async () => {
     const env = { RATE_LIMIT_ANON_PER_MIN: "3" };
     const clock = new ManualClock("2026-11-22T10:00:10Z");
     target = await nodeTarget(env);
@@ -220,7 +229,7 @@ describe("unknown keys are throttled, valid keys never", () => {
       // A new unknown key costs one point read; the same one again costs none (cached as bad).
       expect(roundTrips).toBe(i === 0 ? 1 : 0);
       expect(res.status).toBe(429);
-      expect([res.headers.get("retry-after"), res.headers.get("ratelimit-remaining")]).toEqual(["50", "0"]);
+      expect([res.headers.get("retry-after"), res.headers.get("ratelimit-remaining")]).toEqual(["60", "0"]);
     }
     // A valid key that was never used is not refused from that address (behind a proxy, everybody's).
     const fromThere = await get("192.0.2.66", target.staffKey);
@@ -228,7 +237,7 @@ describe("unknown keys are throttled, valid keys never", () => {
     expect((await get("192.0.2.66", target.staffKey)).res.status).toBe(200);
     expect((await get("192.0.2.67", target.staffKey)).res.status).toBe(200);
 
-    clock.advance(50);
+    clock.advance(60);
     const later = await get("192.0.2.66", randomKey());
     expect(later.roundTrips).toBe(1);
     expect(later.res.status).toBe(401);

@@ -81,16 +81,26 @@ describe("openRemoteDatabase against a server that sheds load (429)", () => {
     expect(await rows()).toEqual([1, 2]);
   });
 
-  it("a server that keeps refusing: the call fails after the last attempt (8) and nothing is written", async () => {
+  it("a server that keeps refusing: the call fails once the waiting budget is spent, and nothing is written", async () => {
     refuseNext = 1_000;
-    const db = openRemoteDatabase(proxyUrl);
+    // Waits of ~10, 20, 40, 80 ms fit a 300 ms budget; the next (~160) would not: 5 attempts.
+    const db = openRemoteDatabase(proxyUrl, undefined, undefined, { budgetMs: 300, baseDelayMs: 10, random: () => 0.999 });
     const failure = await db.$client.batch([{ sql: "INSERT INTO t (x) VALUES (?)", args: [3] }], "write").then(
       () => undefined,
       (error: unknown) => error as { code?: string; message?: string },
     );
     expect(failure?.message).toMatch(/429/);
-    expect(received).toBe(8);
+    expect(received).toBe(5);
     expect(await rows()).toEqual([1, 2]);
+  });
+
+  it("waits are capped, so a client refused many times keeps asking within its budget", async () => {
+    refuseNext = 12;
+    const db = openRemoteDatabase(proxyUrl, undefined, undefined, { budgetMs: 2_000, baseDelayMs: 10, maxDelayMs: 40, random: () => 0.999 });
+    await db.$client.batch([{ sql: "INSERT INTO t (x) VALUES (?)", args: [4] }], "write");
+    // 12 refusals: waits of 10, 20, then 40 ms each (~430 ms in all), then the 13th attempt commits.
+    expect(received).toBe(13);
+    expect(await rows()).toEqual([1, 2, 4]);
   });
 
   it("other statuses are not retried", async () => {

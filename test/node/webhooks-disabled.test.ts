@@ -62,6 +62,6 @@ describe("WEBHOOKS_ENABLED=false (previews)", () => {
     expect(preview.triggers.crons ?? []).toEqual([]);
     const production = unstable_readConfig({ config: `${ROOT}/wrangler.toml` });
     expect(parseConfig(production.vars as Record<string, string>).webhooks.enabled).toBe(true);
-    expect(production.triggers.crons).toEqual(["* * * * *"]);
+    expect(production.triggers.crons).toEqual(["* * * * *", "0 * * * *"]);
   });
 });

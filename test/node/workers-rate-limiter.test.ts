@@ -37,16 +37,27 @@ class FakeBinding implements RateLimitBinding {
 let nowMs = new Date("2026-11-22T10:00:15Z").getTime();
 const clock = () => new Date(nowMs);
 
+/** One request against one budget of `limiter`, now. */
+function consumeOne(limiter: WorkersRateLimiter, bucket: string, limit: number, windowSeconds: number) {
+  return limiter.consume([{ bucket, limit, windowSeconds }], clock());
+}
+
 describe("WorkersRateLimiter", () => {
-  it("without bindings it is the per-isolate fixed-window counter", async () => {
+  it("without bindings it is the per-isolate rolling count", async () => {
     const limiter = new WorkersRateLimiter({});
     const decisions = [];
-    for (let i = 0; i < 3; i++) decisions.push(await limiter.consume("ip:192.0.2.1", 2, 60, clock()));
+    for (let i = 0; i < 3; i++) decisions.push(await consumeOne(limiter, "ip:192.0.2.1", 2, 60));
     expect(decisions).toEqual([
-      { allowed: true, limit: 2, remaining: 1, resetSeconds: 45 },
-      { allowed: true, limit: 2, remaining: 0, resetSeconds: 45 },
-      { allowed: false, limit: 2, remaining: 0, resetSeconds: 45 },
+      { allowed: true, limit: 2, remaining: 1, resetSeconds: 60 },
+      { allowed: true, limit: 2, remaining: 0, resetSeconds: 60 },
+      { allowed: false, limit: 2, remaining: 0, resetSeconds: 60 },
     ]);
+    // The minute on the clock turns (10:01:00): still refused until the first request is a minute old.
+    nowMs += 45_000;
+    expect(await consumeOne(limiter, "ip:192.0.2.1", 2, 60)).toEqual({ allowed: false, limit: 2, remaining: 0, resetSeconds: 15 });
+    nowMs += 15_000;
+    expect(await consumeOne(limiter, "ip:192.0.2.1", 2, 60)).toEqual({ allowed: true, limit: 2, remaining: 1, resetSeconds: 60 });
+    nowMs -= 60_000;
   });
 
   it("routes buckets to the binding of their prefix, keyed by the whole bucket", async () => {
@@ -54,31 +65,38 @@ describe("WorkersRateLimiter", () => {
     const key = new FakeBinding(100, clock);
     const signup = new FakeBinding(100, clock);
     const limiter = new WorkersRateLimiter({ ip, key, signup });
-    await limiter.consume("ip:192.0.2.1", 10, 60, clock());
-    await limiter.consume("key:42", 10, 60, clock());
-    await limiter.consume("signup:192.0.2.1", 10, 3600, clock());
-    await limiter.consume("other:x", 10, 60, clock());
-    expect([ip.calls, key.calls, signup.calls]).toEqual([["ip:192.0.2.1"], ["key:42"], ["signup:192.0.2.1"]]);
+    await consumeOne(limiter, "ip:192.0.2.1", 10, 60);
+    await limiter.consume(
+      [
+        { bucket: "key:42", limit: 10, windowSeconds: 60 },
+        { bucket: "account:7", limit: 10, windowSeconds: 60 },
+      ],
+      clock(),
+    );
+    await consumeOne(limiter, "signup:192.0.2.1", 10, 3600);
+    await consumeOne(limiter, "other:x", 10, 60);
+    // An account's budget is counted by the per-key binding (same per-minute limit).
+    expect([ip.calls, key.calls, signup.calls]).toEqual([["ip:192.0.2.1"], ["key:42", "account:7"], ["signup:192.0.2.1"]]);
   });
 
   it("refuses when the binding refuses although this isolate has budget left (another isolate spent it)", async () => {
     const shared = new FakeBinding(3, clock);
     const isolateA = new WorkersRateLimiter({ ip: shared });
     const isolateB = new WorkersRateLimiter({ ip: shared });
-    for (let i = 0; i < 3; i++) expect((await isolateA.consume("ip:198.51.100.1", 3, 60, clock())).allowed).toBe(true);
-    const refused = await isolateB.consume("ip:198.51.100.1", 3, 60, clock());
-    expect(refused).toEqual({ allowed: false, limit: 3, remaining: 0, resetSeconds: 45 });
+    for (let i = 0; i < 3; i++) expect((await consumeOne(isolateA, "ip:198.51.100.1", 3, 60)).allowed).toBe(true);
+    const refused = await consumeOne(isolateB, "ip:198.51.100.1", 3, 60);
+    expect(refused).toEqual({ allowed: false, limit: 3, remaining: 0, resetSeconds: 60 });
     // The binding's window turns: both isolates may go on.
     nowMs += 45_000;
-    expect((await isolateB.consume("ip:198.51.100.1", 3, 60, clock())).allowed).toBe(true);
+    expect((await consumeOne(isolateB, "ip:198.51.100.1", 3, 60)).allowed).toBe(true);
     nowMs -= 45_000;
   });
 
   it("does not call the binding once this isolate's own count refuses", async () => {
     const binding = new FakeBinding(100, clock);
     const limiter = new WorkersRateLimiter({ key: binding });
-    await limiter.consume("key:7", 1, 60, clock());
-    const refused = await limiter.consume("key:7", 1, 60, clock());
+    await consumeOne(limiter, "key:7", 1, 60);
+    const refused = await consumeOne(limiter, "key:7", 1, 60);
     expect(refused.allowed).toBe(false);
     expect(binding.calls).toEqual(["key:7"]);
   });
@@ -88,7 +106,7 @@ describe("WorkersRateLimiter", () => {
     binding.failing = true;
     const errors: unknown[] = [];
     const limiter = new WorkersRateLimiter({ ip: binding }, (error) => errors.push(error));
-    expect(await limiter.consume("ip:203.0.113.1", 2, 60, clock())).toEqual({ allowed: true, limit: 2, remaining: 1, resetSeconds: 45 });
+    expect(await consumeOne(limiter, "ip:203.0.113.1", 2, 60)).toEqual({ allowed: true, limit: 2, remaining: 1, resetSeconds: 60 });
     expect(errors).toHaveLength(1);
   });
 
@@ -100,19 +118,19 @@ describe("WorkersRateLimiter", () => {
     const start = nowMs;
     nowMs = new Date("2026-11-22T10:00:00Z").getTime();
     try {
-      expect((await isolateA.consume("signup:192.0.2.7", 2, 3600, clock())).allowed).toBe(true);
+      expect((await consumeOne(isolateA, "signup:192.0.2.7", 2, 3600)).allowed).toBe(true);
       // Same minute, another isolate: the binding stops the burst — and says to retry within its period, not the hour.
       nowMs += 2_000;
-      const refused = await isolateB.consume("signup:192.0.2.7", 2, 3600, clock());
+      const refused = await consumeOne(isolateB, "signup:192.0.2.7", 2, 3600);
       expect(refused).toEqual({ allowed: false, limit: 2, remaining: 0, resetSeconds: 60 });
       nowMs += refused.resetSeconds * 1000;
-      expect((await isolateB.consume("signup:192.0.2.7", 2, 3600, clock())).allowed).toBe(true);
+      expect((await consumeOne(isolateB, "signup:192.0.2.7", 2, 3600)).allowed).toBe(true);
       nowMs += 58_000;
-      const second = await isolateA.consume("signup:192.0.2.7", 2, 3600, clock());
+      const second = await consumeOne(isolateA, "signup:192.0.2.7", 2, 3600);
       expect(second).toEqual({ allowed: true, limit: 2, remaining: 0, resetSeconds: 3480 });
       nowMs += 60_000;
       // The hourly budget of this isolate is spent, whatever the binding says.
-      expect(await isolateA.consume("signup:192.0.2.7", 2, 3600, clock())).toEqual({ allowed: false, limit: 2, remaining: 0, resetSeconds: 3420 });
+      expect(await consumeOne(isolateA, "signup:192.0.2.7", 2, 3600)).toEqual({ allowed: false, limit: 2, remaining: 0, resetSeconds: 3420 });
     } finally {
       nowMs = start;
     }
@@ -121,8 +139,8 @@ describe("WorkersRateLimiter", () => {
   it("fromEnv takes the bindings named in wrangler.toml and ignores anything else", async () => {
     const ip = new FakeBinding(100, clock);
     const limiter = WorkersRateLimiter.fromEnv({ [RATE_LIMIT_BINDING_NAMES.ip]: ip, [RATE_LIMIT_BINDING_NAMES.key]: "not a binding", DATABASE_URL: "x" });
-    await limiter.consume("ip:192.0.2.1", 5, 60, clock());
-    await limiter.consume("key:1", 5, 60, clock());
+    await consumeOne(limiter, "ip:192.0.2.1", 5, 60);
+    await consumeOne(limiter, "key:1", 5, 60);
     expect(ip.calls).toEqual(["ip:192.0.2.1"]);
   });
 });
@@ -145,14 +163,14 @@ describe("the app on the Worker's rate limiter (two isolates, one location)", ()
 
     const first = await target.fetch("/pets", { headers });
     expect(first.status).toBe(200);
-    expect([first.headers.get("ratelimit-limit"), first.headers.get("ratelimit-remaining"), first.headers.get("ratelimit-reset")]).toEqual(["2", "1", "45"]);
+    expect([first.headers.get("ratelimit-limit"), first.headers.get("ratelimit-remaining"), first.headers.get("ratelimit-reset")]).toEqual(["2", "1", "60"]);
     const second = await other.request("http://localhost/pets", { headers });
     expect(second.status).toBe(200);
     // Isolate A still counts 1 of 2 itself, but the location's budget is spent.
     const third = await target.fetch("/pets", { headers });
     expect(third.status).toBe(429);
     expect(((await third.json()) as { code: string }).code).toBe("rate_limited");
-    expect([third.headers.get("ratelimit-remaining"), third.headers.get("retry-after")]).toEqual(["0", "45"]);
+    expect([third.headers.get("ratelimit-remaining"), third.headers.get("retry-after")]).toEqual(["0", "60"]);
   });
 });
 

@@ -1,5 +1,7 @@
 /**
- * Idempotency-Key on POST /pets and POST /categories (API.md §4), written
+ * Idempotency-Key on POST /pets and POST /categories, and on the two POSTs
+ * whose response carries a secret (POST /accounts/me/keys, POST /webhooks:
+ * replayed without it) (API.md §4), written
  * against the Target interface so the Node and Worker suites share it.
  * (POST /store/orders claims its key inside its order batch, with the same
  * fingerprint and messages: see also orders.scenarios.ts.)
@@ -113,6 +115,52 @@ export function idempotencyScenarios(getTarget: () => Target): void {
       const res = await api.post("/categories", { name: uniqueName("long") }, { key, headers: { "Idempotency-Key": "k".repeat(256) } });
       expect(res.status).toBe(400);
       expect(res.body.code).toBe("validation_error");
+    });
+  });
+
+  describe("Idempotency-Key on the POSTs whose response carries a secret", () => {
+    let api: ApiClient;
+    let key: string;
+
+    beforeAll(async () => {
+      api = await connect(getTarget());
+      key = getTarget().staffKey;
+    });
+
+    it("POST /accounts/me/keys: a replay is 200 with the key created first, without its secret, and creates no other key", async () => {
+      const signUp = await api.post("/accounts", { name: "Idem", email: `${uniqueName("idem").replace(/\W+/g, "-")}@example.com` });
+      const customer = signUp.body.apiKey.key as string;
+      const idem = { "Idempotency-Key": uniqueName("idem") };
+      const first = await api.post("/accounts/me/keys", { name: "ci" }, { key: customer, headers: idem });
+      expect(first.status).toBe(201);
+      expect(first.body.key).toMatch(/^psk_/);
+      const again = await api.post("/accounts/me/keys", { name: "ci" }, { key: customer, headers: idem });
+      expect([again.status, again.headers.get("idempotent-replayed")], JSON.stringify(again.body)).toEqual([200, "true"]);
+      const { key: _secret, ...created } = first.body;
+      expect(again.body).toEqual(created);
+      expect(again.body).not.toHaveProperty("key");
+      expect(JSON.stringify(again.body)).not.toContain(first.body.key);
+      const keys = await api.get("/accounts/me/keys", { key: customer });
+      expect(keys.body.map((k: { id: number }) => k.id)).toEqual([signUp.body.apiKey.id, first.body.id]);
+      const other = await api.post("/accounts/me/keys", { name: "other" }, { key: customer, headers: idem });
+      expect([other.status, other.body.code]).toEqual([422, "idempotency_key_reused"]);
+    });
+
+    it("POST /webhooks: a replay is 200 with the subscription created first and its Location, without its secret", async () => {
+      const idem = { "Idempotency-Key": uniqueName("idem") };
+      const body = { url: "https://example.com/hooks/idempotent", events: ["pet.created"] };
+      const before = (await api.get("/webhooks?limit=100", { key })).body.length;
+      const first = await api.post("/webhooks", body, { key, headers: idem });
+      expect(first.status, JSON.stringify(first.body)).toBe(201);
+      expect(first.body.secret).toMatch(/^whsec_/);
+      const again = await api.post("/webhooks", body, { key, headers: idem });
+      expect([again.status, again.headers.get("idempotent-replayed")], JSON.stringify(again.body)).toEqual([200, "true"]);
+      const { secret: _secret, ...created } = first.body;
+      expect(again.body).toEqual(created);
+      expect(JSON.stringify(again.body)).not.toContain(first.body.secret);
+      expect(again.headers.get("location")).toBe(first.headers.get("location"));
+      expect((await api.get("/webhooks?limit=100", { key })).body).toHaveLength(before + 1);
+      await api.request("DELETE", `/webhooks/${first.body.id}`, undefined, { key });
     });
   });
 }

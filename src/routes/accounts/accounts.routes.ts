@@ -1,11 +1,20 @@
 /** OpenAPI route definitions of /accounts (API.md §2, §4; Accounts tag). */
 import { createRoute, z } from "@hono/zod-openapi";
 import { privateResponse } from "../../lib/http-cache";
-import { errorResponses, idParams, jsonBody, jsonContent, paginationQuery, responseHeaders } from "../../lib/schemas";
+import {
+  errorResponses,
+  idempotencyKeyHeaders,
+  idempotentReplayedHeader,
+  idParams,
+  jsonBody,
+  jsonContent,
+  paginationQuery,
+  responseHeaders,
+} from "../../lib/schemas";
 import { protectedOperation, publicOperation } from "../../middleware/security";
 import { signupLimit } from "../../middleware/rate-limit";
 import { strictJson } from "../../middleware/strict-json";
-import { AccountSchema, ApiKeysSchema, NewAccountSchema, NewApiKeyRequestSchema, NewApiKeySchema, SignUpSchema } from "./accounts.schemas";
+import { AccountSchema, ApiKeySchema, ApiKeysSchema, NewAccountSchema, NewApiKeyRequestSchema, NewApiKeySchema, SignUpSchema } from "./accounts.schemas";
 
 const tags = ["Accounts"];
 const anyKey = protectedOperation("customer", "staff");
@@ -61,18 +70,24 @@ export const createKey = createRoute({
   path: "/accounts/me/keys",
   operationId: "createMyApiKey",
   summary: "Create an API key",
-  description: "Creates another key for the caller's account (at most 100 active keys per account). The secret is in this response only.",
+  description:
+    "Creates another key for the caller's account (at most 100 active keys per account). The secret is in this response only. Send `Idempotency-Key` to retry safely: the same key and body within 24 h answers 200 with the key created the first time, without its secret (never shown twice), and `Idempotent-Replayed: true`.",
   tags,
   ...anyKey,
   "x-stability": "stable",
-  request: { body: { required: false, ...jsonContent(NewApiKeyRequestSchema, "An optional name for the key.") } },
+  request: { headers: idempotencyKeyHeaders, body: { required: false, ...jsonContent(NewApiKeyRequestSchema, "An optional name for the key.") } },
   responses: {
+    200: {
+      ...jsonContent(ApiKeySchema, "Replay of an earlier request with the same Idempotency-Key: the key it created, without its secret."),
+      headers: idempotentReplayedHeader,
+    },
     201: jsonContent(NewApiKeySchema, "The new key with its secret."),
     ...errorResponses({
       400: true,
-      409: "The account holds 100 active keys already (`key_limit_reached`); revoke one first.",
+      409: "The account holds 100 active keys already (`key_limit_reached`), or a request with this Idempotency-Key is still in progress (`concurrent_update`).",
       413: true,
       415: true,
+      422: "The Idempotency-Key was used with another body (`idempotency_key_reused`).",
       ...authErrors,
     }),
   },

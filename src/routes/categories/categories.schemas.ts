@@ -17,7 +17,7 @@ export const NewCategorySchema = z
 export const CategoryPatchSchema = z
   .strictObject({ name: name.optional(), description: description.nullable().optional().openapi({ description: "New description; null removes it." }) })
   .refine((v) => Object.keys(v).length > 0, "At least one field is required.")
-  .openapi("CategoryPatch", { description: "The fields of a category to change." });
+  .openapi("CategoryPatch", { description: "The fields of a category to change.", minProperties: 1 });
 
 export const CategorySchema = z
   .object({

@@ -33,13 +33,21 @@ export const list = createRoute({
   operationId: "listEvents",
   summary: "Read the event log",
   description:
-    'Every change to pets, categories, inventory and orders in commit order, each written in the same transaction as the change. Poll with `after` = the last id you processed; `Link: rel="next"` is present while more events exist right now. An event never appears later below an id you have already seen.',
+    'Every change to pets, categories, inventory and orders in commit order, each written in the same transaction as the change. Poll with `after` = the last id you processed; `Link: rel="next"` is present while more events exist right now. An event never appears later below an id you have already seen. Events older than the retention period (`EVENT_RETENTION_DAYS`, default 30 days) are deleted: a cursor whose following events were deleted is 410 `cursor_expired` (start again from `after=0`).',
   tags: ["Events"],
   ...staff,
   "x-stability": "beta",
   request: { query: z.strictObject({ after: afterQuery, limit: paginationQuery.limit }) },
   responses: {
     200: { ...jsonContent(EventsSchema, "The next events (possibly none)."), headers: { Link: responseHeaders.Link } },
-    ...errorResponses({ 400: true, 401: true, 403: true, 429: true, 500: true, 503: true }),
+    ...errorResponses({
+      400: true,
+      401: true,
+      403: true,
+      410: "Events after `after` were deleted by retention (`cursor_expired`); start again from `after=0`.",
+      429: true,
+      500: true,
+      503: true,
+    }),
   },
 });

@@ -28,7 +28,7 @@ export const OrderUpdateSchema = z
     complete: z.boolean().optional().openapi({ description: "`true` fulfils the order." }),
   })
   .refine((v) => v.shipDate !== undefined || v.complete !== undefined, "At least one of shipDate and complete is required.")
-  .openapi("OrderUpdate", { description: "Changes to an open order." });
+  .openapi("OrderUpdate", { description: "Changes to an open order.", minProperties: 1 });
 
 export const OrderSchema = z
   .object({

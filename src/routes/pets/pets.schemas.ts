@@ -21,7 +21,7 @@ export const NewPetSchema = z
 
 export const PetPatchSchema = NewPetSchema.partial()
   .refine((v) => Object.keys(v).length > 0, "At least one field is required.")
-  .openapi("PetPatch", { description: "Any subset of NewPet; status changes follow the transition rules." });
+  .openapi("PetPatch", { description: "Any subset of NewPet; status changes follow the transition rules.", minProperties: 1 });
 
 export const PetSchema = z
   .object({

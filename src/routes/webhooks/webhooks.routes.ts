@@ -1,6 +1,15 @@
 /** OpenAPI route definitions of /webhooks (API.md §6, Events tag, experimental). */
 import { createRoute, z } from "@hono/zod-openapi";
-import { errorResponses, idParams, jsonBody, jsonContent, paginationQuery, responseHeaders } from "../../lib/schemas";
+import {
+  errorResponses,
+  idempotencyKeyHeaders,
+  idempotentReplayedHeader,
+  idParams,
+  jsonBody,
+  jsonContent,
+  paginationQuery,
+  responseHeaders,
+} from "../../lib/schemas";
 import { protectedOperation } from "../../middleware/security";
 import { DeliveryStatusSchema, NewWebhookSchema, WebhookDeliveriesSchema, WebhookSchema, WebhooksSchema, WebhookWithSecretSchema } from "./webhooks.schemas";
 
@@ -69,20 +78,25 @@ export const create = createRoute({
   operationId: "createWebhook",
   summary: "Subscribe a webhook",
   description:
-    "Registers `url` for the given event types (at most 50 subscriptions exist at once). Returns the subscription with its signing secret, shown only in this response. Events committed after this call are delivered, signed per Standard Webhooks; earlier ones are in `GET /events`. A `failing` subscription stops accumulating deliveries once 10,000 are pending; delivered and given-up deliveries are deleted after 7 days.",
+    "Registers `url` for the given event types (at most 50 subscriptions exist at once). Returns the subscription with its signing secret, shown only in this response. Events committed after this call are delivered, signed per Standard Webhooks; earlier ones are in `GET /events`. A `failing` subscription stops accumulating deliveries once 10,000 are pending; delivered and given-up deliveries are deleted after 7 days. Send `Idempotency-Key` to retry safely: the same key and body within 24 h answers 200 with the subscription created the first time, without its secret (never shown twice), and `Idempotent-Replayed: true`.",
   tags,
   ...staff,
   "x-stability": "experimental",
-  request: { body: jsonBody(NewWebhookSchema, "The subscription.") },
+  request: { headers: idempotencyKeyHeaders, body: jsonBody(NewWebhookSchema, "The subscription.") },
   responses: {
+    200: {
+      ...jsonContent(WebhookSchema, "Replay of an earlier request with the same Idempotency-Key: the subscription it created, without its secret."),
+      headers: { Location: responseHeaders.Location, ...idempotentReplayedHeader },
+    },
     201: { ...jsonContent(WebhookWithSecretSchema, "The subscription and its secret."), headers: { Location: responseHeaders.Location } },
     ...errorResponses({
       400: "Invalid JSON or body, an unknown event type, or a refused target URL (`validation_error`).",
       401: true,
       403: true,
-      409: "50 subscriptions exist already (`subscription_limit_reached`); delete one first.",
+      409: "50 subscriptions exist already (`subscription_limit_reached`), or a request with this Idempotency-Key is still in progress (`concurrent_update`).",
       413: true,
       415: true,
+      422: "The Idempotency-Key was used with another body (`idempotency_key_reused`).",
       429: true,
       500: true,
       503: true,

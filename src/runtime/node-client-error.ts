@@ -1,0 +1,140 @@
+/**
+ * Node: Error objects for the requests Node's HTTP server refuses before the
+ * app runs (API.md §5: every non-2xx response is an Error object). By default
+ * Node answers these with a status line and no body
+ * (https://nodejs.org/api/http.html#event-clienterror).
+ *
+ * - Parse errors (`clientError`): a method the parser does not know → 501
+ *   `not_implemented` (RFC 9110 §15.6.2); a request line plus headers over
+ *   `maxHeaderSize` → 431 `header_too_large` (RFC 6585 §5); a request that
+ *   stalls past the server's timeouts → 408 `request_timeout`; anything else
+ *   (NUL or non-ASCII bytes in the target, bad chunked framing, a malformed
+ *   request line) → 400 `bad_request`.
+ * - Requests Node parses but that Node (an HTTP/1.1 request without `Host`,
+ *   RFC 9112 §3.2) or the Hono adapter (a `Host` that is no host[:port], a
+ *   target that is not a path, a backslash in the path) would refuse with an
+ *   empty 400 get a 400 `bad_request` Error object here. An HTTP/1.0 request
+ *   without `Host` is served, as if sent to the address it reached.
+ *
+ * Every answer carries `Connection: close` and the connection is closed: the
+ * parser's state after an error is unknown (RFC 9112 §9.6).
+ */
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
+import { ApiError, type ErrorCode } from "../lib/errors";
+import { notImplemented } from "../middleware/errors";
+
+const REASONS: Record<number, string> = { 400: "Bad Request", 408: "Request Timeout", 431: "Request Header Fields Too Large", 501: "Not Implemented" };
+
+/** The leading method token of a raw request (RFC 9110 §9.1: a token), or undefined. */
+function methodOf(raw: Buffer | undefined): string | undefined {
+  return raw ? /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,32}(?= )/.exec(raw.toString("latin1"))?.[0] : undefined;
+}
+
+/** The Error object for a parse error `code` of Node's parser (llhttp `HPE_*` or Node's own). */
+export function parseErrorAnswer(code: string | undefined, raw?: Buffer): ApiError {
+  const refuse = (status: 400 | 408 | 431, errorCode: ErrorCode, message: string) => new ApiError(status, errorCode, message);
+  switch (code) {
+    case "HPE_INVALID_METHOD":
+      return notImplemented(methodOf(raw) ?? "(unparsable)");
+    case "HPE_HEADER_OVERFLOW":
+      return refuse(431, "header_too_large", "The request line and headers are too large (at most 16 KiB together).");
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+    case "HPE_HEADERS_TIMEOUT":
+      return refuse(408, "request_timeout", "The request was not received in time.");
+    default:
+      return refuse(400, "bad_request", `The request is not a well-formed HTTP/1.1 message (${code ?? "parse error"}).`);
+  }
+}
+
+/** Status line reason, headers and JSON body of `error`'s answer, with `Connection: close`. */
+function errorParts(error: ApiError): { head: Record<string, string>; body: string } {
+  const requestId = crypto.randomUUID();
+  const body = JSON.stringify(error.toBody(requestId));
+  const head = {
+    "Content-Type": "application/json; charset=utf-8",
+    "Content-Length": String(Buffer.byteLength(body)),
+    "X-Request-Id": requestId,
+    "X-Content-Type-Options": "nosniff",
+    "Cache-Control": "no-store",
+    Connection: "close",
+  };
+  return { head, body };
+}
+
+/** The raw HTTP/1.1 response of `error` (for a socket with no response object). */
+export function rawErrorResponse(error: ApiError): string {
+  const { head, body } = errorParts(error);
+  const lines = Object.entries(head).map(([name, value]) => `${name}: ${value}\r\n`);
+  return `HTTP/1.1 ${error.status} ${REASONS[error.status] ?? "Error"}\r\n${lines.join("")}\r\n${body}`;
+}
+
+/** A socket whose current response has already begun cannot take another status line. */
+function responseStarted(socket: Duplex): boolean {
+  const current = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+  return Boolean(current?.headersSent);
+}
+
+/** Answer `socket` with `error` and close it; a reset or half-answered socket is just destroyed. */
+export function answerRaw(socket: Duplex, error: ApiError): void {
+  if (!socket.writable || responseStarted(socket)) {
+    socket.destroy();
+    return;
+  }
+  socket.end(rawErrorResponse(error));
+}
+
+/** True when `host` is a host name or address with an optional port, and nothing else. */
+function isHostValue(host: string): boolean {
+  try {
+    const url = new URL(`http://${host}`);
+    return url.pathname === "/" && url.search === "" && url.hash === "" && url.username === "" && url.password === "";
+  } catch {
+    return false;
+  }
+}
+
+/** Why the request cannot be served (checked before the Hono adapter, which would answer an empty 400), or undefined. */
+function requestProblem(req: IncomingMessage): string | undefined {
+  const host = req.headers.host;
+  if (host === undefined) return req.httpVersion === "1.0" ? undefined : "An HTTP/1.1 request must carry a Host header (RFC 9112 §3.2).";
+  if (!isHostValue(host)) return "The Host header must be a host name or address with an optional port (RFC 9110 §7.2).";
+  const target = req.url ?? "";
+  if (!target.startsWith("/")) return "The request target must be a path starting with / (origin-form, RFC 9112 §3.2.1).";
+  const query = target.indexOf("?");
+  if ((query < 0 ? target : target.slice(0, query)).includes("\\")) return "The request path must not contain a backslash.";
+  return undefined;
+}
+
+/** The address a request without `Host` reached, as a Host value. */
+function localHost(req: IncomingMessage): string {
+  const { localAddress = "127.0.0.1", localPort } = req.socket;
+  const address = localAddress.includes(":") ? `[${localAddress}]` : localAddress;
+  return localPort ? `${address}:${localPort}` : address;
+}
+
+/**
+ * Install the answers described above on `server`: the `clientError` listener,
+ * and the request checks in front of the `request` listeners already attached
+ * (call it after the app's listener is attached, before `listen`).
+ */
+export function answerClientErrors(server: Server): void {
+  server.on("clientError", (error: Error & { code?: string; rawPacket?: Buffer }, socket: Duplex) => {
+    if (error.code === "ECONNRESET") socket.destroy();
+    else answerRaw(socket, parseErrorAnswer(error.code, error.rawPacket));
+  });
+  // Node's own Host check (`requireHostHeader`) answers with an empty body; `requestProblem` answers with an Error object.
+  (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
+  const listeners = server.listeners("request") as ((req: IncomingMessage, res: ServerResponse) => void)[];
+  server.removeAllListeners("request");
+  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+    const problem = requestProblem(req);
+    if (problem) {
+      const { head, body } = errorParts(new ApiError(400, "bad_request", problem));
+      res.writeHead(400, head).end(body);
+      return;
+    }
+    req.headers.host ??= localHost(req);
+    for (const listener of listeners) listener.call(server, req, res);
+  });
+}

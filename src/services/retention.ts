@@ -1,0 +1,133 @@
+/**
+ * Retention (API.md §6): events and revoked API keys older than
+ * `EVENT_RETENTION_DAYS` are deleted in bounded rounds, run by the scheduler
+ * of each runtime (Node: `scheduleRetention` in src/server.ts; Workers: the
+ * Cron Trigger in src/worker.ts).
+ *
+ * A round is one write batch of two statements, each deleting at most
+ * `PRUNE_BATCH` rows; a run stops after `MAX_ROUNDS` rounds or a round with
+ * less to do. Events are looked at oldest first (ids follow commit order),
+ * so a round costs the same whatever the size of the log. The newest event
+ * is always kept, and so is every event a webhook delivery still refers to;
+ * so the `/events` feed can tell a cursor whose following events were pruned
+ * (`cursorExpired`): event ids have no gaps except pruned ones.
+ */
+import { and, inArray, lt, sql } from "drizzle-orm";
+import type { AppConfig } from "../config";
+import type { Database } from "../db/client";
+import { qb } from "../db/client";
+import { run, plan, statement } from "../db/plan";
+import { apiKeys, events, webhookDeliveries } from "../db/schema";
+
+/** Most rows one statement deletes. */
+export const PRUNE_BATCH = 500;
+/** Most rounds of one run. */
+export const MAX_ROUNDS = 4;
+/** How often Node runs retention, ms. */
+export const RETENTION_INTERVAL_MS = 60 * 60 * 1000;
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** The oldest `PRUNE_BATCH` events (rowid order = commit order). */
+const oldestEvents = qb.select({ id: events.id }).from(events).orderBy(events.id).limit(PRUNE_BATCH);
+
+/** Of the oldest events, those before `before` — never the newest event, never one a delivery refers to. */
+const pruneEvents = qb
+  .delete(events)
+  .where(
+    and(
+      inArray(events.id, oldestEvents),
+      lt(events.occurredAt, sql.placeholder("before")),
+      lt(events.id, sql`(SELECT max(${events.id}) FROM ${events})`),
+      lt(events.id, sql`coalesce((SELECT min(${webhookDeliveries.eventId}) FROM ${webhookDeliveries}), ${Number.MAX_SAFE_INTEGER})`),
+    ),
+  )
+  .prepare();
+
+/** Up to `PRUNE_BATCH` keys revoked before `before`. */
+const pruneRevokedKeys = qb
+  .delete(apiKeys)
+  .where(
+    inArray(
+      apiKeys.id,
+      qb
+        .select({ id: apiKeys.id })
+        .from(apiKeys)
+        .where(lt(apiKeys.revokedAt, sql.placeholder("before")))
+        .limit(PRUNE_BATCH),
+    ),
+  )
+  .prepare();
+
+const round = plan({ events: statement(pruneEvents), keys: statement(pruneRevokedKeys) });
+
+/** What one retention run deleted. */
+export interface RetentionReport {
+  events: number;
+  keys: number;
+  rounds: number;
+}
+
+/**
+ * Delete events and revoked keys older than `retentionDays` before `now`, in
+ * at most `MAX_ROUNDS` rounds of at most `PRUNE_BATCH` rows per table.
+ * @returns the rows deleted and the rounds run.
+ * @throws the driver's error when the database fails (nothing of that round is deleted).
+ */
+export async function pruneExpired(db: Database, retentionDays: number, now: Date): Promise<RetentionReport> {
+  const before = new Date(now.getTime() - retentionDays * DAY_MS).toISOString();
+  const report: RetentionReport = { events: 0, keys: 0, rounds: 0 };
+  while (report.rounds < MAX_ROUNDS) {
+    const result = await run(db, round, { before });
+    report.rounds += 1;
+    report.events += result.events.rowsAffected;
+    report.keys += result.keys.rowsAffected;
+    if (result.events.rowsAffected < PRUNE_BATCH && result.keys.rowsAffected < PRUNE_BATCH) break;
+  }
+  return report;
+}
+
+/**
+ * True when events after the `/events` cursor `after` were pruned: the first
+ * event the feed found after it (`firstId`) is not the next id. `after` 0
+ * (the start of the log) never expires.
+ */
+export function cursorExpired(after: number, firstId: number | undefined): boolean {
+  return after > 0 && firstId !== undefined && firstId > after + 1;
+}
+
+/**
+ * Node: run `pruneExpired` now and every `intervalMs` (default hourly) on an
+ * unref'd timer; runs never overlap. Failures go to `onError`.
+ * @returns `stop()`, which clears the timer and waits for a run in progress.
+ */
+export function scheduleRetention(options: {
+  db: Database;
+  config: Pick<AppConfig, "eventRetentionDays">;
+  now?: () => Date;
+  intervalMs?: number;
+  onError?: (error: unknown) => void;
+}): { stop(): Promise<void> } {
+  const { db, config, now = () => new Date(), intervalMs = RETENTION_INTERVAL_MS, onError = () => {} } = options;
+  let running: Promise<void> = Promise.resolve();
+  let busy = false;
+  const tick = () => {
+    if (busy) return;
+    busy = true;
+    running = pruneExpired(db, config.eventRetentionDays, now())
+      .then(() => undefined)
+      .catch(onError)
+      .finally(() => {
+        busy = false;
+      });
+  };
+  tick();
+  const timer = setInterval(tick, intervalMs);
+  timer.unref();
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,49 @@
+/**
+ * Start-up settings that used to fail with someone else's message:
+ * `openDatabase({ url: ":memory:" })` (the URL was read as the file `ry:`),
+ * and `PORT=abc` (Node's own "options.port" error instead of naming PORT like
+ * every other setting).
+ */
+import { spawn } from "node:child_process";
+import { describe, expect, it } from "vitest";
+import { listenSettings } from "../../src/config";
+import { openDatabase } from "../../src/db/open";
+import { categories } from "../../src/db/schema";
+import { REPO_ROOT } from "../support/server-process";
+
+describe('openDatabase({ url: ":memory:" })', () => {
+  it("opens a migrated in-memory database that reads its own writes", async () => {
+    const opened = await openDatabase({ url: ":memory:", syncIntervalSeconds: 5, lockWaitMs: 5000 });
+    try {
+      expect(opened.kind).toBe("file");
+      expect(opened.migrationsApplied).toBeGreaterThan(0);
+      await opened.db.insert(categories).values({ name: "Memory", nameKey: "memory" });
+      expect((await opened.db.select({ name: categories.name }).from(categories)).map((r) => r.name)).toEqual(["Memory"]);
+      await opened.check();
+    } finally {
+      await opened.close();
+    }
+  });
+});
+
+describe("PORT", () => {
+  it("defaults to 8787, takes 0..65535, and a bad value names PORT", () => {
+    expect(listenSettings({})).toEqual({ hostname: "127.0.0.1", port: 8787 });
+    expect(listenSettings({ PORT: "0", HOST: "0.0.0.0" })).toEqual({ hostname: "0.0.0.0", port: 0 });
+    expect(listenSettings({ PORT: "65535" }).port).toBe(65535);
+    for (const bad of ["abc", "-1", "65536", "80.5", "8o80"]) expect(() => listenSettings({ PORT: bad }), bad).toThrow(/^Invalid configuration: PORT: /);
+  });
+
+  it("npm start with PORT=abc exits 1 with one line naming PORT", async () => {
+    const child = spawn(process.execPath, ["--import", "tsx", "src/server.ts"], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, DATABASE_URL: ":memory:", PORT: "abc" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    expect(code).toBe(1);
+    expect(stderr.trim().split("\n"), stderr).toEqual(['Invalid configuration: PORT: must be an integer from 0 to 65535, not "abc"']);
+  });
+});
