@@ -69,7 +69,7 @@ let cached: { key: string; app: OpenAPIHono<AppEnv>; config: AppConfig; interest
 
 /** The app of this isolate and configuration: built on the first request, then reused. */
 function appFor(env: WorkerEnv): { app: OpenAPIHono<AppEnv>; config: AppConfig; interest: SubscribedTypes } {
-  const key = JSON.stringify(Object.entries(env).filter(([, value]) => typeof value === "string"));
+  const key = JSON.stringify(Object.entries(env).filter(([_name, value]) => typeof value === "string"));
   if (cached?.key === key) return cached;
   const config = parseConfig(env);
   const interest = new SubscribedTypes();

@@ -134,7 +134,10 @@ export class GuardedClient implements Client {
     }, this.#lockWaitMs);
   }
 
-  /** File: a fresh connection with the per-connection settings (see the module comment). */
+  /**
+   * File: a fresh connection with its per-connection settings. libsql 0.5 leaves
+   * a statement that failed with SQLITE_BUSY active, and then every COMMIT fails.
+   */
   async #replaceConnection(): Promise<void> {
     if (!this.#file) return;
     this.#inner.reconnect();

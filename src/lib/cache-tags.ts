@@ -24,7 +24,7 @@ export interface ChangedResource {
   data: Record<string, unknown>;
 }
 
-/** The tags made stale by committed changes (see the module docs), deduplicated, in first-seen order. */
+/** The tags made stale by committed changes (docs/architecture.md, "Cache tags"), deduplicated, in first-seen order. */
 export function tagsToPurge(changes: readonly ChangedResource[]): string[] {
   const tags = new Set<string>();
   for (const { type, data } of changes) {
