@@ -1,35 +1,11 @@
 /**
- * Cloudflare Workers entry point: wires the Worker `env` to the app. The
- * database is a libSQL server (Turso in production, sqld locally) reached with
- * `@libsql/client/web` over HTTP (API.md §8); migrations are applied by
- * scripts, not here. Static docs assets come from the ASSETS binding.
- *
- * Runtime pieces: public reads are served by Workers Cache in front of the
- * Worker (`[cache]` in wrangler.toml; src/runtime/workers-cache.ts hands the
- * tags each write changed to the purge coordinator, a Durable Object within the
- * purge budget: src/runtime/purge-coordinator.ts, docs/caching.md); the client address is `CF-Connecting-IP`; rate
- * limits use the Workers Rate Limiting bindings (src/runtime/workers-rate-limiter.ts);
- * webhook deliveries run in `ctx.waitUntil` after a write that committed an
- * event a subscription may want, and every minute from a Cron Trigger
- * (`scheduled`, src/services/webhooks/dispatch.ts); retention runs hourly
- * from another (src/services/retention.ts).
- *
- * What may outlive a request. One isolate serves many requests at once, and
- * workerd ties every I/O object (a fetch in flight, a stream, a promise
- * settled by I/O) to the request that created it: another request that uses
- * it fails with "Cannot perform I/O on behalf of a different request" or
- * "A promise was resolved or rejected from a different request context", and
- * a request waiting on such a promise hangs until workerd cancels it
- * (https://developers.cloudflare.com/workers/observability/errors/#cannot-perform-io-on-behalf-of-a-different-request).
- * So the isolate keeps plain data only: the parsed configuration, the app
- * (compiled routes, schemas), caches of settled values (verified keys,
- * rate-limit counts, the OpenAPI document, the subscribed event types). Everything that does I/O is built
- * for each request from that request's `env`: the libSQL client (a
- * fetch-based HTTP client: building one is cheap; a shared one queued the
- * requests of every caller behind its own `concurrency` limit of 20 promises;
- * a saturated database's 429s are retried within the request, src/db/remote.ts),
- * the rate limiter over its bindings, the asset fetcher and each webhook
- * dispatch run.
+ * Cloudflare Workers entry point: wires the Worker `env` to the app (API.md §8).
+ * `fetch` serves the app behind Workers Cache; `scheduled` runs the webhook
+ * dispatch every minute and retention hourly. The database is a libSQL server
+ * over HTTP (`@libsql/client/web`); migrations are applied by scripts. The
+ * isolate keeps plain data only, and what does I/O is built per request
+ * (https://developers.cloudflare.com/workers/observability/errors/#cannot-perform-io-on-behalf-of-a-different-request;
+ * docs/architecture.md, "Workers: what may outlive a request").
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
@@ -93,7 +69,7 @@ let cached: { key: string; app: OpenAPIHono<AppEnv>; config: AppConfig; interest
 
 /** The app of this isolate and configuration: built on the first request, then reused. */
 function appFor(env: WorkerEnv): { app: OpenAPIHono<AppEnv>; config: AppConfig; interest: SubscribedTypes } {
-  const key = JSON.stringify(Object.entries(env).filter(([, value]) => typeof value === "string"));
+  const key = JSON.stringify(Object.entries(env).filter(([_name, value]) => typeof value === "string"));
   if (cached?.key === key) return cached;
   const config = parseConfig(env);
   const interest = new SubscribedTypes();

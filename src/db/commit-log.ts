@@ -1,14 +1,9 @@
 /**
  * The changes a request committed, as the outbox events its write batches
- * inserted (API.md §6: every change writes its event in the same batch, and
- * only when the change happened — the event inserts are guarded by the same
- * conditions as the change). So the events a batch returns are exactly the
- * rows it changed, which is what cache purges are derived from (API.md §7).
- *
- * Scoped per request with AsyncLocalStorage (node:async_hooks; on Workers
- * through `nodejs_compat`): `withCommitLog(fn)` runs `fn` with a fresh log,
- * and the outbox steps of a plan (src/db/plan.ts `run`) append to the log of
- * the request they run in. No state is shared between requests.
+ * inserted (API.md §6); an event is inserted only when its change happened,
+ * so cache purges are derived from these (API.md §7). Scoped per request with
+ * AsyncLocalStorage (on Workers through `nodejs_compat`): `withCommitLog(fn)`
+ * gives `fn` a fresh log, and a plan's outbox steps append to it.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 

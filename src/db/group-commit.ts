@@ -1,38 +1,10 @@
 /**
- * Group commit (issue 16): write batches that arrive while the database is
- * busy committing run together in the next transaction — one `BEGIN
- * IMMEDIATE … COMMIT`, so one fsync (`synchronous = FULL`) for all of them —
- * in arrival order, and each caller gets the result sets of its own
- * statements only once that transaction has committed. Durability is the
- * same as one transaction per batch: nothing is acknowledged before its
- * commit is on disk.
- *
- * When batches are "arriving while one commits":
- * - embedded file: the driver runs SQL synchronously on the event loop, so a
- *   commit and the requests that arrive meanwhile cannot overlap. Batches are
- *   queued and committed on the next `setImmediate` (the check phase, after the
- *   poll phase has run every request whose bytes arrived): every write of
- *   that turn of the event loop shares one transaction.
- * - libSQL server: a commit is a network round trip; batches queued during it
- *   go together in the next one (one write transaction at a time from this
- *   process, instead of up to 20 contending for the server's write lock).
- *
- * Isolation between merged batches. Each batch keeps its own statements and
- * results; what one batch's statements could see of another's:
- * - `changes()` and `last_insert_rowid()` are per connection, so a batch whose
- *   FIRST statement reads them would read the previous batch's last write.
- *   Every batch of the app writes before it reads them (each guard follows
- *   the statement it guards, in the same batch); a batch that does not is
- *   committed alone, never merged: it is sent with `write(…, { mergeable: false })`.
- * - Later batches see the rows earlier ones wrote: exactly what they would
- *   see if the earlier batches had committed first, which is the order they
- *   arrived in.
- * Failure: a merged transaction that fails is rolled back whole. When the
- * driver says which statement failed (`LibsqlBatchError.statementIndex`), the
- * batches before it are committed together again, the failing batch alone
- * (so its caller gets its own error, e.g. a UNIQUE violation → 409), and the
- * rest again as a group; otherwise every batch runs alone. Each request
- * therefore keeps the outcome it would have had alone.
+ * Group commit: write batches that arrive while a commit is running share the
+ * next `BEGIN IMMEDIATE … COMMIT` (one fsync), in arrival order. Each caller
+ * gets the result sets of its own statements once that transaction has
+ * committed; when a merged transaction fails, each batch still gets the
+ * outcome it would have had alone. Why, and what merged batches can see of
+ * each other: docs/architecture.md, "Group commit".
  */
 import type { Client, InArgs, InStatement, Replicated, ResultSet, Transaction, TransactionMode } from "@libsql/client";
 import { LibsqlError } from "@libsql/client";

@@ -1,30 +1,11 @@
 /**
- * A libSQL `Client` made safe for a server that shares its database with
- * other processes: a file, or a libSQL server that several servers write to.
- *
- * - SQLITE_BUSY is waited out on a timer, up to `lockWaitMs`. A libSQL server
- *   answers SQLITE_BUSY ("database is locked") when write transactions of
- *   several clients contend for longer than its own short wait; a file
- *   database answers it whenever another process holds the write lock.
- * - Lock waits never block the event loop. The embedded driver runs SQL
- *   synchronously on the calling thread, so SQLite's own busy handler
- *   (`busy_timeout`) would stall every request of the process while one write
- *   waits for another process's write lock. Here the driver fails at once
- *   (`SQLITE_BUSY`, busy timeout 0) and the operation is retried on a timer
- *   with capped exponential backoff until `lockWaitMs` has passed; then the
- *   `SQLITE_BUSY` error is thrown (the app answers 503 `database_unavailable`
- *   with `Retry-After`). An operation that failed with `SQLITE_BUSY` changed
- *   nothing (its transaction was rolled back), so retrying it is safe. The
- *   driver (libsql 0.5) leaves the statement that failed with SQLITE_BUSY
- *   active on its connection, after which every COMMIT on that connection
- *   fails ("SQL statements in progress"); so after SQLITE_BUSY the connection
- *   is replaced (`reconnect`) and the per-connection pragmas are set again
- *   before the next operation runs.
- * - File only: the file it opened must still be the file at its path. After every
- *   operation the path is `stat`ed (a few µs) and compared with the device and
- *   inode seen at open; when the file was deleted or replaced, the operation
- *   fails with `SQLITE_CANTOPEN` (503): a write that landed in a deleted file
- *   would be lost at the next start, so it must not be acknowledged.
+ * A libSQL `Client` for a database shared with other processes (a file, or a
+ * libSQL server several servers write to). It waits out SQLITE_BUSY on a timer
+ * (capped exponential backoff, up to `lockWaitMs`), never in SQLite's busy
+ * handler, so the event loop is never blocked; after SQLITE_BUSY on a file it
+ * replaces the connection. For a file, it fails an operation with
+ * SQLITE_CANTOPEN once the path no longer names the file it opened.
+ * Why: docs/architecture.md, "Sharing the database".
  */
 import { accessSync, constants, statSync } from "node:fs";
 import { dirname } from "node:path";
@@ -153,7 +134,10 @@ export class GuardedClient implements Client {
     }, this.#lockWaitMs);
   }
 
-  /** File: a fresh connection with the per-connection settings (see the module comment). */
+  /**
+   * File: a fresh connection with its per-connection settings. libsql 0.5 leaves
+   * a statement that failed with SQLITE_BUSY active, and then every COMMIT fails.
+   */
   async #replaceConnection(): Promise<void> {
     if (!this.#file) return;
     this.#inner.reconnect();

@@ -1,18 +1,10 @@
 /**
- * Apply the committed Drizzle migrations (`drizzle/`) to a database, once,
- * even when several processes start at the same moment.
- * Node only: reads the migration files from disk (drizzle-orm's
- * `readMigrationFiles`). Works for embedded files and libSQL servers alike.
- *
- * Drizzle's own libSQL migrator reads the applied migrations and then applies
- * the pending ones in a second, separate transaction, so two processes
- * starting together both find a migration pending and the second fails on
- * "table already exists". Here the read and the apply are one write
- * transaction (`BEGIN IMMEDIATE`): the second migrator waits for the first
- * (SQLite write lock; sqld serialises write transactions the same way), then
- * finds nothing left to do. The bookkeeping table is Drizzle's
- * (`__drizzle_migrations`: hash, created_at = the folder's timestamp), so
- * databases migrated before keep working, and `drizzle-kit` still reads it.
+ * Apply the committed Drizzle migrations (`drizzle/`) once, even when several
+ * processes start at the same moment: reading what is applied and applying the
+ * rest are one write transaction (`BEGIN IMMEDIATE`), so a second migrator
+ * waits, then finds nothing to do. Keeps Drizzle's `__drizzle_migrations`
+ * bookkeeping. Node only (reads the files from disk); embedded files and
+ * libSQL servers alike. Why not Drizzle's migrator: docs/architecture.md, "Migrations".
  */
 import { fileURLToPath } from "node:url";
 import type { Client } from "@libsql/client";

@@ -2,14 +2,10 @@
  * Statements and write plans (STYLE.md §5). A statement is a Drizzle prepared
  * query built once per process on `qb` (src/db/client.ts); a write plan is an
  * object of named steps, in the order they run, sent as one atomic batch
- * (API.md §3), whose results come back by name.
- *
- * A step that must only take effect when the step just before it changed a
- * row is built with `guarded`, which hands it the `changes() = 1` guard, and
- * names that step with `.after(name)`; `plan` refuses a plan where the named
- * step does not run just before. An outbox insert (API.md §6) is marked with
- * `outbox` where it is built; its inserted events are recorded in the
- * request's commit log (src/db/commit-log.ts).
+ * (API.md §3), whose results come back by name. `guarded` steps take effect
+ * only when the step they name with `.after(name)` (which `plan` checks runs
+ * just before) changed a row; `outbox` steps' events go to the request's commit
+ * log (src/db/commit-log.ts). Design: docs/architecture.md, "Writes".
  */
 import type { InArgs, InStatement, ResultSet } from "@libsql/client";
 import { fillPlaceholders, type SQL, sql } from "drizzle-orm";

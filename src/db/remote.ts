@@ -1,21 +1,10 @@
 /**
  * The database of the Worker: Drizzle over a libSQL server (Turso, sqld)
- * reached with `@libsql/client/web` (Hrana over HTTP, fetch-based).
- *
- * Build one per request (src/worker.ts): the client keeps pending promises of
- * its own requests, which workerd forbids another request to touch. Building
- * one costs no round trip (Hrana v2 over HTTP, no probe of the server).
- *
- * Overload: a libSQL server that is saturated answers a request with HTTP 429
- * before running any of it (sqld admits `--max-concurrent-requests`, default
- * 128, at once), so the request can be sent again as is, writes included:
- * every `batch` is one HTTP request (one Hrana pipeline, no baton yet), so a
- * refused one left no statement behind. `retryOverloaded` does that within the
- * request, with jittered exponential backoff capped per wait, for up to a
- * budget of waiting time: a client that keeps losing the race for a freed
- * slot keeps asking. Only a server that still refuses when the budget is spent
- * reaches the caller (the app then answers 503 `database_unavailable` with
- * `Retry-After`).
+ * reached with `@libsql/client/web` (Hrana over HTTP, fetch-based). Build one
+ * per request (src/worker.ts); it costs no round trip. A server's 429
+ * (overloaded, nothing ran) is retried within the request for up to a budget
+ * of waiting time; then the caller gets it (503 `database_unavailable`).
+ * Why retrying is safe: docs/architecture.md, "Workers: database overload".
  */
 import { createClient } from "@libsql/client/web";
 import { createDatabase, type Database } from "./client";

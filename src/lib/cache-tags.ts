@@ -1,31 +1,10 @@
 /**
- * Cache tags of public reads and the tags a committed change makes stale
- * (API.md §7). One vocabulary for both runtimes: the `Cache-Tag` response
- * header read by Workers Cache (purged with `ctx.cache.purge({ tags })`,
- * https://developers.cloudflare.com/workers/cache/purge/) and the Node read
- * cache (src/runtime/memory-read-cache.ts).
- *
- * What a read carries:
- * - an item: its own tag (`pet:7`, `inventory:7`, `category:3`);
- * - a list page: its list tag (`pets`, `inventory`, `categories`) plus the tag
- *   of every item on the page, so a change to an item reaches every page that
- *   shows it, and the list tag is needed only when membership may change.
- *
- * What a change purges, from the outbox events its batch inserted (each one is
- * written only when its row changed, so this is exactly what changed):
- * - `pet.created` / `pet.deleted`: the pet and its inventory entry, and the
- *   `pets` and `inventory` lists (membership);
- * - `pet.updated`: the pet and its inventory entry (which shows the pet's
- *   status), and the `pets` and `inventory` lists (a status or category
- *   change moves the pet between filtered lists);
- * - `inventory.updated`: the inventory entry (quantity; never a filter);
- * - `category.created` / `category.deleted`: the category and the `categories` list;
- * - `category.updated`: the category;
- * - orders, accounts, keys, webhooks: nothing public.
- * Tags are printable ASCII (Cloudflare's limit: 0x21–0x7E, ≤ 1024 chars, ≤ 1000 per response).
- *
- * At the edge, inventory entries (every order changes them) are never purged:
- * they live a few seconds instead (`isShortLivedAtEdge`, docs/caching.md).
+ * Cache tags of public reads, and the tags a committed change makes stale
+ * (API.md §7), for both runtimes: the `Cache-Tag` header purged by Workers
+ * Cache (https://developers.cloudflare.com/workers/cache/purge/) and the Node
+ * read cache. An item carries its own tag; a list page its list tag plus the
+ * tag of every item on it. Tags are printable ASCII (0x21–0x7E, ≤ 1024 chars,
+ * ≤ 1000 per response). Why these tags: docs/architecture.md, "Cache tags".
  */
 
 export const PETS_LIST_TAG = "pets";
@@ -45,7 +24,7 @@ export interface ChangedResource {
   data: Record<string, unknown>;
 }
 
-/** The tags made stale by committed changes (see the module docs), deduplicated, in first-seen order. */
+/** The tags made stale by committed changes (docs/architecture.md, "Cache tags"), deduplicated, in first-seen order. */
 export function tagsToPurge(changes: readonly ChangedResource[]): string[] {
   const tags = new Set<string>();
   for (const { type, data } of changes) {

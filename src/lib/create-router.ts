@@ -10,15 +10,13 @@ import { validationHook } from "./validation";
 const NO_QUERY = z.strictObject({});
 
 /**
- * `route` with a strict query (API.md §2: unknown query parameters are
- * rejected on every operation, including those that take none, and the message
- * names the allowed ones): no query declared → `z.strictObject({})`; an object
- * schema that lets unknown keys through → the same shape, strict. Queries are
- * validated before any other input (zod-openapi runs the query validator
- * first), so an unknown parameter is a 400 whatever else the request holds.
- * The document lists exactly the declared parameters, so it advertises none
- * that is refused. Throws when a query is not an object schema, or when the
- * route documents no 400 response (the document would hide the refusal).
+ * `route` with a strict query (API.md §2: unknown query parameters are refused
+ * on every operation, naming the allowed ones): none declared →
+ * `z.strictObject({})`; a non-strict object schema → the same shape, strict.
+ * zod-openapi validates the query first, so an unknown parameter is a 400
+ * whatever else the request holds.
+ * @throws Error when the query is not an object schema, or when the route
+ *   documents no 400 response (the document would hide the refusal).
  */
 export function withStrictQuery<R extends RouteConfig>(route: R): R {
   if (!("400" in route.responses))

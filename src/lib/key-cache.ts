@@ -9,14 +9,11 @@ import { MemoryRateLimiter } from "./rate-limiter";
 const MAX_CACHE_ENTRIES = 10_000;
 
 /**
- * Verified keys by secret hash, each for at most `ttlMs`. Unknown keys are
- * cached too (as null) so that repeated bad keys cost no database round trip;
- * a new key can never hit such an entry since its hash has never been seen.
- * Holds settled values only, never a pending lookup: the cache lives as long as
- * the app (a Workers isolate serves many requests with it), and a promise made
- * by one request must not be awaited by another (workerd: "Cannot perform I/O
- * on behalf of a different request", see src/worker.ts). Concurrent first
- * requests with the same key therefore each do their own lookup.
+ * Verified keys by secret hash, each for at most `ttlMs`; unknown keys are
+ * cached as null, so a repeated bad key costs no round trip. Holds settled
+ * values only, never a pending lookup: on Workers a promise of one request must
+ * not be awaited by another (docs/architecture.md, "Workers: what may outlive
+ * a request"), so concurrent first requests with one key each look it up.
  */
 export class KeyCache {
   private readonly entries = new Map<string, { owner: Principal | null; expiresAt: number }>();

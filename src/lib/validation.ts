@@ -1,15 +1,10 @@
 /**
- * Turns Zod validation failures into the API's 400 `validation_error`
- * (API.md §1: strict bodies and queries naming each offending path), rejects
- * text that is not Unicode text in every validated input (bodies, queries,
- * path parameters, headers; API.md §2), and speaks in one voice: every detail
- * names the field and what is allowed ("quantity must be at least 1.",
- * "Unknown parameter; allowed: status, limit, cursor.").
- *
- * Zod's default messages ("Invalid input: expected number, received
- * undefined") are replaced by `fieldMessage`, installed as Zod's global error
- * map (`z.config({ customError })`, docs: https://zod.dev/error-customization);
- * messages a schema states itself take precedence and are written in the same voice.
+ * Zod validation failures as the API's 400 `validation_error` (API.md §1),
+ * one detail per offending path in one voice ("quantity must be at least 1.",
+ * "Unknown parameter; allowed: status, limit, cursor."), and refusal of text
+ * that is not Unicode text in every validated input (API.md §2). `fieldMessage`
+ * replaces Zod's default messages as its global error map
+ * (https://zod.dev/error-customization); a schema's own message wins.
  */
 import { z, type Hook } from "@hono/zod-openapi";
 import type { AppEnv } from "./context";

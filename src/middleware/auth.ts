@@ -1,17 +1,11 @@
 /**
  * Bearer-key authentication and role checks (RFC 6750, API.md §4).
- *
- * `authenticate` runs on every request: when an `Authorization: Bearer psk_…`
- * header is present it verifies the key (SHA-256 lookup, cached in memory for
- * at most `keyCacheTtlSeconds`) and sets `principal`. Public routes ignore the
- * result; `requireRole` on protected routes answers 401 (no valid key, with
- * `WWW-Authenticate: Bearer realm="petstore"`) or 403 (wrong role).
- * An address whose unknown keys failed more than RATE_LIMIT_ANON_PER_MIN
- * lookups in a minute gets 429 (instead of 401) for further unknown keys until
- * the minute ends; a key already known bad costs no lookup. A key that is not
- * known bad is always looked up, so throttling never refuses a valid key
- * (API.md §5; behind a proxy every client shares one address): an unknown
- * key costs at most one indexed point read, like any anonymous request.
+ * `authenticate` verifies an `Authorization: Bearer psk_…` key (SHA-256
+ * lookup, cached up to `keyCacheTtlSeconds`) and sets `principal`;
+ * `requireRole` answers 401 (with a `WWW-Authenticate` challenge) or 403.
+ * An address that sent more than `RATE_LIMIT_ANON_PER_MIN` unknown keys in a
+ * minute gets 429 for further unknown keys (API.md §5); a valid key is always
+ * looked up, never throttled (docs/architecture.md, "Unknown API keys").
  */
 import { createMiddleware } from "hono/factory";
 import type { MiddlewareHandler } from "hono";

@@ -1,19 +1,11 @@
 /**
- * `Idempotency-Key` on authenticated POSTs (API.md §4) of POST /pets,
- * POST /categories, POST /accounts/me/keys and POST /webhooks, through the
- * one idempotency module (src/services/idempotency.service.ts: fingerprint,
- * claim timeout, messages, SQL). POST /store/orders claims the key inside its
- * single order batch (src/services/orders/place.ts), with the same module.
- *
- * The two POSTs whose response carries a secret (an API key, a webhook
- * signing secret) store their response without it: a replay is `200` with
- * the resource created the first time, without its secret (API.md §4: a
- * secret is never shown twice). The secret is never written to the idempotency row.
- *
- * The fingerprint's body is the JSON value sent (whitespace and key order do
- * not matter; a body that is not JSON counts as its text, and is refused by
- * the route anyway). Costs 2 round trips beyond the request's own (claim,
- * then store or release).
+ * `Idempotency-Key` on the authenticated POSTs of /pets, /categories,
+ * /accounts/me/keys and /webhooks (API.md §4), with the idempotency module
+ * (src/services/idempotency.service.ts); POST /store/orders claims its key
+ * inside its own batch (src/services/orders/place.ts). A replay of a POST whose
+ * response carries a secret is `200` without it: the secret is never stored
+ * nor shown twice. The fingerprint covers the JSON value of the body (key
+ * order and whitespace do not matter). Costs 2 round trips (claim; store or release).
  */
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../lib/context";

@@ -1,19 +1,11 @@
 /**
- * Strict JSON request bodies (API.md §2): a body is JSON only when its
- * `Content-Type` is `application/json`, optionally with `charset=utf-8`
- * (media type and parameter names case-insensitive, the value optionally
- * quoted: RFC 9110 §8.3.1); it must be valid UTF-8 (RFC 8259 §8.1) and no
- * object may repeat a member name (RFC 8259 §4 leaves duplicates
- * unpredictable; here the request is refused instead of the last one winning).
- *
- * Runs on requests that carry a body and declare a JSON-like media type
- * (`application/json` or any `+json` suffix): anything else declared is left
- * to the route, which answers 415 when it takes a body. Reads the body once;
- * the route's validator then reuses Hono's cached copy.
- *
- * Errors: 415 `unsupported_media_type` (`application/merge-patch+json`,
- * `application/vnd.api+json`, `charset=latin1`, …); 400 `invalid_json` for
- * invalid UTF-8, malformed JSON and duplicate member names.
+ * Strict JSON request bodies (API.md §2). Applies to bodies that declare a
+ * JSON-like media type (`application/json`, any `+json`); others are left to
+ * the route. 415 `unsupported_media_type` unless the type is `application/json`
+ * with at most `charset=utf-8` (RFC 9110 §8.3.1); 400 `invalid_json` for
+ * invalid UTF-8 (RFC 8259 §8.1), malformed JSON, or a member name repeated in
+ * one object (RFC 8259 §4 leaves that unpredictable). Reads the body once;
+ * the route's validator reuses Hono's cached copy.
  */
 import { parse, type AnyNode } from "@humanwhocodes/momoa";
 import type { MiddlewareHandler } from "hono";

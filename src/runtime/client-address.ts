@@ -1,19 +1,11 @@
 /**
- * The client's address on Node, for rate limits per client (API.md §5), with
- * or without load balancers in front (`TRUST_PROXY`).
- *
- * Without trusted proxies (the default) it is the socket's peer address: a
- * client cannot choose it, and any `X-Forwarded-For` it sends is ignored.
- *
- * With `TRUST_PROXY=n` (the number of proxies in front of the server, each of
- * which appends the address it received the request from to
- * `X-Forwarded-For`, the de-facto header that RFC 7239 §5.2 standardises as
- * `Forwarded: for=`): the client is the n-th address from the right of the
- * header's list. The right-most n entries were written by the trusted
- * proxies; anything further left came from the client and may be forged, so
- * it is never used. A list shorter than n (the request did not pass through
- * every proxy) or an entry that is not an IP address falls back to the socket
- * address. This is the "hop count" rule of Express's `trust proxy = n`.
+ * The client's address on Node, for rate limits per client (API.md §5).
+ * Without trusted proxies (`TRUST_PROXY` unset) it is the socket's peer
+ * address and `X-Forwarded-For` is ignored. With `TRUST_PROXY=n` it is the
+ * n-th `X-Forwarded-For` entry from the right (the entries the trusted proxies
+ * appended; RFC 7239 §5.2), falling back to the socket address when the list
+ * is shorter or that entry is no IP address: Express's `trust proxy = n`
+ * (https://expressjs.com/en/guide/behind-proxies.html).
  */
 import { isIP } from "node:net";
 import type { Context } from "hono";

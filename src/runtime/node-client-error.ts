@@ -1,23 +1,11 @@
 /**
- * Node: Error objects for the requests Node's HTTP server refuses before the
- * app runs (API.md §5: every non-2xx response is an Error object). By default
- * Node answers these with a status line and no body
- * (https://nodejs.org/api/http.html#event-clienterror).
- *
- * - Parse errors (`clientError`): a method the parser does not know → 501
- *   `not_implemented` (RFC 9110 §15.6.2); a request line plus headers over
- *   `maxHeaderSize` → 431 `header_too_large` (RFC 6585 §5); a request that
- *   stalls past the server's timeouts → 408 `request_timeout`; anything else
- *   (NUL or non-ASCII bytes in the target, bad chunked framing, a malformed
- *   request line) → 400 `bad_request`.
- * - Requests Node parses but that Node (an HTTP/1.1 request without `Host`,
- *   RFC 9112 §3.2) or the Hono adapter (a `Host` that is no host[:port], a
- *   target that is not a path, a backslash in the path) would refuse with an
- *   empty 400 get a 400 `bad_request` Error object here. An HTTP/1.0 request
- *   without `Host` is served, as if sent to the address it reached.
- *
- * Every answer carries `Connection: close` and the connection is closed: the
- * parser's state after an error is unknown (RFC 9112 §9.6).
+ * Node: Error objects (API.md §5) for the requests Node's HTTP server refuses
+ * before the app runs, which Node answers with no body by default
+ * (https://nodejs.org/api/http.html#event-clienterror). Parse errors: 501 for an
+ * unknown method (RFC 9110 §15.6.2), 431 for oversized headers (RFC 6585 §5),
+ * 408 on timeout, else 400. Requests Node or the Hono adapter would refuse with
+ * an empty 400 (no or bad `Host`, RFC 9112 §3.2; a target that is no path) get
+ * a 400 Error object. Every answer closes the connection (RFC 9112 §9.6).
  */
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";

@@ -199,7 +199,7 @@ export class PurgeScheduler {
       into.expiresAt = Math.max(into.expiresAt, entry.expiresAt);
       if (into.source.length < MAX_SOURCE_LENGTH) into.source = `${into.source},${entry.source}`;
     }
-    this.state.pending = [...bySecond.entries()].sort(([a], [b]) => a - b).flatMap(([, group]) => group);
+    this.state.pending = [...bySecond.entries()].sort(([a], [b]) => a - b).flatMap(([_second, group]) => group);
   }
 
   /** Batches never settled (their caller died) are queued again: a purge is never lost to a crash. */

@@ -1,13 +1,11 @@
 /**
  * The purge coordinator: one Durable Object per Worker environment
- * (`PURGE_COORDINATOR`, wrangler.toml) around the pure `PurgeScheduler`
- * (src/runtime/purge-budget.ts). It stores the scheduler's state, answers
- * writes (`submit` → a batch the write purges now, or nothing) and sets an
- * alarm for the next due batch. Purges are scoped to the entrypoint that calls
- * them (https://developers.cloudflare.com/workers/cache/purge/), so the alarm
- * does not purge itself: it calls the Worker back (`ctx.exports.default`,
- * `POST PURGE_FLUSH_PATH` with a one-time nonce), which takes the batch with
- * that nonce and purges in the default entrypoint (`flushPurges`).
+ * (`PURGE_COORDINATOR`) around the pure `PurgeScheduler` (./purge-budget.ts):
+ * it stores the scheduler's state, answers `submit` (a batch to purge now, or
+ * nothing) and sets an alarm for the next due batch. Purges are scoped to the
+ * calling entrypoint (https://developers.cloudflare.com/workers/cache/purge/),
+ * so the alarm calls the Worker back (`POST PURGE_FLUSH_PATH` with a one-time
+ * nonce) and `flushPurges` purges that batch in the default entrypoint.
  */
 import { DurableObject } from "cloudflare:workers";
 import { DEFAULT_PURGE_POLICY, initialPurgeState, type PurgeBatch, type PurgeOutcome, type PurgePolicy, PurgeScheduler, type PurgeState } from "./purge-budget";

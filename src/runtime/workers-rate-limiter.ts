@@ -1,24 +1,11 @@
 /**
- * The `RateLimiter` of the Worker (API.md §5): Cloudflare's Workers Rate
- * Limiting bindings (`[[ratelimits]]` in wrangler.toml;
+ * The `RateLimiter` of the Worker (API.md §5): Workers Rate Limiting bindings
+ * (`[[ratelimits]]` in wrangler.toml;
  * https://developers.cloudflare.com/workers/runtime-apis/bindings/rate-limit/)
- * on top of a per-isolate sliding-log count (`MemoryRateLimiter`).
- *
- * - A binding counts `limit({ key })` calls per key against its own
- *   `simple = { limit, period }` (period 10 or 60 s), per Cloudflare location,
- *   eventually consistent and approximate: the cross-isolate guard. It reports
- *   no remaining count or reset, so the RateLimit-* headers come from this
- *   isolate's exact rolling count (an upper bound of what is left).
- * - A request is allowed only if the isolate's count (the `RATE_LIMIT_*`
- *   limits, in any rolling window) and every binding of its buckets allow it.
- *   Buckets go to the binding of their prefix: `ip:` → ANON, `key:` and
- *   `account:` → KEY (same per-minute limit), `signup:` → SIGNUP. A binding
- *   refusal answers Retry-After ≤ its period. A binding that throws is
- *   reported and ignored (fail open to the isolate's count).
- * - Sign-ups (per hour, which a binding cannot count): the isolate enforces
- *   the hourly limit in any rolling hour; the SIGNUP binding allows
- *   ceil(hourly / 60) per minute per location (10/h → 1 per minute), which
- *   spreads a burst across isolates. docs/configuration.md states both.
+ * on top of a per-isolate count (`MemoryRateLimiter`). A request is allowed
+ * only if both allow it; the RateLimit-* headers come from the isolate's count,
+ * and a binding that throws is ignored (fail open). Why two counts:
+ * docs/architecture.md, "Rate limits on Workers".
  */
 import { type BucketLimit, MemoryRateLimiter, type RateLimitDecision, type RateLimiter } from "../lib/rate-limiter";
 

@@ -1,11 +1,11 @@
 /**
- * `Idempotency-Key` (API.md §4) for every POST that honours it: POST /pets and
- * POST /categories (src/middleware/idempotency.ts), POST /store/orders (inside
- * its one order batch, src/services/orders/place.ts). One `idempotency_keys`
- * row per account and key: the first request claims it; a later one with
- * another fingerprint gets 422 `idempotency_key_reused`, one arriving while the
- * first still runs 409 `concurrent_update`, else the stored 2xx response is
- * replayed. Responses are kept 24 h; an unfinished claim blocks its key 60 s.
+ * `Idempotency-Key` (API.md §4) for every POST that honours it: those of
+ * src/middleware/idempotency.ts, and POST /store/orders inside its one order
+ * batch (src/services/orders/place.ts). One `idempotency_keys` row per account
+ * and key: the first request claims it; a later one with another fingerprint
+ * gets 422 `idempotency_key_reused`, one arriving while the first still runs
+ * 409 `concurrent_update`, else the stored 2xx response is replayed.
+ * Responses are kept 24 h; an unfinished claim blocks its key 60 s.
  */
 import { and, eq, sql } from "drizzle-orm";
 import { type Database, qb } from "../db/client";

@@ -1,16 +1,10 @@
 /**
  * Retention (API.md §6): events and revoked API keys older than
- * `EVENT_RETENTION_DAYS` are deleted in bounded rounds, run by the scheduler
- * of each runtime (Node: `scheduleRetention` in src/server.ts; Workers: the
- * Cron Trigger in src/worker.ts).
- *
- * A round is one write batch of two statements, each deleting at most
- * `PRUNE_BATCH` rows; a run stops after `MAX_ROUNDS` rounds or a round with
- * less to do. Events are looked at oldest first (ids follow commit order),
- * so a round costs the same whatever the size of the log. The newest event
- * is always kept, and so is every event a webhook delivery still refers to;
- * so the `/events` feed can tell a cursor whose following events were pruned
- * (`cursorExpired`): event ids have no gaps except pruned ones.
+ * `EVENT_RETENTION_DAYS` are deleted in bounded rounds (one write batch of at
+ * most `PRUNE_BATCH` rows per table; at most `MAX_ROUNDS` per run), run hourly
+ * by each runtime's scheduler (Node: `scheduleRetention`; Workers: a Cron
+ * Trigger). The newest event and every event a delivery refers to are kept, so
+ * `/events` can tell an expired cursor (docs/architecture.md, "Retention").
  */
 import { and, inArray, lt, sql } from "drizzle-orm";
 import type { AppConfig } from "../config";

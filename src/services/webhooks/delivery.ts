@@ -1,14 +1,11 @@
 /**
- * One delivery attempt (API.md §6): claim a due queue head, POST the signed
- * Event (src/services/webhooks/signing.ts) without following redirects, and
- * record the outcome. 2xx = delivered (a `failing` subscription becomes
+ * One delivery attempt (API.md §6): claim a due queue head (a conditional
+ * UPDATE that counts the attempt and leases the delivery), POST the signed
+ * Event (./signing.ts) without following redirects, and record the outcome
+ * while the claim holds. 2xx = delivered (a `failing` subscription becomes
  * `active`); otherwise retried after the backoff (./schedule.ts), or given up
- * after `maxAttempts` (the subscription becomes `failing`).
- *
- * A claim counts the attempt and leases the delivery (`next_attempt_at` moves
- * to the lease end) with a conditional UPDATE: concurrent dispatchers never
- * send the same attempt twice; an attempt lost with its process is due again
- * when the lease ends. Recording is conditional on the claim still holding.
+ * after `maxAttempts` (the subscription becomes `failing`). Why claims and
+ * leases: docs/architecture.md, "Webhooks".
  */
 import { and, eq, lte, sql } from "drizzle-orm";
 import type { AppConfig } from "../../config";

@@ -1,15 +1,11 @@
 /**
  * A webhook dispatch run (API.md §6: at least once, in order per
- * subscription): prune finished deliveries older than the retention, fan out
- * new events (./fan-out.ts), then attempt due queue heads (./delivery.ts) in
- * rounds until none is due. Only a subscription's head (its pending delivery
- * with the lowest event id) is attempted, so event N+1 is never sent before
- * event N was delivered or given up. A round claims up to `HEAD_LIMIT` heads in
- * one batch, sends them at once, records them in one batch, then yields.
- *
- * `WebhookDispatcher` runs these for one runtime instance: polled and nudged
- * on Node (src/server.ts), nudged after writes and by the Cron Trigger on
- * Workers (src/worker.ts).
+ * subscription): prune old finished deliveries, fan out new events
+ * (./fan-out.ts), then attempt the due queue heads (./delivery.ts) in rounds of
+ * up to `HEAD_LIMIT` (claim in one batch, send at once, record in one batch,
+ * yield) until none is due. `WebhookDispatcher` runs these for one runtime
+ * instance: polled and nudged on Node, nudged after writes and by the Cron
+ * Trigger on Workers. Design: docs/architecture.md, "Webhooks".
  */
 import { and, eq, inArray, lt, lte, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";

@@ -1,16 +1,10 @@
 /**
- * Webhook signatures per the Standard Webhooks convention
- * (https://www.standardwebhooks.com/, spec v1): every delivery carries
- *
- *   webhook-id:        the message id, the same on every retry (receivers dedupe on it)
- *   webhook-timestamp: Unix seconds of this attempt
- *   webhook-signature: `v1,<base64 HMAC-SHA256(key, "${id}.${timestamp}.${body}")>`
- *
- * where `key` is the base64-decoded part of the subscription secret
- * `whsec_<base64>`. Signing uses the reference `standardwebhooks` package (pure
- * JavaScript: runs unchanged on Node and Workers); receivers verify with the
- * same package's `new Webhook(secret).verify(body, headers)` or any conforming
- * implementation.
+ * Webhook signatures per Standard Webhooks v1 (https://www.standardwebhooks.com/):
+ * `webhook-id` (the same on every retry), `webhook-timestamp` (Unix seconds of
+ * the attempt) and `webhook-signature` = `v1,<base64 HMAC-SHA256(key,
+ * "${id}.${timestamp}.${body}")>`, where `key` is the base64 part of the
+ * secret `whsec_<base64>`. Signed with the reference `standardwebhooks`
+ * package (pure JavaScript: Node and Workers), which receivers can verify with.
  */
 import { Webhook } from "standardwebhooks";
 

@@ -1,14 +1,10 @@
 /**
  * Webhook subscriptions (API.md §6, experimental): create, list, get, delete.
- *
- * A subscription is `{url, events[]}` plus a signing secret `whsec_…` returned
- * once, by the create call. `events` lists the wanted event types, or is
- * exactly `["*"]` for every type. A new subscription receives the events
- * committed after it (its fan-out cursor starts at the last event id).
- *
- * Targets: absolute http(s) URLs without credentials, at most 2000 characters;
- * private hosts (src/lib/private-address.ts) are refused unless allowed. Host
- * names are checked at delivery time, on the connection (src/runtime/node-webhook-fetch.ts).
+ * A subscription is `{url, events[]}` (`events` is wanted types, or exactly
+ * `["*"]`) plus a signing secret `whsec_…` returned once, by create; it
+ * receives the events committed after it. Targets: absolute http(s) URLs
+ * without credentials, ≤ 2000 characters; private hosts are refused unless
+ * allowed (src/lib/private-address.ts; host names are checked at delivery).
  */
 import { count, eq, gt, lt, sql } from "drizzle-orm";
 import { qb, type Database } from "../../db/client";
