@@ -16,7 +16,7 @@
  * workerd (wrangler's local engine, scripts/local-worker.ts) over sqld
  * (scripts/sqld.ts), seeded with the same catalogue, rate limits raised. They
  * run only when selected (the default run selects them; `--scenarios` names
- * scenarios by substring, e.g. `--scenarios worker`), after the Node rows, and
+ * scenarios by substring, e.g. `--scenarios worker`, or exactly, `=GET /pets/{petId}`), after the Node rows, and
  * add workerd's start and the seeding of sqld to the run. Each is printed
  * against its floor, a bare Hono Worker under workerd on the same sqld making
  * one query (GET) or sending one write batch (POST) per request
@@ -50,6 +50,9 @@ import { buildAssets } from "./build-assets";
 import { measureEngine } from "./bench-engine";
 import { cpuUs, descendantsNamed } from "./bench-cpu";
 import { type Floor, startFloorWorker } from "./bench-floors/start";
+
+/** True when scenario `name` is selected: a listed string occurs in it, or equals it when written `=name`. */
+const selected = (name: string, wanted: readonly string[]) => wanted.some((w) => (w.startsWith("=") ? name === w.slice(1) : name.includes(w)));
 
 /** Scenarios also run against the server on sqld. */
 const SQLD_SCENARIOS = ["GET /pets/{petId}", "GET /pets/{petId} (auth, not cached)", "POST /store/orders"];
@@ -320,12 +323,12 @@ async function main(): Promise<void> {
     const apiCpu = { cpuPids: () => [api.pid!] };
     const baseBefore = await drive("baseline: bare Hono, constant JSON (before)", basePort, baseSetup, baseCpu);
     const results: Result[] = [];
-    for (const name of Object.keys(all).filter((n) => wanted.some((w) => n.includes(w)))) {
+    for (const name of Object.keys(all).filter((n) => selected(n, wanted))) {
       console.error(`${name} …`);
       results.push(await drive(name, apiPort, all[name]!, apiCpu));
     }
     const rss = peakRssMb(api.pid!);
-    const workerNames = WORKER_SCENARIOS.map((n) => `worker: ${n}`).filter((n) => wanted.some((w) => n.includes(w)));
+    const workerNames = WORKER_SCENARIOS.map((n) => `worker: ${n}`).filter((n) => selected(n, wanted));
     if (workerNames.length > 0) results.push(...(await driveWorker(dir, workerNames, petBytes)));
     if (values.sqld !== "false") results.push(...(await sqldRows(dir, wanted)));
     const baseAfter = await drive("baseline: bare Hono, constant JSON (after)", basePort, baseSetup, baseCpu);
@@ -496,7 +499,7 @@ async function sqldRows(dir: string, wanted: string[]): Promise<Result[]> {
     });
     await waitFor(`http://127.0.0.1:${port}/health`, server);
     const all = scenarios(fixture);
-    const names = SQLD_SCENARIOS.filter((n) => wanted.some((w) => n.includes(w)));
+    const names = SQLD_SCENARIOS.filter((n) => selected(n, wanted));
     for (const name of names.filter((n) => n.startsWith("GET"))) await warm(port, all[name]!);
     const rows: Result[] = [];
     for (const name of names) {

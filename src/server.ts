@@ -27,6 +27,7 @@ import { databaseSettings, openDatabase } from "./db/open";
 import { clientAddress, parseTrustProxy } from "./runtime/client-address";
 import { memoryReadCache } from "./runtime/memory-read-cache";
 import { nodeAssets } from "./runtime/node-assets";
+import { pinoLogger } from "./runtime/pino-logger";
 import { answerUnknownMethods } from "./runtime/node-unknown-methods";
 import { guardedWebhookFetch } from "./runtime/node-webhook-fetch";
 import { bootstrapStaffKey } from "./services/accounts.service";
@@ -67,6 +68,7 @@ async function main(): Promise<void> {
   const app = createApp({
     db,
     config,
+    logger: pinoLogger(config.logLevel),
     assets: nodeAssets(),
     checkDatabase: database.check,
     clientIp: clientAddress(trustedProxies, (c) => getConnInfo(c).remote.address),
