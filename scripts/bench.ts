@@ -28,8 +28,9 @@
  * of the network hop shows next to the file rows (`--sqld false` skips them).
  *
  * Last, the "engine" rows (scripts/bench-engine.ts; `--engine false` skips
- * them): the statements of one order through the app's driver and through
- * libsql-js with statements prepared once, without HTTP.
+ * them): the statements of one order through @libsql/client, through the
+ * app's file driver and through libsql-js with statements prepared once,
+ * without HTTP.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -377,7 +378,8 @@ async function main(): Promise<void> {
           `\nengine (no HTTP; the ${engine.statementsPerOrder} statements of one order placement, 50 orders per transaction, scripts/bench-engine.ts):`,
           `| way | orders/s | vs @libsql/client |`,
           `|---|---:|---:|`,
-          `| @libsql/client batch (the app's driver: every statement compiled on every call) | ${engine.client} | 1.00 |`,
+          `| @libsql/client batch (every statement compiled on every call) | ${engine.client} | 1.00 |`,
+          `| the app's file driver (NativeFileClient: each SQL text compiled once) | ${engine.app} | ${(engine.app / engine.client).toFixed(2)} |`,
           `| libsql-js, each statement prepared once | ${engine.preparedOnce} | ${(engine.preparedOnce / engine.client).toFixed(2)} |`,
         ].join("\n"),
       );
