@@ -321,7 +321,8 @@ async function main(): Promise<void> {
     // The baseline runs before and after the scenarios; ratios use the mean, so drift of the machine during the run shows.
     console.error(`baseline (${petBytes}-byte JSON) …`);
     const baseCpu = { cpuPids: () => [baseline.pid!] };
-    const apiCpu = { cpuPids: () => [api.pid!] };
+    // With WEB_CONCURRENCY > 1 the server is a primary and its worker processes: their CPU counts too.
+    const apiCpu = { cpuPids: () => [api.pid!, ...descendantsNamed("node", api.pid!)] };
     const baseBefore = await drive("baseline: bare Hono, constant JSON (before)", basePort, baseSetup, baseCpu);
     const results: Result[] = [];
     for (const name of Object.keys(all).filter((n) => selected(n, wanted))) {
