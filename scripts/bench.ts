@@ -3,7 +3,7 @@
  *
  * Seeds a temp file database with the corpora catalogue (1,000+ pets), starts
  * the Node server as `npm start` runs it (the esbuild bundle dist/node/server.mjs,
- * rate limits raised) and a bare-Hono baseline as child
+ * its node flags and environment assignments, rate limits raised) and a bare-Hono baseline as child
  * processes, and drives each with autocannon from this process, with the same
  * load settings, after an unmeasured warm-up. The baseline is measured before
  * and after the scenarios; ratios are to the mean of the two. Prints a Markdown
@@ -115,6 +115,19 @@ function startNodeFlags(): string[] {
   const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
   const flags = /\bnode((?:\s+--\S+)*)\s+dist\/node\/server\.mjs/.exec(pkg.scripts.start ?? "")?.[1] ?? "";
   return flags.trim().split(/\s+/).filter(Boolean);
+}
+
+/** The environment assignments of `npm start` before its node command (package.json), e.g. `MALLOC_ARENA_MAX=2`. */
+function startEnv(): Record<string, string> {
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
+  const assignments = /&&\s+((?:\w+=\S+\s+)*)node scripts\/with-node\.mjs/.exec(pkg.scripts.start ?? "")?.[1] ?? "";
+  return Object.fromEntries(
+    assignments
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((a) => [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)]),
+  );
 }
 
 /** Peak resident set size of a process in MB (Linux VmHWM). */
@@ -302,7 +315,10 @@ async function main(): Promise<void> {
     { cwd: ROOT, stdio: "inherit" },
   );
   const profile = values["cpu-prof"] ? ["--cpu-prof", "--cpu-prof-dir", values["cpu-prof"]] : [];
-  const api = start("dist/node/server.mjs", { DATABASE_URL: url, PORT: String(apiPort), HOST: "127.0.0.1", ...UNLIMITED }, [...startNodeFlags(), ...profile]);
+  const api = start("dist/node/server.mjs", { ...startEnv(), DATABASE_URL: url, PORT: String(apiPort), HOST: "127.0.0.1", ...UNLIMITED }, [
+    ...startNodeFlags(),
+    ...profile,
+  ]);
   const petBytes = await (async () => {
     await waitFor(`http://127.0.0.1:${apiPort}/health`, api);
     return (await (await fetch(`http://127.0.0.1:${apiPort}/pets/${fixture.petIds[0]}`)).text()).length;
