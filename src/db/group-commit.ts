@@ -52,7 +52,6 @@ export interface GroupCommitOptions {
   maxStatements?: number;
 }
 
-
 /** The index of the failed statement of a failed batch, when the driver tells it. */
 function failedStatementIndex(error: unknown): number | undefined {
   const index = (error as { statementIndex?: unknown } | null)?.statementIndex;
