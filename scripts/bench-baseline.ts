@@ -5,10 +5,9 @@
  */
 import { serve } from "@hono/node-server";
 import { Hono } from "hono";
+import { constantPet } from "./bench-floors/pet-body";
 
-const size = Number(process.env.BODY_BYTES || 64);
-const base = { id: 1, name: "", categoryId: 1, status: "available" };
-const body = JSON.stringify({ ...base, name: "x".repeat(Math.max(1, size - JSON.stringify(base).length)) });
+const body = constantPet(Number(process.env.BODY_BYTES || 64));
 const app = new Hono();
 app.all("*", (c) => c.body(body, 200, { "Content-Type": "application/json" }));
 serve({ fetch: app.fetch, hostname: "127.0.0.1", port: Number(process.env.PORT) }, (info) => console.log(`baseline listening on ${info.port}`));

@@ -1,19 +1,19 @@
 /**
- * The "engine:" rows of `npm run bench` (issue 16, statement reuse): the
- * statements of one real order placement, recorded from `placeOrder` on a
- * temp database file (WAL, synchronous = FULL), run 50 orders per transaction
- * (what group commit sends) in one process, two ways:
- * - through `@libsql/client` (the app's driver), which compiles every
- *   statement on every call;
- * - through libsql-js (`libsql`, the same engine under that driver) with each
- *   statement prepared once and reused.
- * No HTTP, no app: what the engine path of an order costs, and what statement
- * reuse would save. Returns orders/s of each; ratios are within the run.
+ * The "engine:" rows of `npm run bench` (statement reuse): the statements of
+ * one real order placement, recorded from `placeOrder` on a temp database
+ * file (WAL, synchronous = FULL), run 50 orders per transaction (what group
+ * commit sends) in one process, three ways:
+ * - through `@libsql/client`, which compiles every statement on every call;
+ * - through the app's driver for files (src/db/open.ts: NativeFileClient
+ *   under group commit), which compiles each SQL text once;
+ * - through libsql-js (`libsql`, the engine under both) directly, each
+ *   statement prepared once: the floor.
+ * No HTTP, no app. Returns orders/s of each; ratios are within the run.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { InStatement, InValue } from "@libsql/client";
+import { createClient, type InStatement, type InValue } from "@libsql/client";
 import Libsql from "libsql";
 import type { GroupCommitClient } from "../src/db/group-commit";
 import { databaseSettings, openDatabase } from "../src/db/open";
@@ -29,6 +29,8 @@ const TRANSACTIONS = 80;
 export interface EngineResult {
   /** Orders/s through @libsql/client, 50 per `batch(…, "write")`. */
   client: number;
+  /** Orders/s through the app's driver (openDatabase on a file), 50 per `batch(…, "write")`. */
+  app: number;
   /** Orders/s through libsql-js, statements prepared once, 50 per transaction. */
   preparedOnce: number;
   statementsPerOrder: number;
@@ -69,10 +71,18 @@ export async function measureEngine(): Promise<EngineResult> {
       return recorded.map((s) => ({ sql: s.sql, args: s.args.map((a) => (typeof a === "string" && TOKEN.test(a) ? token : a)) }));
     };
 
-    let started = performance.now();
-    for (let t = 0; t < TRANSACTIONS; t++) await batch(Array.from({ length: ORDERS_PER_TRANSACTION }, order).flat(), "write");
-    const viaClient = (ORDERS_PER_TRANSACTION * TRANSACTIONS) / ((performance.now() - started) / 1000);
+    const ordersPerSecond = async (send: (statements: InStatement[]) => Promise<unknown>) => {
+      const started = performance.now();
+      for (let t = 0; t < TRANSACTIONS; t++) await send(Array.from({ length: ORDERS_PER_TRANSACTION }, order).flat());
+      return (ORDERS_PER_TRANSACTION * TRANSACTIONS) / ((performance.now() - started) / 1000);
+    };
+    const viaApp = await ordersPerSecond((statements) => batch(statements, "write"));
     await opened.close();
+
+    const libsqlClient = createClient({ url: `file:${path}`, concurrency: 1 });
+    for (const sql of ["PRAGMA journal_mode = WAL", "PRAGMA synchronous = FULL", "PRAGMA foreign_keys = ON"]) await libsqlClient.execute(sql);
+    const viaClient = await ordersPerSecond((statements) => libsqlClient.batch(statements, "write"));
+    libsqlClient.close();
 
     const native = new Libsql(path);
     native.pragma("journal_mode = WAL");
@@ -84,7 +94,7 @@ export async function measureEngine(): Promise<EngineResult> {
       prepared.set(sql, cached);
       return cached;
     };
-    started = performance.now();
+    const started = performance.now();
     for (let t = 0; t < TRANSACTIONS; t++) {
       native.exec("BEGIN IMMEDIATE");
       for (let o = 0; o < ORDERS_PER_TRANSACTION; o++) {
@@ -98,7 +108,7 @@ export async function measureEngine(): Promise<EngineResult> {
     }
     const viaPrepared = (ORDERS_PER_TRANSACTION * TRANSACTIONS) / ((performance.now() - started) / 1000);
     native.close();
-    return { client: Math.round(viaClient), preparedOnce: Math.round(viaPrepared), statementsPerOrder: recorded.length };
+    return { client: Math.round(viaClient), app: Math.round(viaApp), preparedOnce: Math.round(viaPrepared), statementsPerOrder: recorded.length };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

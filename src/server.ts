@@ -13,11 +13,15 @@
  *
  * Webhook deliveries run in this process (src/services/webhooks/dispatch.ts).
  *
+ * WEB_CONCURRENCY (1; "auto": one per core) server processes share the port
+ * and the database (node:cluster, src/runtime/node-cluster.ts).
+ *
  * Environment: the database variables of `databaseSettings` (DATABASE_URL,
  * DATABASE_AUTH_TOKEN, DATABASE_SYNC_URL, …), HOST (127.0.0.1), PORT (8787),
- * TRUST_PROXY (false; src/runtime/client-address.ts) and the variables of
- * `parseConfig`.
+ * TRUST_PROXY (false; src/runtime/client-address.ts), WEB_CONCURRENCY and the
+ * variables of `parseConfig`.
  */
+import cluster from "node:cluster";
 import type { Server } from "node:http";
 import { createAdaptorServer } from "@hono/node-server";
 import { getConnInfo } from "@hono/node-server/conninfo";
@@ -26,8 +30,10 @@ import { listenSettings, parseConfig } from "./config";
 import { databaseSettings, openDatabase } from "./db/open";
 import { clientAddress, parseTrustProxy } from "./runtime/client-address";
 import { memoryReadCache } from "./runtime/memory-read-cache";
+import { announceListening, clusterPurges, parseWebConcurrency, reportStartFailure, runPrimary } from "./runtime/node-cluster";
 import { nodeAssets } from "./runtime/node-assets";
 import { answerClientErrors } from "./runtime/node-client-error";
+import { pinoLogger } from "./runtime/pino-logger";
 import { answerUnknownMethods } from "./runtime/node-unknown-methods";
 import { guardedWebhookFetch } from "./runtime/node-webhook-fetch";
 import { bootstrapStaffKey } from "./services/accounts.service";
@@ -71,10 +77,14 @@ async function main(): Promise<void> {
   const app = createApp({
     db,
     config,
+    logger: pinoLogger(config.logLevel),
     assets: nodeAssets(),
     checkDatabase: database.check,
     clientIp: clientAddress(trustedProxies, (c) => getConnInfo(c).remote.address),
-    middleware: [memoryReadCache({ ttlMs: config.readCacheTtlSeconds * 1000 }), dispatchAfterWrites(interest, () => dispatcher.nudgeSoon(50))],
+    middleware: [
+      memoryReadCache({ ttlMs: config.readCacheTtlSeconds * 1000, peers: clusterPurges() }),
+      dispatchAfterWrites(interest, () => dispatcher.nudgeSoon(50)),
+    ],
   });
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;
   // Requests Node's HTTP server refuses (bad framing, no Host, FOO) or diverts (CONNECT) before the app: Error objects too.
@@ -100,6 +110,7 @@ async function main(): Promise<void> {
     onError: (error) => console.error(`retention: ${error instanceof Error ? error.message : String(error)}`),
   });
   console.log(`Petstore API listening on http://${hostname}:${boundPort} (docs: /docs, database: ${database.displayUrl})`);
+  announceListening();
 
   let closing = false;
   const shutdown = (signal: string) => {
@@ -123,7 +134,27 @@ async function main(): Promise<void> {
   process.on("SIGINT", () => shutdown("SIGINT"));
 }
 
-main().catch((error) => {
-  console.error(error instanceof StartError ? error.message : error instanceof Error ? error.message : error);
+/** One server process, or with WEB_CONCURRENCY > 1 the primary of that many (src/runtime/node-cluster.ts). */
+function start(): void {
+  const processes = parseWebConcurrency(process.env.WEB_CONCURRENCY);
+  if (processes > 1 && cluster.isPrimary) {
+    runPrimary(processes);
+    return;
+  }
+  main().catch((error) => {
+    const message = error instanceof Error ? error.message : String(error);
+    if (cluster.isWorker) {
+      reportStartFailure(message);
+      return;
+    }
+    console.error(message);
+    process.exit(1);
+  });
+}
+
+try {
+  start();
+} catch (error) {
+  console.error(error instanceof Error ? error.message : String(error));
   process.exit(1);
-});
+}

@@ -2,9 +2,10 @@
  * The one way Node code (server, seed, keys:create, db:migrate, bench, tests)
  * opens the database named by the environment (API.md §8.1):
  *
- * - `file:<path>`: an embedded libSQL file. One connection (the driver runs
- *   SQL synchronously, and the per-connection pragmas below must hold for
- *   every statement), journal WAL + synchronous=FULL (a batch resolves only
+ * - `file:<path>`: an embedded libSQL file through `NativeFileClient`
+ *   (src/db/native-client.ts: each SQL text compiled once). One connection
+ *   (SQL runs synchronously, and the per-connection pragmas below must hold
+ *   for every statement), journal WAL + synchronous=FULL (a batch resolves only
  *   after its commit is fsynced: acknowledged writes survive a crash or power
  *   loss), foreign_keys=ON. Lock waits and a deleted/replaced file are handled
  *   by `GuardedClient` (src/db/guarded-client.ts).
@@ -28,10 +29,11 @@
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { createClient } from "@libsql/client";
+import { type Client, createClient } from "@libsql/client";
 import { createDatabase, type Database } from "./client";
 import { GroupCommitClient } from "./group-commit";
 import { GuardedClient, waitOutBusy } from "./guarded-client";
+import { NativeFileClient } from "./native-client";
 import { applyMigrations } from "./migrate";
 import { retryOverloaded } from "./remote";
 
@@ -161,10 +163,14 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
 
   const path = filePath(url);
   if (path) mkdirSync(dirname(path), { recursive: true });
+  const connectionSetup = ["PRAGMA synchronous = FULL", "PRAGMA foreign_keys = ON"];
   // Busy timeout 0: GuardedClient waits for locks on a timer instead of blocking the event loop.
   // Opening probes the file, which another process creating it may hold locked for a moment.
-  const inner = await waitOutBusy(() => createClient({ url, concurrency: 1 }), settings.lockWaitMs);
-  const connectionSetup = ["PRAGMA synchronous = FULL", "PRAGMA foreign_keys = ON"];
+  // A file: statements compiled once per SQL text (src/db/native-client.ts); `:memory:`: the driver's own client.
+  const inner: Client = await waitOutBusy(
+    () => (path ? new NativeFileClient(path, { connectionSetup }) : createClient({ url, concurrency: 1 })),
+    settings.lockWaitMs,
+  );
   const guarded = path ? new GuardedClient(inner, { lockWaitMs: settings.lockWaitMs, file: { path, connectionSetup } }) : undefined;
   const client = new GroupCommitClient(guarded ?? inner);
   // WAL is a property of the file (set once, kept); the others hold per connection.

@@ -15,7 +15,8 @@
  * sees the change, and nothing else is touched (an order on pet 7 leaves pet
  * 8 cached). A read that started before a purge of one of its tags does not
  * store its (possibly older) answer. Writes by other processes on the same
- * database (seed scripts, other servers) show after at most `ttlMs`.
+ * database show after at most `ttlMs`, except those of `peers` (the other
+ * server processes of a cluster), whose purges arrive as messages.
  *
  * Hits are served after authentication and rate limiting (installed after
  * them) with a fresh `X-Request-Id`. `X-Cache: HIT | MISS` says what happened.
@@ -58,6 +59,8 @@ export interface MemoryReadCacheOptions {
   maxBytes?: number;
   /** Clock in ms (default Date.now). */
   nowMs?: () => number;
+  /** Other processes' caches on the same database (src/runtime/node-cluster.ts): this one's purges are published to them, theirs applied here. */
+  peers?: { publish(tags: string[]): void; subscribe(onPurge: (tags: string[]) => void): void };
 }
 
 /** True when `Cache-Control` lets a shared cache store the response (RFC 9111 §5.2.2). */
@@ -84,7 +87,7 @@ function sMaxAgeMs(cacheControl: string): number {
 
 /** The middleware; install after authentication and rate limiting (AppDeps.middleware). */
 export function memoryReadCache(options: MemoryReadCacheOptions): MiddlewareHandler<AppEnv> {
-  const { ttlMs, maxBytes = 32 * 1024 * 1024, nowMs = Date.now } = options;
+  const { ttlMs, maxBytes = 32 * 1024 * 1024, nowMs = Date.now, peers } = options;
   const entries = new Map<string, Entry>();
   const keysByTag = new Map<string, Set<string>>();
   /** Purge sequence: incremented by every purge; `purgedAt` holds the last one per tag. */
@@ -134,12 +137,18 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MiddlewareHand
     }
   };
 
+  peers?.subscribe(purge);
+
   return async (c, next) => {
     const method = c.req.method;
     if (ttlMs <= 0 || method === "HEAD" || method === "OPTIONS") return next();
     if (method !== "GET") {
       const { events, error } = await withCommitLog(next);
-      if (events.length > 0) purge(tagsToPurge(events));
+      if (events.length > 0) {
+        const tags = tagsToPurge(events);
+        purge(tags);
+        peers?.publish(tags);
+      }
       if (error !== undefined) throw error;
       return;
     }

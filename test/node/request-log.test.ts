@@ -118,12 +118,16 @@ describe("request log", () => {
       expect(res.status).toBe(200);
       const requestId = res.headers.get("x-request-id");
       await res.arrayBuffer();
-      const line = server
-        .output()
-        .split("\n")
-        .filter((l) => l.startsWith("{"))
-        .map((l) => JSON.parse(l) as Line)
-        .find((l) => l.requestId === requestId);
+      // The server writes its log asynchronously (pino): the line may follow the response by a moment.
+      const find = () =>
+        server
+          .output()
+          .split("\n")
+          .filter((l) => l.startsWith("{"))
+          .map((l) => JSON.parse(l) as Line)
+          .find((l) => l.requestId === requestId);
+      await expect.poll(find, { timeout: 5_000 }).toBeDefined();
+      const line = find();
       expect(line).toMatchObject({ level: "info", msg: "request", method: "GET", route: "/pets", status: 200, cache: "MISS", accountId: null });
       // The bootstrap key is printed once by design (above the log); no log line carries it.
       const jsonLines = server

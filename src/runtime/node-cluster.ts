@@ -1,0 +1,113 @@
+/**
+ * Several server processes on one port (node:cluster): the primary forks
+ * WEB_CONCURRENCY workers, each a whole server (its own database connection,
+ * group commit, read cache and webhook dispatcher) on the same database; the
+ * primary accepts connections and hands them round-robin to the workers
+ * (https://nodejs.org/api/cluster.html).
+ *
+ * The primary relays read-cache purges between workers (a write through one
+ * drops the stale entries of all), stops every worker on SIGTERM/SIGINT and
+ * exits once they have exited, replaces a worker that dies while serving, and
+ * ends with the first worker's start error (one line, exit code 1) when one
+ * cannot start.
+ */
+import cluster, { type Worker } from "node:cluster";
+import { availableParallelism } from "node:os";
+
+/** Messages between the primary and its workers. */
+type Message = { petstore: "listening" } | { petstore: "failed"; message: string } | { petstore: "purge"; tags: string[] };
+
+const isMessage = (value: unknown): value is Message => typeof value === "object" && value !== null && "petstore" in value;
+
+/**
+ * Server processes from WEB_CONCURRENCY: unset or empty → 1, "auto" → the
+ * available cores, else a whole number ≥ 1.
+ * @throws Error on any other value.
+ */
+export function parseWebConcurrency(value: string | undefined, cores: number = availableParallelism()): number {
+  if (value === undefined || value.trim() === "") return 1;
+  if (value.trim().toLowerCase() === "auto") return Math.max(1, cores);
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`Invalid configuration: WEB_CONCURRENCY must be a whole number ≥ 1 or "auto", got ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** Run the primary: fork `processes` workers (this same script) and supervise them until SIGTERM/SIGINT. */
+export function runPrimary(processes: number): void {
+  const workers = new Set<Worker>();
+  let stopping = false;
+
+  const stopAll = (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    if (workers.size === 0) process.exit(code);
+    for (const worker of workers) worker.process.kill("SIGTERM");
+    // A worker stuck in its shutdown is ended by its own 10 s timer; this is the primary's.
+    setTimeout(() => process.exit(code), 15_000).unref();
+    process.exitCode = code;
+  };
+
+  const fork = () => {
+    const worker = cluster.fork();
+    workers.add(worker);
+    let ready = false;
+    worker.on("message", (message: unknown) => {
+      if (!isMessage(message)) return;
+      if (message.petstore === "listening") {
+        ready = true;
+      } else if (message.petstore === "failed") {
+        if (!stopping) console.error(message.message);
+        stopAll(1);
+      } else if (message.petstore === "purge") {
+        for (const other of workers) if (other !== worker && other.isConnected()) other.send(message);
+      }
+    });
+    worker.on("exit", (code, signal) => {
+      workers.delete(worker);
+      if (stopping) {
+        if (workers.size === 0) process.exit(process.exitCode ?? 0);
+        return;
+      }
+      if (!ready) {
+        // It died while starting: the others would only fail the same way.
+        console.error(`server process ${worker.process.pid} exited while starting (${signal ?? code})`);
+        stopAll(1);
+        return;
+      }
+      console.error(`server process ${worker.process.pid} exited (${signal ?? code}); starting another`);
+      fork();
+    });
+  };
+
+  for (let i = 0; i < processes; i++) fork();
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    console.log(`${signal}: closing ${workers.size} server processes`);
+    stopAll(0);
+  };
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+  process.on("SIGINT", () => shutdown("SIGINT"));
+}
+
+/** In a worker: tell the primary that this process listens. No-op outside a cluster. */
+export function announceListening(): void {
+  if (cluster.isWorker) process.send?.({ petstore: "listening" } satisfies Message);
+}
+
+/** In a worker: hand a start error to the primary, which prints it once and stops the others; then exit 1. */
+export function reportStartFailure(message: string): void {
+  process.send?.({ petstore: "failed", message } satisfies Message, () => process.exit(1));
+}
+
+/** Read-cache purges shared with the other workers (src/runtime/memory-read-cache.ts `peers`); undefined outside a cluster. */
+export function clusterPurges(): { publish(tags: string[]): void; subscribe(onPurge: (tags: string[]) => void): void } | undefined {
+  if (!cluster.isWorker) return undefined;
+  return {
+    publish: (tags) => process.send?.({ petstore: "purge", tags } satisfies Message),
+    subscribe: (onPurge) =>
+      process.on("message", (message: unknown) => {
+        if (isMessage(message) && message.petstore === "purge") onPurge(message.tags);
+      }),
+  };
+}

@@ -1,0 +1,48 @@
+/**
+ * The Node server's logger: the `Logger` of src/lib/logger.ts on pino, whose
+ * destinations write asynchronously (`pino.destination({ sync: false })`),
+ * gathering lines into few writes (at most FLUSH_MS late; flushed on exit),
+ * so a log line never blocks a request. Same lines as
+ * `jsonLogger`: `{"level", "time" (ISO 8601), …fields, "msg"}`, undefined
+ * fields left out; errors and warnings on stderr, the rest on stdout.
+ */
+import pino, { type DestinationStream } from "pino";
+import type { Logger, LogLevel } from "../lib/logger";
+
+export interface PinoLoggerOptions {
+  /** Where info and debug lines go (default: stdout, asynchronous). */
+  out?: DestinationStream;
+  /** Where warn and error lines go (default: stderr, asynchronous). */
+  err?: DestinationStream;
+}
+
+/** Bytes a destination gathers before one write (one write per line would cost a system call each). */
+const WRITE_BYTES = 8 * 1024;
+/** Longest a gathered line waits for its write, ms. */
+const FLUSH_MS = 250;
+
+/** An asynchronous destination on file descriptor `fd`, written when WRITE_BYTES are gathered or FLUSH_MS have passed; flushed on exit. */
+function buffered(fd: number): DestinationStream {
+  const destination = pino.destination({ dest: fd, sync: false, minLength: WRITE_BYTES });
+  const timer = setInterval(() => destination.flush(), FLUSH_MS).unref();
+  destination.on("close", () => clearInterval(timer));
+  return destination;
+}
+
+/** A logger writing lines at `minimum` and above through pino. */
+export function pinoLogger(minimum: LogLevel, options: PinoLoggerOptions = {}): Logger {
+  const settings: pino.LoggerOptions = {
+    level: minimum,
+    base: undefined,
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+  };
+  const out = pino(settings, options.out ?? buffered(1));
+  const err = pino(settings, options.err ?? buffered(2));
+  return {
+    enabled: (level) => out.isLevelEnabled(level),
+    log(level, msg, fields = {}) {
+      (level === "error" || level === "warn" ? err : out)[level](fields, msg);
+    },
+  };
+}
