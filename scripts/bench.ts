@@ -420,9 +420,9 @@ async function main(): Promise<void> {
 }
 
 /** The floor Worker (scripts/bench-floors/) each `worker:` row is compared with: the same requests, one query or one write batch, no app. */
-const WORKER_FLOORS: Record<string, { floor: Floor; name: string }> = {
-  "GET /pets/{petId}": { floor: "one-query", name: "worker floor: one query per request" },
-  "POST /store/orders": { floor: "write-batch", name: "worker floor: one write batch per request" },
+const WORKER_FLOORS: Record<string, { floor: Floor; name: string; rateLimitCalls: number }> = {
+  "GET /pets/{petId}": { floor: "one-query", name: "worker floor: one query per request", rateLimitCalls: 1 },
+  "POST /store/orders": { floor: "write-batch", name: "worker floor: one write batch per request", rateLimitCalls: 2 },
 };
 
 /** workerd processes started by this one (wrangler's proxy and the Worker's): their CPU serves the Worker's requests. */
@@ -437,16 +437,20 @@ async function driveFloors(databaseUrl: string, all: Record<string, Setup>, rows
   const floors: Result[] = [];
   for (const row of rows) {
     const scenario = row.scenario.slice("worker: ".length);
-    const { floor, name } = WORKER_FLOORS[scenario]!;
-    console.error(`${name} …`);
-    const worker = await startFloorWorker(floor, { DATABASE_URL: databaseUrl });
-    try {
-      const port = Number(new URL(worker.url).port);
-      await warm(port, all[scenario]!);
-      floors.push(await drive(name, port, all[scenario]!, workerdCpu));
-      row.floor = name;
-    } finally {
-      await worker.stop();
+    const { floor, name, rateLimitCalls } = WORKER_FLOORS[scenario]!;
+    // The plain floor, then the same with the Worker's Rate Limiting binding calls (their local emulation's share).
+    for (const calls of [0, rateLimitCalls]) {
+      const label = calls === 0 ? name : `${name} + ${calls} rate-limit binding call${calls > 1 ? "s" : ""}`;
+      console.error(`${label} …`);
+      const worker = await startFloorWorker(floor, { DATABASE_URL: databaseUrl, RATE_LIMIT_CALLS: String(calls) }, { rateLimit: calls > 0 });
+      try {
+        const port = Number(new URL(worker.url).port);
+        await warm(port, all[scenario]!);
+        floors.push(await drive(label, port, all[scenario]!, workerdCpu));
+        if (calls === 0) row.floor = name;
+      } finally {
+        await worker.stop();
+      }
     }
   }
   console.error("worker floor: constant …");

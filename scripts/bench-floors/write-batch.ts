@@ -6,9 +6,11 @@
  */
 import { createClient } from "@libsql/client/web";
 import { Hono } from "hono";
+import { type FloorBindings, spendRateLimits } from "./rate-limit";
 
-const app = new Hono<{ Bindings: { DATABASE_URL: string } }>();
+const app = new Hono<{ Bindings: FloorBindings }>();
 app.post("/store/orders", async (c) => {
+  await spendRateLimits(c.env);
   const { petId } = await c.req.json<{ petId: number }>();
   const client = createClient({ url: c.env.DATABASE_URL });
   const results = await client.batch(
