@@ -1,5 +1,5 @@
 /**
- * The request log (issue 17, operability): one JSON line per request, on both
+ * The request log (docs/operations.md): one JSON line per request, on both
  * runtimes, at level `info` (`error` for 5xx responses but 501):
  *
  *   {"time":"…","level":"info","msg":"request","requestId":"…","method":"GET",
