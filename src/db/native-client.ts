@@ -225,9 +225,9 @@ class Connection {
       const { named, rowPrototype } = compiled;
       const rows = (compiled.statement.all(bound) as unknown[][]).map((raw) => {
         const values = raw.map(fromSql);
-        // Symbol-keyed: not among the row's keys, its JSON or Drizzle's normalized row.
+        // Symbol-keyed and not enumerable: not among the row's keys, its JSON, its spread or Drizzle's normalized row.
         const row = Object.create(rowPrototype) as Record<string | symbol, unknown>;
-        row[VALUES] = values;
+        Object.defineProperty(row, VALUES, { value: values });
         for (const [name, i] of named) row[name] = values[i];
         return row as unknown as Row;
       });

@@ -33,6 +33,8 @@ function observed(rs: ResultSet) {
     byPosition: rs.rows.map((row) => Array.prototype.slice.call(row)),
     byName: rs.rows.map((row) => Object.fromEntries(rs.columns.map((c) => [c, row[c]]))),
     keys: rs.rows.map((row) => Object.keys(row)),
+    // A spread copies enumerable own symbols too: a row has none beyond its column names.
+    spread: rs.rows.map((row) => ({ ...row })),
     lengths: rs.rows.map((row) => row.length),
     json: JSON.stringify(rs.rows),
     toJSON: rs.toJSON(),
