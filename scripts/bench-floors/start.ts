@@ -22,7 +22,11 @@ const UNLIMITED_RATE_LIMITER = { type: "ratelimit" as const, namespace_id: "9001
  * Start `floor` with the string bindings `vars` (and, with `rateLimit`, a Rate
  * Limiting binding `RATE_LIMITER`); resolves once it answers `probePath` (any status).
  */
-export async function startFloorWorker(floor: Floor, vars: Record<string, string>, options: { rateLimit?: boolean; probePath?: string } = {}): Promise<FloorWorker> {
+export async function startFloorWorker(
+  floor: Floor,
+  vars: Record<string, string>,
+  options: { rateLimit?: boolean; probePath?: string } = {},
+): Promise<FloorWorker> {
   const { rateLimit = false, probePath = "/" } = options;
   process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
   process.env.WRANGLER_SEND_METRICS ??= "false";
