@@ -26,6 +26,7 @@ import { withCommitLog } from "../db/commit-log";
 import { tagsToPurge } from "../lib/cache-tags";
 import type { AppEnv } from "../lib/context";
 import { REPRESENTATION_HEADERS } from "../lib/http-cache";
+import type { RateLimitDecision } from "../lib/rate-limiter";
 
 /** Per-request headers that are never replayed from the cache. */
 const UNCACHED_HEADERS = new Set([
@@ -43,9 +44,25 @@ const ENTRY_OVERHEAD = 256;
 /** Tags whose purge time is remembered before the oldest are forgotten (see `purge`). */
 const MAX_PURGE_MARKS = 50_000;
 
+/** Per-request headers of a complete hit, filled in on each hit (`complete`). */
+const PER_REQUEST = ["x-request-id", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "x-cache"];
+
+/**
+ * Every header of a 200 hit as the client receives it, names sorted as a Headers
+ * object lists them: `values[i]` is the value of `names[i]`, or null for one of `PER_REQUEST`.
+ */
+interface Complete {
+  names: string[];
+  values: (string | null)[];
+  /** The body's length in bytes, sent after the others (where node-server puts it). */
+  contentLength: string;
+}
+
 interface Entry {
   expiresAt: number;
   headers: [string, string][];
+  /** The whole header list of a hit, when the app's stamped headers were known at store time. */
+  complete?: Complete;
   etag: string | null;
   body: string;
   tags: string[];
@@ -80,9 +97,39 @@ export function etagMatches(etag: string, ifNoneMatch: string): boolean {
   return (ifNoneMatch.match(/"[^"]*"/g) ?? []).some((tag) => tag === expected);
 }
 
+/**
+ * The header list of a 200 hit: `stored` as the app's outer middleware leaves it
+ * (JSON with its charset, src/app.ts), `stamped` over it, and the per-request names.
+ */
+function completeHeaders(stored: readonly [string, string][], stamped: readonly (readonly [string, string])[], body: string): Complete {
+  const all = new Map<string, string | null>();
+  for (const [name, value] of stored) all.set(name, name === "content-type" && value === "application/json" ? "application/json; charset=utf-8" : value);
+  if (!all.has("cache-control")) all.set("cache-control", "no-store");
+  for (const [name, value] of stamped) all.set(name, value);
+  for (const name of PER_REQUEST) all.set(name, null);
+  const names = [...all.keys()].sort();
+  return { names, values: names.map((name) => all.get(name)!), contentLength: String(Buffer.byteLength(body)) };
+}
+
 function sMaxAgeMs(cacheControl: string): number {
   const match = /s-maxage=(\d+)/i.exec(cacheControl);
   return match ? Number(match[1]) * 1000 : Number.POSITIVE_INFINITY;
+}
+
+/** The value of per-request header `name` of a hit (PER_REQUEST). */
+function perRequest(name: string, requestId: string, decision: RateLimitDecision): string {
+  switch (name) {
+    case "x-request-id":
+      return requestId;
+    case "ratelimit-limit":
+      return String(decision.limit);
+    case "ratelimit-remaining":
+      return String(decision.remaining);
+    case "ratelimit-reset":
+      return String(decision.resetSeconds);
+    default:
+      return "HIT";
+  }
 }
 
 /** The middleware; install after authentication and rate limiting (AppDeps.middleware). */
@@ -165,6 +212,20 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MiddlewareHand
         c.header("X-Cache", "HIT");
         return c.body(null, 304);
       }
+      const decision = c.get("rateLimit");
+      if (hit.complete && decision) {
+        // Every header at once, in a plain object: no Headers object is built for the hit.
+        const { names, values } = hit.complete;
+        const headers: Record<string, string> = {};
+        for (let i = 0; i < names.length; i++) {
+          const name = names[i]!;
+          headers[name] = values[i] ?? perRequest(name, c.get("requestId"), decision);
+        }
+        headers["Content-Length"] = hit.complete.contentLength;
+        c.set("stamped", true);
+        c.set("cacheStatus", "HIT");
+        return new Response(hit.body, { status: 200, headers });
+      }
       for (const [name, value] of hit.headers) c.header(name, value);
       c.header("X-Cache", "HIT");
       return c.body(hit.body, 200);
@@ -188,7 +249,10 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MiddlewareHand
     });
     const body = await res.clone().text();
     size += body.length;
-    store(key, { expiresAt: now + Math.min(ttlMs, sMaxAgeMs(cacheControl!)), headers, etag: res.headers.get("ETag"), body, tags, bytes: size });
+    const stamped = c.get("stampHeaders");
+    const complete = stamped ? completeHeaders(headers, stamped, body) : undefined;
+    if (complete) size += complete.names.reduce((sum, name, i) => sum + name.length + (complete.values[i]?.length ?? 0), 0);
+    store(key, { expiresAt: now + Math.min(ttlMs, sMaxAgeMs(cacheControl!)), headers, complete, etag: res.headers.get("ETag"), body, tags, bytes: size });
     res.headers.set("X-Cache", "MISS");
   };
 }
