@@ -26,7 +26,6 @@ import { withCommitLog } from "../db/commit-log";
 import { tagsToPurge } from "../lib/cache-tags";
 import type { AppEnv } from "../lib/context";
 import { REPRESENTATION_HEADERS } from "../lib/http-cache";
-import type { RateLimitDecision } from "../lib/rate-limiter";
 
 /** Per-request headers that are never replayed from the cache. */
 const UNCACHED_HEADERS = new Set([
@@ -44,19 +43,15 @@ const ENTRY_OVERHEAD = 256;
 /** Tags whose purge time is remembered before the oldest are forgotten (see `purge`). */
 const MAX_PURGE_MARKS = 50_000;
 
-/** Per-request headers of a complete hit, filled in on each hit (`complete`). */
+/** Per-request headers of a complete hit, filled in on each hit. */
 const PER_REQUEST = ["x-request-id", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "x-cache"];
 
 /**
- * Every header of a 200 hit as the client receives it, names sorted as a Headers
- * object lists them: `values[i]` is the value of `names[i]`, or null for one of `PER_REQUEST`.
+ * Every header of a 200 hit as the client receives it: names sorted as a Headers
+ * object lists them, the `PER_REQUEST` ones empty (copied and filled in on each hit),
+ * and last `Content-Length`, where node-server puts it.
  */
-interface Complete {
-  names: string[];
-  values: (string | null)[];
-  /** The body's length in bytes, sent after the others (where node-server puts it). */
-  contentLength: string;
-}
+type Complete = Record<string, string>;
 
 interface Entry {
   expiresAt: number;
@@ -102,34 +97,20 @@ export function etagMatches(etag: string, ifNoneMatch: string): boolean {
  * (JSON with its charset, src/app.ts), `stamped` over it, and the per-request names.
  */
 function completeHeaders(stored: readonly [string, string][], stamped: readonly (readonly [string, string])[], body: string): Complete {
-  const all = new Map<string, string | null>();
+  const all = new Map<string, string>();
   for (const [name, value] of stored) all.set(name, name === "content-type" && value === "application/json" ? "application/json; charset=utf-8" : value);
   if (!all.has("cache-control")) all.set("cache-control", "no-store");
   for (const [name, value] of stamped) all.set(name, value);
-  for (const name of PER_REQUEST) all.set(name, null);
-  const names = [...all.keys()].sort();
-  return { names, values: names.map((name) => all.get(name)!), contentLength: String(Buffer.byteLength(body)) };
+  for (const name of PER_REQUEST) all.set(name, "");
+  const complete: Complete = {};
+  for (const name of [...all.keys()].sort()) complete[name] = all.get(name)!;
+  complete["Content-Length"] = String(Buffer.byteLength(body));
+  return complete;
 }
 
 function sMaxAgeMs(cacheControl: string): number {
   const match = /s-maxage=(\d+)/i.exec(cacheControl);
   return match ? Number(match[1]) * 1000 : Number.POSITIVE_INFINITY;
-}
-
-/** The value of per-request header `name` of a hit (PER_REQUEST). */
-function perRequest(name: string, requestId: string, decision: RateLimitDecision): string {
-  switch (name) {
-    case "x-request-id":
-      return requestId;
-    case "ratelimit-limit":
-      return String(decision.limit);
-    case "ratelimit-remaining":
-      return String(decision.remaining);
-    case "ratelimit-reset":
-      return String(decision.resetSeconds);
-    default:
-      return "HIT";
-  }
 }
 
 /** The middleware; install after authentication and rate limiting (AppDeps.middleware). */
@@ -215,13 +196,12 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MiddlewareHand
       const decision = c.get("rateLimit");
       if (hit.complete && decision) {
         // Every header at once, in a plain object: no Headers object is built for the hit.
-        const { names, values } = hit.complete;
-        const headers: Record<string, string> = {};
-        for (let i = 0; i < names.length; i++) {
-          const name = names[i]!;
-          headers[name] = values[i] ?? perRequest(name, c.get("requestId"), decision);
-        }
-        headers["Content-Length"] = hit.complete.contentLength;
+        const headers = { ...hit.complete };
+        headers["x-request-id"] = c.get("requestId");
+        headers["ratelimit-limit"] = String(decision.limit);
+        headers["ratelimit-remaining"] = String(decision.remaining);
+        headers["ratelimit-reset"] = String(decision.resetSeconds);
+        headers["x-cache"] = "HIT";
         c.set("stamped", true);
         c.set("cacheStatus", "HIT");
         return new Response(hit.body, { status: 200, headers });
@@ -251,7 +231,7 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MiddlewareHand
     size += body.length;
     const stamped = c.get("stampHeaders");
     const complete = stamped ? completeHeaders(headers, stamped, body) : undefined;
-    if (complete) size += complete.names.reduce((sum, name, i) => sum + name.length + (complete.values[i]?.length ?? 0), 0);
+    if (complete) for (const name in complete) size += name.length + complete[name]!.length;
     store(key, { expiresAt: now + Math.min(ttlMs, sMaxAgeMs(cacheControl!)), headers, complete, etag: res.headers.get("ETag"), body, tags, bytes: size });
     res.headers.set("X-Cache", "MISS");
   };
