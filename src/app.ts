@@ -172,10 +172,14 @@ export function createApp(deps: AppDeps) {
   // from a probe through the same middleware, then stamped from these lists.
   let secureList: readonly (readonly [string, string])[] | undefined;
   let stampList: readonly (readonly [string, string])[] | undefined;
-  void probeHeaders(secure, stampCors).then((lists) => {
-    secureList = lists.secure;
-    stampList = lists.all;
-  });
+  // Until the probe answers (or if it fails), Hono's middleware stamps them itself.
+  probeHeaders(secure, stampCors).then(
+    (lists) => {
+      secureList = lists.secure;
+      stampList = lists.all;
+    },
+    () => {},
+  );
   app.use(async (c, next) => {
     if (!secureList) return secure(c, next);
     await next();
