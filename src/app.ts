@@ -7,7 +7,7 @@
  * deps, per request where the runtime requires it.
  */
 import { sql } from "drizzle-orm";
-import type { Context, MiddlewareHandler } from "hono";
+import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { requestId } from "hono/request-id";
@@ -99,6 +99,18 @@ const EXPOSED_HEADERS = [
   "Idempotent-Replayed",
 ];
 
+/**
+ * The headers `secure` stamps, and those with `stampCors`'s, on a bodiless
+ * response to a GET (lowercase names, in the order a Headers object lists them).
+ */
+async function probeHeaders(secure: MiddlewareHandler, stampCors: MiddlewareHandler<AppEnv>): Promise<{ secure: [string, string][]; all: [string, string][] }> {
+  const probe = new Hono<AppEnv>();
+  probe.get("/secure", secure, (c) => c.body(null, 204));
+  probe.get("/all", secure, stampCors, (c) => c.body(null, 204));
+  const [secured, all] = await Promise.all([probe.request("/secure"), probe.request("/all")]);
+  return { secure: [...secured.headers], all: [...all.headers] };
+}
+
 /** Build the app; its type is `AppType`. */
 export function createApp(deps: AppDeps) {
   const { config } = deps;
@@ -118,6 +130,7 @@ export function createApp(deps: AppDeps) {
   app.use(closeAfterUnreadBody);
   app.use(async (c, next) => {
     await next();
+    if (c.get("stamped")) return;
     const headers = c.res.headers;
     // API.md conventions: JSON is `application/json; charset=utf-8` (RFC 8259 §8.1: UTF-8).
     if (headers.get("Content-Type") === "application/json") headers.set("Content-Type", "application/json; charset=utf-8");
@@ -126,37 +139,61 @@ export function createApp(deps: AppDeps) {
     // https://developers.cloudflare.com/workers/cache/configuration/).
     if (!headers.has("Cache-Control")) headers.set("Cache-Control", "no-store");
   });
-  app.use(
-    secureHeaders({
-      // The docs page runs Scalar's script from this origin only.
-      contentSecurityPolicy: {
-        defaultSrc: ["'self'"],
-        scriptSrc: ["'self'", "'unsafe-inline'"],
-        styleSrc: ["'self'", "'unsafe-inline'"],
-        imgSrc: ["'self'", "data:"],
-        fontSrc: ["'self'", "data:"],
-        connectSrc: ["'self'"],
-      },
-      // Headers for legacy browsers and plug-ins (IE8 downloads, Flash/PDF policies, the
-      // retired XSS auditor, DNS prefetch, origin-keyed agent clusters) say nothing to
-      // an API's clients; each one costs every response its serialisation.
-      xXssProtection: false,
-      xDownloadOptions: false,
-      xDnsPrefetchControl: false,
-      xPermittedCrossDomainPolicies: false,
-      originAgentCluster: false,
-    }),
-  );
+  const secure = secureHeaders({
+    // The docs page runs Scalar's script from this origin only.
+    contentSecurityPolicy: {
+      defaultSrc: ["'self'"],
+      scriptSrc: ["'self'", "'unsafe-inline'"],
+      styleSrc: ["'self'", "'unsafe-inline'"],
+      imgSrc: ["'self'", "data:"],
+      fontSrc: ["'self'", "data:"],
+      connectSrc: ["'self'"],
+    },
+    // Headers for legacy browsers and plug-ins (IE8 downloads, Flash/PDF policies, the
+    // retired XSS auditor, DNS prefetch, origin-keyed agent clusters) say nothing to
+    // an API's clients; each one costs every response its serialisation.
+    xXssProtection: false,
+    xDownloadOptions: false,
+    xDnsPrefetchControl: false,
+    xPermittedCrossDomainPolicies: false,
+    originAgentCluster: false,
+  });
   const corsHeaders = cors({ origin: "*", allowHeaders: ALLOWED_HEADERS, exposeHeaders: EXPOSED_HEADERS, maxAge: 600 });
-  app.use(async (c, next) => {
-    if (c.req.method === "OPTIONS") return corsHeaders(c, next);
+  /** Hono's cors for a response to anything but a preflight (none for a stamped one). */
+  const stampCors: MiddlewareHandler<AppEnv> = async (c, next) => {
     // Hono's cors writes its headers into c.res before next(), which makes Hono copy the
     // final response (body stream included) once the handler returns; stamping them on
     // the final response instead keeps node-server's fast path. Same headers either way.
     await next();
+    if (c.get("stamped")) return;
     await corsHeaders(c, async () => {});
+  };
+  // The security and CORS headers are the same on every response but preflights: taken once
+  // from a probe through the same middleware, then stamped from these lists.
+  let secureList: readonly (readonly [string, string])[] | undefined;
+  let stampList: readonly (readonly [string, string])[] | undefined;
+  // Until the probe answers (or if it fails), Hono's middleware stamps them itself.
+  probeHeaders(secure, stampCors).then(
+    (lists) => {
+      secureList = lists.secure;
+      stampList = lists.all;
+    },
+    () => {},
+  );
+  app.use(async (c, next) => {
+    if (!secureList) return secure(c, next);
+    await next();
+    if (c.get("stamped")) return;
+    const headers = c.res.headers;
+    for (const [name, value] of secureList) headers.set(name, value);
+    headers.delete("X-Powered-By");
   });
   app.use(async (c, next) => {
+    if (c.req.method === "OPTIONS") return corsHeaders(c, next);
+    await stampCors(c, next);
+  });
+  app.use(async (c, next) => {
+    if (stampList) c.set("stampHeaders", stampList);
     c.set("db", resolve(db, c));
     c.set("config", config);
     c.set("now", now);

@@ -1,5 +1,5 @@
 /**
- * Rate limiter interface and its in-memory sliding-log implementation (Node,
+ * Rate limiter interface and its in-memory sliding-window implementation (Node,
  * tests, and the per-isolate count of the Worker, src/runtime/workers-rate-limiter.ts).
  *
  * Rule (API.md §5): each limit holds in any rolling window of its length, not
@@ -35,71 +35,128 @@ export interface RateLimiter {
   consume(limits: readonly BucketLimit[], now: Date): Promise<RateLimitDecision>;
 }
 
-/** Times (epoch ms, ascending) of the requests a bucket allowed within its window; `head` is the first still counted. */
-interface Log {
-  times: number[];
-  head: number;
+/** Sub-windows a window is split into: 1 s slots for a minute, 60 s slots for an hour. */
+const SLOTS_PER_WINDOW = 60;
+/** Slots a bucket keeps: those that can overlap its window (the oldest one partly). */
+const RING = SLOTS_PER_WINDOW + 1;
+
+/**
+ * The slots of one bucket, a ring of `RING`: slot `k` (time [k·slotMs, (k+1)·slotMs))
+ * lives at index `k % RING` with its count and the time of its latest request.
+ * Slots `head..tail` are the counted ones; `total` is the sum of their counts.
+ */
+interface Slots {
   windowMs: number;
+  slotMs: number;
+  counts: Float64Array;
+  lasts: Float64Array;
+  head: number;
+  tail: number;
+  total: number;
 }
 
 /**
- * Exact sliding logs in memory: per bucket, the times of the requests it
- * allowed in the last window (so at most `limit` entries each). The clock is
- * the caller's `now`, so tests move time without sleeping.
+ * Sliding windows in memory, counted in fixed slots (a sixtieth of the window
+ * each): a slot counts until its latest request leaves the window, so a
+ * request is counted at most one slot longer than its window, never shorter
+ * (the limit holds in every rolling window; a client may be refused up to one
+ * slot early). Memory per bucket is `RING` slots whatever the limit. The clock
+ * is the caller's `now`, so tests move time without sleeping.
  */
 export class MemoryRateLimiter implements RateLimiter {
-  private readonly logs = new Map<string, Log>();
+  private readonly buckets = new Map<string, Slots>();
   private sweptAt = 0;
+  /** The slots of the budgets being decided (consume never awaits, so one array serves every call). */
+  private readonly looked: Slots[] = [];
 
   async consume(limits: readonly BucketLimit[], now: Date): Promise<RateLimitDecision> {
     const nowMs = now.getTime();
     this.sweep(nowMs);
-    const looked = limits.map((l) => ({ ...l, log: this.log(l, nowMs) }));
     let report: RateLimitDecision | undefined;
-    for (const { limit, log } of looked) {
-      const count = log.times.length - log.head;
-      if (count < limit) continue;
-      // Refused: one more fits once the (count - limit + 1)-th oldest request leaves the window.
-      const frees = log.times[log.head + count - limit]! + log.windowMs;
-      const decision = { allowed: false, limit, remaining: 0, resetSeconds: secondsUntil(frees, nowMs) };
+    const looked = this.looked;
+    looked.length = 0;
+    for (const l of limits) {
+      const slots = this.slots(l, nowMs);
+      looked.push(slots);
+      if (slots.total < l.limit) continue;
+      const decision = { allowed: false, limit: l.limit, remaining: 0, resetSeconds: secondsUntil(freesAt(slots, slots.total - l.limit + 1), nowMs) };
       if (!report || decision.resetSeconds > report.resetSeconds) report = decision;
     }
     if (report) return report;
-    for (const { limit, log } of looked) {
-      log.times.push(nowMs);
-      const remaining = limit - (log.times.length - log.head);
-      const decision = { allowed: true, limit, remaining, resetSeconds: secondsUntil(log.times[log.head]! + log.windowMs, nowMs) };
+    for (let j = 0; j < limits.length; j++) {
+      const l = limits[j]!;
+      const slots = looked[j]!;
+      record(slots, nowMs);
+      const decision = { allowed: true, limit: l.limit, remaining: l.limit - slots.total, resetSeconds: secondsUntil(freesAt(slots, 1), nowMs) };
       if (!report || decision.remaining < report.remaining) report = decision;
     }
+    looked.length = 0;
     return report ?? { allowed: true, limit: 0, remaining: 0, resetSeconds: 1 };
   }
 
-  /** The log of `bucket` with the requests older than its window dropped. */
-  private log({ bucket, windowSeconds }: BucketLimit, nowMs: number): Log {
-    const key = `${windowSeconds}:${bucket}`;
-    let log = this.logs.get(key);
-    if (!log) {
-      log = { times: [], head: 0, windowMs: windowSeconds * 1000 };
-      this.logs.set(key, log);
-    }
-    const since = nowMs - log.windowMs;
-    while (log.head < log.times.length && log.times[log.head]! <= since) log.head++;
-    if (log.head > 32 && log.head * 2 > log.times.length) {
-      log.times = log.times.slice(log.head);
-      log.head = 0;
-    }
-    return log;
+  /** Slots held across all buckets (each bucket holds a fixed number, whatever its limit); for tests. */
+  slotCount(): number {
+    return this.buckets.size * RING;
   }
 
-  /** Drop logs with nothing left in their window at most once a minute, so memory stays bounded by active clients. */
+  /** The slots of `bucket` with those wholly older than its window dropped. */
+  private slots(limit: BucketLimit, nowMs: number): Slots {
+    const id = `${limit.windowSeconds}:${limit.bucket}`;
+    let slots = this.buckets.get(id);
+    if (!slots) {
+      const windowMs = limit.windowSeconds * 1000;
+      slots = { windowMs, slotMs: windowMs / SLOTS_PER_WINDOW, counts: new Float64Array(RING), lasts: new Float64Array(RING), head: 0, tail: -1, total: 0 };
+      this.buckets.set(id, slots);
+    }
+    expire(slots, nowMs - slots.windowMs);
+    return slots;
+  }
+
+  /** Drop buckets with nothing left in their window at most once a minute, so memory stays bounded by active clients. */
   private sweep(nowMs: number): void {
     if (nowMs - this.sweptAt < 60_000) return;
     this.sweptAt = nowMs;
-    for (const [key, log] of this.logs) {
-      const newest = log.times[log.times.length - 1];
-      if (newest === undefined || newest <= nowMs - log.windowMs) this.logs.delete(key);
+    for (const [id, slots] of this.buckets) {
+      expire(slots, nowMs - slots.windowMs);
+      if (slots.total === 0) this.buckets.delete(id);
     }
   }
+}
+
+/** Drop the oldest slots whose latest request is at or before `sinceMs` (no longer in the window). */
+function expire(slots: Slots, sinceMs: number): void {
+  const { counts, lasts } = slots;
+  while (slots.head <= slots.tail) {
+    const i = slots.head % RING;
+    if (counts[i]! > 0 && lasts[i]! > sinceMs) return;
+    slots.total -= counts[i]!;
+    counts[i] = 0;
+    slots.head++;
+  }
+}
+
+/** Count one request at `nowMs` (after `expire`, so the ring has room for its slot). */
+function record(slots: Slots, nowMs: number): void {
+  const k = Math.floor(nowMs / slots.slotMs);
+  // A clock that went back counts in the newest slot: held at least as long.
+  const slot = Math.max(k, slots.tail);
+  if (slots.head > slots.tail) slots.head = slot;
+  slots.tail = slot;
+  const i = slot % RING;
+  slots.counts[i]! += 1;
+  slots.lasts[i] = Math.max(slots.lasts[i]!, nowMs);
+  slots.total += 1;
+}
+
+/** Epoch ms when the `n` oldest counted requests have all left the window (the newest of their slots' latest times, plus the window). */
+function freesAt(slots: Slots, n: number): number {
+  let dropped = 0;
+  for (let k = slots.head; k <= slots.tail; k++) {
+    const i = k % RING;
+    dropped += slots.counts[i]!;
+    if (dropped >= n) return slots.lasts[i]! + slots.windowMs;
+  }
+  return slots.lasts[slots.tail % RING]! + slots.windowMs;
 }
 
 /** Whole seconds from `nowMs` until `atMs`, at least 1. */

@@ -43,7 +43,9 @@ export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
     : [{ bucket: `ip:${c.get("clientIp")}`, limit: anonPerMinute, windowSeconds: 60 }];
   const decision = await limiter.consume(limits, c.get("now")());
   if (!decision.allowed) throw rateLimited(decision, "requests");
+  c.set("rateLimit", decision);
   await next();
+  if (c.get("stamped")) return;
   for (const [name, value] of Object.entries(headersOf(decision))) {
     if (!c.res.headers.has(name)) c.res.headers.set(name, value);
   }

@@ -35,7 +35,7 @@ export function requestLog(logger: Logger, roundTrips: RequestRoundTrips): Middl
       status,
       durationMs: Math.round((performance.now() - started) * 10) / 10,
       dbRoundTrips,
-      cache: c.res.headers.get("X-Cache"),
+      cache: c.get("cacheStatus") ?? c.res.headers.get("X-Cache"),
       accountId: c.get("principal")?.accountId ?? null,
     });
   };

@@ -43,9 +43,21 @@ const ENTRY_OVERHEAD = 256;
 /** Tags whose purge time is remembered before the oldest are forgotten (see `purge`). */
 const MAX_PURGE_MARKS = 50_000;
 
+/** Per-request headers of a complete hit, filled in on each hit. */
+const PER_REQUEST = ["x-request-id", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "x-cache"];
+
+/**
+ * Every header of a 200 hit as the client receives it: names sorted as a Headers
+ * object lists them, the `PER_REQUEST` ones empty (copied and filled in on each hit),
+ * and last `Content-Length`, where node-server puts it.
+ */
+type Complete = Record<string, string>;
+
 interface Entry {
   expiresAt: number;
   headers: [string, string][];
+  /** The whole header list of a hit, when the app's stamped headers were known at store time. */
+  complete?: Complete;
   etag: string | null;
   body: string;
   tags: string[];
@@ -78,6 +90,24 @@ export function etagMatches(etag: string, ifNoneMatch: string): boolean {
   if (ifNoneMatch.trim() === "*") return true;
   const expected = etag.replace(/^W\//, "");
   return (ifNoneMatch.match(/"[^"]*"/g) ?? []).some((tag) => tag === expected);
+}
+
+/**
+ * The header list of a 200 hit: `stored` as the app's outer middleware leaves it
+ * (JSON with its charset, src/app.ts), `stamped` over it, and the per-request names.
+ */
+function completeHeaders(stored: readonly [string, string][], stamped: readonly (readonly [string, string])[], body: string): Complete {
+  const all = new Map<string, string>();
+  for (const [name, value] of stored) all.set(name, name === "content-type" && value === "application/json" ? "application/json; charset=utf-8" : value);
+  if (!all.has("cache-control")) all.set("cache-control", "no-store");
+  for (const [name, value] of stamped) all.set(name, value);
+  for (const name of PER_REQUEST) all.set(name, "");
+  const complete: Complete = {};
+  for (const name of [...all.keys()].sort()) complete[name] = all.get(name)!;
+  complete["Content-Length"] = String(Buffer.byteLength(body));
+  // V8 keeps an object built key by key past a dozen keys as a dictionary, which makes
+  // every hit's copy slow; JSON.parse builds one with fast properties.
+  return JSON.parse(JSON.stringify(complete)) as Complete;
 }
 
 function sMaxAgeMs(cacheControl: string): number {
@@ -165,6 +195,19 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MiddlewareHand
         c.header("X-Cache", "HIT");
         return c.body(null, 304);
       }
+      const decision = c.get("rateLimit");
+      if (hit.complete && decision) {
+        // Every header at once, in a plain object: no Headers object is built for the hit.
+        const headers = { ...hit.complete };
+        headers["x-request-id"] = c.get("requestId");
+        headers["ratelimit-limit"] = String(decision.limit);
+        headers["ratelimit-remaining"] = String(decision.remaining);
+        headers["ratelimit-reset"] = String(decision.resetSeconds);
+        headers["x-cache"] = "HIT";
+        c.set("stamped", true);
+        c.set("cacheStatus", "HIT");
+        return new Response(hit.body, { status: 200, headers });
+      }
       for (const [name, value] of hit.headers) c.header(name, value);
       c.header("X-Cache", "HIT");
       return c.body(hit.body, 200);
@@ -188,7 +231,10 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MiddlewareHand
     });
     const body = await res.clone().text();
     size += body.length;
-    store(key, { expiresAt: now + Math.min(ttlMs, sMaxAgeMs(cacheControl!)), headers, etag: res.headers.get("ETag"), body, tags, bytes: size });
+    const stamped = c.get("stampHeaders");
+    const complete = stamped ? completeHeaders(headers, stamped, body) : undefined;
+    if (complete) for (const name in complete) size += name.length + complete[name]!.length;
+    store(key, { expiresAt: now + Math.min(ttlMs, sMaxAgeMs(cacheControl!)), headers, complete, etag: res.headers.get("ETag"), body, tags, bytes: size });
     res.headers.set("X-Cache", "MISS");
   };
 }

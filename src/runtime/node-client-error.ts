@@ -72,11 +72,17 @@ export function answerRaw(socket: Duplex, error: ApiError): void {
   socket.end(rawErrorResponse(error));
 }
 
+/** The last Host value found valid: a client sends the same one on every request. */
+let validHost: string | undefined;
+
 /** True when `host` is a host name or address with an optional port, and nothing else. */
 function isHostValue(host: string): boolean {
+  if (host === validHost) return true;
   try {
     const url = new URL(`http://${host}`);
-    return url.pathname === "/" && url.search === "" && url.hash === "" && url.username === "" && url.password === "";
+    const valid = url.pathname === "/" && url.search === "" && url.hash === "" && url.username === "" && url.password === "";
+    if (valid) validHost = host;
+    return valid;
   } catch {
     return false;
   }

@@ -10,6 +10,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { parseConfig } from "../../src/config";
+import { MemoryRateLimiter } from "../../src/lib/rate-limiter";
 import { countRoundTrips } from "../../src/db/round-trips";
 import { createOperatorKey } from "../../src/services/accounts.service";
 import { connect, type ApiClient, type ApiResponse } from "../support/client";
@@ -241,5 +242,26 @@ describe("unknown keys are throttled, valid keys never", () => {
     const later = await get("192.0.2.66", randomKey());
     expect(later.roundTrips).toBe(1);
     expect(later.res.status).toBe(401);
+  });
+});
+
+describe("memory of the in-process limiter", () => {
+  it("stays bounded by the window's slots, not by the limit: 100,000 requests under a limit of 10,000,000", async () => {
+    const limiter = new MemoryRateLimiter();
+    const start = new Date("2026-11-22T10:00:00.500Z").getTime();
+    const budget = [{ bucket: "ip:192.0.2.1", limit: 10_000_000, windowSeconds: 60 }];
+    let remaining = 0;
+    // One request every 2 ms for 200 s: more than three windows.
+    for (let i = 0; i < 100_000; i++) {
+      const decision = await limiter.consume(budget, new Date(start + i * 2));
+      expect(decision.allowed).toBe(true);
+      remaining = decision.remaining;
+      if (i % 10_000 === 0) expect(limiter.slotCount()).toBeLessThanOrEqual(61);
+    }
+    expect(limiter.slotCount()).toBeLessThanOrEqual(61);
+    // Still the rolling minute: the last 60 s hold 30,000 requests, plus at most one 1 s slot (500) counted early.
+    const counted = 10_000_000 - remaining;
+    expect(counted).toBeGreaterThanOrEqual(30_000);
+    expect(counted).toBeLessThanOrEqual(30_500);
   });
 });

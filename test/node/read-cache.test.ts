@@ -55,6 +55,19 @@ describe("in-process read cache (Node)", () => {
     expect(second.headers.get("x-request-id")).not.toBe(first.headers.get("x-request-id"));
   });
 
+  it("a hit carries every header of the miss that stored it, with its own request id and budget", async () => {
+    const first = await call("GET", `/pets/${petId}`);
+    const second = await call("GET", `/pets/${petId}`);
+    expect(second.headers.get("x-cache")).toBe("HIT");
+    // Content-Length: the HTTP server adds it to every answer; a hit states it itself.
+    const perRequest = new Set(["x-request-id", "x-cache", "ratelimit-remaining", "content-length"]);
+    const others = (headers: Headers) => [...headers].filter(([name]) => !perRequest.has(name));
+    expect(others(second.headers)).toEqual(others(first.headers));
+    expect([...second.headers.keys()].filter((name) => name !== "content-length")).toEqual([...first.headers.keys()]);
+    expect(second.headers.get("content-length")).toBe(String(Buffer.byteLength(JSON.stringify(second.body))));
+    expect(Number(second.headers.get("ratelimit-remaining"))).toBe(Number(first.headers.get("ratelimit-remaining")) - 1);
+  });
+
   it("answers If-None-Match on a hit with 304", async () => {
     const first = await call("GET", `/pets/${petId}`);
     const etag = first.headers.get("etag")!;
