@@ -337,8 +337,9 @@ async function main(): Promise<void> {
     // The baseline runs before and after the scenarios; ratios use the mean, so drift of the machine during the run shows.
     console.error(`baseline (${petBytes}-byte JSON) …`);
     const baseCpu = { cpuPids: () => [baseline.pid!] };
-    // With WEB_CONCURRENCY > 1 the server is a primary and its worker processes: their CPU counts too.
-    const apiCpu = { cpuPids: () => [api.pid!, ...descendantsNamed("node", api.pid!)] };
+    // With WEB_CONCURRENCY > 1 the server is a primary and its worker processes: their CPU counts too
+    // (Node 24 names its main thread, and so a process's comm, "MainThread").
+    const apiCpu = { cpuPids: () => [api.pid!, ...descendantsNamed("node", api.pid!), ...descendantsNamed("MainThread", api.pid!)] };
     const baseBefore = await drive("baseline: bare Hono, constant JSON (before)", basePort, baseSetup, baseCpu);
     const results: Result[] = [];
     for (const name of Object.keys(all).filter((n) => selected(n, wanted))) {
