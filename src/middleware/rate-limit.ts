@@ -29,17 +29,18 @@ export function rateLimited(d: RateLimitDecision, what: string): ApiError {
   });
 }
 
-/** Global middleware: 1 request of the caller's per-minute budgets (key and account, or address). Runs after `authenticate`. */
+/**
+ * Global middleware: 1 request of the caller's per-minute budget (its account's, or its address's). Runs after
+ * `authenticate`. API.md §5 allows a key `keyPerMinute` and its account as many across all its keys: the
+ * account's count is at least any of its keys', so the account budget alone holds both.
+ */
 export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.method === "OPTIONS") return next();
   const { anonPerMinute, keyPerMinute } = c.get("config").rateLimits;
   const principal = c.get("principal");
   const limiter = c.get("rateLimiter");
   const limits = principal
-    ? [
-        { bucket: `key:${principal.apiKeyId}`, limit: keyPerMinute, windowSeconds: 60 },
-        { bucket: `account:${principal.accountId}`, limit: keyPerMinute, windowSeconds: 60 },
-      ]
+    ? [{ bucket: `account:${principal.accountId}`, limit: keyPerMinute, windowSeconds: 60 }]
     : [{ bucket: `ip:${c.get("clientIp")}`, limit: anonPerMinute, windowSeconds: 60 }];
   const decision = await limiter.consume(limits, c.get("now")());
   if (!decision.allowed) throw rateLimited(decision, "requests");
