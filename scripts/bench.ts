@@ -257,9 +257,8 @@ interface Result {
   /** Server CPU (user + system) per request served, µs: the server process, or the sum of the Worker's workerd processes. */
   cpuUsPerRequest?: number;
   ratioToBaseline?: number;
-  /** Worker rows: the floor Worker this row is compared with, and its ratio to it (req/s). */
+  /** Worker rows: the floor Worker this row is compared with (the table computes the ratio). */
   floor?: string;
-  ratioToFloor?: number;
 }
 
 interface DriveOptions {
