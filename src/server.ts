@@ -22,13 +22,15 @@
  * variables of `parseConfig`.
  */
 import cluster from "node:cluster";
-import type { Server } from "node:http";
-import { createAdaptorServer } from "@hono/node-server";
+import { createServer, type Server } from "node:http";
+import { getRequestListener } from "@hono/node-server";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import { createApp } from "./app";
 import { listenSettings, parseConfig } from "./config";
 import { databaseSettings, openDatabase } from "./db/open";
-import { clientAddress, parseTrustProxy } from "./runtime/client-address";
+import { MemoryRateLimiter } from "./lib/rate-limiter";
+import { clientAddress, incomingClientAddress, parseTrustProxy } from "./runtime/client-address";
+import { cacheHits } from "./runtime/node-cache-hits";
 import { memoryReadCache } from "./runtime/memory-read-cache";
 import { announceListening, clusterPurges, parseWebConcurrency, reportStartFailure, runPrimary } from "./runtime/node-cluster";
 import { nodeAssets } from "./runtime/node-assets";
@@ -74,19 +76,23 @@ async function main(): Promise<void> {
   const interest = new SubscribedTypes();
   const fetchFn = guardedWebhookFetch({ allowPrivate: config.webhooks.allowPrivateTargets });
   const dispatcher = createWebhookDispatcher(db, { config, interest, fetch: fetchFn });
+  const logger = pinoLogger(config.logLevel);
+  const rateLimiter = new MemoryRateLimiter();
+  const readCache = memoryReadCache({ ttlMs: config.readCacheTtlSeconds * 1000, peers: clusterPurges() });
   const app = createApp({
     db,
     config,
-    logger: pinoLogger(config.logLevel),
+    logger,
+    rateLimiter,
     assets: nodeAssets(),
     checkDatabase: database.check,
     clientIp: clientAddress(trustedProxies, (c) => getConnInfo(c).remote.address),
-    middleware: [
-      memoryReadCache({ ttlMs: config.readCacheTtlSeconds * 1000, peers: clusterPurges() }),
-      dispatchAfterWrites(interest, () => dispatcher.nudgeSoon(50)),
-    ],
+    middleware: [readCache.middleware, dispatchAfterWrites(interest, () => dispatcher.nudgeSoon(50))],
   });
-  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  const appListener = getRequestListener(app.fetch);
+  // Read-cache hits are answered before the app; the rest reaches it through @hono/node-server.
+  const answer = cacheHits({ cache: readCache, rateLimiter, config, logger, clientIp: incomingClientAddress(trustedProxies) });
+  const server = createServer((req, res) => answer(req, res, appListener));
   // Requests Node's HTTP server refuses (bad framing, no Host, FOO) or diverts (CONNECT) before the app: Error objects too.
   answerUnknownMethods(server);
   answerClientErrors(server);

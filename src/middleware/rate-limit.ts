@@ -12,7 +12,7 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../lib/context";
 import { ApiError } from "../lib/errors";
-import type { RateLimitDecision } from "../lib/rate-limiter";
+import type { BucketLimit, RateLimitDecision } from "../lib/rate-limiter";
 
 /** How the runtime tells a client's address (socket on Node, CF-Connecting-IP on Workers). */
 export type ClientIp = (c: Context<AppEnv>) => string | undefined;
@@ -29,6 +29,11 @@ export function rateLimited(d: RateLimitDecision, what: string): ApiError {
   });
 }
 
+/** The per-minute budget of an anonymous request from `clientIp` (API.md §5). */
+export function anonymousBudget(anonPerMinute: number, clientIp: string): BucketLimit[] {
+  return [{ bucket: `ip:${clientIp}`, limit: anonPerMinute, windowSeconds: 60 }];
+}
+
 /**
  * Global middleware: 1 request of the caller's per-minute budget (its account's, or its address's). Runs after
  * `authenticate`. API.md §5 allows a key `keyPerMinute` and its account as many across all its keys: the
@@ -41,7 +46,7 @@ export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
   const limiter = c.get("rateLimiter");
   const limits = principal
     ? [{ bucket: `account:${principal.accountId}`, limit: keyPerMinute, windowSeconds: 60 }]
-    : [{ bucket: `ip:${c.get("clientIp")}`, limit: anonPerMinute, windowSeconds: 60 }];
+    : anonymousBudget(anonPerMinute, c.get("clientIp"));
   const decision = await limiter.consume(limits, c.get("now")());
   if (!decision.allowed) throw rateLimited(decision, "requests");
   c.set("rateLimit", decision);

@@ -7,6 +7,7 @@
  * is shorter or that entry is no IP address: Express's `trust proxy = n`
  * (https://expressjs.com/en/guide/behind-proxies.html).
  */
+import type { IncomingMessage } from "node:http";
 import { isIP } from "node:net";
 import type { Context } from "hono";
 import type { AppEnv } from "../lib/context";
@@ -42,4 +43,11 @@ export function forwardedClient(header: string | undefined, hops: number): strin
 export function clientAddress(hops: number, socketAddress: (c: Context<AppEnv>) => string | undefined): ClientIp {
   if (hops <= 0) return socketAddress;
   return (c) => forwardedClient(c.req.header("X-Forwarded-For"), hops) ?? socketAddress(c);
+}
+
+/** The same address for a request Node's HTTP server has not handed to the app yet. */
+export function incomingClientAddress(hops: number): (req: IncomingMessage) => string | undefined {
+  if (hops <= 0) return (req) => req.socket.remoteAddress;
+  // Node joins repeated X-Forwarded-For lines with ", ", as the app sees them.
+  return (req) => forwardedClient(String(req.headers["x-forwarded-for"] ?? ""), hops) ?? req.socket.remoteAddress;
 }

@@ -20,6 +20,8 @@
  *
  * Hits are served after authentication and rate limiting (installed after
  * them) with a fresh `X-Request-Id`. `X-Cache: HIT | MISS` says what happened.
+ * `completeHit` hands a stored answer to a runtime that answers hits before
+ * the app (src/runtime/node-cache-hits.ts).
  */
 import type { MiddlewareHandler } from "hono";
 import { withCommitLog } from "../db/commit-log";
@@ -115,8 +117,21 @@ function sMaxAgeMs(cacheControl: string): number {
   return match ? Number(match[1]) * 1000 : Number.POSITIVE_INFINITY;
 }
 
-/** The middleware; install after authentication and rate limiting (AppDeps.middleware). */
-export function memoryReadCache(options: MemoryReadCacheOptions): MiddlewareHandler<AppEnv> {
+/** A stored 200 whose whole header list is known: `headers` with the per-request names (PER_REQUEST) empty. */
+export interface CompleteHit {
+  headers: Readonly<Record<string, string>>;
+  body: string;
+}
+
+export interface MemoryReadCache {
+  /** The middleware; install after authentication and rate limiting (AppDeps.middleware). */
+  middleware: MiddlewareHandler<AppEnv>;
+  /** The fresh stored answer to an anonymous `GET` of `key` (path and query, as the app sees them) at `nowMs`, when its header list is complete. */
+  completeHit(key: string, nowMs: number): CompleteHit | undefined;
+}
+
+/** The cache: its middleware and its hits. */
+export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCache {
   const { ttlMs, maxBytes = 32 * 1024 * 1024, nowMs = Date.now, peers } = options;
   const entries = new Map<string, Entry>();
   const keysByTag = new Map<string, Set<string>>();
@@ -169,7 +184,13 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MiddlewareHand
 
   peers?.subscribe(purge);
 
-  return async (c, next) => {
+  const completeHit = (key: string, now: number): CompleteHit | undefined => {
+    const hit = entries.get(key);
+    if (!hit?.complete || hit.expiresAt <= now) return undefined;
+    return { headers: hit.complete, body: hit.body };
+  };
+
+  const middleware: MiddlewareHandler<AppEnv> = async (c, next) => {
     const method = c.req.method;
     if (ttlMs <= 0 || method === "HEAD" || method === "OPTIONS") return next();
     if (method !== "GET") {
@@ -237,4 +258,5 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MiddlewareHand
     store(key, { expiresAt: now + Math.min(ttlMs, sMaxAgeMs(cacheControl!)), headers, complete, etag: res.headers.get("ETag"), body, tags, bytes: size });
     res.headers.set("X-Cache", "MISS");
   };
+  return { middleware, completeHit };
 }

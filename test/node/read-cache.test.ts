@@ -33,7 +33,7 @@ beforeAll(async () => {
     db: target.db,
     config: parseConfig(TEST_ENV),
     log: () => {},
-    middleware: [memoryReadCache({ ttlMs: 5000, nowMs: () => clock })],
+    middleware: [memoryReadCache({ ttlMs: 5000, nowMs: () => clock }).middleware],
   });
   categoryId = (await call("POST", "/categories", { key: staff, body: { name: "Cached" } })).body.id;
   petId = (await call("POST", "/pets", { key: staff, body: { name: "Before", categoryId } })).body.id;
@@ -144,7 +144,7 @@ describe("in-process read cache (Node)", () => {
       db: target.db,
       config: parseConfig(TEST_ENV),
       log: () => {},
-      middleware: [memoryReadCache({ ttlMs: 60_000, maxBytes: 4_000, nowMs: () => clock })],
+      middleware: [memoryReadCache({ ttlMs: 60_000, maxBytes: 4_000, nowMs: () => clock }).middleware],
     });
     const get = async (path: string) => (await small.request(`http://localhost${path}`)).headers.get("x-cache");
     const paths = Array.from({ length: 8 }, (_, i) => `/pets?id=${petId}&limit=${i + 1}`);

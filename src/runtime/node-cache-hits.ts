@@ -1,0 +1,86 @@
+/**
+ * Read-cache hits answered on Node before the app: an anonymous `GET` whose
+ * complete answer the read cache holds (src/runtime/memory-read-cache.ts) is
+ * counted in its address's budget (API.md §5), written to the socket and
+ * logged like the app would, without building a Request, a Response or the
+ * middleware chain. Every other request goes to the app unchanged: one with a
+ * key, a body, `If-None-Match` or its own `X-Request-Id`, a refused budget, or
+ * a Host or target the adapter would rewrite (so the cache key is the same).
+ */
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AppConfig } from "../config";
+import type { Logger } from "../lib/logger";
+import type { RateLimiter } from "../lib/rate-limiter";
+import { anonymousBudget } from "../middleware/rate-limit";
+import { elapsedMs, logRequest } from "../middleware/request-log";
+import type { MemoryReadCache } from "./memory-read-cache";
+
+/** A Host @hono/node-server uses as it is (its `buildUrl`). */
+const PLAIN_HOST = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}))?$/;
+/** A request target @hono/node-server passes on unchanged: origin-form, no escapes, no dot segments. */
+const PLAIN_TARGET = /^\/[A-Za-z0-9\-_~/?=&.,:;!*+@$]*$/;
+const DOT_SEGMENT = /\/\.\.?(?:[/?]|$)/;
+
+export interface CacheHitOptions {
+  cache: MemoryReadCache;
+  /** The app's limiter (the same instance, so a hit spends the same budget). */
+  rateLimiter: RateLimiter;
+  config: AppConfig;
+  logger: Logger;
+  /** The client's address, as the app reads it. */
+  clientIp: (req: IncomingMessage) => string | undefined;
+  /** Current time (default: the system clock). */
+  now?: () => Date;
+}
+
+/**
+ * The hit answerer: `(req, res, app)` answers `req` from the cache when it can,
+ * and otherwise hands `req` and `res` to `app` (the adapter's request listener).
+ */
+export function cacheHits(options: CacheHitOptions) {
+  const { cache, rateLimiter, config, logger, clientIp, now = () => new Date() } = options;
+
+  return (req: IncomingMessage, res: ServerResponse, app: (req: IncomingMessage, res: ServerResponse) => unknown): void => {
+    const headers = req.headers;
+    const target = req.url ?? "";
+    if (
+      req.method !== "GET" ||
+      headers.authorization !== undefined ||
+      headers["x-request-id"] !== undefined ||
+      headers["if-none-match"] !== undefined ||
+      headers["content-length"] !== undefined ||
+      headers["transfer-encoding"] !== undefined ||
+      !PLAIN_HOST.test(headers.host ?? "") ||
+      !PLAIN_TARGET.test(target) ||
+      DOT_SEGMENT.test(target)
+    ) {
+      app(req, res);
+      return;
+    }
+    const started = performance.now();
+    const at = now();
+    const hit = cache.completeHit(target, at.getTime());
+    if (!hit) {
+      app(req, res);
+      return;
+    }
+    void rateLimiter.consume(anonymousBudget(config.rateLimits.anonPerMinute, clientIp(req) ?? "unknown"), at).then(
+      (decision) => {
+        // A refusal counted nothing: the app refuses it again, with its Error object.
+        if (!decision.allowed) return app(req, res);
+        const requestId = randomUUID();
+        const answer = { ...hit.headers };
+        answer["x-request-id"] = requestId;
+        answer["ratelimit-limit"] = String(decision.limit);
+        answer["ratelimit-remaining"] = String(decision.remaining);
+        answer["ratelimit-reset"] = String(decision.resetSeconds);
+        answer["x-cache"] = "HIT";
+        res.writeHead(200, answer);
+        res.end(hit.body);
+        logRequest(logger, { requestId, method: "GET", route: null, status: 200, durationMs: elapsedMs(started), dbRoundTrips: 0, cache: "HIT", accountId: null });
+      },
+      () => app(req, res),
+    );
+  };
+}
