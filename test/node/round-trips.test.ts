@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { parseConfig } from "../../src/config";
 import { countRoundTrips, type RoundTripCounter } from "../../src/db/round-trips";
+import { inProcessCaller } from "../support/in-process";
 import { nodeTarget, TEST_ENV, type NodeTarget } from "../support/node-target";
 
 let target: NodeTarget;
@@ -16,14 +17,7 @@ let staff: string;
 let customer: string;
 const ids: Record<string, number> = {};
 
-async function call(method: string, path: string, key?: string, body?: unknown, headers: Record<string, string> = {}) {
-  const h: Record<string, string> = { ...headers };
-  if (key) h.Authorization = `Bearer ${key}`;
-  if (body !== undefined) h["Content-Type"] = "application/json";
-  const res = await app.request(`http://localhost${path}`, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null, etag: res.headers.get("ETag") };
-}
+const call = inProcessCaller(() => app);
 
 /** Round trips of one request, after a warm-up call with the same key (key cache warm). */
 async function roundTrips(method: string, path: string, key?: string, body?: unknown, headers?: Record<string, string>) {

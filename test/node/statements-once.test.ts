@@ -13,6 +13,7 @@ import { createApp } from "../../src/app";
 import { parseConfig } from "../../src/config";
 import { createDatabase } from "../../src/db/client";
 import { pets } from "../../src/db/schema";
+import { inProcessCaller } from "../support/in-process";
 import { nodeTarget, TEST_ENV, type NodeTarget } from "../support/node-target";
 
 let target: NodeTarget;
@@ -22,14 +23,7 @@ let customer: string;
 let builds = 0;
 const sqlToQuery = SQLiteAsyncDialect.prototype.sqlToQuery;
 
-async function call(method: string, path: string, key?: string, body?: unknown, headers: Record<string, string> = {}) {
-  const h: Record<string, string> = { ...headers };
-  if (key) h.Authorization = `Bearer ${key}`;
-  if (body !== undefined) h["Content-Type"] = "application/json";
-  const res = await app.request(`http://localhost${path}`, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
+const call = inProcessCaller(() => app);
 
 /** Every kind of request measured, once; `n` keeps names and keys apart between passes. Returns each request's status. */
 async function pass(n: number): Promise<Record<string, number>> {
