@@ -10,25 +10,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { LogLevel } from "../../src/lib/logger";
+import type { RequestLine } from "../../src/middleware/request-log";
 import { connect } from "../support/client";
 import { nodeTarget, type NodeTarget } from "../support/node-target";
 import { startServer } from "../support/server-process";
 import { signUp } from "../scenarios/accounts.scenarios";
 
-interface Line {
-  time: string;
-  level: LogLevel;
-  msg: string;
-  requestId: string;
-  method: string;
-  route: string | null;
-  status: number;
-  durationMs: number;
-  dbRoundTrips: number;
-  cache: string | null;
-  accountId: number | null;
-  [field: string]: unknown;
-}
+/** A request line as written: the logger's fields around the middleware's. */
+type Line = RequestLine & { time: string; level: LogLevel; msg: string; [field: string]: unknown };
 
 const targets: NodeTarget[] = [];
 afterEach(async () => {
