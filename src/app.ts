@@ -201,14 +201,24 @@ export function createApp(deps: AppDeps) {
     c.set("clientIp", clientIp(c) ?? "unknown");
     await next();
   });
+  const tooLarge = () => new ApiError(413, "payload_too_large", `The request body is larger than ${config.bodyLimitBytes / 1024} KiB.`);
   const limitBody = bodyLimit({
     maxSize: config.bodyLimitBytes,
     onError: () => {
-      throw new ApiError(413, "payload_too_large", `The request body is larger than ${config.bodyLimitBytes / 1024} KiB.`);
+      throw tooLarge();
     },
   });
-  // GET/HEAD/OPTIONS bodies are never read; skipping them avoids materialising the request stream.
-  app.use((c, next) => (c.req.method === "GET" || c.req.method === "HEAD" || c.req.method === "OPTIONS" ? next() : limitBody(c, next)));
+  app.use((c, next) => {
+    const method = c.req.method;
+    // GET/HEAD/OPTIONS bodies are never read.
+    if (method === "GET" || method === "HEAD" || method === "OPTIONS") return next();
+    // A Content-Length frames the body exactly (RFC 9112 §6.2): checked without touching the body,
+    // which would make @hono/node-server build a Request and read the body through a web stream.
+    const length = c.req.header("Content-Length");
+    if (length === undefined || c.req.header("Transfer-Encoding") !== undefined) return limitBody(c, next);
+    if (Number(length) > config.bodyLimitBytes) throw tooLarge();
+    return next();
+  });
   app.use(authenticate(keyCache));
   app.use(rateLimit);
   app.use(idempotency);

@@ -147,6 +147,14 @@ describe("a refusal that leaves the body unread (RFC 9112 §9.6)", () => {
     },
   );
 
+  it("a chunked body past 64 KiB (no Content-Length): 413 once the limit is read", async () => {
+    const chunk = Buffer.alloc(16 * 1024, 0x20);
+    const chunks = Array.from({ length: 5 }, () => Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from("\r\n")]));
+    const head = `POST /accounts HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`;
+    const { responses } = await pipelined(Buffer.concat([Buffer.from(head), ...chunks, Buffer.from("0\r\n\r\n")]), next());
+    expectRawError(responses[0]!, 413, "payload_too_large");
+  });
+
   it("a 401 before an unread 60 KiB body: the next request is answered or the 401 said Connection: close", async () => {
     const size = 60 * 1024;
     const head = `POST /categories HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\n\r\n`;
