@@ -4,8 +4,8 @@
  * the route. 415 `unsupported_media_type` unless the type is `application/json`
  * with at most `charset=utf-8` (RFC 9110 §8.3.1); 400 `invalid_json` for
  * invalid UTF-8 (RFC 8259 §8.1), malformed JSON, or a member name repeated in
- * one object (RFC 8259 §4 leaves that unpredictable). Reads the body once;
- * the route's validator reuses Hono's cached copy.
+ * one object (RFC 8259 §4 leaves that unpredictable). Reads the body once and
+ * leaves its text and parsed value in Hono's body cache for the route's validator.
  */
 import { parse, type AnyNode } from "@humanwhocodes/momoa";
 import type { MiddlewareHandler } from "hono";
@@ -75,12 +75,19 @@ export const strictJson: MiddlewareHandler<AppEnv> = createMiddleware<AppEnv>(as
     throw invalidJson("it is not valid UTF-8.");
   }
   let document: AnyNode;
+  let value: unknown;
   try {
     document = parse(text, { mode: "json" });
+    value = JSON.parse(text);
   } catch {
     throw invalidJson("syntax error.");
   }
   const duplicate = firstDuplicateKey(document);
   if (duplicate !== undefined) throw invalidJson(`the member name ${JSON.stringify(duplicate)} appears twice in one object.`);
+  // Hono keeps a promise per body type read (typed as the value); without these, `c.req.json()`
+  // would convert the cached bytes through a new Response.
+  const cache = c.req.bodyCache as Record<string, Promise<unknown>>;
+  cache.text ??= Promise.resolve(text);
+  cache.json = Promise.resolve(value);
   await next();
 });
