@@ -171,8 +171,9 @@ const keyedPlacement = plan({
   readBack,
 });
 
+/** The placement token of one order: 32 hex digits, the 122 random bits of a version-4 UUID (RFC 9562 §5.4). */
 function randomToken(): string {
-  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+  return crypto.randomUUID().replaceAll("-", "");
 }
 
 /** An order to place: who places it, what, with which Idempotency-Key (if any), at what time. */
