@@ -78,7 +78,16 @@ export function cacheHits(options: CacheHitOptions) {
         answer["x-cache"] = "HIT";
         res.writeHead(200, answer);
         res.end(hit.body);
-        logRequest(logger, { requestId, method: "GET", route: null, status: 200, durationMs: elapsedMs(started), dbRoundTrips: 0, cache: "HIT", accountId: null });
+        logRequest(logger, {
+          requestId,
+          method: "GET",
+          route: null,
+          status: 200,
+          durationMs: elapsedMs(started),
+          dbRoundTrips: 0,
+          cache: "HIT",
+          accountId: null,
+        });
       },
       () => app(req, res),
     );

@@ -8,10 +8,11 @@ export interface InProcessApp {
   request(url: string, init: RequestInit): Response | Promise<Response>;
 }
 
-export interface InProcessResponse {
+/** An answer; `body` is the parsed JSON, typed by the test that reads it. */
+export interface InProcessResponse<T = any> {
   status: number;
   headers: Headers;
-  body: any;
+  body: T;
 }
 
 /** `call(method, path, key?, body?, headers?)` on `app`: a Bearer `key`, a JSON `body`, the parsed JSON answer (null when empty). */
