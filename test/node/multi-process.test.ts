@@ -87,7 +87,11 @@ async function migrationsRecorded(url: string): Promise<number> {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "petstore-multi-"));
-  sqld = await startSqld({ dataDir: join(dir, "sqld") });
+  // Four SQLite connections, not sqld's 128: with a connection per Hrana stream, sqld's
+  // write queue can stop committing for good (scripts/sqld.ts `startOnce`), which hung
+  // the burst tests and the replica here once. Not one (ONE_CONNECTION): the replica and
+  // a killed server's stream each hold theirs.
+  sqld = await startSqld({ dataDir: join(dir, "sqld"), maxConcurrentConnections: 4 });
 });
 
 /**
