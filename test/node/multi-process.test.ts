@@ -22,7 +22,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { createClient } from "@libsql/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed } from "vitest";
 import { startSqld, type SqldServer } from "../../scripts/sqld";
 import { applyMigrations } from "../../src/db/migrate";
 import { databaseSettings, openDatabase } from "../../src/db/open";
@@ -44,9 +44,21 @@ let sqld: SqldServer;
 let staff: string;
 const servers: ServerProcess[] = [];
 
-/** Run a script of package.json (through tsx, as `npm run` does) with DATABASE_URL etc.; resolves with its output. */
+/** How long one script may run, ms: less than a test's timeout, so that a hang fails naming the script. */
+const SCRIPT_TIMEOUT_MS = 20_000;
+
+/**
+ * Run a script of package.json (through tsx, as `npm run` does) with DATABASE_URL etc.; resolves with its output.
+ * @throws Error naming the script, with its output, when it fails or runs longer than {@link SCRIPT_TIMEOUT_MS}.
+ */
 async function script(file: string, env: Record<string, string>, args: string[] = []): Promise<{ stdout: string; stderr: string }> {
-  return run(TSX, [file, ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, timeout: 60_000 });
+  try {
+    return await run(TSX, [file, ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, timeout: SCRIPT_TIMEOUT_MS });
+  } catch (error) {
+    const { killed, code, signal, stdout, stderr } = error as { killed?: boolean; code?: unknown; signal?: unknown; stdout?: string; stderr?: string };
+    const what = killed ? `did not finish within ${SCRIPT_TIMEOUT_MS} ms (killed)` : `failed (${String(code ?? signal)})`;
+    throw new Error(`${file} ${args.join(" ")} ${what}:\n${stdout ?? ""}${stderr ?? ""}`, { cause: error });
+  }
 }
 
 /**
@@ -75,8 +87,36 @@ async function migrationsRecorded(url: string): Promise<number> {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "petstore-multi-"));
-  sqld = await startSqld({ dataDir: join(dir, "sqld") });
+  // Four SQLite connections, not sqld's 128: with a connection per Hrana stream, sqld's
+  // write queue can stop committing for good (scripts/sqld.ts `startOnce`), which hung
+  // the burst tests and the replica here once. Not one (ONE_CONNECTION): the replica and
+  // a killed server's stream each hold theirs.
+  sqld = await startSqld({ dataDir: join(dir, "sqld"), maxConcurrentConnections: 4 });
 });
+
+/**
+ * On a failure, what the shared sqld and the server processes were doing: whether sqld
+ * still commits a write (or has stopped answering), and the last lines of each server.
+ */
+async function reportState(): Promise<void> {
+  if (!sqld) return;
+  const PROBE_MS = 5_000;
+  const client = createClient({ url: sqld.url, fetch: (request: Request) => fetch(request, { signal: AbortSignal.timeout(PROBE_MS) }) });
+  const started = Date.now();
+  let probe: string;
+  try {
+    await client.batch(["CREATE TABLE IF NOT EXISTS failure_probe (at INTEGER)", { sql: "INSERT INTO failure_probe VALUES (?)", args: [started] }], "write");
+    probe = `committed a write in ${Date.now() - started} ms`;
+  } catch (error) {
+    probe = `did not commit a write within ${PROBE_MS} ms: ${String((error as Error).cause ?? error)}`;
+  } finally {
+    client.close();
+  }
+  const tails = servers.map((server) => `server ${server.pid}${server.exited() ? " (exited)" : ""}:\n${server.output().slice(-1500)}`);
+  console.error(`after the failure, sqld ${sqld.url} ${probe}\n${tails.join("\n")}`);
+}
+
+beforeEach(() => onTestFailed(reportState));
 
 afterAll(async () => {
   for (const server of servers) if (!server.exited()) await server.kill();
@@ -206,7 +246,14 @@ describe("two `npm start` processes on one libSQL server", () => {
         const i = next++;
         const target = w % 2 === 0 && !killed ? a : b;
         try {
-          const res = await call<Order>(target.url, "POST", "/store/orders", { petId, quantity: 1 }, { key: customers[i % customers.length] });
+          // Longer than the default: B's writes may wait out the stream A leaves behind (LOCK_WAIT).
+          const res = await call<Order>(
+            target.url,
+            "POST",
+            "/store/orders",
+            { petId, quantity: 1 },
+            { key: customers[i % customers.length], timeoutMs: 45_000 },
+          );
           expect(res.status, JSON.stringify(res.body)).toBe(201);
           acknowledged.push(res.body);
           if (target === b) answeredByB++;

@@ -98,6 +98,7 @@ export async function startServer(options: StartOptions): Promise<ServerProcess>
   child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
 
   const timeoutMs = options.timeoutMs ?? 30_000;
+  const deadline = Date.now() + timeoutMs;
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
@@ -119,7 +120,12 @@ export async function startServer(options: StartOptions): Promise<ServerProcess>
     child.once("exit", onExit);
   });
 
-  const health = await fetch(`${url}/health`);
+  // What is left of the readiness budget (at least 1 s): a /health that never answers fails the start, naming it.
+  const healthMs = Math.max(1_000, deadline - Date.now());
+  const health = await fetch(`${url}/health`, { signal: AbortSignal.timeout(healthMs) }).catch((error: unknown) => {
+    child.kill("SIGKILL");
+    throw new Error(`GET ${url}/health: ${describeFailure(error, healthMs)}:\n${output}`, { cause: error });
+  });
   if (health.status !== 200) {
     child.kill("SIGKILL");
     throw new Error(`GET /health → ${health.status}:\n${output}`);
@@ -143,18 +149,37 @@ export async function startServer(options: StartOptions): Promise<ServerProcess>
   };
 }
 
-/** JSON request helper for tests talking to a server process (no document validation: load tests). */
+/** "no answer within N ms" for a fetch aborted by `AbortSignal.timeout`, else the error's message. */
+function describeFailure(error: unknown, timeoutMs: number): string {
+  if (error instanceof DOMException && error.name === "TimeoutError") return `no answer within ${timeoutMs} ms`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** How long `call` waits for a whole answer by default, ms: less than a test's timeout, so that a hang fails naming its request. */
+export const CALL_TIMEOUT_MS = 20_000;
+
+/**
+ * JSON request helper for tests talking to a server process (no document validation: load tests).
+ * @throws Error naming the method and URL when the request fails or no whole answer arrives within `options.timeoutMs` (default {@link CALL_TIMEOUT_MS}).
+ */
 export async function call<T = any>(
   url: string,
   method: string,
   path: string,
   body?: unknown,
-  options: { key?: string; headers?: Record<string, string> } = {},
+  options: { key?: string; headers?: Record<string, string>; timeoutMs?: number } = {},
 ): Promise<{ status: number; headers: Headers; body: T }> {
   const headers: Record<string, string> = { ...(options.headers ?? {}) };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (options.key) headers.Authorization = `Bearer ${options.key}`;
-  const res = await fetch(`${url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : null) as T };
+  const timeoutMs = options.timeoutMs ?? CALL_TIMEOUT_MS;
+  const signal = AbortSignal.timeout(timeoutMs);
+  try {
+    const res = await fetch(`${url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : null) as T };
+  } catch (error) {
+    if (error instanceof SyntaxError) throw error;
+    throw new Error(`${method} ${url}${path}: ${describeFailure(error, timeoutMs)}`, { cause: error });
+  }
 }
