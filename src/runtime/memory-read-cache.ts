@@ -28,6 +28,7 @@ import { withCommitLog } from "../db/commit-log";
 import { tagsToPurge } from "../lib/cache-tags";
 import type { AppEnv } from "../lib/context";
 import { REPRESENTATION_HEADERS } from "../lib/http-cache";
+import type { RateLimitDecision } from "../lib/rate-limiter";
 
 /** Per-request headers that are never replayed from the cache. */
 const UNCACHED_HEADERS = new Set([
@@ -115,6 +116,17 @@ function completeHeaders(stored: readonly [string, string][], stamped: readonly 
 function sMaxAgeMs(cacheControl: string): number {
   const match = /s-maxage=(\d+)/i.exec(cacheControl);
   return match ? Number(match[1]) * 1000 : Number.POSITIVE_INFINITY;
+}
+
+/** The headers of a complete hit for one request: a copy of `complete` with the `PER_REQUEST` names filled in. */
+export function hitHeaders(complete: Readonly<Complete>, requestId: string, decision: RateLimitDecision): Complete {
+  const headers = { ...complete };
+  headers["x-request-id"] = requestId;
+  headers["ratelimit-limit"] = String(decision.limit);
+  headers["ratelimit-remaining"] = String(decision.remaining);
+  headers["ratelimit-reset"] = String(decision.resetSeconds);
+  headers["x-cache"] = "HIT";
+  return headers;
 }
 
 /** A stored 200 whose whole header list is known: `headers` with the per-request names (PER_REQUEST) empty. */
@@ -219,15 +231,9 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCach
       const decision = c.get("rateLimit");
       if (hit.complete && decision) {
         // Every header at once, in a plain object: no Headers object is built for the hit.
-        const headers = { ...hit.complete };
-        headers["x-request-id"] = c.get("requestId");
-        headers["ratelimit-limit"] = String(decision.limit);
-        headers["ratelimit-remaining"] = String(decision.remaining);
-        headers["ratelimit-reset"] = String(decision.resetSeconds);
-        headers["x-cache"] = "HIT";
         c.set("stamped", true);
         c.set("cacheStatus", "HIT");
-        return new Response(hit.body, { status: 200, headers });
+        return new Response(hit.body, { status: 200, headers: hitHeaders(hit.complete, c.get("requestId"), decision) });
       }
       for (const [name, value] of hit.headers) c.header(name, value);
       c.header("X-Cache", "HIT");

@@ -14,7 +14,7 @@ import type { Logger } from "../lib/logger";
 import type { RateLimiter } from "../lib/rate-limiter";
 import { anonymousBudget } from "../middleware/rate-limit";
 import { elapsedMs, logRequest } from "../middleware/request-log";
-import type { MemoryReadCache } from "./memory-read-cache";
+import { hitHeaders, type MemoryReadCache } from "./memory-read-cache";
 
 /** A Host @hono/node-server uses as it is (its `buildUrl`). */
 const PLAIN_HOST = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}))?$/;
@@ -70,13 +70,7 @@ export function cacheHits(options: CacheHitOptions) {
         // A refusal counted nothing: the app refuses it again, with its Error object.
         if (!decision.allowed) return app(req, res);
         const requestId = randomUUID();
-        const answer = { ...hit.headers };
-        answer["x-request-id"] = requestId;
-        answer["ratelimit-limit"] = String(decision.limit);
-        answer["ratelimit-remaining"] = String(decision.remaining);
-        answer["ratelimit-reset"] = String(decision.resetSeconds);
-        answer["x-cache"] = "HIT";
-        res.writeHead(200, answer);
+        res.writeHead(200, hitHeaders(hit.headers, requestId, decision));
         res.end(hit.body);
         logRequest(logger, {
           requestId,
