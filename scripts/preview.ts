@@ -11,7 +11,7 @@
  * (scripts/preview-names.ts), which is created empty, migrated and seeded from
  * the corpora (scripts/preview-database.ts). Deploy steps:
  * 1. database: create if absent (Platform API), mint its expiring token,
- *    migrate, seed (CORPORA_DIR, default ../shared/data/corpora; required);
+ *    migrate, seed (CORPORA_DIR, default scripts/corpora; required);
  * 2. one `wrangler deploy --env preview --name <worker> --var DATABASE_URL:<url>
  *    --secrets-file <file with DATABASE_AUTH_TOKEN>` (scripts/preview-worker.ts);
  * 3. `GET <url>/health` must answer 200 within PREVIEW_HEALTH_TIMEOUT_SECONDS

@@ -1,6 +1,6 @@
 /**
  * `npm run seed`: fills the configured database with a realistic catalogue
- * built from the animal corpora in `../shared/data/corpora/` (CC0 word lists),
+ * built from the animal corpora in `scripts/corpora/` (CC0 word lists),
  * through the same service functions the API uses, idempotently.
  *
  * - Categories: the kinds of animal of `common.json` (`animals`), first letter
@@ -17,7 +17,7 @@
  *
  * Environment: the database variables of the server (DATABASE_URL, default
  * `file:.data/petstore.db`; DATABASE_AUTH_TOKEN; DATABASE_SYNC_URL; see
- * src/db/open.ts), CORPORA_DIR (default `../shared/data/corpora` relative to the repo).
+ * src/db/open.ts), CORPORA_DIR (default `scripts/corpora`).
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -30,8 +30,8 @@ import { NewPetSchema } from "../src/routes/pets/pets.schemas";
 import { createCategory, listCategories, nameKey, type Category } from "../src/services/categories.service";
 import { createPets, listPets, type NewPet } from "../src/services/pets.service";
 
-/** Default location of the corpora: `../shared/data/corpora` next to the repository. */
-export const DEFAULT_CORPORA_DIR = fileURLToPath(new URL("../../shared/data/corpora/", import.meta.url));
+/** Default location of the corpora: `scripts/corpora`, a copy of the CC0 lists kept with the repository. */
+export const DEFAULT_CORPORA_DIR = fileURLToPath(new URL("./corpora/", import.meta.url));
 
 /** What one run did. */
 export interface SeedReport {
