@@ -7,8 +7,11 @@ import type { Client } from "@libsql/client";
 import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
 import * as schema from "./schema";
 
-/** The app's database handle: Drizzle with the Petstore schema and snake_case columns. */
-export type Database = LibSQLDatabase<typeof schema> & { $client: Client };
+/**
+ * The app's database handle: Drizzle over one libSQL client, snake_case columns.
+ * Statements come from `qb`; the handle carries the client they run on.
+ */
+export type Database = LibSQLDatabase & { $client: Client };
 
 /**
  * The client-less query builder every statement is built on, once per process
@@ -17,7 +20,11 @@ export type Database = LibSQLDatabase<typeof schema> & { $client: Client };
  */
 export const qb = drizzle.mock({ schema, casing: "snake_case" });
 
-/** Wrap a libSQL client in Drizzle with the project's schema and casing. */
+/**
+ * Wrap a libSQL client in Drizzle with the project's casing. No relational
+ * schema: the Worker builds a handle per request, and Drizzle would rebuild
+ * the schema's relation tables for each one (the app never uses `db.query`).
+ */
 export function createDatabase(client: Client): Database {
-  return drizzle({ client, schema, casing: "snake_case" });
+  return drizzle({ client, casing: "snake_case" });
 }
