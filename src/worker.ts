@@ -64,13 +64,22 @@ const workerEnv = (c: Context<AppEnv>) => c.env as unknown as WorkerEnv;
 /** The Cron Trigger of retention in wrangler.toml (hourly). */
 const RETENTION_CRON = "0 * * * *";
 
-/** Plain data kept per isolate and configuration (see the module comment): no I/O object in here. */
-let cached: { key: string; app: OpenAPIHono<AppEnv>; config: AppConfig; interest: SubscribedTypes } | undefined;
+/**
+ * Kept per isolate and configuration (see the module comment): plain data and `env`, which is
+ * isolate-wide (https://developers.cloudflare.com/workers/runtime-apis/bindings/#importing-env-as-a-global);
+ * no object made for one request.
+ */
+let cached: { env: WorkerEnv; key: string; app: OpenAPIHono<AppEnv>; config: AppConfig; interest: SubscribedTypes } | undefined;
 
 /** The app of this isolate and configuration: built on the first request, then reused. */
 function appFor(env: WorkerEnv): { app: OpenAPIHono<AppEnv>; config: AppConfig; interest: SubscribedTypes } {
+  // The runtime passes the same env object to the requests of an isolate: compare its strings only when it differs.
+  if (cached?.env === env) return cached;
   const key = JSON.stringify(Object.entries(env).filter(([_name, value]) => typeof value === "string"));
-  if (cached?.key === key) return cached;
+  if (cached?.key === key) {
+    cached.env = env;
+    return cached;
+  }
   const config = parseConfig(env);
   const interest = new SubscribedTypes();
   // Per-isolate request counts (plain numbers); each request gets a limiter over its own bindings.
@@ -97,7 +106,7 @@ function appFor(env: WorkerEnv): { app: OpenAPIHono<AppEnv>; config: AppConfig; 
       dispatchAfterWrites(interest, (c) => c.executionCtx.waitUntil(dispatch(c.get("db"), config, interest))),
     ],
   });
-  cached = { key, app, config, interest };
+  cached = { env, key, app, config, interest };
   return cached;
 }
 
