@@ -5,7 +5,9 @@
  * the Node server as `npm start` runs it (the esbuild bundle dist/node/server.mjs,
  * its node flags and environment assignments, rate limits raised) and a bare-Hono baseline as child
  * processes, and drives each with autocannon from this process, with the same
- * load settings, after an unmeasured warm-up. The baseline is measured before
+ * load settings; each read scenario (and the mix's reads) after an unmeasured
+ * warm-up of its own requests. `--cpu-prof DIR` writes the server's V8 CPU
+ * profile there (`npm run profile:summary` reads it). The baseline is measured before
  * and after the scenarios; ratios are to the mean of the two. Prints a Markdown
  * table (requests/s, p50/p99 latency in ms, the server's CPU µs per request
  * from its own user + system time over the requests it served, scripts/bench-cpu.ts)
@@ -343,8 +345,6 @@ async function main(): Promise<void> {
     // Warm-up (unmeasured): JIT, module loading and caches of both servers.
     console.error("warming up …");
     await warm(basePort, baseSetup);
-    // Reads only: a write would purge the read cache that the warm-up just filled.
-    for (const name of Object.keys(all).filter((n) => n.startsWith("GET"))) await warm(apiPort, all[name]!);
     // The baseline runs before and after the scenarios; ratios use the mean, so drift of the machine during the run shows.
     console.error(`baseline (${petBytes}-byte JSON) …`);
     const baseCpu = { cpuPids: () => [baseline.pid!] };
@@ -354,7 +354,9 @@ async function main(): Promise<void> {
     const baseBefore = await drive("baseline: bare Hono, constant JSON (before)", basePort, baseSetup, baseCpu);
     const results: Result[] = [];
     for (const name of Object.keys(all).filter((n) => selected(n, wanted))) {
-      // The mix reads ~4,000 keys, a few times each in a run: warmed again, as the first warm-up's entries have expired.
+      // Each read scenario and the mix's reads are warmed right before they run: the read cache keeps an
+      // answer for 30 s, so a warm-up of every read at the start would have expired before the later ones.
+      if (name.startsWith("GET")) await warm(apiPort, all[name]!);
       if (name.startsWith("mixed")) await warm(apiPort, mixReads(fixture));
       console.error(`${name} …`);
       results.push(await drive(name, apiPort, all[name]!, apiCpu));
