@@ -47,7 +47,7 @@ async function postPurge(url: string, purge: PurgeBatch): Promise<void> {
 
 /** A new database handle over a new libSQL HTTP client, for one request (or one cron run) only (src/db/remote.ts). */
 function databaseFor(env: WorkerEnv): Database {
-  return openRemoteDatabase(env.DATABASE_URL, env.DATABASE_AUTH_TOKEN);
+  return openRemoteDatabase(env.DATABASE_URL, { authToken: env.DATABASE_AUTH_TOKEN });
 }
 
 /** One webhook dispatch run (API.md §6) on `db`, teaching `interest`; errors are logged, never thrown. */

@@ -35,7 +35,7 @@ import { GroupCommitClient } from "./group-commit";
 import { GuardedClient, waitOutBusy } from "./guarded-client";
 import { NativeFileClient } from "./native-client";
 import { applyMigrations } from "./migrate";
-import { retryOverloaded } from "./remote";
+import { DEFAULT_REQUEST_TIMEOUT_MS, serverFetch } from "./remote";
 
 /** Where the database is and how to reach it; read from the environment by `databaseSettings`. */
 export interface DatabaseSettings {
@@ -49,6 +49,8 @@ export interface DatabaseSettings {
   syncIntervalSeconds: number;
   /** File: longest wait for another process's write lock, ms, before SQLITE_BUSY (503). Default 5000. */
   lockWaitMs: number;
+  /** libSQL server: longest wait for one request's answer, ms, before 503. Default 10000. */
+  requestTimeoutMs: number;
 }
 
 /** What `openDatabase` returns. */
@@ -95,6 +97,7 @@ export function databaseSettings(env: Record<string, string | undefined>): Datab
     syncUrl: nonEmpty(env.DATABASE_SYNC_URL),
     syncIntervalSeconds: positive("DATABASE_SYNC_INTERVAL_SECONDS", env.DATABASE_SYNC_INTERVAL_SECONDS, 5),
     lockWaitMs: positive("DATABASE_LOCK_TIMEOUT_MS", env.DATABASE_LOCK_TIMEOUT_MS, 5000),
+    requestTimeoutMs: positive("DATABASE_REQUEST_TIMEOUT_MS", env.DATABASE_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS),
   };
   if (settings.syncUrl && !settings.url.startsWith("file:")) {
     throw new Error("Invalid configuration: DATABASE_SYNC_URL needs a file: DATABASE_URL (the local replica)");
@@ -153,7 +156,7 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
   if (!url.startsWith("file:") && url !== ":memory:") {
     // Contending writers get SQLITE_BUSY from the server: waited out like a file's lock.
     // A saturated server answers 429 before running anything: sent again after a backoff (src/db/remote.ts).
-    const server = createClient({ url, authToken, fetch: retryOverloaded((request) => fetch(request)) });
+    const server = createClient({ url, authToken, fetch: serverFetch({ timeoutMs: settings.requestTimeoutMs }) });
     const client = new GroupCommitClient(new GuardedClient(server, { lockWaitMs: settings.lockWaitMs }));
     const db = createDatabase(client);
     const migrationsApplied = migrate ? await applyMigrations(db) : 0;

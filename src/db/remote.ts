@@ -4,6 +4,9 @@
  * per request (src/worker.ts); it costs no round trip. A server's 429
  * (overloaded, nothing ran) is retried within the request for up to a budget
  * of waiting time; then the caller gets it (503 `database_unavailable`).
+ * Each request to the server has a time limit (`timeLimited`), so a server
+ * that stops answering fails calls instead of holding them (and every write
+ * queued behind them) for as long as the connection stays open.
  * Why retrying is safe: docs/architecture.md, "Workers: database overload".
  */
 import { createClient } from "@libsql/client/web";
@@ -60,11 +63,41 @@ function unreachable(error: unknown): never {
   throw new TypeError(`fetch failed: the database did not answer (${error instanceof Error ? error.message : String(error)})`, { cause: error });
 }
 
+/** Longest wait for one request to the libSQL server, answer included, ms (`DATABASE_REQUEST_TIMEOUT_MS` on Node). */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+
+/**
+ * `fetchFn` with each request aborted once `timeoutMs` have passed without its
+ * whole answer (`AbortSignal.timeout`): the call then fails with a
+ * `TimeoutError` (503 `database_unavailable`). A write whose answer never
+ * came may have committed; a client that retries it with its
+ * Idempotency-Key gets the original result (API.md §4).
+ */
+export function timeLimited(fetchFn: RequestFetch, timeoutMs: number): RequestFetch {
+  return (request) => fetchFn(new Request(request, { signal: AbortSignal.timeout(timeoutMs) }));
+}
+
+export interface RemoteDatabaseOptions {
+  /** Token of the libSQL server. */
+  authToken?: string;
+  /** How requests are sent (default: the runtime's `fetch`). */
+  fetch?: RequestFetch;
+  /** Retrying a 429: see `retryOverloaded`. */
+  retry?: RetryOptions;
+  /** Time limit of each request, ms (default `DEFAULT_REQUEST_TIMEOUT_MS`). */
+  timeoutMs?: number;
+}
+
+/** `fetch` for a libSQL client: each request time-limited, 429s retried. */
+export function serverFetch(options: RemoteDatabaseOptions = {}): RequestFetch {
+  const fetchFn = options.fetch ?? ((request: Request) => fetch(request));
+  return retryOverloaded(timeLimited(fetchFn, options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS), options.retry);
+}
+
 /**
  * A new database handle over a new libSQL HTTP client for `url` (http(s):// or
- * libsql://), for ONE request (see the module comment); 429s are retried
- * (`retry`: see `retryOverloaded`).
+ * libsql://), for ONE request (see the module comment).
  */
-export function openRemoteDatabase(url: string, authToken?: string, fetchFn: RequestFetch = (request) => fetch(request), retry: RetryOptions = {}): Database {
-  return createDatabase(createClient({ url, authToken, fetch: retryOverloaded(fetchFn, retry) }));
+export function openRemoteDatabase(url: string, options: RemoteDatabaseOptions = {}): Database {
+  return createDatabase(createClient({ url, authToken: options.authToken, fetch: serverFetch(options) }));
 }

@@ -1,10 +1,13 @@
 /**
- * The Worker's database client under an overloaded server (src/db/remote.ts,
- * issue 11): a real sqld behind a real HTTP proxy that answers `429 Too Many
- * Requests` — as sqld does past `--max-concurrent-requests` — to the first
- * requests it sees. A refused batch is sent again as is and applies exactly
+ * The database client of a libSQL server (src/db/remote.ts) under an
+ * overloaded or silent server: a real sqld behind a real HTTP proxy that
+ * answers `429 Too Many Requests` — as sqld does past
+ * `--max-concurrent-requests` — to the first requests it sees, or never
+ * answers them. A refused batch is sent again as is and applies exactly
  * once; a server that keeps refusing makes the call fail after the last
- * attempt with nothing written.
+ * attempt with nothing written. A request never answered fails at its time
+ * limit: on the Node server, that request gets 503 and the writes after it
+ * commit.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
@@ -13,6 +16,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { openRemoteDatabase, retryOverloaded } from "../../src/db/remote";
 import { startSqld, type SqldServer } from "../../scripts/sqld";
+import { call, type ServerProcess, startServer } from "../support/server-process";
 
 let dir: string;
 let sqld: SqldServer;
@@ -22,6 +26,10 @@ let proxyUrl: string;
 let refuseNext = 0;
 /** Requests the proxy received (refused or forwarded). */
 let received = 0;
+/** Requests the proxy reads and then never answers, before it forwards again. */
+let silenceNext = 0;
+/** Requests whose answer the proxy starts (status, headers, one byte) and never finishes. */
+let stallNext = 0;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "petstore-remote-"));
@@ -33,6 +41,15 @@ beforeAll(async () => {
     if (refuseNext > 0) {
       refuseNext -= 1;
       res.writeHead(429, { "Content-Type": "text/plain" }).end("Too many concurrent requests");
+      return;
+    }
+    if (silenceNext > 0) {
+      silenceNext -= 1;
+      return; // the connection stays open; afterAll closes it
+    }
+    if (stallNext > 0) {
+      stallNext -= 1;
+      res.writeHead(200, { "Content-Type": "application/json" }).write("{");
       return;
     }
     const upstream = await fetch(`${sqld.url}${req.url}`, {
@@ -51,6 +68,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  proxy?.closeAllConnections();
   await new Promise((resolve) => proxy?.close(resolve));
   await sqld?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
@@ -58,6 +76,8 @@ afterAll(async () => {
 
 beforeEach(() => {
   refuseNext = 0;
+  silenceNext = 0;
+  stallNext = 0;
   received = 0;
 });
 
@@ -84,7 +104,7 @@ describe("openRemoteDatabase against a server that sheds load (429)", () => {
   it("a server that keeps refusing: the call fails once the waiting budget is spent, and nothing is written", async () => {
     refuseNext = 1_000;
     // Waits of ~10, 20, 40, 80 ms fit a 300 ms budget; the next (~160) would not: 5 attempts.
-    const db = openRemoteDatabase(proxyUrl, undefined, undefined, { budgetMs: 300, baseDelayMs: 10, random: () => 0.999 });
+    const db = openRemoteDatabase(proxyUrl, { retry: { budgetMs: 300, baseDelayMs: 10, random: () => 0.999 } });
     const failure = await db.$client.batch([{ sql: "INSERT INTO t (x) VALUES (?)", args: [3] }], "write").then(
       () => undefined,
       (error: unknown) => error as { code?: string; message?: string },
@@ -96,7 +116,7 @@ describe("openRemoteDatabase against a server that sheds load (429)", () => {
 
   it("waits are capped, so a client refused many times keeps asking within its budget", async () => {
     refuseNext = 12;
-    const db = openRemoteDatabase(proxyUrl, undefined, undefined, { budgetMs: 2_000, baseDelayMs: 10, maxDelayMs: 40, random: () => 0.999 });
+    const db = openRemoteDatabase(proxyUrl, { retry: { budgetMs: 2_000, baseDelayMs: 10, maxDelayMs: 40, random: () => 0.999 } });
     await db.$client.batch([{ sql: "INSERT INTO t (x) VALUES (?)", args: [4] }], "write");
     // 12 refusals: waits of 10, 20, then 40 ms each (~430 ms in all), then the 13th attempt commits.
     expect(received).toBe(13);
@@ -111,5 +131,59 @@ describe("openRemoteDatabase against a server that sheds load (429)", () => {
     });
     expect((await fetchOnce(new Request(`${proxyUrl}/v2`, { method: "POST", body: "x" }))).status).toBe(503);
     expect(calls).toHaveLength(1);
+  });
+});
+
+describe("a libSQL server that never answers a request", () => {
+  it("the call fails at its time limit as a timeout, and the next call is answered", async () => {
+    silenceNext = 1;
+    const db = openRemoteDatabase(proxyUrl, { timeoutMs: 300 });
+    const failure = await db.$client.execute("SELECT 1").then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+    expect(failure?.name).toBe("TypeError");
+    expect(String((failure?.cause as Error | undefined)?.name)).toBe("TimeoutError");
+    expect((await db.$client.execute("SELECT 2 AS two")).rows[0]?.two).toBe(2);
+    expect(received).toBe(2);
+  });
+
+  describe("the Node server on it (DATABASE_REQUEST_TIMEOUT_MS=500)", () => {
+    let server: ServerProcess;
+    let staff: string;
+
+    beforeAll(async () => {
+      server = await startServer({ databaseUrl: proxyUrl, env: { DATABASE_REQUEST_TIMEOUT_MS: "500" } });
+      staff = server.bootstrapKey!;
+    });
+
+    afterAll(async () => {
+      await server?.stop();
+    });
+
+    it("a write whose batch is never answered gets 503 database_unavailable, and the writes after it commit", async () => {
+      // Verified once, the staff key is served from memory: the next database request is the write's batch.
+      expect((await call(server.url, "GET", "/store/orders", undefined, { key: staff })).status).toBe(200);
+      silenceNext = 1;
+      const lost = await call(server.url, "POST", "/categories", { name: "Unanswered" }, { key: staff, timeoutMs: 10_000 });
+      expect(lost.status).toBe(503);
+      expect(lost.body).toMatchObject({ code: "database_unavailable", status: 503 });
+      expect(lost.headers.get("retry-after")).toBe("1");
+
+      const next = await call(server.url, "POST", "/categories", { name: "Answered" }, { key: staff, timeoutMs: 10_000 });
+      expect(next.status).toBe(201);
+      const names = (await call<{ name: string }[]>(server.url, "GET", "/categories?limit=100")).body.map((c) => c.name);
+      expect(names).toContain("Answered");
+      expect(names).not.toContain("Unanswered"); // the proxy never forwarded it
+    });
+
+    it("a write whose answer stops halfway gets 503 database_unavailable too", async () => {
+      expect((await call(server.url, "GET", "/store/orders", undefined, { key: staff })).status).toBe(200);
+      stallNext = 1;
+      const cut = await call(server.url, "POST", "/categories", { name: "Cut off" }, { key: staff, timeoutMs: 10_000 });
+      expect(cut.status).toBe(503);
+      expect(cut.body).toMatchObject({ code: "database_unavailable", status: 503 });
+      expect((await call(server.url, "POST", "/categories", { name: "After the cut" }, { key: staff, timeoutMs: 10_000 })).status).toBe(201);
+    });
   });
 });

@@ -13,7 +13,7 @@ import { REPO_ROOT } from "../support/server-process";
 
 describe('openDatabase({ url: ":memory:" })', () => {
   it("opens a migrated in-memory database that reads its own writes", async () => {
-    const opened = await openDatabase({ url: ":memory:", syncIntervalSeconds: 5, lockWaitMs: 5000 });
+    const opened = await openDatabase({ url: ":memory:", syncIntervalSeconds: 5, lockWaitMs: 5000, requestTimeoutMs: 10_000 });
     try {
       expect(opened.kind).toBe("file");
       expect(opened.migrationsApplied).toBeGreaterThan(0);
