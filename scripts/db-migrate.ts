@@ -15,6 +15,8 @@ if (!process.env.DATABASE_URL) {
   process.exit(2);
 }
 // Opening migrates (a replica's primary for DATABASE_SYNC_URL), once even when several processes run it.
-const opened = await openDatabase(databaseSettings(process.env));
+// A migration's statement may rebuild a large table: on a libSQL server each request may take up to
+// 10 minutes here (the server's default is 10 s), unless DATABASE_REQUEST_TIMEOUT_MS says otherwise.
+const opened = await openDatabase(databaseSettings({ DATABASE_REQUEST_TIMEOUT_MS: String(10 * 60_000), ...process.env }));
 await opened.close();
 console.log(`${opened.migrationsApplied} migration(s) applied to ${opened.displayUrl}`);

@@ -68,10 +68,11 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 
 /**
  * `fetchFn` with each request aborted once `timeoutMs` have passed without its
- * whole answer (`AbortSignal.timeout`): the call then fails with a
- * `TimeoutError` (503 `database_unavailable`). A write whose answer never
- * came may have committed; a client that retries it with its
- * Idempotency-Key gets the original result (API.md §4).
+ * whole answer (`AbortSignal.timeout`). The call then fails with a
+ * `TimeoutError`, wrapped in a failed-fetch `TypeError` when no answer had
+ * begun (both 503 `database_unavailable`). A write whose answer never came
+ * may have committed; a client that retries it with its Idempotency-Key gets
+ * the original result (API.md §4).
  */
 export function timeLimited(fetchFn: RequestFetch, timeoutMs: number): RequestFetch {
   return (request) => fetchFn(new Request(request, { signal: AbortSignal.timeout(timeoutMs) }));
