@@ -35,7 +35,10 @@ import { GroupCommitClient } from "./group-commit";
 import { GuardedClient, waitOutBusy } from "./guarded-client";
 import { NativeFileClient } from "./native-client";
 import { applyMigrations } from "./migrate";
-import { DEFAULT_REQUEST_TIMEOUT_MS, serverFetch } from "./remote";
+import { serverFetch } from "./remote";
+
+/** Longest wait for one request to a libSQL server, answer included, ms (`DATABASE_REQUEST_TIMEOUT_MS`). */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 
 /** Where the database is and how to reach it; read from the environment by `databaseSettings`. */
 export interface DatabaseSettings {

@@ -4,9 +4,10 @@
  * per request (src/worker.ts); it costs no round trip. A server's 429
  * (overloaded, nothing ran) is retried within the request for up to a budget
  * of waiting time; then the caller gets it (503 `database_unavailable`).
- * Each request to the server has a time limit (`timeLimited`), so a server
- * that stops answering fails calls instead of holding them (and every write
- * queued behind them) for as long as the connection stays open.
+ * Node's server client gives each request a time limit (`timeLimited`,
+ * src/db/open.ts), so a server that stops answering fails calls instead of
+ * holding them, and every write queued behind them, for as long as the
+ * connection stays open.
  * Why retrying is safe: docs/architecture.md, "Workers: database overload".
  */
 import { createClient } from "@libsql/client/web";
@@ -63,9 +64,6 @@ function unreachable(error: unknown): never {
   throw new TypeError(`fetch failed: the database did not answer (${error instanceof Error ? error.message : String(error)})`, { cause: error });
 }
 
-/** Longest wait for one request to the libSQL server, answer included, ms (`DATABASE_REQUEST_TIMEOUT_MS` on Node). */
-export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
-
 /**
  * `fetchFn` with each request aborted once `timeoutMs` have passed without its
  * whole answer (`AbortSignal.timeout`). The call then fails with a
@@ -85,14 +83,14 @@ export interface RemoteDatabaseOptions {
   fetch?: RequestFetch;
   /** Retrying a 429: see `retryOverloaded`. */
   retry?: RetryOptions;
-  /** Time limit of each request, ms (default `DEFAULT_REQUEST_TIMEOUT_MS`). */
+  /** Time limit of each request, answer included, ms (default: none). */
   timeoutMs?: number;
 }
 
-/** `fetch` for a libSQL client: each request time-limited, 429s retried. */
+/** `fetch` for a libSQL client: 429s retried, each request time-limited when `timeoutMs` is given. */
 export function serverFetch(options: RemoteDatabaseOptions = {}): RequestFetch {
   const fetchFn = options.fetch ?? ((request: Request) => fetch(request));
-  return retryOverloaded(timeLimited(fetchFn, options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS), options.retry);
+  return retryOverloaded(options.timeoutMs ? timeLimited(fetchFn, options.timeoutMs) : fetchFn, options.retry);
 }
 
 /**
