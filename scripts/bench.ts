@@ -7,7 +7,8 @@
  * processes, and drives each with autocannon from this process, with the same
  * load settings; each read scenario (and the mix's reads) after an unmeasured
  * warm-up of its own requests. `--cpu-prof DIR` writes the server's V8 CPU
- * profile there (`npm run profile:summary` reads it). The baseline is measured before
+ * profile there, and one of the Worker per `worker:` row (`npm run
+ * profile:summary` reads them). The baseline is measured before
  * and after the scenarios; ratios are to the mean of the two. Prints a Markdown
  * table (requests/s, p50/p99 latency in ms, the server's CPU µs per request
  * from its own user + system time over the requests it served, scripts/bench-cpu.ts)
@@ -53,6 +54,7 @@ import { buildAssets } from "./build-assets";
 import { measureEngine } from "./bench-engine";
 import { cpuUs, descendantsNamed } from "./bench-cpu";
 import { type Floor, startFloorWorker } from "./bench-floors/start";
+import { startWorkerProfile } from "./bench-worker-profile";
 
 /** True when scenario `name` is selected: a listed string occurs in it, or equals it when written `=name`. */
 const selected = (name: string, wanted: readonly string[]) => wanted.some((w) => (w.startsWith("=") ? name === w.slice(1) : name.includes(w)));
@@ -70,7 +72,10 @@ const { values } = parseArgs({
     sqld: { type: "string", default: "true" },
     /** `false`: skip the engine rows (scripts/bench-engine.ts). */
     engine: { type: "string", default: "true" },
-    /** Write a V8 CPU profile of the API server (Node rows) into this folder (`node --cpu-prof`), for finding tail causes. */
+    /**
+     * Write V8 CPU profiles into this folder: the Node server's (`node --cpu-prof`) and, for each
+     * `worker:` row, the Worker's (through workerd's inspector); `npm run profile:summary` reads them.
+     */
     "cpu-prof": { type: "string", default: "" },
   },
 });
@@ -495,7 +500,9 @@ async function driveWorker(dir: string, names: string[], petBytes: number): Prom
     buildAssets(); // public/ for the Worker's [assets] binding
     const fixture = await seed(sqld.url, Number(values.pets));
     const rateLimits = Object.fromEntries(Object.values(RATE_LIMIT_BINDING_NAMES).map((name) => [name, 100_000_000]));
-    const worker = await startLocalWorker({ databaseUrl: sqld.url, vars: UNLIMITED, rateLimits });
+    const profileDir = values["cpu-prof"] || undefined;
+    const inspectorPort = profileDir ? await freePort() : undefined;
+    const worker = await startLocalWorker({ databaseUrl: sqld.url, vars: UNLIMITED, rateLimits, inspectorPort });
     try {
       const port = Number(new URL(worker.url).port);
       const all = scenarios(fixture);
@@ -503,7 +510,9 @@ async function driveWorker(dir: string, names: string[], petBytes: number): Prom
       const results: Result[] = [];
       for (const name of names) {
         console.error(`${name} …`);
+        const profile = inspectorPort ? await startWorkerProfile(inspectorPort) : undefined;
         results.push(await drive(name, port, all[name.slice("worker: ".length)]!, workerdCpu));
+        if (profile && profileDir) console.error(`CPU profile: ${await profile.stop(profileDir, name)}`);
       }
       await worker.stop();
       return [...results, ...(await driveFloors(sqld.url, all, results, petBytes))];

@@ -5,13 +5,16 @@
  * folder of src/ (frames of the esbuild bundle mapped back through its source
  * map), each npm package, Node's internals by module, V8's GC, and native
  * calls by name. With `--functions N`, the N costliest functions too.
+ * A Worker profile's frames map through the bundle saved beside it.
  *
  * Usage: `npm run profile:summary -- [--functions N] FILE.cpuprofile …`
  */
 import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { originalPositionFor, TraceMap } from "@jridgewell/trace-mapping";
+import { WORKER_BUNDLE } from "./bench-worker-profile";
 
 /** The parts of a V8 `.cpuprofile` read here (https://chromedevtools.github.io/devtools-protocol/tot/Profiler/#type-Profile). */
 interface Profile {
@@ -37,11 +40,17 @@ function mapOf(path: string): TraceMap | null {
   return maps.get(path) ?? null;
 }
 
+/** The URL workerd gives the Worker's bundle in a profile; the bench saves that bundle beside the profile. */
+const WORKER_BUNDLE_URL = "file:///bundle/worker.js";
+
+/** The profile being read: Worker frames map through the bundle saved beside it (scripts/bench-worker-profile.ts). */
+let profileFile = "";
+
 /** Where a frame's code comes from: a source file and 1-based line (mapped through the bundle's source map), a `node:` module, or "". */
 function sourceOf(frame: CallFrame): { source: string; line: number } {
   const line = frame.lineNumber + 1;
   if (!frame.url.startsWith("file://")) return { source: frame.url, line };
-  const path = fileURLToPath(frame.url);
+  const path = frame.url === WORKER_BUNDLE_URL ? join(dirname(profileFile), WORKER_BUNDLE) : fileURLToPath(frame.url);
   const map = mapOf(path);
   const original = map ? originalPositionFor(map, { line, column: frame.columnNumber }) : undefined;
   return original?.source ? { source: original.source, line: original.line ?? line } : { source: path, line };
@@ -97,6 +106,12 @@ function layerOf(group: string): string {
   if (group === "Node: crypto") return "crypto (request ids, key and ETag hashes)";
   if (group.startsWith("Node: ") || group.startsWith("native: RegExp")) return "Node: HTTP, streams, Headers, timers";
   if (group === "V8: garbage collection") return "V8: garbage collection";
+  // Worker profiles (workerd): the libSQL HTTP client, the runtime's web APIs, its bindings and Node compatibility.
+  if (/^package: @libsql\//.test(group)) return "libSQL client (Hrana over HTTP)";
+  if (/^native: (fetch|Request|Response|Headers|URL|json|text|arrayBuffer|clone)$/.test(group)) return "Workers: fetch, Request, Response, URL";
+  if (group.startsWith("other: cloudflare-internal:")) return "Workers: bindings (Rate Limiting)";
+  if (group.startsWith("other: node-internal:")) return "Workers: Node compatibility (Buffer, util.inspect)";
+  if (group === "package: wrangler") return "wrangler dev's middleware";
   return "V8 and native code, not attributed";
 }
 
@@ -128,6 +143,7 @@ const { values, positionals } = parseArgs({ allowPositionals: true, options: { f
 if (positionals.length === 0) throw new Error("usage: npm run profile:summary -- [--functions N] FILE.cpuprofile …");
 const percent = (share: number) => `${(share * 100).toFixed(1)} %`;
 for (const file of positionals) {
+  profileFile = file;
   const { busyMs, groups, functions } = summarise(JSON.parse(readFileSync(file, "utf8")) as Profile);
   const byLayer = new Map<string, number>();
   for (const [group, share] of groups) byLayer.set(layerOf(group), (byLayer.get(layerOf(group)) ?? 0) + share);

@@ -1,8 +1,9 @@
 /**
  * The real Worker entry (src/worker.ts, wrangler.toml) under workerd, started
  * programmatically with wrangler's `unstable_startWorker` — the engine of
- * `wrangler dev`, in local mode, without file watching, inspector or on-disk
- * state (the Cache API and other local storage live in memory).
+ * `wrangler dev`, in local mode, without file watching or on-disk state (the
+ * Cache API and other local storage live in memory), and without an
+ * inspector unless asked (`inspectorPort`).
  *
  * Used by the Worker test suite (test/worker/global-setup.ts); `npm run
  * dev:worker` runs the `wrangler dev` CLI instead, which adds watching.
@@ -29,6 +30,8 @@ export interface LocalWorkerOptions {
   rateLimits?: Record<string, number>;
   /** Loopback port (default: a free one). */
   port?: number;
+  /** Loopback port of the runtime's inspector, for CPU profiles (default: no inspector). */
+  inspectorPort?: number;
   /** wrangler/workerd log level (default "error": the app's error lines and crashes). */
   logLevel?: "debug" | "info" | "log" | "warn" | "error" | "none";
 }
@@ -64,7 +67,7 @@ export async function startLocalWorker(options: LocalWorkerOptions): Promise<Loc
     sendMetrics: false,
     dev: {
       server: { hostname: "127.0.0.1", port: options.port ?? 0 },
-      inspector: false,
+      inspector: options.inspectorPort ? { hostname: "127.0.0.1", port: options.inspectorPort } : false,
       watch: false,
       persist: false,
       // `GET /__scheduled?cron=…` runs the `scheduled` handler (Cron Triggers) on demand.
