@@ -1,11 +1,12 @@
 /**
  * Where a server's CPU went: reads V8 CPU profiles (`npm run bench --
  * --cpu-prof DIR`, Node's `--cpu-prof`) and prints each one's busy time
- * (idle left out) as shares by group, a Markdown table: the app's own code by
- * folder of src/ (frames of the esbuild bundle mapped back through its source
- * map), each npm package, Node's internals by module, V8's GC, and native
- * calls by name. With `--functions N`, the N costliest functions too.
- * A Worker profile's frames map through the bundle saved beside it.
+ * (idle left out) as shares in Markdown tables: by layer (SQLite, Node's
+ * HTTP, the app, Hono, the log, GC, …), then by group: the app's own code by
+ * folder of src/ (frames of a bundle mapped back through its source map),
+ * each npm package, Node's internals by module, V8's GC, and native calls by
+ * name. With `--functions N`, the N costliest functions too. A Worker
+ * profile's frames map through the bundle the bench saved beside it.
  *
  * Usage: `npm run profile:summary -- [--functions N] FILE.cpuprofile …`
  */
