@@ -116,23 +116,26 @@ function layerOf(group: string): string {
   return "V8 and native code, not attributed";
 }
 
+/** The group and the function name (with its source and line) of one call frame. */
+function describe(frame: CallFrame): { group: string; name: string } {
+  const group = groupOf(frame);
+  const { source, line } = sourceOf(frame);
+  const where = source ? ` (${source.replace(/^.*node_modules\//, "").replace(/^(\.\.\/)+/, "")}:${line})` : "";
+  return { group, name: `${frame.functionName || "(anonymous)"}${where}` };
+}
+
 /** Shares (0–1) of busy time per group and per function of one profile. */
 function summarise(profile: Profile): { busyMs: number; groups: [string, number][]; functions: [string, number][] } {
-  const frames = new Map(profile.nodes.map((n) => [n.id, n.callFrame]));
+  // Each node is described once (a source-map lookup), however many samples it has.
+  const nodes = new Map(profile.nodes.map((n) => [n.id, describe(n.callFrame)]));
   const byGroup = new Map<string, number>();
   const byFunction = new Map<string, number>();
   // A sample's time is the delta to the next sample (how Chrome DevTools attributes it).
   profile.samples.forEach((id, i) => {
     const us = profile.timeDeltas[i + 1] ?? 0;
-    const frame = frames.get(id)!;
-    const group = groupOf(frame);
+    const { group, name } = nodes.get(id)!;
     byGroup.set(group, (byGroup.get(group) ?? 0) + us);
-    if (group !== "idle") {
-      const { source, line } = sourceOf(frame);
-      const where = source ? ` (${source.replace(/^.*node_modules\//, "").replace(/^(\.\.\/)+/, "")}:${line})` : "";
-      const name = `${frame.functionName || "(anonymous)"}${where}`;
-      byFunction.set(name, (byFunction.get(name) ?? 0) + us);
-    }
+    if (group !== "idle") byFunction.set(name, (byFunction.get(name) ?? 0) + us);
   });
   byGroup.delete("idle");
   const busy = [...byGroup.values()].reduce((a, b) => a + b, 0);
@@ -147,7 +150,10 @@ for (const file of positionals) {
   profileFile = file;
   const { busyMs, groups, functions } = summarise(JSON.parse(readFileSync(file, "utf8")) as Profile);
   const byLayer = new Map<string, number>();
-  for (const [group, share] of groups) byLayer.set(layerOf(group), (byLayer.get(layerOf(group)) ?? 0) + share);
+  for (const [group, share] of groups) {
+    const layer = layerOf(group);
+    byLayer.set(layer, (byLayer.get(layer) ?? 0) + share);
+  }
   console.log(`\n${file}: ${busyMs.toFixed(0)} ms busy\n\n| layer | share of busy time |\n|---|---:|`);
   for (const [layer, share] of [...byLayer].sort((a, b) => b[1] - a[1])) console.log(`| ${layer} | ${percent(share)} |`);
   console.log("\n| group | share of busy time |\n|---|---:|");
