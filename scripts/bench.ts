@@ -447,7 +447,7 @@ async function main(): Promise<void> {
     if (workerRows.length > 0) {
       lines.push(
         "",
-        "Worker rows (workerd + sqld, CPU: the sum of this run's workerd processes) and their floors (bare Hono Workers, scripts/bench-floors/):",
+        "Worker rows (workerd + sqld, CPU: each one's own workerd processes), driven in turns with their floors (bare Hono Workers, scripts/bench-floors/):",
         "",
         `| scenario | req/s | p50 ms | p99 ms | floor | vs floor | CPU µs/req | CPU vs floor | vs plain floor | non-2xx |`,
         `|---|---:|---:|---:|---|---:|---:|---:|---:|---:|`,
