@@ -519,12 +519,17 @@ async function withPids<W>(start: () => Promise<W>): Promise<{ worker: W; pids: 
  */
 async function startFloors(scenario: string, databaseUrl: string): Promise<{ turns: Turn[]; stop(): Promise<void>; floor: string; plainFloor: string }> {
   const { floor, name, rateLimitCalls: calls } = WORKER_FLOORS[scenario]!;
+  const withCalls = `${name} + ${calls} rate-limit binding call${calls > 1 ? "s" : ""}`;
+  const likeTheWorker = `${withCalls}, deployed like the Worker`;
   const variants = [
     { label: name, calls: 0, likeTheWorker: false },
-    { label: `${name} + ${calls} rate-limit binding call${calls > 1 ? "s" : ""}`, calls, likeTheWorker: false },
-    { label: `${name} + ${calls} rate-limit binding call${calls > 1 ? "s" : ""}, deployed like the Worker`, calls, likeTheWorker: true },
+    { label: withCalls, calls, likeTheWorker: false },
+    { label: likeTheWorker, calls, likeTheWorker: true },
   ];
   const started: { stop(): Promise<void> }[] = [];
+  const stop = async () => {
+    await Promise.all(started.map((w) => w.stop()));
+  };
   const turns: Turn[] = [];
   try {
     for (const v of variants) {
@@ -535,10 +540,10 @@ async function startFloors(scenario: string, databaseUrl: string): Promise<{ tur
       turns.push({ name: v.label, port: Number(new URL(worker.url).port), pids });
     }
   } catch (error) {
-    await Promise.all(started.map((w) => w.stop()));
+    await stop();
     throw error;
   }
-  return { turns, stop: async () => void (await Promise.all(started.map((w) => w.stop()))), floor: variants[2]!.label, plainFloor: name };
+  return { turns, stop, floor: likeTheWorker, plainFloor: name };
 }
 
 /** The constant floor: bare Hono answering a pet-sized constant, under workerd (`wrangler dev`'s own cost). */
@@ -577,9 +582,10 @@ async function driveWorker(dir: string, names: string[], petBytes: number): Prom
       const port = Number(new URL(worker.url).port);
       const all = scenarios(fixture);
       for (const name of names) {
-        const setup = all[name.slice("worker: ".length)]!;
+        const scenario = name.slice("worker: ".length);
+        const setup = all[scenario]!;
         console.error(`${name} and its floors, in turns …`);
-        const floors = await startFloors(name.slice("worker: ".length), sqld.url);
+        const floors = await startFloors(scenario, sqld.url);
         try {
           const turns = [{ name, port, pids }, ...floors.turns];
           for (const turn of turns) await warm(turn.port, setup);
