@@ -475,7 +475,7 @@ export interface components {
             id: number;
             /**
              * Format: date-time
-             * @description Last time the key authenticated a request (updated at most every 30 s).
+             * @description Last time the key authenticated a request, to within a minute (written at most once a minute).
              * @example 2026-11-21T12:00:00.000Z
              */
             lastUsedAt: string | null;

@@ -39,6 +39,7 @@ export const pets = sqliteTable(
   (t) => [
     index("pets_status_id_idx").on(t.status, t.id),
     index("pets_category_id_id_idx").on(t.categoryId, t.id),
+    index("pets_category_id_status_idx").on(t.categoryId, t.status),
     check("pets_status_check", sql`${t.status} in ('available', 'pending', 'sold')`),
   ],
 );
@@ -66,7 +67,11 @@ export const accounts = sqliteTable(
     role: text({ enum: ROLES }).notNull(),
     createdAt: text().notNull(),
   },
-  (t) => [uniqueIndex("accounts_email_key_unique").on(t.emailKey)],
+  (t) => [
+    uniqueIndex("accounts_email_key_unique").on(t.emailKey),
+    // Staff accounts only: "is there a staff account?" at start-up reads one entry.
+    index("accounts_staff_idx").on(t.role).where(sql`${t.role} = 'staff'`),
+  ],
 );
 
 export const apiKeys = sqliteTable(
@@ -85,7 +90,12 @@ export const apiKeys = sqliteTable(
     lastUsedAt: text(),
     revokedAt: text(),
   },
-  (t) => [uniqueIndex("api_keys_secret_hash_unique").on(t.secretHash), index("api_keys_account_id_idx").on(t.accountId)],
+  (t) => [
+    uniqueIndex("api_keys_secret_hash_unique").on(t.secretHash),
+    index("api_keys_account_id_idx").on(t.accountId),
+    // Revoked keys only, for retention.
+    index("api_keys_revoked_at_idx").on(t.revokedAt).where(sql`${t.revokedAt} is not null`),
+  ],
 );
 
 export const orders = sqliteTable(
@@ -110,6 +120,11 @@ export const orders = sqliteTable(
     uniqueIndex("orders_placement_token_unique").on(t.placementToken),
     index("orders_account_id_id_idx").on(t.accountId, t.id),
     index("orders_pet_id_complete_idx").on(t.petId, t.complete),
+    // Every filter of GET /store/orders walks an index in id order (the rowid ends each index).
+    index("orders_pet_id_idx").on(t.petId),
+    index("orders_complete_idx").on(t.complete),
+    index("orders_account_id_pet_id_idx").on(t.accountId, t.petId),
+    index("orders_account_id_complete_idx").on(t.accountId, t.complete),
     check("orders_quantity_check", sql`${t.quantity} between 1 and 1000`),
   ],
 );
@@ -131,7 +146,7 @@ export const idempotencyKeys = sqliteTable(
     responseHeaders: text().notNull(),
     createdAt: text().notNull(),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.key] })],
+  (t) => [primaryKey({ columns: [t.accountId, t.key] }), index("idempotency_keys_created_at_idx").on(t.createdAt)],
 );
 
 export const events = sqliteTable("events", {
@@ -142,19 +157,52 @@ export const events = sqliteTable("events", {
   data: text().notNull(),
 });
 
-export const webhooks = sqliteTable("webhooks", {
-  id: integer().primaryKey({ autoIncrement: true }),
-  url: text().notNull(),
-  /** JSON array of subscribed event types. */
-  events: text().notNull(),
-  secret: text().notNull(),
-  status: text({ enum: ["active", "failing"] })
-    .notNull()
-    .default("active"),
-  createdAt: text().notNull(),
-  /** Fan-out cursor: deliveries exist for every wanted event with id <= this (src/services/webhooks/fan-out.ts). */
-  lastEventId: integer().notNull().default(0),
-});
+export const webhooks = sqliteTable(
+  "webhooks",
+  {
+    id: integer().primaryKey({ autoIncrement: true }),
+    url: text().notNull(),
+    /** JSON array of subscribed event types. */
+    events: text().notNull(),
+    secret: text().notNull(),
+    status: text({ enum: ["active", "failing"] })
+      .notNull()
+      .default("active"),
+    createdAt: text().notNull(),
+    /** The newest event when the subscription was created: it receives the events after this one. */
+    lastEventId: integer().notNull().default(0),
+  },
+  // Failing subscriptions only: fan-out counts their backlog.
+  (t) => [index("webhooks_failing_idx").on(t.status).where(sql`${t.status} = 'failing'`)],
+);
+
+/**
+ * The event types each subscription wants (`*` for all), one row each: fan-out
+ * finds the subscriptions of an event by its type, so one that does not want it costs nothing.
+ */
+export const webhookEventTypes = sqliteTable(
+  "webhook_event_types",
+  {
+    type: text().notNull(),
+    webhookId: integer()
+      .notNull()
+      .references(() => webhooks.id, { onDelete: "cascade" }),
+  },
+  (t) => [primaryKey({ columns: [t.type, t.webhookId] }), index("webhook_event_types_webhook_id_idx").on(t.webhookId)],
+);
+
+/**
+ * The fan-out cursor, one row (id 1): deliveries exist for every wanted event
+ * with id <= `lastEventId` (src/services/webhooks/fan-out.ts).
+ */
+export const webhookFanout = sqliteTable(
+  "webhook_fanout",
+  {
+    id: integer().primaryKey(),
+    lastEventId: integer().notNull(),
+  },
+  (t) => [check("webhook_fanout_one_row", sql`${t.id} = 1`)],
+);
 
 export const webhookDeliveries = sqliteTable(
   "webhook_deliveries",
@@ -182,5 +230,7 @@ export const webhookDeliveries = sqliteTable(
     // The head of a subscription's queue: its pending delivery with the lowest event id.
     index("webhook_deliveries_webhook_status_event_idx").on(t.webhookId, t.status, t.eventId),
     uniqueIndex("webhook_deliveries_webhook_event_unique").on(t.webhookId, t.eventId),
+    // Deleting an event checks its deliveries (foreign key); retention finds the oldest one referred to.
+    index("webhook_deliveries_event_id_idx").on(t.eventId),
   ],
 );

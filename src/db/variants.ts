@@ -4,13 +4,16 @@
  * each built on first use and then kept for the process (STYLE.md §5).
  */
 
+/** Every `variants` family of the process, as "build every combination" functions (query-plan tests). */
+const families: (() => unknown[])[] = [];
+
 /**
  * `build(...flags)` memoised per combination of `flags`, for the life of the process.
  * @example const listQuery = variants((byStatus: boolean) => qb.select().from(pets).where(byStatus ? … : undefined).prepare());
  */
 export function variants<F extends boolean[], Q>(build: (...flags: F) => Q): (...flags: F) => Q {
   const built = new Map<string, Q>();
-  return (...flags) => {
+  const get = (...flags: F) => {
     const key = flags.map((flag) => (flag ? "1" : "0")).join("");
     let query = built.get(key);
     if (query === undefined) {
@@ -19,4 +22,15 @@ export function variants<F extends boolean[], Q>(build: (...flags: F) => Q): (..
     }
     return query;
   };
+  families.push(() =>
+    Array.from({ length: 2 ** build.length }, (_, combination) =>
+      get(...(Array.from({ length: build.length }, (_, bit) => ((combination >> bit) & 1) === 1) as F)),
+    ),
+  );
+  return get;
+}
+
+/** Build every variant of every family defined so far (each flag combination), e.g. to plan them all. */
+export function buildAllVariants(): unknown[] {
+  return families.flatMap((all) => all());
 }

@@ -13,7 +13,7 @@ import type { Role } from "../domain/principal";
 import type { AppEnv } from "../lib/context";
 import { ApiError } from "../lib/errors";
 import { looksLikeApiKey, sha256Hex } from "../services/api-keys";
-import { verifyKey } from "../services/accounts.service";
+import { verifyKey } from "../services/key-verification";
 import type { KeyCache } from "../lib/key-cache";
 import { rateLimited } from "./rate-limit";
 

@@ -35,13 +35,6 @@ export interface NewApiKey extends ApiKey {
   key: string;
 }
 
-/** The verified caller of a key. */
-export interface KeyOwner {
-  accountId: number;
-  role: Role;
-  apiKeyId: number;
-}
-
 /** The columns of the Account representation. */
 const ACCOUNT = { id: accounts.id, name: accounts.name, email: accounts.email, role: accounts.role, createdAt: accounts.createdAt };
 /** The columns of the ApiKey representation. */
@@ -155,7 +148,10 @@ export async function findAccountByEmail(db: Database, email: string): Promise<A
   return account;
 }
 
-const anyStaffQuery = qb.select({ id: accounts.id }).from(accounts).where(eq(accounts.role, "staff")).limit(1).prepare();
+/** `role = 'staff'` as a literal, so that the partial index of staff accounts applies. */
+const isStaff = sql`${accounts.role} = 'staff'`;
+
+const anyStaffQuery = qb.select({ id: accounts.id }).from(accounts).where(isStaff).limit(1).prepare();
 
 /** True when at least one staff account exists. */
 export async function hasStaffAccount(db: Database): Promise<boolean> {
@@ -233,26 +229,6 @@ export async function revokeKey(db: Database, accountId: number, keyId: number, 
   if (rowsAffected !== 1) throw notFound("API key", keyId);
 }
 
-const verifyKeyQuery = qb
-  .update(apiKeys)
-  .set({ lastUsedAt: sql`${sql.placeholder("lastUsedAt")}` })
-  .where(and(eq(apiKeys.secretHash, sql.placeholder("secretHash")), isNull(apiKeys.revokedAt)))
-  .returning({
-    accountId: apiKeys.accountId,
-    role: sql`${qb.select({ role: accounts.role }).from(accounts).where(eq(accounts.id, apiKeys.accountId))}`.mapWith(accounts.role),
-    apiKeyId: apiKeys.id,
-  })
-  .prepare();
-
-/**
- * Verify a key by its SHA-256 hash and record its use (one round trip).
- * Returns null for unknown or revoked keys.
- */
-export async function verifyKey(db: Database, secretHash: string, now: Date): Promise<KeyOwner | null> {
-  const [owner] = await execute(db, verifyKeyQuery, { lastUsedAt: now.toISOString(), secretHash });
-  return owner ?? null;
-}
-
 /**
  * A new key of the account `role`/`name` (email `<name>@<role>.petstore.invalid`),
  * creating that account on first use. For operators (`npm run keys:create`) and tests.
@@ -272,7 +248,7 @@ export async function createOperatorKey(db: Database, role: Role, name: string, 
 const staffOrEmail = qb
   .select({ n: count().as("n") })
   .from(accounts)
-  .where(or(eq(accounts.role, "staff"), eq(accounts.emailKey, sql.placeholder("emailKey"))))
+  .where(or(isStaff, eq(accounts.emailKey, sql.placeholder("emailKey"))))
   .as("taken");
 
 /** The bootstrap staff account and its key (placeholders `email`, `emailKey`, `createdAt`, `prefix`, `secretHash`). */

@@ -31,23 +31,25 @@ const itemColumns = { petId: inventory.petId, quantity: inventory.quantity, stat
 /**
  * The list query for one combination of filters (placeholders `afterPetId`,
  * `limit`, and `status`, `petIds` (a JSON array) when filtered): a fixed query
- * per combination, built once per process. The pets are
- * matched through `json_each`, so any number of them binds to one prepared
- * query; SQLite still looks each one up by primary key, as with `IN (?, …)`.
+ * per combination, built once per process. A page walks `pets` in id order
+ * (by primary key, or the (status, id) index) and looks each entry up by its
+ * key, so it reads about what it returns. The pets are matched through
+ * `json_each`, so any number of them binds to one prepared query; SQLite still
+ * looks each one up by primary key, as with `IN (?, …)`.
  */
 const listQuery = variants((byStatus: boolean, byPets: boolean) =>
   qb
     .select(itemColumns)
-    .from(inventory)
-    .innerJoin(pets, eq(pets.id, inventory.petId))
+    .from(pets)
+    .innerJoin(inventory, eq(inventory.petId, pets.id))
     .where(
       and(
-        gt(inventory.petId, sql.placeholder("afterPetId")),
+        gt(pets.id, sql.placeholder("afterPetId")),
         byStatus ? eq(pets.status, sql.placeholder("status")) : undefined,
-        byPets ? sql`${inventory.petId} in (select value from json_each(${sql.placeholder("petIds")}))` : undefined,
+        byPets ? sql`${pets.id} in (select value from json_each(${sql.placeholder("petIds")}))` : undefined,
       ),
     )
-    .orderBy(inventory.petId)
+    .orderBy(pets.id)
     .limit(sql.placeholder("limit"))
     .prepare(),
 );

@@ -1,17 +1,22 @@
 /**
- * Retention (API.md §6): events and revoked API keys older than
- * `EVENT_RETENTION_DAYS` are deleted in bounded rounds (one write batch of at
- * most `PRUNE_BATCH` rows per table; at most `MAX_ROUNDS` per run), run hourly
- * by each runtime's scheduler (Node: `scheduleRetention`; Workers: a Cron
- * Trigger). The newest event and every event a delivery refers to are kept, so
- * `/events` can tell an expired cursor (docs/architecture.md, "Retention").
+ * Retention (docs/api.md, "Events"): events and revoked API keys older than
+ * `EVENT_RETENTION_DAYS`, and stored idempotent responses older than 24 h, are
+ * deleted in bounded rounds (one write batch of at most `PRUNE_BATCH` rows per
+ * table; at most `MAX_ROUNDS` per run), run hourly by each runtime's scheduler
+ * (Node: `scheduleRetention`; Workers: a Cron Trigger). Events go as a prefix
+ * of the log by id, never from its middle; the newest event and every event a
+ * delivery refers to are kept, so `/events` can tell an expired cursor
+ * (docs/architecture.md, "Retention").
  */
 import { and, inArray, lt, sql } from "drizzle-orm";
 import type { AppConfig } from "../config";
 import type { Database } from "../db/client";
 import { qb } from "../db/client";
 import { run, plan, statement } from "../db/plan";
-import { apiKeys, events, webhookDeliveries } from "../db/schema";
+import { apiKeys, events, idempotencyKeys, webhookDeliveries } from "../db/schema";
+import { IDEMPOTENCY_TTL_MS } from "./idempotency.service";
+import { pruneFinishedDeliveries } from "./webhooks/dispatch";
+import { retentionStart } from "./webhooks/schedule";
 
 /** Most rows one statement deletes. */
 export const PRUNE_BATCH = 500;
@@ -25,17 +30,38 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /** The oldest `PRUNE_BATCH` events (rowid order = commit order). */
 const oldestEvents = qb.select({ id: events.id }).from(events).orderBy(events.id).limit(PRUNE_BATCH);
 
-/** Of the oldest events, those before `before` — never the newest event, never one a delivery refers to. */
+/** The oldest `PRUNE_BATCH + 1` events with their times: the window in which the first event to keep is looked for. */
+const window = qb
+  .select({ id: events.id, occurredAt: events.occurredAt })
+  .from(events)
+  .orderBy(events.id)
+  .limit(PRUNE_BATCH + 1)
+  .as("log_head");
+
+/**
+ * The oldest events up to (not including) the first one at or after `before`:
+ * a prefix of the log by id, even where times are not in id order (several
+ * processes commit events). Never the newest event, never one a delivery refers to.
+ */
 const pruneEvents = qb
   .delete(events)
   .where(
     and(
       inArray(events.id, oldestEvents),
-      lt(events.occurredAt, sql.placeholder("before")),
+      lt(
+        events.id,
+        sql`coalesce((SELECT min(${window.id}) FROM ${window} WHERE ${window.occurredAt} >= ${sql.placeholder("before")}), ${Number.MAX_SAFE_INTEGER})`,
+      ),
       lt(events.id, sql`(SELECT max(${events.id}) FROM ${events})`),
       lt(events.id, sql`coalesce((SELECT min(${webhookDeliveries.eventId}) FROM ${webhookDeliveries}), ${Number.MAX_SAFE_INTEGER})`),
     ),
   )
+  .prepare();
+
+/** Up to `PRUNE_BATCH` stored idempotent responses (and abandoned claims) made before `storedBefore`. */
+const pruneIdempotencyKeys = qb
+  .delete(idempotencyKeys)
+  .where(sql`rowid in (select rowid from ${idempotencyKeys} where ${idempotencyKeys.createdAt} < ${sql.placeholder("storedBefore")} limit ${PRUNE_BATCH})`)
   .prepare();
 
 /** Up to `PRUNE_BATCH` keys revoked before `before`. */
@@ -53,30 +79,43 @@ const pruneRevokedKeys = qb
   )
   .prepare();
 
-const round = plan({ events: statement(pruneEvents), keys: statement(pruneRevokedKeys) });
+const round = plan({
+  events: statement(pruneEvents),
+  keys: statement(pruneRevokedKeys),
+  idempotency: statement(pruneIdempotencyKeys),
+  deliveries: statement(pruneFinishedDeliveries),
+});
 
 /** What one retention run deleted. */
 export interface RetentionReport {
   events: number;
   keys: number;
+  /** Stored idempotent responses. */
+  idempotency: number;
+  /** Finished webhook deliveries (7 days; dispatch runs prune them too). */
+  deliveries: number;
   rounds: number;
 }
 
 /**
- * Delete events and revoked keys older than `retentionDays` before `now`, in
- * at most `MAX_ROUNDS` rounds of at most `PRUNE_BATCH` rows per table.
+ * Delete events and revoked keys older than `retentionDays` before `now`, and
+ * idempotent responses older than 24 h, in at most `MAX_ROUNDS` rounds of at
+ * most `PRUNE_BATCH` rows per table.
  * @returns the rows deleted and the rounds run.
  * @throws the driver's error when the database fails (nothing of that round is deleted).
  */
 export async function pruneExpired(db: Database, retentionDays: number, now: Date): Promise<RetentionReport> {
   const before = new Date(now.getTime() - retentionDays * DAY_MS).toISOString();
-  const report: RetentionReport = { events: 0, keys: 0, rounds: 0 };
+  const storedBefore = new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString();
+  const report: RetentionReport = { events: 0, keys: 0, idempotency: 0, deliveries: 0, rounds: 0 };
   while (report.rounds < MAX_ROUNDS) {
-    const result = await run(db, round, { before });
+    const result = await run(db, round, { before, storedBefore, finishedBefore: retentionStart(now).toISOString() });
     report.rounds += 1;
     report.events += result.events.rowsAffected;
     report.keys += result.keys.rowsAffected;
-    if (result.events.rowsAffected < PRUNE_BATCH && result.keys.rowsAffected < PRUNE_BATCH) break;
+    report.idempotency += result.idempotency.rowsAffected;
+    report.deliveries += result.deliveries.rowsAffected;
+    if (Math.max(result.events.rowsAffected, result.keys.rowsAffected, result.idempotency.rowsAffected, result.deliveries.rowsAffected) < PRUNE_BATCH) break;
   }
   return report;
 }

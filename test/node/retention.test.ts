@@ -58,7 +58,7 @@ describe("pruning events", () => {
     const recent = (await eventIds(t)).at(-1)!;
     clock.advanceDays(11);
 
-    expect(await pruneExpired(t.db, 30, clock.now())).toEqual({ events: 3, keys: 0, rounds: 1 });
+    expect(await pruneExpired(t.db, 30, clock.now())).toEqual({ events: 3, keys: 0, idempotency: 0, deliveries: 0, rounds: 1 });
     expect(await eventIds(t)).toEqual([recent]);
 
     const fromStart = await api.get("/events?after=0", staff);
@@ -108,10 +108,43 @@ describe("pruning events", () => {
       await t.db.insert(events).values(rows);
     }
     clock.advanceDays(31);
-    expect(await pruneExpired(t.db, 30, clock.now())).toEqual({ events: PRUNE_BATCH * MAX_ROUNDS, keys: 0, rounds: MAX_ROUNDS });
+    expect(await pruneExpired(t.db, 30, clock.now())).toEqual({ events: PRUNE_BATCH * MAX_ROUNDS, keys: 0, idempotency: 0, deliveries: 0, rounds: MAX_ROUNDS });
     // The next run finishes the job, keeping the newest event.
-    expect(await pruneExpired(t.db, 30, clock.now())).toEqual({ events: 299, keys: 0, rounds: 1 });
+    expect(await pruneExpired(t.db, 30, clock.now())).toEqual({ events: 299, keys: 0, idempotency: 0, deliveries: 0, rounds: 1 });
     expect(await eventIds(t)).toHaveLength(1);
+  });
+});
+
+describe("the log stays whole", () => {
+  it("deletes a prefix of the log by id: an old event after a younger one waits, so a cursor sees every later event or gets 410", async () => {
+    const { clock, t } = await setup("2026-09-01T10:00:00Z");
+    const day = (d: number) => new Date(clock.ms + d * DAY).toISOString();
+    // Several processes commit events: times need not follow ids (ids 1–2 old, 3 young, 4–6 old, 7 young).
+    const times = [day(0), day(0), day(20), day(0), day(0), day(0), day(25)];
+    await t.db.insert(events).values(times.map((occurredAt) => ({ type: "category.created" as const, occurredAt, data: "{}" })));
+    const ids = await eventIds(t);
+    clock.advanceDays(31);
+    expect((await pruneExpired(t.db, 30, clock.now())).events).toBe(2);
+    expect(await eventIds(t)).toEqual(ids.slice(2));
+    const api = await connect(t);
+    const after2 = await api.get(`/events?after=${ids[1]}`, { key: t.staffKey });
+    expect(after2.body.map((e: { id: number }) => e.id)).toEqual(ids.slice(2));
+  });
+});
+
+describe("pruning idempotent responses", () => {
+  it("deletes stored responses 24 h after their request; younger ones still replay", async () => {
+    const { api, clock, t } = await setup("2026-09-01T10:00:00Z");
+    const staff = { key: t.staffKey };
+    const first = await api.post("/categories", { name: "Once" }, { ...staff, headers: { "Idempotency-Key": "old-key" } });
+    expect(first.status).toBe(201);
+    clock.ms += 20 * 60 * 60 * 1000;
+    expect((await api.post("/categories", { name: "Twice" }, { ...staff, headers: { "Idempotency-Key": "young-key" } })).status).toBe(201);
+    clock.ms += 5 * 60 * 60 * 1000;
+
+    expect((await pruneExpired(t.db, 30, clock.now())).idempotency).toBe(1);
+    const replay = await api.post("/categories", { name: "Twice" }, { ...staff, headers: { "Idempotency-Key": "young-key" } });
+    expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
   });
 });
 

@@ -108,10 +108,16 @@ async function start(): Promise<Rig> {
 /** A subscription inserted behind this process's back, as another process (or Worker isolate) would create it. */
 async function subscribeElsewhere(db: Database, url: string, events: string[]): Promise<string> {
   const secret = generateWebhookSecret();
-  await db.$client.execute({
-    sql: "INSERT INTO webhooks (url, events, secret, status, created_at, last_event_id) VALUES (?, ?, ?, 'active', ?, (SELECT coalesce(max(id), 0) FROM events))",
-    args: [url, JSON.stringify(events), secret, new Date().toISOString()],
-  });
+  await db.$client.batch(
+    [
+      {
+        sql: "INSERT INTO webhooks (url, events, secret, status, created_at, last_event_id) VALUES (?, ?, ?, 'active', ?, (SELECT coalesce(max(id), 0) FROM events))",
+        args: [url, JSON.stringify(events), secret, new Date().toISOString()],
+      },
+      { sql: "INSERT INTO webhook_event_types (type, webhook_id) SELECT value, last_insert_rowid() FROM json_each(?)", args: [JSON.stringify(events)] },
+    ],
+    "write",
+  );
   return secret;
 }
 

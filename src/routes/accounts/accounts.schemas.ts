@@ -32,7 +32,7 @@ export const ApiKeySchema = z
       .openapi({ description: 'The key\'s label: "default" unless one was given (null on keys made unnamed before names defaulted).' }),
     prefix: z.string().openapi({ description: "The first characters of the secret, for recognising it.", example: "psk_Ab12Cd" }),
     createdAt: timestamp,
-    lastUsedAt: timestamp.nullable().openapi({ description: "Last time the key authenticated a request (updated at most every 30 s)." }),
+    lastUsedAt: timestamp.nullable().openapi({ description: "Last time the key authenticated a request, to within a minute (written at most once a minute)." }),
   })
   .openapi("ApiKey");
 

@@ -34,7 +34,8 @@ export const remove: RouteHandler<typeof routes.remove, AppEnv> = async (c) => {
 export const deliveries: RouteHandler<typeof routes.deliveries, AppEnv> = async (c) => {
   const { webhookId } = c.req.valid("param");
   const { limit = DEFAULT_PAGE_SIZE, cursor, status } = c.req.valid("query");
-  const page = toPage(await listDeliveries(c.get("db"), { webhookId, afterId: decodeCursor(cursor), limit: limit + 1, status }), limit);
+  const rows = await listDeliveries(c.get("db"), { webhookId, afterEventId: decodeCursor(cursor), limit: limit + 1, status });
+  const page = toPage(rows, limit, (delivery) => delivery.eventId);
   setNextLink(c, page.nextCursor);
   return c.json(page.items, 200);
 };

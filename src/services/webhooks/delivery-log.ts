@@ -6,6 +6,7 @@ import { and, eq, gt, sql } from "drizzle-orm";
 import { qb, type Database } from "../../db/client";
 import { plan, read, statement, type PlanResults } from "../../db/plan";
 import { events as eventLog, webhookDeliveries, webhooks } from "../../db/schema";
+import { variants } from "../../db/variants";
 import { notFound } from "../../lib/errors";
 import type { EventType } from "../events.service";
 import { DELIVERY_ERRORS, type DeliveryError } from "./delivery";
@@ -32,46 +33,57 @@ export interface WebhookDelivery {
 
 const d = webhookDeliveries;
 
-/** Whether the subscription exists, and its deliveries after `afterId` (in `status` unless that is NULL), in one snapshot. */
-const logPage = plan({
-  subscription: statement(
-    qb
-      .select({ id: webhooks.id })
-      .from(webhooks)
-      .where(eq(webhooks.id, sql.placeholder("webhookId")))
-      .prepare(),
-  ),
-  deliveries: statement(
-    qb
-      .select({
-        id: d.id,
-        webhookId: d.webhookId,
-        eventId: d.eventId,
-        eventType: eventLog.type,
-        status: d.status,
-        attempts: d.attempts,
-        nextAttemptAt: d.nextAttemptAt,
-        lastAttemptAt: d.lastAttemptAt,
-        lastStatusCode: d.lastStatusCode,
-        lastError: d.lastError,
-        deliveredAt: d.deliveredAt,
-      })
-      .from(d)
-      .innerJoin(eventLog, eq(eventLog.id, d.eventId))
-      .where(
-        and(
-          eq(d.webhookId, sql.placeholder("webhookId")),
-          gt(d.id, sql.placeholder("afterId")),
-          sql`(${sql.placeholder("status")} IS NULL OR ${d.status} = ${sql.placeholder("status")})`,
-        ),
-      )
-      .orderBy(d.id)
-      .limit(sql.placeholder("limit"))
-      .prepare(),
-  ),
-});
+/** The columns of a delivery log entry. */
+const LOG_COLUMNS = {
+  id: d.id,
+  webhookId: d.webhookId,
+  eventId: d.eventId,
+  eventType: eventLog.type,
+  status: d.status,
+  attempts: d.attempts,
+  nextAttemptAt: d.nextAttemptAt,
+  lastAttemptAt: d.lastAttemptAt,
+  lastStatusCode: d.lastStatusCode,
+  lastError: d.lastError,
+  deliveredAt: d.deliveredAt,
+};
 
-type DeliveryRow = PlanResults<typeof logPage.steps>["deliveries"][number];
+/**
+ * Whether the subscription exists, and its deliveries with event id >
+ * `afterEventId` (in `status` when `byStatus`), in one snapshot. A page walks
+ * the (webhook_id, event_id) or (webhook_id, status, event_id) index in its own
+ * order: a subscription's deliveries are created in event order, so event
+ * order is id order.
+ */
+const logPage = variants((byStatus: boolean) =>
+  plan({
+    subscription: statement(
+      qb
+        .select({ id: webhooks.id })
+        .from(webhooks)
+        .where(eq(webhooks.id, sql.placeholder("webhookId")))
+        .prepare(),
+    ),
+    deliveries: statement(
+      qb
+        .select(LOG_COLUMNS)
+        .from(d)
+        .innerJoin(eventLog, eq(eventLog.id, d.eventId))
+        .where(
+          and(
+            eq(d.webhookId, sql.placeholder("webhookId")),
+            byStatus ? eq(d.status, sql.placeholder("status")) : undefined,
+            gt(d.eventId, sql.placeholder("afterEventId")),
+          ),
+        )
+        .orderBy(d.eventId)
+        .limit(sql.placeholder("limit"))
+        .prepare(),
+    ),
+  }),
+);
+
+type DeliveryRow = PlanResults<ReturnType<typeof logPage>["steps"]>["deliveries"][number];
 
 function toDelivery(row: DeliveryRow): WebhookDelivery {
   const out: WebhookDelivery = {
@@ -91,20 +103,20 @@ function toDelivery(row: DeliveryRow): WebhookDelivery {
   return out;
 }
 
-/** Which page of a delivery log: deliveries with id > `afterId`, at most `limit`, only in `status` when given. */
+/** Which page of a delivery log: deliveries with event id > `afterEventId`, at most `limit`, only in `status` when given. */
 export interface DeliveryPage {
   webhookId: number;
-  afterId: number;
+  afterEventId: number;
   limit: number;
   status?: DeliveryStatus;
 }
 
 /**
- * A page of a subscription's deliveries, ascending by id (i.e. in event order). One round trip.
+ * A page of a subscription's deliveries, ascending by event id (i.e. by id). One round trip.
  * @throws ApiError 404 when the subscription does not exist.
  */
 export async function listDeliveries(db: Database, page: DeliveryPage): Promise<WebhookDelivery[]> {
-  const { subscription, deliveries } = await read(db, logPage, { ...page, status: page.status ?? null });
+  const { subscription, deliveries } = await read(db, logPage(page.status !== undefined), { ...page, status: page.status ?? null });
   if (subscription.length === 0) throw notFound("Webhook", page.webhookId);
   return deliveries.map(toDelivery);
 }

@@ -1,6 +1,7 @@
 /**
- * A webhook dispatch run (API.md §6: at least once, in order per
- * subscription): prune old finished deliveries, fan out new events
+ * A webhook dispatch run (docs/webhooks.md: at least once, in order per
+ * subscription): ask whether anything is due and stop if not; else prune old
+ * finished deliveries, fan out new events
  * (./fan-out.ts), then attempt the due queue heads (./delivery.ts) in rounds of
  * up to `HEAD_LIMIT` (claim in one batch, send at once, record in one batch,
  * yield) until none is due. `WebhookDispatcher` runs these for one runtime
@@ -12,10 +13,11 @@ import { alias } from "drizzle-orm/sqlite-core";
 import type { AppConfig } from "../../config";
 import { qb, type Database } from "../../db/client";
 import { execute, plan, run, statement, type ResultOf } from "../../db/plan";
-import { events, webhookDeliveries, webhooks } from "../../db/schema";
+import { variants } from "../../db/variants";
+import { events, webhookDeliveries, webhookFanout, webhooks } from "../../db/schema";
 import { loggableError } from "../../lib/errors";
 import { attemptAll, claim, type FetchFn, type Head } from "./delivery";
-import { fanOut, fanOutRange, yieldToEventLoop } from "./fan-out";
+import { fanOut, fanOutRange, skipTo, yieldToEventLoop } from "./fan-out";
 import type { SubscribedTypes } from "./interest";
 import { retentionStart } from "./schedule";
 
@@ -59,24 +61,48 @@ const d = webhookDeliveries;
 /** A subscription's queue, looked up from its head (correlated subquery alias). */
 const queue = alias(webhookDeliveries, "p");
 
+/**
+ * Is anything due? With subscriptions, whether events are left to fan out or a
+ * pending delivery is due at `now`: one indexed look at each, a few rows in all
+ * (an idle poll's whole cost).
+ */
+/**
+ * Is anything due? Events left to fan out (after the cursor), or a pending
+ * delivery due at `now`: one indexed look at each, three rows read in all (an
+ * idle poll's whole cost). With `learning`, also whether any subscription
+ * exists (one more row), so that a process can learn that nobody subscribes
+ * without a run.
+ */
+const anythingDue = variants((learning: boolean) =>
+  qb
+    .select({
+      subscribed: learning ? sql<number | null>`EXISTS (SELECT 1 FROM ${webhooks})` : sql<number | null>`NULL`,
+      due: sql<number>`EXISTS (SELECT 1 FROM ${events} WHERE ${events.id} > ${webhookFanout.lastEventId})
+        OR EXISTS (SELECT 1 FROM ${d} WHERE ${d.status} = 'pending' AND ${d.nextAttemptAt} <= ${sql.placeholder("now")})`,
+    })
+    .from(webhookFanout)
+    .where(eq(webhookFanout.id, 1))
+    .prepare(),
+);
+
 /** The start of a run: retention, the fan-out range, and what the subscriptions want. */
+/** Up to `PRUNE_BATCH` finished deliveries that finished before `finishedBefore`, found through the (status, next_attempt_at) index. */
+export const pruneFinishedDeliveries = qb
+  .delete(d)
+  .where(
+    inArray(
+      d.id,
+      qb
+        .select({ id: d.id })
+        .from(d)
+        .where(and(inArray(d.status, ["delivered", "failed"]), lt(d.nextAttemptAt, sql.placeholder("finishedBefore"))))
+        .limit(PRUNE_BATCH),
+    ),
+  )
+  .prepare();
+
 const start = plan({
-  /** Up to `PRUNE_BATCH` finished deliveries that finished before `before`, found through the (status, next_attempt_at) index. */
-  prune: statement(
-    qb
-      .delete(d)
-      .where(
-        inArray(
-          d.id,
-          qb
-            .select({ id: d.id })
-            .from(d)
-            .where(and(inArray(d.status, ["delivered", "failed"]), lt(d.nextAttemptAt, sql.placeholder("before"))))
-            .limit(PRUNE_BATCH),
-        ),
-      )
-      .prepare(),
-  ),
+  prune: statement(pruneFinishedDeliveries),
   range: statement(fanOutRange),
   subscriptions: statement(qb.select({ events: webhooks.events }).from(webhooks).prepare()),
 });
@@ -139,12 +165,19 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
   const stop = () => signal?.aborted === true || now().getTime() >= deadline;
 
   const mark = options.interest?.mark();
-  const { range, subscriptions } = await run(db, start, { before: retentionStart(first).toISOString() });
+  const [probe] = await execute(db, anythingDue(options.interest?.stale() === true), { now: first.toISOString() });
+  if (probe?.subscribed === 0 && mark) options.interest?.learn(mark, []);
+  if (!probe?.due) return report;
+  const { range, subscriptions } = await run(db, start, { finishedBefore: retentionStart(first).toISOString() });
   const lists = subscriptions.map((s) => s.events);
   if (mark) options.interest?.learn(mark, lists);
-  if (subscriptions.length === 0) return report; // deliveries go with their subscription: nothing is pending
-  const [{ maxEvent, minCursor } = { maxEvent: 0, minCursor: null }] = range;
-  report.queued = await fanOut(db, { from: minCursor, to: maxEvent, maxPendingPerFailing: config.webhooks.maxPendingPerFailing, now, stop });
+  const [{ maxEvent, from } = { maxEvent: 0, from: null }] = range;
+  // Deliveries go with their subscription: without one, nothing is pending, and the cursor skips the events.
+  if (subscriptions.length === 0) {
+    await skipTo(db, maxEvent);
+    return report;
+  }
+  report.queued = await fanOut(db, { from, to: maxEvent, maxPendingPerFailing: config.webhooks.maxPendingPerFailing, now, stop });
 
   while (budget > 0 && !stop()) {
     const at = now();

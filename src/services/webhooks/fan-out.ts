@@ -1,33 +1,39 @@
 /**
- * Fan-out of events into deliveries (API.md §6). Each subscription has a
- * cursor `last_event_id`; one write batch inserts a `webhook_deliveries` row for
- * every (subscription, event) with `last_event_id < event.id <= upTo` whose
- * type it wants, then moves the cursors to `upTo`. Event ids follow commit
- * order, so every wanted event gets exactly one row (`UNIQUE (webhook_id,
- * event_id)` backs this up). A `failing` subscription gets rows only while it
- * has fewer than `maxPending` pending. Batches cover at most
- * `FANOUT_STEP_EVENTS` events; the run yields between them.
+ * Fan-out of events into deliveries (docs/webhooks.md). One cursor
+ * (`webhook_fanout`) marks the events fanned out; one write batch inserts a
+ * `webhook_deliveries` row for every (subscription, event) with
+ * `from < event.id <= upTo` whose type the subscription wants and that came
+ * after the subscription (`webhooks.last_event_id`), then moves the cursor to
+ * `upTo`: one row written per batch, whatever the number of subscriptions.
+ * Event ids follow commit order, so every wanted event gets exactly one row
+ * (`UNIQUE (webhook_id, event_id)` backs this up). A `failing` subscription
+ * gets rows only while it has fewer than `maxPending` pending. Batches cover at
+ * most `FANOUT_STEP_EVENTS` events; the run yields between them.
  */
 import { and, eq, gt, inArray, lt, lte, ne, or, sql } from "drizzle-orm";
 import { qb, type Database } from "../../db/client";
 import { plan, run, statement } from "../../db/plan";
-import { events, webhookDeliveries, webhooks } from "../../db/schema";
+import { events, webhookDeliveries, webhookEventTypes, webhookFanout, webhooks } from "../../db/schema";
 
 /** Events fanned out per write batch: at most 50 subscriptions × 10 = 500 rows. */
 const FANOUT_STEP_EVENTS = 10;
 
 const d = webhookDeliveries;
 
-/** Pending deliveries per `failing` subscription. */
+/** Pending deliveries per `failing` subscription (the partial index of failing subscriptions finds them). */
 const backlog = qb.$with("backlog").as(
   qb
     .select({ webhookId: d.webhookId, pending: sql<number>`count(*)`.as("pending") })
     .from(d)
-    .where(and(eq(d.status, "pending"), inArray(d.webhookId, qb.select({ id: webhooks.id }).from(webhooks).where(eq(webhooks.status, "failing")))))
+    .where(and(eq(d.status, "pending"), inArray(d.webhookId, qb.select({ id: webhooks.id }).from(webhooks).where(sql`${webhooks.status} = 'failing'`))))
     .groupBy(d.webhookId),
 );
 
-/** Every (subscription, event) with `last_event_id < event.id <= upTo` whose type the subscription wants, numbered per subscription. */
+/**
+ * Every (subscription, event) with `from < event.id <= upTo`, after the
+ * subscription's start, whose type it wants (found by type, so the others are
+ * not read), numbered per subscription.
+ */
 const wanted = qb.$with("wanted").as(
   qb
     .select({
@@ -37,22 +43,34 @@ const wanted = qb.$with("wanted").as(
       pending: sql<number>`coalesce(${backlog.pending}, 0)`.as("pending"),
       position: sql<number>`row_number() OVER (PARTITION BY ${webhooks.id} ORDER BY ${events.id})`.as("position"),
     })
-    .from(webhooks)
-    .innerJoin(events, and(gt(events.id, webhooks.lastEventId), lte(events.id, sql.placeholder("upTo"))))
+    .from(events)
+    .innerJoin(webhookEventTypes, sql`${webhookEventTypes.type} IN (${events.type}, '*')`)
+    .innerJoin(webhooks, and(eq(webhooks.id, webhookEventTypes.webhookId), gt(events.id, webhooks.lastEventId)))
     .leftJoin(backlog, eq(backlog.webhookId, webhooks.id))
-    .where(sql`${webhooks.events} = '["*"]' OR EXISTS (SELECT 1 FROM json_each(${webhooks.events}) j WHERE j.value = ${events.type})`),
+    .where(and(gt(events.id, sql.placeholder("from")), lte(events.id, sql.placeholder("upTo")))),
 );
 
-/** The newest event id and the lowest cursor (null without subscriptions): what is left to fan out. */
+/**
+ * What is left to fan out: the newest event id, and where fan-out resumes
+ * (null without subscriptions): after the cursor, or after the oldest
+ * subscription's start when that is later.
+ */
 export const fanOutRange = qb
   .select({
-    maxEvent: sql<number>`coalesce(max(${events.id}), 0)`,
-    minCursor: sql<number | null>`(SELECT min(${webhooks.lastEventId}) FROM ${webhooks})`,
+    maxEvent: sql<number>`coalesce((SELECT max(${events.id}) FROM ${events}), 0)`,
+    from: sql<number | null>`max(min(${webhooks.lastEventId}), (SELECT ${webhookFanout.lastEventId} FROM ${webhookFanout} WHERE ${webhookFanout.id} = 1))`,
   })
-  .from(events)
+  .from(webhooks)
   .prepare();
 
-/** One fan-out batch: the missing deliveries of events up to `upTo`, then the cursors moved there. */
+/** The cursor moved forward to `upTo` (never back). */
+const moveCursor = qb
+  .update(webhookFanout)
+  .set({ lastEventId: sql`${sql.placeholder("upTo")}` })
+  .where(and(eq(webhookFanout.id, 1), lt(webhookFanout.lastEventId, sql.placeholder("upTo"))))
+  .prepare();
+
+/** One fan-out batch: the missing deliveries of events in (`from`, `upTo`], then the cursor moved to `upTo`. */
 const fanning = plan({
   deliveries: statement(
     qb
@@ -81,18 +99,20 @@ const fanning = plan({
       .onConflictDoNothing({ target: [d.webhookId, d.eventId] })
       .prepare(),
   ),
-  cursors: statement(
-    qb
-      .update(webhooks)
-      .set({ lastEventId: sql`${sql.placeholder("upTo")}` })
-      .where(lt(webhooks.lastEventId, sql.placeholder("upTo")))
-      .prepare(),
-  ),
+  cursor: statement(moveCursor),
 });
+
+/** The cursor alone moved to `upTo`: events nobody subscribed to when they were fanned out. */
+const skipping = plan({ cursor: statement(moveCursor) });
+
+/** Move the fan-out cursor to `upTo` without fanning out (no subscription exists). One write batch; writes nothing when it is there. */
+export async function skipTo(db: Database, upTo: number): Promise<void> {
+  await run(db, skipping, { upTo });
+}
 
 /** What one fan-out covers (see `fanOut`). */
 export interface FanOutRange {
-  /** The lowest subscription cursor (null: no subscription, nothing to do). */
+  /** Where fan-out resumes (null: no subscription, nothing to do). */
   from: number | null;
   /** The newest event id. */
   to: number;
@@ -114,9 +134,10 @@ export const yieldToEventLoop = () => new Promise<void>((resolve) => setTimeout(
 export async function fanOut(db: Database, range: FanOutRange): Promise<number> {
   if (range.from === null) return 0;
   let queued = 0;
-  for (let upTo = range.from; upTo < range.to && !range.stop(); ) {
-    upTo = Math.min(range.to, upTo + FANOUT_STEP_EVENTS);
-    const { deliveries } = await run(db, fanning, { upTo, now: range.now().toISOString(), maxPending: range.maxPendingPerFailing });
+  for (let from = range.from; from < range.to && !range.stop(); ) {
+    const upTo = Math.min(range.to, from + FANOUT_STEP_EVENTS);
+    const { deliveries } = await run(db, fanning, { from, upTo, now: range.now().toISOString(), maxPending: range.maxPendingPerFailing });
+    from = upTo;
     queued += deliveries.rowsAffected;
     await yieldToEventLoop();
   }

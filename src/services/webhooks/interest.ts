@@ -45,12 +45,18 @@ export class SubscribedTypes {
     this.known = { ...mark, all: types.has("*"), types };
   }
 
+  /** True when nothing current is known: the next dispatch run should learn (`learn`). */
+  stale(): boolean {
+    const known = this.known;
+    return !known || known.changes !== subscriptionChanges() || this.clock() - known.at > this.maxAgeMs;
+  }
+
   /** True unless the knowledge is current and no subscription wants any of `types` (committed event types). */
   mayWant(types: Iterable<string>): boolean {
-    const known = this.known;
     const list = [...types];
     if (list.length === 0) return false;
-    if (!known || known.changes !== subscriptionChanges() || this.clock() - known.at > this.maxAgeMs) return true;
+    if (this.stale()) return true;
+    const known = this.known!;
     return known.all || list.some((type) => known.types.has(type));
   }
 }

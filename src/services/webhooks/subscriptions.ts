@@ -6,10 +6,10 @@
  * without credentials, ≤ 2000 characters; private hosts are refused unless
  * allowed (src/lib/private-address.ts; host names are checked at delivery).
  */
-import { count, eq, gt, lt, sql } from "drizzle-orm";
+import { and, count, eq, gt, inArray, lt, notExists, sql } from "drizzle-orm";
 import { qb, type Database } from "../../db/client";
-import { execute, plan, run, statement } from "../../db/plan";
-import { events as eventLog, webhookDeliveries, webhooks } from "../../db/schema";
+import { execute, guarded, plan, run, statement } from "../../db/plan";
+import { events as eventLog, webhookDeliveries, webhookEventTypes, webhooks } from "../../db/schema";
 import { ApiError, notFound } from "../../lib/errors";
 import { isPrivateHost } from "../../lib/private-address";
 import type { EventType } from "../events.service";
@@ -65,6 +65,29 @@ const insertSubscription = qb
   .returning(WEBHOOK)
   .prepare();
 
+/**
+ * Creating a subscription: the subscription (see `insertSubscription`), then,
+ * only if it was inserted, one row per wanted event type (the newest
+ * subscription is this one: the batch holds the write lock).
+ */
+const creation = plan({
+  subscription: statement(insertSubscription),
+  types: guarded((changed) =>
+    qb
+      .insert(webhookEventTypes)
+      .select(
+        qb
+          .select({
+            type: sql<string>`value`.as("type"),
+            webhookId: sql<number>`(SELECT max(${webhooks.id}) FROM ${webhooks})`.as("webhook_id"),
+          })
+          .from(sql`json_each(${sql.placeholder("events")})`)
+          .where(changed),
+      )
+      .prepare(),
+  ).after("subscription"),
+});
+
 const listSubscriptions = qb
   .select(WEBHOOK)
   .from(webhooks)
@@ -79,18 +102,51 @@ const subscriptionById = qb
   .where(eq(webhooks.id, sql.placeholder("id")))
   .prepare();
 
-/** A subscription and its delivery log, in one batch. */
+/** Most deliveries one removal round deletes. */
+export const REMOVAL_BATCH = 1000;
+
+/**
+ * One round of removing a subscription: up to `REMOVAL_BATCH` of its
+ * deliveries, then the subscription itself once none is left (so that the
+ * cascade never deletes an unbounded log in one statement).
+ */
 const removal = plan({
+  exists: statement(
+    qb
+      .select({ id: webhooks.id })
+      .from(webhooks)
+      .where(eq(webhooks.id, sql.placeholder("id")))
+      .prepare(),
+  ),
   deliveries: statement(
     qb
       .delete(webhookDeliveries)
-      .where(eq(webhookDeliveries.webhookId, sql.placeholder("id")))
+      .where(
+        inArray(
+          webhookDeliveries.id,
+          qb
+            .select({ id: webhookDeliveries.id })
+            .from(webhookDeliveries)
+            .where(eq(webhookDeliveries.webhookId, sql.placeholder("id")))
+            .limit(REMOVAL_BATCH),
+        ),
+      )
       .prepare(),
   ),
   subscription: statement(
     qb
       .delete(webhooks)
-      .where(eq(webhooks.id, sql.placeholder("id")))
+      .where(
+        and(
+          eq(webhooks.id, sql.placeholder("id")),
+          notExists(
+            qb
+              .select({ one: sql`1` })
+              .from(webhookDeliveries)
+              .where(eq(webhookDeliveries.webhookId, sql.placeholder("id"))),
+          ),
+        ),
+      )
       .prepare(),
   ),
 });
@@ -144,7 +200,9 @@ export async function createWebhook(
     throw new ApiError(400, "validation_error", "The request is invalid; see details.", [{ path: "body.url", message: problem }]);
   }
   const secret = generateWebhookSecret();
-  const [row] = await execute(db, insertSubscription, {
+  const {
+    subscription: [row],
+  } = await run(db, creation, {
     url: new URL(input.url).href,
     events: JSON.stringify([...new Set(input.events)]),
     secret,
@@ -176,12 +234,16 @@ export async function getWebhook(db: Database, webhookId: number): Promise<Webho
 }
 
 /**
- * Delete a subscription and its delivery log in one batch; nothing more is
- * delivered to it (an attempt already in flight may still arrive).
+ * Delete a subscription and its delivery log, in rounds of at most
+ * `REMOVAL_BATCH` deliveries (each one write batch); nothing more is delivered
+ * to it once it is gone (an attempt already in flight may still arrive).
  * @throws ApiError 404 when absent.
  */
 export async function deleteWebhook(db: Database, webhookId: number): Promise<void> {
-  const { subscription } = await run(db, removal, { id: webhookId });
-  if (subscription.rowsAffected !== 1) throw notFound("Webhook", webhookId);
+  for (;;) {
+    const { exists, subscription } = await run(db, removal, { id: webhookId });
+    if (exists.length === 0) throw notFound("Webhook", webhookId);
+    if (subscription.rowsAffected === 1) break;
+  }
   changes += 1;
 }

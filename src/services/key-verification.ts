@@ -1,0 +1,60 @@
+/**
+ * Verifying an API key (docs/api.md, "Keys"): who a key's SHA-256 hash
+ * belongs to, recording its use at most once a minute across processes and
+ * isolates (a conditional write that usually writes nothing).
+ */
+import { and, eq, isNull, sql } from "drizzle-orm";
+import { type Database, qb } from "../db/client";
+import { plan, run, statement } from "../db/plan";
+import { accounts, apiKeys } from "../db/schema";
+import type { Role } from "../domain/principal";
+
+/** The verified caller of a key. */
+export interface KeyOwner {
+  accountId: number;
+  role: Role;
+  apiKeyId: number;
+}
+
+/** How often a key's `lastUsedAt` is written at most, ms: within this, a verification writes nothing. */
+export const LAST_USED_INTERVAL_MS = 60_000;
+
+/**
+ * Verifying a key (placeholders `secretHash`, `now`, `staleBefore`): its use
+ * is recorded only when the last record is older than `staleBefore`, so that
+ * processes and isolates that each verify it write at most once a minute.
+ */
+const verification = plan({
+  touch: statement(
+    qb
+      .update(apiKeys)
+      .set({ lastUsedAt: sql`${sql.placeholder("now")}` })
+      .where(
+        and(
+          eq(apiKeys.secretHash, sql.placeholder("secretHash")),
+          isNull(apiKeys.revokedAt),
+          sql`(${apiKeys.lastUsedAt} is null or ${apiKeys.lastUsedAt} < ${sql.placeholder("staleBefore")})`,
+        ),
+      )
+      .prepare(),
+  ),
+  owner: statement(
+    qb
+      .select({ accountId: apiKeys.accountId, role: accounts.role, apiKeyId: apiKeys.id })
+      .from(apiKeys)
+      .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
+      .where(and(eq(apiKeys.secretHash, sql.placeholder("secretHash")), isNull(apiKeys.revokedAt)))
+      .prepare(),
+  ),
+});
+
+/**
+ * Verify a key by its SHA-256 hash and record its use at most once per
+ * `LAST_USED_INTERVAL_MS` (one round trip).
+ * Returns null for unknown or revoked keys.
+ */
+export async function verifyKey(db: Database, secretHash: string, now: Date): Promise<KeyOwner | null> {
+  const staleBefore = new Date(now.getTime() - LAST_USED_INTERVAL_MS).toISOString();
+  const { owner } = await run(db, verification, { now: now.toISOString(), staleBefore, secretHash });
+  return owner[0] ?? null;
+}
