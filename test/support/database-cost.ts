@@ -1,0 +1,343 @@
+/**
+ * Database cost at realistic size (docs/database-cost.md): a sqld with a
+ * generated dataset, and a meter that reads sqld's own counters (`rows_read`,
+ * `rows_written` of every Hrana statement result) off the app's HTTP traffic.
+ * Turso and D1 bill those rows (scanned, not returned), so the budgets of
+ * test/node/database-cost.test.ts are stated in them.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Client } from "@libsql/client";
+import { readMigrationFiles } from "drizzle-orm/migrator";
+import { startSqld, type SqldServer } from "../../scripts/sqld";
+import type { Database } from "../../src/db/client";
+import { applyMigrations, MIGRATIONS_FOLDER } from "../../src/db/migrate";
+import { openRemoteDatabase, type RequestFetch } from "../../src/db/remote";
+
+/** One statement as sqld ran it: its SQL and its counters. */
+export interface MeteredStatement {
+  sql: string;
+  rowsRead: number;
+  rowsWritten: number;
+  affectedRows: number;
+}
+
+/** What some work cost: the sums over its statements, and the statements. */
+export interface Cost {
+  rowsRead: number;
+  rowsWritten: number;
+  statements: MeteredStatement[];
+}
+
+interface HranaStmt {
+  sql?: string;
+  sql_id?: number;
+}
+interface HranaRequest {
+  type: string;
+  sql_id?: number;
+  sql?: string;
+  stmt?: HranaStmt;
+  batch?: { steps: { stmt: HranaStmt }[] };
+}
+interface HranaResult {
+  rows_read?: number;
+  rows_written?: number;
+  affected_row_count?: number;
+  step_results?: (HranaResult | null)[];
+}
+interface HranaAnswer {
+  baton?: string | null;
+  results?: { type: string; response?: { type: string; result?: HranaResult } }[];
+}
+
+/**
+ * Counts what sqld reports for every statement sent through `database()`
+ * handles. Work is measured one piece at a time (`measure`), so one log serves.
+ */
+export class CostMeter {
+  /** Every statement sent through the meter, in order. */
+  readonly log: MeteredStatement[] = [];
+  private readonly inFlight = new Set<Promise<unknown>>();
+  /** SQL texts a stream stored (`store_sql`), by the baton of its next request. */
+  private readonly stored = new Map<string, Map<number, string>>();
+
+  constructor(private readonly url: string) {}
+
+  /** `fetch` for a libSQL client: forwards, then pairs each statement of the request with its result. */
+  readonly fetch: RequestFetch = (request) => {
+    const done = this.forward(request);
+    this.inFlight.add(done);
+    void done.finally(() => this.inFlight.delete(done)).catch(() => {});
+    return done;
+  };
+
+  private async forward(request: Request): Promise<Response> {
+    const sent = request.method === "POST" ? await request.clone().text() : "";
+    const response = await fetch(request);
+    if (!sent || !response.ok) return response;
+    const { baton, requests = [] } = JSON.parse(sent) as { baton?: string | null; requests?: HranaRequest[] };
+    const sqls = (baton && this.stored.get(baton)) || new Map<number, string>();
+    if (baton) this.stored.delete(baton);
+    const answer = (await response.clone().json()) as HranaAnswer;
+    if (answer.baton) this.stored.set(answer.baton, sqls);
+    requests.forEach((req, i) => {
+      if (req.type === "store_sql" && req.sql_id !== undefined && req.sql !== undefined) sqls.set(req.sql_id, req.sql);
+      const result = answer.results?.[i]?.response?.result;
+      if (!result) return;
+      if (req.type === "execute" && req.stmt) this.record(req.stmt, result, sqls);
+      if (req.type === "batch" && req.batch) {
+        req.batch.steps.forEach((step, j) => {
+          const stepResult = result.step_results?.[j];
+          if (stepResult) this.record(step.stmt, stepResult, sqls);
+        });
+      }
+    });
+    return response;
+  }
+
+  private record(stmt: HranaStmt, result: HranaResult, stored: Map<number, string>): void {
+    this.log.push({
+      sql: stmt.sql ?? (stmt.sql_id === undefined ? undefined : stored.get(stmt.sql_id)) ?? `(stored SQL #${stmt.sql_id})`,
+      rowsRead: result.rows_read ?? 0,
+      rowsWritten: result.rows_written ?? 0,
+      affectedRows: result.affected_row_count ?? 0,
+    });
+  }
+
+  /** A new handle whose statements are counted (a new libSQL client, as the Worker builds per request). */
+  database(): Database {
+    return openRemoteDatabase(this.url, { fetch: this.fetch });
+  }
+
+  /** Wait until no request through the meter is in flight, including work started after a response. */
+  async settle(): Promise<void> {
+    for (let quiet = 0; quiet < 3; ) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (this.inFlight.size === 0) quiet += 1;
+      else {
+        quiet = 0;
+        await Promise.allSettled([...this.inFlight]);
+      }
+    }
+  }
+
+  /** Run `work`, wait for the traffic it started, and return its value with its cost. */
+  async measure<T>(work: () => Promise<T>): Promise<{ value: T; cost: Cost }> {
+    await this.settle();
+    const mark = this.log.length;
+    const value = await work();
+    await this.settle();
+    const statements = this.log.slice(mark);
+    const sum = (pick: (s: MeteredStatement) => number) => statements.reduce((total, s) => total + pick(s), 0);
+    return { value, cost: { rowsRead: sum((s) => s.rowsRead), rowsWritten: sum((s) => s.rowsWritten), statements } };
+  }
+}
+
+/** The `n` statements of `cost` that read or wrote most, one line each, for a failing budget's message. */
+export function costliest(cost: Cost, n = 3): string {
+  const top = [...cost.statements].sort((a, b) => b.rowsRead + b.rowsWritten - (a.rowsRead + a.rowsWritten)).slice(0, n);
+  return top.map((s) => `  read ${s.rowsRead} written ${s.rowsWritten}: ${s.sql.replace(/\s+/g, " ").slice(0, 400)}`).join("\n");
+}
+
+/** Sizes of the generated dataset at a scale factor (docs/database-cost.md: at least these at scale 1). */
+export function datasetSize(scale: number) {
+  const pets = Math.round(10_000 * scale);
+  return {
+    categories: 20,
+    pets: pets - (pets % 50),
+    orders: Math.round(20_000 * scale),
+    events: Math.round(50_000 * scale),
+    customers: Math.round(200 * scale),
+    revokedKeys: Math.round(100 * scale),
+    idempotencyKeys: Math.round(2_000 * scale),
+    /** Deliveries of subscription 1 (the long log), of 2, of each of 3–14 (all `["*"]`), and the window of 15–20 (a few types). */
+    windows: [17_500, 4_000, 7_700, 17_000].map((n) => Math.round(n * scale)),
+  };
+}
+
+/** Event types of subscriptions 15–20: none of them is written by placing an order. */
+const NARROW_INTERESTS = [
+  ["pet.created", "pet.deleted"],
+  ["category.created", "category.updated", "category.deleted"],
+  ["order.cancelled"],
+  ["pet.deleted"],
+  ["category.updated"],
+  ["pet.created"],
+];
+
+/** A deterministic pseudo-random integer in [0, 65536) of the SQL integer expression `x` (the high bits of a multiplicative hash). */
+const hash = (x: string, salt: number) => `((((${x}) + ${salt * 40503}) * 2654435761 % 4294967296) / 65536)`;
+/** `n` rows 1..n of column `i`. */
+const seq = (n: number) => `WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM seq WHERE i < ${n})`;
+/** RFC 3339 text of the Julian day expression `jd`, as the app stores times. */
+const ts = (jd: string) => `strftime('%Y-%m-%dT%H:%M:%fZ', ${jd})`;
+
+/**
+ * The SQL statements that fill a migrated database at `scale` (see `datasetSize`),
+ * every time relative to `now`: events spread over 60 days with a growing rate
+ * (age = 60 d × (1 − i/n)²), so retention has ~29 % of them to delete; most pets
+ * sold; 99.5 % of orders complete; deliveries for the last days of events, mostly
+ * delivered, a few hundred older than the 7 days they are kept.
+ */
+export function datasetStatements(scale: number, now: Date, hookUrl: (webhookId: number) => string): string[] {
+  const n = datasetSize(scale);
+  const nowJd = `julianday('${now.toISOString()}')`;
+  /** The time `days` × (1 − i/count)² before now. */
+  const aged = (i: string, count: number, days: number) => ts(`${nowJd} - ${days}.0 * (1.0 - ${i} * 1.0 / ${count}) * (1.0 - ${i} * 1.0 / ${count})`);
+  const customer = (x: string, salt: number) => `2 + ${hash(x, salt)} % ${n.customers}`;
+  const blocks = n.pets / 50;
+  const eventType = `CASE WHEN t < 70 THEN 'order.placed' WHEN t < 130 THEN 'inventory.updated' WHEN t < 170 THEN 'order.fulfilled' WHEN t < 186 THEN 'pet.updated'
+    WHEN t < 196 THEN 'pet.created' WHEN t < 198 THEN 'order.cancelled' WHEN t < 199 THEN 'category.updated' ELSE 'pet.deleted' END`;
+  const pet = (x: string) => `json_object('id', ${x}, 'name', 'Pet ' || ${x}, 'categoryId', 1 + ${x} % 20, 'status', 'sold')`;
+  const webhooks = Array.from({ length: 20 }, (_, k) => {
+    const interest = k < 14 ? ["*"] : NARROW_INTERESTS[k - 14]!;
+    return `(${k + 1}, '${hookUrl(k + 1)}', '${JSON.stringify(interest)}', 'whsec_${Buffer.alloc(32, k + 1).toString("base64")}', 'active', ${ts(`${nowJd} - 60`)}, ${n.events})`;
+  });
+  const [longLog, doomed, wide, narrow] = n.windows as [number, number, number, number];
+  const windows = Array.from({ length: 20 }, (_, k) => `(${k + 1}, ${k === 0 ? longLog : k === 1 ? doomed : k < 14 ? wide : narrow})`);
+  return [
+    `${seq(n.categories)} INSERT INTO categories (id, name, name_key, description, version) SELECT i, 'Category ' || i, 'category ' || i, 'Pets of kind ' || i, 1 FROM seq`,
+    `${seq(n.pets)} INSERT INTO pets (id, name, category_id, status, version)
+      SELECT i, 'Pet ' || i, 1 + ${hash("i", 1)} % 20, CASE WHEN i % 50 = 0 THEN 'pending' WHEN i % 50 < 5 THEN 'available' ELSE 'sold' END, 1 FROM seq`,
+    `INSERT INTO inventory (pet_id, quantity, version) SELECT id, CASE status WHEN 'available' THEN 1 + id % 5 ELSE 0 END, 1 FROM pets`,
+    `INSERT INTO accounts (id, name, email, email_key, role, created_at) VALUES (1, 'staff', 'staff@staff.petstore.invalid', 'staff@staff.petstore.invalid', 'staff', ${ts(`${nowJd} - 90`)})`,
+    `${seq(n.customers)} INSERT INTO accounts (id, name, email, email_key, role, created_at)
+      SELECT i + 1, 'Customer ' || i, 'customer' || i || '@example.com', 'customer' || i || '@example.com', 'customer', ${aged("i", n.customers + 1, 90)} FROM seq`,
+    `${seq(n.customers + n.revokedKeys)} INSERT INTO api_keys (account_id, name, prefix, secret_hash, created_at, last_used_at, revoked_at)
+      SELECT 2 + i % ${n.customers}, 'generated', 'psk_gen' || (i % 1000), printf('%064d', i), ${ts(`${nowJd} - 80`)},
+        CASE WHEN i <= ${n.customers} THEN ${ts(`${nowJd} - 1`)} END, CASE WHEN i > ${n.customers} THEN ${ts(`${nowJd} - 31 - i % 40`)} END FROM seq`,
+    `${seq(n.orders)} INSERT INTO orders (id, pet_id, account_id, quantity, ship_date, complete, created_at, version, placement_token)
+      SELECT i, CASE WHEN i % 200 = 0 THEN 50 * (1 + (i / 200) % ${blocks}) ELSE 50 * (${hash("i", 2)} % ${blocks}) + 5 + ${hash("i", 3)} % 45 END,
+        ${customer("i", 4)}, 1 + i % 3, CASE WHEN i % 200 <> 0 THEN ${aged("i", n.orders + 1, 60)} END, i % 200 <> 0, ${aged("i", n.orders + 1, 60)}, 1, 'generated-' || i FROM seq`,
+    `${seq(n.events)} INSERT INTO events (id, type, occurred_at, data)
+      SELECT i, type, ${aged("i", n.events, 60)}, CASE
+        WHEN type LIKE 'order.%' THEN json_object('id', 1 + i % ${n.orders}, 'petId', 5 + i % ${n.pets - 5}, 'quantity', 1, 'complete', json(CASE type WHEN 'order.fulfilled' THEN 'true' ELSE 'false' END))
+        WHEN type = 'inventory.updated' THEN json_object('petId', 5 + i % ${n.pets - 5}, 'quantity', 0, 'status', 'sold')
+        WHEN type LIKE 'category.%' THEN json_object('id', 1 + i % 20, 'name', 'Category ' || (1 + i % 20), 'description', 'Pets')
+        ELSE ${pet(`(5 + i % ${n.pets - 5})`)} END
+      FROM (SELECT i, ${eventType} AS type FROM (SELECT i, ${hash("i", 5)} % 200 AS t FROM seq))`,
+    `INSERT INTO webhooks (id, url, events, secret, status, created_at, last_event_id) VALUES ${webhooks.join(", ")}`,
+    `WITH win(id, n) AS (VALUES ${windows.join(", ")})
+      INSERT INTO webhook_deliveries (webhook_id, event_id, status, attempts, next_attempt_at, last_status_code, last_error, last_attempt_at, delivered_at)
+      SELECT w.id, e.id, CASE WHEN (e.id + w.id) % 100 = 0 THEN 'failed' ELSE 'delivered' END, CASE WHEN (e.id + w.id) % 100 = 0 THEN 8 ELSE 1 END,
+        ${ts("julianday(e.occurred_at) + 2.0 / 86400")}, CASE WHEN (e.id + w.id) % 100 = 0 THEN 500 ELSE 204 END,
+        CASE WHEN (e.id + w.id) % 100 = 0 THEN 'http_status' END, ${ts("julianday(e.occurred_at) + 2.0 / 86400")},
+        CASE WHEN (e.id + w.id) % 100 <> 0 THEN ${ts("julianday(e.occurred_at) + 2.0 / 86400")} END
+      FROM webhooks w JOIN win ON win.id = w.id JOIN events e ON e.id > ${n.events} - win.n
+      WHERE w.events = '["*"]' OR e.type IN (SELECT value FROM json_each(w.events))
+      ORDER BY e.id, w.id`,
+    `${seq(n.idempotencyKeys)} INSERT INTO idempotency_keys (account_id, key, method, path, request_hash, response_status, response_body, response_headers, created_at)
+      SELECT ${customer("i", 6)}, 'generated-' || i, 'POST', '/store/orders', printf('%064d', i), 201, json_object('id', i), '{}',
+        ${ts(`${nowJd} - 2.0 * (${n.idempotencyKeys} - i) / ${n.idempotencyKeys}`)} FROM seq`,
+  ];
+}
+
+/** A sqld with the migrated schema and the generated dataset, and a meter on it. */
+export interface CostDatabase {
+  url: string;
+  /** Uncounted: for setup and for looking at the data. */
+  raw: Client;
+  meter: CostMeter;
+  /** Row counts of every table of the app. */
+  counts(): Promise<Record<string, number>>;
+  /** The first column of the first row of `sql`, as a number (uncounted). */
+  scalar(sql: string): Promise<number>;
+  /** A new key of account `accountId` (its secret), last used `lastUsedAt`. */
+  addKey(accountId: number, lastUsedAt?: Date): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Start sqld on a temp directory, create the first schema, fill it at `scale`
+ * (one statement per table, generated by SQL; see `datasetStatements`), and
+ * apply the later migrations.
+ */
+export async function startCostDatabase(options: { scale: number; now: Date; hookUrl: (webhookId: number) => string }): Promise<CostDatabase> {
+  const dir = mkdtempSync(join(tmpdir(), "petstore-cost-"));
+  let sqld: SqldServer | undefined;
+  try {
+    sqld = await startSqld({ dataDir: join(dir, "sqld") });
+    const raw = openRemoteDatabase(sqld.url).$client;
+    // The data goes into the first schema (0000_init), as production data did; later migrations
+    // then run over it, so whatever state they derive from the data is as they would make it.
+    const [first] = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER });
+    await raw.batch(
+      [
+        ...first!.sql.filter((s) => s.trim()),
+        "CREATE TABLE __drizzle_migrations (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)",
+        { sql: "INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)", args: [first!.hash, first!.folderMillis] },
+      ],
+      "write",
+    );
+    for (const statement of datasetStatements(options.scale, options.now, options.hookUrl)) await raw.execute(statement);
+    await applyMigrations({ $client: raw });
+    const tables = (
+      await raw.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '\\_%' ESCAPE '\\'")
+    ).rows.map((row) => String(row.name));
+    const server = sqld;
+    return {
+      url: server.url,
+      raw,
+      meter: new CostMeter(server.url),
+      counts: async () => {
+        const rs = await raw.execute(tables.map((t) => `SELECT '${t}' AS t, count(*) AS n FROM "${t}"`).join(" UNION ALL "));
+        return Object.fromEntries(rs.rows.map((row) => [String(row.t), Number(row.n)]));
+      },
+      scalar: async (sql) => Number((await raw.execute(sql)).rows[0]?.[0]),
+      addKey: async (accountId, lastUsedAt) => {
+        const secret = `psk_${randomBytes(32).toString("base64url")}`;
+        await raw.execute({
+          sql: "INSERT INTO api_keys (account_id, name, prefix, secret_hash, created_at, last_used_at) VALUES (?, 'cost test', ?, ?, ?, ?)",
+          args: [
+            accountId,
+            secret.slice(0, 10),
+            createHash("sha256").update(secret).digest("hex"),
+            options.now.toISOString(),
+            lastUsedAt?.toISOString() ?? null,
+          ],
+        });
+        return secret;
+      },
+      stop: async () => {
+        raw.close();
+        await server.stop();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    await sqld?.stop();
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** Rows changed between two `counts()`: rows inserted plus rows deleted, over every table. */
+export function rowsChanged(before: Record<string, number>, after: Record<string, number>): number {
+  return Object.keys({ ...before, ...after }).reduce((total, t) => total + Math.abs((after[t] ?? 0) - (before[t] ?? 0)), 0);
+}
+
+/** One line of the cost table. */
+export interface CostRow {
+  operation: string;
+  returned: number | string;
+  read: number;
+  written: number;
+  budget: string;
+  ok: boolean;
+}
+
+/** The cost table as fixed-width text, failing rows marked. */
+export function formatCostTable(rows: CostRow[]): string {
+  const header = ["operation", "returned", "read", "written", "budget", ""];
+  const cells = rows.map((r) => [r.operation, String(r.returned), String(r.read), String(r.written), r.budget, r.ok ? "ok" : "FAIL"]);
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+  const line = (c: string[]) =>
+    c
+      .map((v, i) => (i >= 1 && i <= 3 ? v.padStart(widths[i]!) : v.padEnd(widths[i]!)))
+      .join("  ")
+      .trimEnd();
+  return [line(header), ...cells.map(line)].join("\n");
+}
