@@ -8,7 +8,7 @@
  * delivery refers to are kept, so `/events` can tell an expired cursor
  * (docs/architecture.md, "Retention").
  */
-import { and, inArray, lt, sql } from "drizzle-orm";
+import { inArray, lt, sql } from "drizzle-orm";
 import type { AppConfig } from "../config";
 import type { Database } from "../db/client";
 import { qb } from "../db/client";
@@ -20,40 +20,40 @@ import { retentionStart } from "./webhooks/schedule";
 
 /** Most rows one statement deletes. */
 export const PRUNE_BATCH = 500;
-/** Most rounds of one run. */
-export const MAX_ROUNDS = 4;
+/** Most rounds of one run: 20,000 rows per table an hour, each round its own short write batch. */
+export const MAX_ROUNDS = 40;
 /** How often Node runs retention, ms. */
 export const RETENTION_INTERVAL_MS = 60 * 60 * 1000;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** The oldest `PRUNE_BATCH` events (rowid order = commit order). */
-const oldestEvents = qb.select({ id: events.id }).from(events).orderBy(events.id).limit(PRUNE_BATCH);
-
-/** The oldest `PRUNE_BATCH + 1` events with their times: the window in which the first event to keep is looked for. */
-const window = qb
+/** The oldest `PRUNE_BATCH + 1` events with their times (rowid order = commit order): where the first event to keep is looked for. */
+const logHead = qb
   .select({ id: events.id, occurredAt: events.occurredAt })
   .from(events)
   .orderBy(events.id)
   .limit(PRUNE_BATCH + 1)
   .as("log_head");
 
+const NONE = Number.MAX_SAFE_INTEGER;
+
 /**
- * The oldest events up to (not including) the first one at or after `before`:
- * a prefix of the log by id, even where times are not in id order (several
- * processes commit events). Never the newest event, never one a delivery refers to.
+ * The oldest events up to (not including) the first one at or after `before`,
+ * at most `PRUNE_BATCH` ids: a prefix of the log by id, even where times are
+ * not in id order (several processes commit events). Never the newest event,
+ * never one a delivery refers to. One range of the primary key, whose bounds
+ * read a row each when there is nothing to delete.
  */
 const pruneEvents = qb
   .delete(events)
   .where(
-    and(
-      inArray(events.id, oldestEvents),
-      lt(
-        events.id,
-        sql`coalesce((SELECT min(${window.id}) FROM ${window} WHERE ${window.occurredAt} >= ${sql.placeholder("before")}), ${Number.MAX_SAFE_INTEGER})`,
-      ),
-      lt(events.id, sql`(SELECT max(${events.id}) FROM ${events})`),
-      lt(events.id, sql`coalesce((SELECT min(${webhookDeliveries.eventId}) FROM ${webhookDeliveries}), ${Number.MAX_SAFE_INTEGER})`),
+    lt(
+      events.id,
+      sql`min(
+        (SELECT min(${events.id}) FROM ${events}) + ${PRUNE_BATCH},
+        coalesce((SELECT ${logHead.id} FROM ${logHead} WHERE ${logHead.occurredAt} >= ${sql.placeholder("before")} LIMIT 1), ${NONE}),
+        (SELECT max(${events.id}) FROM ${events}),
+        coalesce((SELECT min(${webhookDeliveries.eventId}) FROM ${webhookDeliveries}), ${NONE}))`,
     ),
   )
   .prepare();

@@ -38,6 +38,11 @@ export interface DispatchOptions {
   maxRunMs?: number;
   /** Learns which event types the subscriptions want (read at the start of the run). */
   interest?: SubscribedTypes;
+  /**
+   * A timer's poll: its probe does not also ask whether any subscription exists
+   * (a run started by a write does, to learn that nobody subscribes), so an idle poll reads 3 rows.
+   */
+  poll?: boolean;
 }
 
 /** What one `dispatchDue` run did. */
@@ -165,7 +170,8 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
   const stop = () => signal?.aborted === true || now().getTime() >= deadline;
 
   const mark = options.interest?.mark();
-  const [probe] = await execute(db, anythingDue(options.interest?.stale() === true), { now: first.toISOString() });
+  const learning = options.poll !== true && options.interest?.stale() === true;
+  const [probe] = await execute(db, anythingDue(learning), { now: first.toISOString() });
   if (probe?.subscribed === 0 && mark) options.interest?.learn(mark, []);
   if (!probe?.due) return report;
   const { range, subscriptions } = await run(db, start, { finishedBefore: retentionStart(first).toISOString() });
@@ -202,20 +208,23 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
 export class WebhookDispatcher {
   private running: Promise<void> | undefined;
   private again = false;
+  /** Whether the next run is only a timer's poll (no nudge asked for it since). */
+  private pollOnly = true;
   private timer: ReturnType<typeof setInterval> | undefined;
   private stopped = false;
   private soon: ReturnType<typeof setTimeout> | undefined;
   private readonly stopping = new AbortController();
 
-  /** @param run one dispatch run; its signal aborts when `stop()` is called. */
+  /** @param run one dispatch run (`poll`: only a timer asked for it); its signal aborts when `stop()` is called. */
   constructor(
-    private readonly run: (signal: AbortSignal) => Promise<unknown>,
+    private readonly run: (signal: AbortSignal, poll: boolean) => Promise<unknown>,
     private readonly log: (line: string) => void = (line) => console.error(line),
   ) {}
 
-  /** Run now (or once more after the current run); resolves when the runs are done. */
-  nudge(): Promise<void> {
+  /** Run now (or once more after the current run); resolves when the runs are done. `poll`: a timer asks. */
+  nudge(poll = false): Promise<void> {
     if (this.stopped) return Promise.resolve();
+    if (!poll) this.pollOnly = false;
     if (this.running) {
       this.again = true;
       return this.running;
@@ -224,8 +233,10 @@ export class WebhookDispatcher {
       try {
         do {
           this.again = false;
+          const pollOnly = this.pollOnly;
+          this.pollOnly = true;
           try {
-            await this.run(this.stopping.signal);
+            await this.run(this.stopping.signal, pollOnly);
           } catch (error) {
             this.log(`webhook dispatch failed: ${loggableError(error).message}`);
           }
@@ -249,7 +260,7 @@ export class WebhookDispatcher {
 
   /** Poll every `intervalMs` (Node). The timer does not keep the process alive. */
   start(intervalMs: number): this {
-    this.timer ??= setInterval(() => void this.nudge(), intervalMs);
+    this.timer ??= setInterval(() => void this.nudge(true), intervalMs);
     (this.timer as { unref?: () => void }).unref?.();
     return this;
   }
@@ -267,7 +278,7 @@ export class WebhookDispatcher {
 }
 
 /** What `createWebhookDispatcher` needs: the run's options (clock and `fetch` default to the runtime's), and where failures are logged. */
-export type DispatcherOptions = Omit<DispatchOptions, "now" | "fetch" | "signal"> & {
+export type DispatcherOptions = Omit<DispatchOptions, "now" | "fetch" | "signal" | "poll"> & {
   now?: () => Date;
   fetch?: FetchFn;
   log?: (line: string) => void;
@@ -276,5 +287,5 @@ export type DispatcherOptions = Omit<DispatchOptions, "now" | "fetch" | "signal"
 /** A dispatcher whose runs are `dispatchDue(db, options)`. */
 export function createWebhookDispatcher(db: Database, options: DispatcherOptions): WebhookDispatcher {
   const { log, now = () => new Date(), fetch: fetchFn = (input, init) => fetch(input, init), ...rest } = options;
-  return new WebhookDispatcher((signal) => dispatchDue(db, { ...rest, now, fetch: fetchFn, signal }), log);
+  return new WebhookDispatcher((signal, poll) => dispatchDue(db, { ...rest, now, fetch: fetchFn, signal, poll }), log);
 }
