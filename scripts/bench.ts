@@ -39,6 +39,11 @@
  * them): the statements of one order through @libsql/client, through the
  * app's file driver and through libsql-js with statements prepared once,
  * without HTTP.
+ *
+ * Then the database bill (scripts/bench-rows.ts): rows read and written per
+ * request and per background job, with sqld's counters, at a realistic data
+ * size, and a month of a stated profile against the free quotas of Turso and
+ * D1. `--rows` runs only that section (seconds).
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -60,6 +65,7 @@ import { measureEngine } from "./bench-engine";
 import { cpuUs, descendantsNamed } from "./bench-cpu";
 import { type Floor, startFloorWorker } from "./bench-floors/start";
 import { startWorkerProfile } from "./bench-worker-profile";
+import { formatRowsBill, measureRowsBill } from "./bench-rows";
 
 /** True when scenario `name` is selected: a listed string occurs in it, or equals it when written `=name`. */
 const selected = (name: string, wanted: readonly string[]) => wanted.some((w) => (w.startsWith("=") ? name === w.slice(1) : name.includes(w)));
@@ -82,6 +88,8 @@ const { values } = parseArgs({
      * `worker:` row, the Worker's (through workerd's inspector); `npm run profile:summary` reads them.
      */
     "cpu-prof": { type: "string", default: "" },
+    /** Run only the database bill (scripts/bench-rows.ts). */
+    rows: { type: "boolean", default: false },
   },
 });
 const warmup = Number(values.warmup);
@@ -367,6 +375,10 @@ async function driveInTurns(turns: readonly Turn[], setup: Setup): Promise<Resul
 const warm = (port: number, setup: Setup) => drive("warm-up", port, setup, { seconds: warmup });
 
 async function main(): Promise<void> {
+  if (values.rows) {
+    console.log(formatRowsBill(await measureRowsBill()));
+    return;
+  }
   const dir = mkdtempSync(join(tmpdir(), "petstore-bench-"));
   const url = `file:${join(dir, "bench.db")}`;
   console.error(`seeding ${url} …`);
@@ -478,6 +490,8 @@ async function main(): Promise<void> {
         ].join("\n"),
       );
     }
+    console.error("database bill: sqld with the generated dataset …");
+    console.log(`\n${formatRowsBill(await measureRowsBill())}`);
     console.log(`\n${targetLines(results, rss, baseCpuUs).join("\n")}`);
     mkdirSync(join(ROOT, "bench/results"), { recursive: true });
     const file = join(ROOT, "bench/results", `${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
