@@ -133,6 +133,7 @@ describe("npm start, signalled through npm's own pid only", { timeout: 120_000 }
     ["SIGTERM", "1"],
     ["SIGINT", "1"],
     ["SIGTERM", "2"],
+    ["SIGINT", "4"],
   ] as const)(
     "%s with WEB_CONCURRENCY=%s: the request in flight is answered, then every process exits, no -wal/-shm, the port is free",
     async (signal, processes) => {
@@ -158,8 +159,8 @@ describe("npm start, signalled through npm's own pid only", { timeout: 120_000 }
 
       const inFlight = await halfSentSignUp(url);
       process.kill(npm.pid!, signal);
-      // Every server process says it is closing (the cluster's primary says how many it closes).
-      const closing = new RegExp(`(?:^${signal}: closing\\n[^]*){${processes}}`, "m");
+      // Every server process says it is closing (the primary says how many, and stops its workers with SIGTERM).
+      const closing = new RegExp(`(?:^SIG(?:TERM|INT): closing\\n[^]*){${processes}}`, "m");
       await waitForOutput(npm, () => output, closing);
       const answer = await inFlight.finish();
       expect(answer.status, JSON.stringify(answer.body)).toBe(201);
