@@ -140,7 +140,7 @@ function startNodeFlags(): string[] {
 /** The environment assignments of `npm start` before its node command (package.json), e.g. `MALLOC_ARENA_MAX=2`. */
 function startEnv(): Record<string, string> {
   const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
-  const assignments = /&&\s+((?:\w+=\S+\s+)*)node scripts\/with-node\.mjs/.exec(pkg.scripts.start ?? "")?.[1] ?? "";
+  const assignments = /&&\s+((?:\w+=\S+\s+)*)(?:exec\s+)?node scripts\/with-node\.mjs/.exec(pkg.scripts.start ?? "")?.[1] ?? "";
   return Object.fromEntries(
     assignments
       .trim()

@@ -8,7 +8,6 @@
  */
 import { sql } from "drizzle-orm";
 import { Hono, type Context, type MiddlewareHandler } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { requestId } from "hono/request-id";
 import { secureHeaders } from "hono/secure-headers";
@@ -23,7 +22,7 @@ import { KeyCache } from "./lib/key-cache";
 import { compileRoutes, errorHandler, notFoundHandler } from "./middleware/errors";
 import { idempotency } from "./middleware/idempotency";
 import { requestLog } from "./middleware/request-log";
-import { closeAfterUnreadBody } from "./middleware/unread-body";
+import { closeAfterUnreadBody, limitBody } from "./middleware/unread-body";
 import { roundTripsPerRequest } from "./db/round-trips";
 import { consoleSink, jsonLogger, type Logger, type LogSink } from "./lib/logger";
 import { rateLimit, type ClientIp } from "./middleware/rate-limit";
@@ -202,23 +201,7 @@ export function createApp(deps: AppDeps) {
     await next();
   });
   const tooLarge = () => new ApiError(413, "payload_too_large", `The request body is larger than ${config.bodyLimitBytes / 1024} KiB.`);
-  const limitBody = bodyLimit({
-    maxSize: config.bodyLimitBytes,
-    onError: () => {
-      throw tooLarge();
-    },
-  });
-  app.use((c, next) => {
-    const method = c.req.method;
-    // GET/HEAD/OPTIONS bodies are never read.
-    if (method === "GET" || method === "HEAD" || method === "OPTIONS") return next();
-    // A Content-Length frames the body exactly (RFC 9112 §6.2): checked without touching the body,
-    // which would make @hono/node-server build a Request and read the body through a web stream.
-    const length = c.req.header("Content-Length");
-    if (length === undefined || c.req.header("Transfer-Encoding") !== undefined) return limitBody(c, next);
-    if (Number(length) > config.bodyLimitBytes) throw tooLarge();
-    return next();
-  });
+  app.use(limitBody(config.bodyLimitBytes, tooLarge));
   app.use(authenticate(keyCache));
   app.use(rateLimit);
   app.use(idempotency);

@@ -140,11 +140,23 @@ async function main(): Promise<void> {
   process.on("SIGINT", () => shutdown("SIGINT"));
 }
 
+/**
+ * For the cluster's primary once its workers have exited: open and close a file
+ * database, so that its close, as the last user, checkpoints the WAL and
+ * removes `-wal`/`-shm` (workers that stopped together may each have left them).
+ */
+async function closeDatabaseLast(): Promise<void> {
+  const settings = databaseSettings(process.env);
+  if (!settings.url.startsWith("file:") || settings.syncUrl) return;
+  const database = await openDatabase(settings);
+  await database.close();
+}
+
 /** One server process, or with WEB_CONCURRENCY > 1 the primary of that many (src/runtime/node-cluster.ts). */
 function start(): void {
   const processes = parseWebConcurrency(process.env.WEB_CONCURRENCY);
   if (processes > 1 && cluster.isPrimary) {
-    runPrimary(processes);
+    runPrimary(processes, { afterStop: closeDatabaseLast });
     return;
   }
   main().catch((error) => {

@@ -3,7 +3,9 @@
  * that tell whether a URL host or a resolved IP address is loopback, private,
  * link-local, unspecified, CGNAT, multicast or reserved (RFC 6890, RFC 4291
  * §2.2 text forms, RFC 6761 §6.3 `localhost`). IPv6 covers the IPv4-mapped,
- * -compatible, NAT64 and 6to4 forms of a private IPv4 address.
+ * -compatible, -translated (RFC 2765), NAT64 (RFC 6052) and 6to4 forms of a
+ * private IPv4 address, and refuses the local-use NAT64 prefix (RFC 8215) and
+ * Teredo (RFC 4380) whole: both reach IPv4 hosts this code cannot see.
  */
 
 /** IPv4 dotted quad → 32-bit number, or undefined. */
@@ -67,8 +69,11 @@ function isPrivateV6(g: number[]): boolean {
   if (zeros(0, 8)) return true; // :: unspecified
   if (zeros(0, 7) && g[7] === 1) return true; // ::1 loopback
   if (zeros(0, 5) && g[5] === 0xffff) return embeddedV4(g[6]!, g[7]!); // ::ffff:a.b.c.d mapped
+  if (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) return embeddedV4(g[6]!, g[7]!); // ::ffff:0:a.b.c.d translated (RFC 2765)
   if (zeros(0, 6)) return embeddedV4(g[6]!, g[7]!); // ::a.b.c.d compatible (deprecated)
-  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return embeddedV4(g[6]!, g[7]!); // NAT64
+  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return embeddedV4(g[6]!, g[7]!); // NAT64 (RFC 6052)
+  if (g[0] === 0x64 && g[1] === 0xff9b && g[2] === 1) return true; // 64:ff9b:1::/48 local-use NAT64 (RFC 8215)
+  if (g[0] === 0x2001 && g[1] === 0) return true; // 2001::/32 Teredo (RFC 4380): the client's IPv4 is obfuscated
   if (g[0] === 0x2002) return embeddedV4(g[1]!, g[2]!); // 6to4
   const first = g[0]!;
   if ((first & 0xfe00) === 0xfc00) return true; // fc00::/7 unique local

@@ -4,8 +4,9 @@
  * lookup, cached up to `keyCacheTtlSeconds`) and sets `principal`;
  * `requireRole` answers 401 (with a `WWW-Authenticate` challenge) or 403.
  * An address that sent more than `RATE_LIMIT_ANON_PER_MIN` unknown keys in a
- * minute gets 429 for further unknown keys (API.md §5); a valid key is always
- * looked up, never throttled (docs/architecture.md, "Unknown API keys").
+ * minute gets 429 for further unknown keys (docs/api.md) before any lookup: only
+ * a key in the index of existing keys is still looked up, so a valid key is
+ * not throttled (docs/architecture.md, "Unknown API keys").
  */
 import { createMiddleware } from "hono/factory";
 import type { MiddlewareHandler } from "hono";
@@ -14,7 +15,8 @@ import type { AppEnv } from "../lib/context";
 import { ApiError } from "../lib/errors";
 import { looksLikeApiKey, sha256Hex } from "../services/api-keys";
 import { verifyKey } from "../services/key-verification";
-import type { KeyCache } from "../lib/key-cache";
+import { keyHashesAfter } from "../services/key-index";
+import { KEY_INDEX_REFRESH_MS, type KeyCache } from "../lib/key-cache";
 import { rateLimited } from "./rate-limit";
 
 /** Global middleware: sets `principal` when a valid key is presented, `authProblem` when a bad one is. */
@@ -31,18 +33,33 @@ export function authenticate(cache: KeyCache): MiddlewareHandler<AppEnv> {
         c.set("authProblem", "malformed");
       } else {
         const now = c.get("now")();
+        const nowMs = now.getTime();
         const hash = await sha256Hex(token);
-        let owner = cache.get(hash, now.getTime());
+        let owner = cache.get(hash, nowMs);
         const ip = c.get("clientIp");
         const { anonPerMinute } = c.get("config").rateLimits;
+        const db = c.get("db");
+        const readKeys = (afterId: number, limit: number) => keyHashesAfter(db, afterId, limit);
         if (owner === undefined) {
-          owner = await verifyKey(c.get("db"), hash, now);
-          cache.set(hash, owner, now.getTime());
-          if (!owner) await cache.recordFailedLookup(ip, anonPerMinute, now);
+          // A paused address's key is looked up only when it may exist: a guessed one costs no statement.
+          const pausedFor = cache.lookupPausedFor(ip, nowMs);
+          if (pausedFor > 0 && !(await cache.mayExist(hash, nowMs, readKeys))) {
+            // Retry-After of the index's refresh: a key created elsewhere within it is found on the retry.
+            const resetSeconds = Math.min(pausedFor, Math.ceil(KEY_INDEX_REFRESH_MS / 1000));
+            throw rateLimited({ allowed: false, limit: anonPerMinute, remaining: 0, resetSeconds }, "requests with unknown API keys");
+          }
+          owner = await verifyKey(db, hash, now);
+          cache.set(hash, owner, nowMs);
+          if (owner) cache.rememberKey(hash);
+          else {
+            await cache.recordFailedLookup(ip, anonPerMinute, now);
+            // The pause begins: read the index now, so the guesses that follow cost no statement.
+            if (cache.lookupPausedFor(ip, nowMs) > 0 && !cache.indexFresh(nowMs)) await cache.refreshIndex(nowMs, readKeys);
+          }
         }
         if (!owner) {
           // An address that keeps sending unknown keys gets 429 for them (never for a valid key).
-          const pausedFor = cache.lookupPausedFor(ip, now.getTime());
+          const pausedFor = cache.lookupPausedFor(ip, nowMs);
           if (pausedFor > 0) {
             throw rateLimited({ allowed: false, limit: anonPerMinute, remaining: 0, resetSeconds: pausedFor }, "requests with unknown API keys");
           }

@@ -57,9 +57,31 @@ export function toApiError(error: unknown): ApiError {
   return new ApiError(500, "internal_error", "An unexpected error occurred; quote the requestId when reporting it.");
 }
 
+/**
+ * Status of a request whose client closed the connection before it was
+ * answered (nginx's 499 "client closed request"): nobody reads the answer, and
+ * the request log shows it at level `info`, not as a server error.
+ */
+export const CLIENT_CLOSED = 499;
+
+/**
+ * True when `error` (or its `cause`) is the request body failing because the
+ * client went away: Node's IncomingMessage `aborted` (code ECONNRESET) or a
+ * premature close. Any other error stays an error, even if the client has
+ * gone meanwhile.
+ */
+export function clientWentAway(error: unknown): boolean {
+  for (let e = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; depth++) {
+    if (e.code === "ERR_STREAM_PREMATURE_CLOSE" || (e.code === "ECONNRESET" && e.message === "aborted")) return true;
+    e = e.cause as typeof e;
+  }
+  return false;
+}
+
 /** Hono `onError` handler factory; `logger` receives unexpected errors with the request id (never request secrets or bodies). */
 export function errorHandler(logger: Logger) {
   return (error: Error, c: Context<AppEnv>): Response => {
+    if (clientWentAway(error)) return new Response(null, { status: CLIENT_CLOSED });
     const apiError = toApiError(error);
     if (apiError.status >= 500) {
       const logged = loggableError(error);

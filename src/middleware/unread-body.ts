@@ -6,8 +6,10 @@
  * `DRAIN_MS`), so that closing does not reset the connection before the
  * client has read the answer. Every 413 qualifies (its body was refused
  * unread or half read); any other answer of 400 and above does when the
- * request declared a body the app never read.
+ * request declared a body the app never read. `limitBody` refuses a body over
+ * the limit and drains it the same way, also a chunked one it began to read.
  */
+import type { MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../lib/context";
 
@@ -23,12 +25,11 @@ function declaresBody(headers: Headers): boolean {
   return length !== null && length.trim() !== "0";
 }
 
-/** Read and discard `body` until it ends, `DRAIN_BYTES` were read or `DRAIN_MS` passed. */
-async function drain(body: ReadableStream<Uint8Array>): Promise<void> {
-  const reader = body.getReader();
+/** Read and discard the rest of `reader`'s body (`alreadyRead` bytes of it were read) until it ends, `DRAIN_BYTES` were read or `DRAIN_MS` passed. */
+async function drain(reader: ReadableStreamDefaultReader<Uint8Array>, alreadyRead = 0): Promise<void> {
   const timer = setTimeout(() => void reader.cancel().catch(() => {}), DRAIN_MS);
   try {
-    for (let read = 0; read < DRAIN_BYTES; ) {
+    for (let read = alreadyRead; read < DRAIN_BYTES; ) {
       const { done, value } = await reader.read();
       if (done) break;
       read += value.byteLength;
@@ -49,6 +50,48 @@ export const closeAfterUnreadBody = createMiddleware<AppEnv>(async (c, next) => 
   const request = c.req.raw;
   const unread = !request.bodyUsed && request.body !== null && declaresBody(request.headers);
   if (status !== 413 && !unread) return;
-  if (unread) await drain(request.body!);
+  if (unread) await drain(request.body!.getReader());
   c.res.headers.set("Connection", "close");
 });
+
+/**
+ * Middleware that refuses a request body over `maxBytes` with `tooLarge()`
+ * (413, RFC 9110 §15.5.14). A `Content-Length` is checked without reading the
+ * body (`closeAfterUnreadBody` drains it); a body without one (chunked) is
+ * read up to the limit and kept for the handlers, and once it passes the
+ * limit the rest is drained before the refusal is thrown, so that a client
+ * still sending it receives the 413. GET, HEAD and OPTIONS bodies are never read.
+ * @throws what `tooLarge()` returns.
+ */
+export function limitBody(maxBytes: number, tooLarge: () => Error): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const method = c.req.method;
+    if (method === "GET" || method === "HEAD" || method === "OPTIONS") return next();
+    // A Content-Length frames the body exactly (RFC 9112 §6.2): checked without touching the body,
+    // which would make @hono/node-server build a Request and read the body through a web stream.
+    const length = c.req.header("Content-Length");
+    if (length !== undefined && c.req.header("Transfer-Encoding") === undefined) {
+      if (Number(length) > maxBytes) throw tooLarge();
+      return next();
+    }
+    const body = c.req.raw.body;
+    if (!body) return next();
+    const reader = body.getReader();
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > maxBytes) {
+        await drain(reader, size);
+        throw tooLarge();
+      }
+      chunks.push(value);
+    }
+    const whole = new Uint8Array(size);
+    for (let offset = 0, i = 0; i < chunks.length; offset += chunks[i]!.byteLength, i++) whole.set(chunks[i]!, offset);
+    c.req.raw = new Request(c.req.raw, { body: whole });
+    return next();
+  };
+}

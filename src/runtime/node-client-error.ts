@@ -5,7 +5,9 @@
  * unknown method (RFC 9110 §15.6.2), 431 for oversized headers (RFC 6585 §5),
  * 408 on timeout, else 400. Requests Node or the Hono adapter would refuse with
  * an empty 400 (no or bad `Host`, RFC 9112 §3.2; a target that is no path) get
- * a 400 Error object. Every answer closes the connection (RFC 9112 §9.6).
+ * a 400 Error object, and so does a request with more than one `Host` line,
+ * which Node would serve with the first (RFC 9112 §3.2 requires the 400).
+ * Every answer closes the connection (RFC 9112 §9.6).
  */
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
@@ -88,9 +90,20 @@ function isHostValue(host: string): boolean {
   }
 }
 
+/** How many `Host` field lines `rawHeaders` (name, value, name, value, …) holds; Node keeps only the first in `headers`. */
+function hostLines(rawHeaders: string[]): number {
+  let lines = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length === 4 && name.toLowerCase() === "host") lines += 1;
+  }
+  return lines;
+}
+
 /** Why the request cannot be served (checked before the Hono adapter, which would answer an empty 400), or undefined. */
 function requestProblem(req: IncomingMessage): string | undefined {
   const host = req.headers.host;
+  if (host !== undefined && hostLines(req.rawHeaders) > 1) return "A request must not carry more than one Host header (RFC 9112 §3.2).";
   if (host === undefined) return req.httpVersion === "1.0" ? undefined : "An HTTP/1.1 request must carry a Host header (RFC 9112 §3.2).";
   if (!isHostValue(host)) return "The Host header must be a host name or address with an optional port (RFC 9110 §7.2).";
   const target = req.url ?? "";

@@ -5,6 +5,10 @@
  * primary accepts connections and hands them round-robin to the workers
  * (https://nodejs.org/api/cluster.html).
  *
+ * Workers that stop together each close the database while another still
+ * has it open, so none of them may remove the `-wal`/`-shm` files; the
+ * primary's `afterStop` runs once they have all exited, as the last user.
+ *
  * The primary relays read-cache purges between workers (a write through one
  * drops the stale entries of all), stops every worker on SIGTERM/SIGINT and
  * exits once they have exited, replaces a worker that dies while serving, and
@@ -33,15 +37,28 @@ export function parseWebConcurrency(value: string | undefined, cores: number = a
   return n;
 }
 
-/** Run the primary: fork `processes` workers (this same script) and supervise them until SIGTERM/SIGINT. */
-export function runPrimary(processes: number): void {
+/**
+ * Run the primary: fork `processes` workers (this same script) and supervise them until SIGTERM/SIGINT.
+ * @param options.afterStop runs once every worker has exited after a SIGTERM/SIGINT stop, before the
+ *   primary exits 0 (an error is printed, never thrown); not after a failed start.
+ */
+export function runPrimary(processes: number, options: { afterStop?: () => Promise<void> } = {}): void {
   const workers = new Set<Worker>();
   let stopping = false;
+
+  const exit = (code: number) => {
+    // Only after a clean stop: a failed start ends with the worker's one line, nothing more.
+    if (code !== 0 || !options.afterStop) process.exit(code);
+    void options
+      .afterStop()
+      .catch((error: unknown) => console.error(`after stopping: ${error instanceof Error ? error.message : String(error)}`))
+      .finally(() => process.exit(code));
+  };
 
   const stopAll = (code: number) => {
     if (stopping) return;
     stopping = true;
-    if (workers.size === 0) process.exit(code);
+    if (workers.size === 0) return exit(code);
     for (const worker of workers) worker.process.kill("SIGTERM");
     // A worker stuck in its shutdown is ended by its own 10 s timer; this is the primary's.
     setTimeout(() => process.exit(code), 15_000).unref();
@@ -66,7 +83,7 @@ export function runPrimary(processes: number): void {
     worker.on("exit", (code, signal) => {
       workers.delete(worker);
       if (stopping) {
-        if (workers.size === 0) process.exit(process.exitCode ?? 0);
+        if (workers.size === 0) exit(Number(process.exitCode ?? 0));
         return;
       }
       if (!ready) {

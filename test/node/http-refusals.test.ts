@@ -57,6 +57,16 @@ describe("requests Node's parser refuses get an Error object and Connection: clo
     expectClosingError(await rawExchange(server.url, request), 400, "bad_request");
   });
 
+  it.each([
+    ["two Host headers", `GET /health HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\n\r\n`],
+    ["the same Host twice", `GET /health HTTP/1.1\r\nHost: a.example\r\nhost: a.example\r\n\r\n`],
+    ["two Host headers on HTTP/1.0", `GET /health HTTP/1.0\r\nHost: a.example\r\nHost: b.example\r\n\r\n`],
+  ])("%s → 400 bad_request (RFC 9112 §3.2; served with the first Host before)", async (_what, request) => {
+    const res = await rawExchange(server.url, request);
+    expectClosingError(res, 400, "bad_request");
+    expect(res.body.message).toMatch(/more than one Host/);
+  });
+
   it("an HTTP/1.0 request without Host is served", async () => {
     const res = await rawExchange(server.url, "GET /health HTTP/1.0\r\n\r\n");
     expect([res.status, res.body]).toEqual([200, { status: "ok" }]);

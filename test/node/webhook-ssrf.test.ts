@@ -15,12 +15,12 @@ import type { LookupAddress } from "node:dns";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config";
 import { guardedWebhookFetch, type ResolveAll } from "../../src/runtime/node-webhook-fetch";
-import { isPrivateAddress } from "../../src/lib/private-address";
+import { isPrivateAddress, isPrivateHost } from "../../src/lib/private-address";
 import { dispatchDue } from "../../src/services/webhooks/dispatch";
 import { connect } from "../support/client";
 import { nodeTarget, TEST_ENV, type NodeTarget } from "../support/node-target";
 import { Receiver } from "../support/webhook-receiver";
-import { createCategory } from "../scenarios/categories.scenarios";
+import { createCategory, expectValidationError } from "../scenarios/categories.scenarios";
 import { subscribe, type DeliveryBody } from "../scenarios/webhooks.scenarios";
 
 let receiver: Receiver;
@@ -128,5 +128,50 @@ describe("webhook targets resolved at delivery time", () => {
       expect(isPrivateAddress(a), a).toBe(true);
     }
     for (const a of ["93.184.216.34", "2606:4700::1111", "8.8.8.8"]) expect(isPrivateAddress(a), a).toBe(false);
+  });
+});
+
+/**
+ * IPv6 forms that embed an IPv4 address, and port 0: refused as targets.
+ * Each row: the URL, and the address as DNS would return it (undefined: not an address).
+ */
+const REFUSED_TARGETS: [what: string, url: string, address: string | undefined][] = [
+  ["IPv4-translated loopback (RFC 2765, ::ffff:0:0/96)", "http://[::ffff:0:127.0.0.1]/hook", "::ffff:0:127.0.0.1"],
+  ["IPv4-translated RFC 1918 (RFC 2765)", "http://[::ffff:0:10.1.2.3]/hook", "::ffff:0:a01:203"],
+  ["local-use NAT64 of a private IPv4 (RFC 8215, 64:ff9b:1::/48)", "http://[64:ff9b:1::a00:1]/hook", "64:ff9b:1::a00:1"],
+  ["local-use NAT64 of a public IPv4 (the whole /48)", "http://[64:ff9b:1:ffff::808:808]/hook", "64:ff9b:1:ffff::808:808"],
+  ["Teredo (RFC 4380, 2001::/32)", "http://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/hook", "2001:0:4136:e378:8000:63bf:f5ff:fffe"],
+  ["Teredo, compressed", "http://[2001::1]/hook", "2001::1"],
+  ["port 0 of a public address", "http://93.184.216.34:0/hook", undefined],
+  ["port 0 of a public name", "https://example.com:0/hook", undefined],
+];
+
+describe("webhook targets that embed an IPv4 address or name port 0", () => {
+  it.each(REFUSED_TARGETS)("%s: POST /webhooks is 400 validation_error on body.url", async (_what, url, address) => {
+    const target = await nodeTarget({ WEBHOOKS_ALLOW_PRIVATE: "false" });
+    targets.push(target);
+    const api = await connect(target);
+    const res = await api.post("/webhooks", { url, events: ["*"] }, { key: target.staffKey });
+    expectValidationError(res, ["body.url"]);
+    expect(res.body.details[0].message).toMatch(/not allowed/);
+    if (address !== undefined) {
+      expect(isPrivateHost(new URL(url).hostname), url).toBe(true);
+      expect(isPrivateAddress(address), address).toBe(true);
+    }
+  });
+
+  it("public IPv6 neighbours of those ranges are still accepted", async () => {
+    const target = await nodeTarget({ WEBHOOKS_ALLOW_PRIVATE: "false" });
+    targets.push(target);
+    const api = await connect(target);
+    for (const url of [
+      "http://[64:ff9b:2::a00:1]/",
+      "http://[2001:4860::8888]/",
+      "http://[2001:1::1]/",
+      "http://[::ffff:1:a00:1]/",
+      "https://example.com:8443/",
+    ]) {
+      expect((await api.post("/webhooks", { url, events: ["*"] }, { key: target.staffKey })).status, url).toBe(201);
+    }
   });
 });

@@ -34,6 +34,11 @@ export interface ServerProcess {
   bootstrapKey: string | undefined;
   /** Everything the process wrote to stdout and stderr so far. */
   output(): string;
+  /**
+   * The first line of the output after character `from` that matches `pattern`, as soon as it is written.
+   * @throws Error with the output after `from` when none is written within `timeoutMs` (default 10 000).
+   */
+  line(pattern: RegExp, from?: number, timeoutMs?: number): Promise<string>;
   /** Graceful stop (SIGTERM) and wait for the exit; resolves with the exit code. */
   stop(): Promise<number | null>;
   /** SIGKILL (no shutdown code runs) and wait for the exit. */
@@ -137,6 +142,33 @@ export async function startServer(options: StartOptions): Promise<ServerProcess>
     pid: child.pid!,
     bootstrapKey: KEY_PATTERN.exec(output)?.[0],
     output: () => output,
+    line: (pattern, from = 0, timeoutMs = 10_000) =>
+      new Promise((resolve, reject) => {
+        const find = () =>
+          output
+            .slice(from)
+            .split("\n")
+            .find((l) => pattern.test(l));
+        const done = () => {
+          clearTimeout(timer);
+          child.stdout!.off("data", check);
+          child.stderr!.off("data", check);
+        };
+        const check = () => {
+          const found = find();
+          if (found === undefined) return;
+          done();
+          resolve(found);
+        };
+        const timer = setTimeout(() => {
+          done();
+          reject(new Error(`no output line matching ${pattern} within ${timeoutMs} ms:\n${output.slice(from)}`));
+        }, timeoutMs);
+        // Listeners added after the one that appends to `output`, so each chunk is checked once appended.
+        child.stdout!.on("data", check);
+        child.stderr!.on("data", check);
+        check();
+      }),
     exited: () => child.exitCode !== null || child.signalCode !== null,
     stop: async () => {
       child.kill("SIGTERM");

@@ -4,6 +4,7 @@ import type { AppEnv } from "../../lib/context";
 import type { Principal } from "../../domain/principal";
 import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
 import * as service from "../../services/accounts.service";
+import { sha256Hex } from "../../services/api-keys";
 import type * as routes from "./accounts.routes";
 import { DEFAULT_KEY_NAME } from "./accounts.schemas";
 
@@ -14,6 +15,7 @@ function caller(c: { get(key: "principal"): Principal | undefined }): Principal 
 
 export const signUp: RouteHandler<typeof routes.signUp, AppEnv> = async (c) => {
   const result = await service.createAccount(c.get("db"), c.req.valid("json"), "customer", c.get("now")());
+  c.get("keyCache").rememberKey(await sha256Hex(result.apiKey.key));
   c.header("Location", "/accounts/me");
   return c.json(result, 201);
 };
@@ -33,6 +35,7 @@ export const createKey: RouteHandler<typeof routes.createKey, AppEnv> = async (c
   // The body is optional, and an absent one is not validated: the schema's default does not apply then.
   const name = c.req.valid("json").name ?? DEFAULT_KEY_NAME;
   const key = await service.createKey(c.get("db"), caller(c).accountId, name, c.get("now")());
+  c.get("keyCache").rememberKey(await sha256Hex(key.key));
   return c.json(key, 201);
 };
 

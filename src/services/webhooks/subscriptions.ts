@@ -165,8 +165,9 @@ function toWebhook(row: { id: number; url: string; events: string; status: Webho
 
 /**
  * Why `raw` cannot be a webhook target, or undefined when it can: an absolute
- * http(s) URL of at most 2000 characters, without credentials, and not a
- * private host (`isPrivateHost`) unless `allowPrivate`.
+ * http(s) URL of at most 2000 characters, without credentials, not on port 0
+ * (RFC 6335 §6: reserved, no service listens there), and not a private host
+ * (`isPrivateHost`) unless `allowPrivate`.
  */
 export function webhookTargetProblem(raw: string, options: { allowPrivate: boolean }): string | undefined {
   let url: URL;
@@ -178,6 +179,7 @@ export function webhookTargetProblem(raw: string, options: { allowPrivate: boole
   if (url.protocol !== "http:" && url.protocol !== "https:") return "Only http and https URLs are allowed.";
   if (url.username || url.password) return "Credentials in the URL are not allowed.";
   if (url.href.length > 2000) return "At most 2000 characters.";
+  if (url.port === "0") return "Port 0 is not allowed.";
   if (!options.allowPrivate && isPrivateHost(url.hostname)) return "Loopback, private and link-local targets are not allowed.";
   return undefined;
 }

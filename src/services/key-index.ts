@@ -1,0 +1,27 @@
+/**
+ * The keys that exist, read in id order for the in-process index of existing
+ * keys (src/lib/key-cache.ts), which lets an address that sends unknown keys
+ * be refused without a lookup while valid keys are still looked up
+ * (docs/api.md; docs/architecture.md "Unknown API keys").
+ */
+import { asc, gt, sql } from "drizzle-orm";
+import { type Database, qb } from "../db/client";
+import { execute } from "../db/plan";
+import { apiKeys } from "../db/schema";
+
+/** A range of the primary key: `SEARCH api_keys USING INTEGER PRIMARY KEY (rowid>?)`, no scan of older keys. */
+const keyHashesAfterQuery = qb
+  .select({ id: apiKeys.id, secretHash: apiKeys.secretHash })
+  .from(apiKeys)
+  .where(gt(apiKeys.id, sql.placeholder("afterId")))
+  .orderBy(asc(apiKeys.id))
+  .limit(sql.placeholder("limit"))
+  .prepare();
+
+/**
+ * Up to `limit` keys (revoked ones too) with id > `afterId`, ascending: their
+ * ids and SHA-256 hashes. One round trip.
+ */
+export async function keyHashesAfter(db: Database, afterId: number, limit: number): Promise<{ id: number; secretHash: string }[]> {
+  return execute(db, keyHashesAfterQuery, { afterId, limit });
+}
