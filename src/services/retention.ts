@@ -8,10 +8,11 @@
  * delivery refers to are kept, so `/events` can tell an expired cursor
  * (docs/architecture.md, "Retention").
  */
-import { inArray, lt, sql } from "drizzle-orm";
+import { lt, sql } from "drizzle-orm";
 import type { AppConfig } from "../config";
 import type { Database } from "../db/client";
 import { qb } from "../db/client";
+import { boundedDelete } from "../db/bounded-delete";
 import { run, plan, statement } from "../db/plan";
 import { apiKeys, events, idempotencyKeys, webhookDeliveries } from "../db/schema";
 import { IDEMPOTENCY_TTL_MS } from "./idempotency.service";
@@ -65,19 +66,7 @@ const pruneIdempotencyKeys = qb
   .prepare();
 
 /** Up to `PRUNE_BATCH` keys revoked before `before`. */
-const pruneRevokedKeys = qb
-  .delete(apiKeys)
-  .where(
-    inArray(
-      apiKeys.id,
-      qb
-        .select({ id: apiKeys.id })
-        .from(apiKeys)
-        .where(lt(apiKeys.revokedAt, sql.placeholder("before")))
-        .limit(PRUNE_BATCH),
-    ),
-  )
-  .prepare();
+const pruneRevokedKeys = boundedDelete(apiKeys, apiKeys.id, lt(apiKeys.revokedAt, sql.placeholder("before")), PRUNE_BATCH);
 
 const round = plan({
   events: statement(pruneEvents),

@@ -11,6 +11,7 @@
 import { and, eq, inArray, lt, lte, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { AppConfig } from "../../config";
+import { boundedDelete } from "../../db/bounded-delete";
 import { qb, type Database } from "../../db/client";
 import { execute, plan, run, statement, type ResultOf } from "../../db/plan";
 import { variants } from "../../db/variants";
@@ -92,19 +93,12 @@ const anythingDue = variants((learning: boolean) =>
 
 /** The start of a run: retention, the fan-out range, and what the subscriptions want. */
 /** Up to `PRUNE_BATCH` finished deliveries that finished before `finishedBefore`, found through the (status, next_attempt_at) index. */
-export const pruneFinishedDeliveries = qb
-  .delete(d)
-  .where(
-    inArray(
-      d.id,
-      qb
-        .select({ id: d.id })
-        .from(d)
-        .where(and(inArray(d.status, ["delivered", "failed"]), lt(d.nextAttemptAt, sql.placeholder("finishedBefore"))))
-        .limit(PRUNE_BATCH),
-    ),
-  )
-  .prepare();
+export const pruneFinishedDeliveries = boundedDelete(
+  d,
+  d.id,
+  and(inArray(d.status, ["delivered", "failed"]), lt(d.nextAttemptAt, sql.placeholder("finishedBefore"))),
+  PRUNE_BATCH,
+);
 
 const start = plan({
   prune: statement(pruneFinishedDeliveries),

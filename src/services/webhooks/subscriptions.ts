@@ -6,7 +6,8 @@
  * without credentials, ≤ 2000 characters; private hosts are refused unless
  * allowed (src/lib/private-address.ts; host names are checked at delivery).
  */
-import { and, count, eq, gt, inArray, lt, notExists, sql } from "drizzle-orm";
+import { and, count, eq, gt, lt, notExists, sql } from "drizzle-orm";
+import { boundedDelete } from "../../db/bounded-delete";
 import { qb, type Database } from "../../db/client";
 import { execute, guarded, plan, run, statement } from "../../db/plan";
 import { events as eventLog, webhookDeliveries, webhookEventTypes, webhooks } from "../../db/schema";
@@ -118,21 +119,7 @@ const removal = plan({
       .where(eq(webhooks.id, sql.placeholder("id")))
       .prepare(),
   ),
-  deliveries: statement(
-    qb
-      .delete(webhookDeliveries)
-      .where(
-        inArray(
-          webhookDeliveries.id,
-          qb
-            .select({ id: webhookDeliveries.id })
-            .from(webhookDeliveries)
-            .where(eq(webhookDeliveries.webhookId, sql.placeholder("id")))
-            .limit(REMOVAL_BATCH),
-        ),
-      )
-      .prepare(),
-  ),
+  deliveries: statement(boundedDelete(webhookDeliveries, webhookDeliveries.id, eq(webhookDeliveries.webhookId, sql.placeholder("id")), REMOVAL_BATCH)),
   subscription: statement(
     qb
       .delete(webhooks)

@@ -1,0 +1,21 @@
+/**
+ * Deletes of unbounded size run in rounds (docs/database-cost.md): one
+ * statement deletes at most a fixed number of rows, found through an index,
+ * so no statement holds the write lock for long.
+ */
+import { inArray, type SQL } from "drizzle-orm";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import { qb } from "./client";
+
+/**
+ * `DELETE FROM table WHERE id IN (SELECT id FROM table WHERE where LIMIT limit)`,
+ * prepared once: at most `limit` rows per statement (its `rowsAffected` tells
+ * whether another round is needed).
+ * @example boundedDelete(apiKeys, apiKeys.id, lt(apiKeys.revokedAt, sql.placeholder("before")), 500)
+ */
+export function boundedDelete(table: SQLiteTable, id: SQLiteColumn, where: SQL | undefined, limit: number) {
+  return qb
+    .delete(table)
+    .where(inArray(id, qb.select({ id }).from(table).where(where).limit(limit)))
+    .prepare();
+}
