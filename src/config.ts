@@ -17,6 +17,7 @@ const EnvSchema = z.object({
   RATE_LIMIT_SIGNUP_PER_HOUR: positiveInt.default(10),
   WEBHOOKS_ENABLED: bool.default(true),
   WEBHOOKS_ALLOW_PRIVATE: bool.default(false),
+  WEBHOOKS_EGRESS: z.enum(["public", "host"]).default("host"),
   WEBHOOK_MAX_ATTEMPTS: positiveInt.default(8),
   WEBHOOK_RETRY_BASE_MS: positiveInt.default(30_000),
   WEBHOOK_RETRY_CAP_MS: positiveInt.default(3_600_000),
@@ -28,6 +29,14 @@ const EnvSchema = z.object({
   READ_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(30).default(30),
   EVENT_RETENTION_DAYS: positiveInt.default(30),
 });
+
+/**
+ * What a Worker's outbound `fetch` can reach (WEBHOOKS_EGRESS): `public`
+ * addresses only (a Worker deployed on Cloudflare, or workerd whose `internet`
+ * network keeps its default `allow = ["public"]`), or also the `host`'s
+ * loopback and private networks (`wrangler dev`, any other workerd).
+ */
+export type WebhookEgress = "public" | "host";
 
 /** Validated configuration of one app instance. Times are Date, limits are counts. */
 export interface AppConfig {
@@ -41,7 +50,9 @@ export interface AppConfig {
   /**
    * Webhook deliveries (API.md §6): sent at all? (`WEBHOOKS_ENABLED`, false in
    * previews, API.md §8.2: subscriptions and events are still recorded, nothing
-   * is ever sent); private targets allowed?; attempts before a
+   * is ever sent); private targets allowed?; what a Worker's `fetch` can
+   * reach (`egress`, Workers only: `public` when deployed, else `host`, where
+   * target names are refused; docs/webhooks.md); attempts before a
    * delivery is given up; retry delay `min(cap, base * 2^(attempt-1))` with
    * jitter (ms); per-attempt timeout (ms); Node poll interval of the dispatcher (ms);
    * pending deliveries beyond which a `failing` subscription gets no new ones.
@@ -49,6 +60,7 @@ export interface AppConfig {
   webhooks: {
     enabled: boolean;
     allowPrivateTargets: boolean;
+    egress: WebhookEgress;
     maxAttempts: number;
     retryBaseMs: number;
     retryCapMs: number;
@@ -106,6 +118,7 @@ export function parseConfig(env: Record<string, unknown>): AppConfig {
     webhooks: {
       enabled: e.WEBHOOKS_ENABLED,
       allowPrivateTargets: e.WEBHOOKS_ALLOW_PRIVATE,
+      egress: e.WEBHOOKS_EGRESS,
       maxAttempts: e.WEBHOOK_MAX_ATTEMPTS,
       retryBaseMs: e.WEBHOOK_RETRY_BASE_MS,
       retryCapMs: e.WEBHOOK_RETRY_CAP_MS,

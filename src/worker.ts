@@ -20,6 +20,7 @@ import { type CoordinatorEnv, coordinatorOf, flushPurges, isPurgeFlush } from ".
 import type { PurgeBatch } from "./runtime/purge-budget";
 import { forEdge, workersCache } from "./runtime/workers-cache";
 import { WorkersRateLimiter } from "./runtime/workers-rate-limiter";
+import { workerWebhookFetch } from "./runtime/worker-webhook-fetch";
 import { pruneExpired } from "./services/retention";
 import { dispatchDue } from "./services/webhooks/dispatch";
 import { SubscribedTypes } from "./services/webhooks/interest";
@@ -53,7 +54,9 @@ function databaseFor(env: WorkerEnv): Database {
 /** One webhook dispatch run (API.md §6) on `db`, teaching `interest`; errors are logged, never thrown. */
 function dispatch(db: Database, config: AppConfig, interest: SubscribedTypes): Promise<void> {
   // Concurrent runs (several requests, the cron) are safe: every attempt is claimed with a conditional UPDATE.
-  return dispatchDue(db, { config, interest, now: () => new Date(), fetch: (input, init) => fetch(input, init) }).then(
+  // Target names are sent only where fetch leaves from Cloudflare's network (WEBHOOKS_EGRESS, docs/webhooks.md).
+  const send = workerWebhookFetch({ egress: config.webhooks.egress, allowPrivate: config.webhooks.allowPrivateTargets });
+  return dispatchDue(db, { config, interest, now: () => new Date(), fetch: send }).then(
     () => undefined,
     (error: unknown) => console.error(`webhook dispatch failed: ${loggableError(error).message}`),
   );

@@ -101,6 +101,16 @@ export function isPrivateHost(hostname: string): boolean {
 }
 
 /**
+ * True when `hostname` (as `URL.hostname` gives it) is an IP address — a
+ * dotted quad (the URL parser normalises every IPv4 form to one) or an IPv6
+ * address in brackets — rather than a name that must be resolved.
+ */
+export function isIpLiteralHost(hostname: string): boolean {
+  if (hostname.startsWith("[") && hostname.endsWith("]")) return true;
+  return parseIPv4(hostname) !== undefined;
+}
+
+/**
  * True when `address` (as DNS resolution returns it: dotted IPv4, or IPv6
  * without brackets, optionally with a `%zone`) is in the ranges of
  * `isPrivateHost`. Anything that does not parse counts as private (refused).

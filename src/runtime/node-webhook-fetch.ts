@@ -5,8 +5,8 @@
  * (src/lib/private-address.ts) and the socket connects to exactly those
  * addresses, so a rebinding DNS answer cannot slip in. A refused resolution
  * fails with code `EPRIVATEADDRESS`. IP literals are not looked up: the
- * delivery checks them itself. Workers need no hook (their fetch cannot reach
- * private addresses).
+ * delivery checks them itself. Workers cannot hook their fetch: see
+ * ./worker-webhook-fetch.ts.
  */
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { Agent, fetch as undiciFetch } from "undici";

@@ -10,12 +10,18 @@
  * /etc/hosts or on any DNS: `hooks.example.test` (RFC 6761 `.test`) resolves
  * only through it. A delivery that arrives at the loopback receiver therefore
  * went to the address the resolver returned.
+ *
+ * The Worker's guard (src/runtime/worker-webhook-fetch.ts) is checked here too,
+ * over the Node dispatcher with the receiver as its `fetch`; the real Worker
+ * refusing a name is test/worker/webhook-ssrf.test.ts.
  */
 import type { LookupAddress } from "node:dns";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config";
 import { guardedWebhookFetch, type ResolveAll } from "../../src/runtime/node-webhook-fetch";
-import { isPrivateAddress, isPrivateHost } from "../../src/lib/private-address";
+import { workerWebhookFetch } from "../../src/runtime/worker-webhook-fetch";
+import { isIpLiteralHost, isPrivateAddress, isPrivateHost } from "../../src/lib/private-address";
+import type { FetchFn } from "../../src/services/webhooks/delivery";
 import { dispatchDue } from "../../src/services/webhooks/dispatch";
 import { connect } from "../support/client";
 import { nodeTarget, TEST_ENV, type NodeTarget } from "../support/node-target";
@@ -173,5 +179,70 @@ describe("webhook targets that embed an IPv4 address or name port 0", () => {
     ]) {
       expect((await api.post("/webhooks", { url, events: ["*"] }, { key: target.staffKey })).status, url).toBe(201);
     }
+  });
+});
+
+describe("the Worker's webhook fetch (WEBHOOKS_EGRESS)", () => {
+  /** A `fetch` that records each URL and passes it on to the real one. */
+  function recording() {
+    const urls: string[] = [];
+    const send: FetchFn = (input, init) => {
+      urls.push(input);
+      return fetch(input, init);
+    };
+    return { urls, send };
+  }
+
+  /** Subscribe to `url`, write one event, and run the dispatcher with `send`; returns the delivery. */
+  async function deliverWith(url: string, send: FetchFn): Promise<DeliveryBody> {
+    const target = await nodeTarget({ WEBHOOKS_ALLOW_PRIVATE: "true" });
+    targets.push(target);
+    const api = await connect(target);
+    const hook = await subscribe(api, target.staffKey, url, ["category.created"]);
+    await createCategory(api, target.staffKey);
+    const config = parseConfig({ ...TEST_ENV, WEBHOOKS_ALLOW_PRIVATE: "false", WEBHOOK_TIMEOUT_MS: "5000" });
+    await dispatchDue(target.db, { config, now: () => new Date(), fetch: send });
+    return (await api.get<DeliveryBody[]>(`/webhooks/${hook.id}/deliveries`, { key: target.staffKey })).body[0]!;
+  }
+
+  it("egress host: a target named by a host name is refused before any connection (private_address)", async () => {
+    const { urls, send } = recording();
+    const port = new URL(receiver.url("/")).port;
+    const delivery = await deliverWith(
+      `http://hooks.example.test:${port}/worker/name`,
+      workerWebhookFetch({ egress: "host", allowPrivate: false, fetch: send }),
+    );
+    expect(delivery).toMatchObject({ status: "pending", attempts: 1, lastError: "private_address" });
+    expect(urls).toEqual([]);
+    // A trailing dot or letter case makes no IP literal of a name.
+    const guarded = workerWebhookFetch({ egress: "host", allowPrivate: false, fetch: send });
+    for (const url of ["http://hooks.example.test./", "https://EXAMPLE.com/", "http://0x7f.1.example/"]) {
+      await expect(guarded(url, {}), url).rejects.toMatchObject({ code: "EPRIVATEADDRESS" });
+    }
+    expect(urls).toEqual([]);
+  });
+
+  it("egress host: IP literals are sent (the delivery judges them: a private one is refused before fetch)", async () => {
+    const { urls, send } = recording();
+    const guarded = workerWebhookFetch({ egress: "host", allowPrivate: false, fetch: send });
+    const delivery = await deliverWith(receiver.url("/worker/literal"), guarded);
+    expect(delivery.lastError).toBe("private_address");
+    expect(urls).toEqual([]);
+    await expect(guarded(receiver.url("/worker/literal-direct"), { method: "POST" })).resolves.toMatchObject({ status: 204 });
+    expect(urls).toEqual([receiver.url("/worker/literal-direct")]);
+    for (const host of ["93.184.216.34", "[2606:4700::1111]", "127.0.0.1"]) expect(isIpLiteralHost(new URL(`http://${host}/`).hostname), host).toBe(true);
+    for (const host of ["example.com", "vm", "localhost", "1.2.3.4.nip.io"]) expect(isIpLiteralHost(new URL(`http://${host}/`).hostname), host).toBe(false);
+  });
+
+  it("egress public, or private targets allowed: names are sent as they are", () => {
+    const { send } = recording();
+    expect(workerWebhookFetch({ egress: "public", allowPrivate: false, fetch: send })).toBe(send);
+    expect(workerWebhookFetch({ egress: "host", allowPrivate: true, fetch: send })).toBe(send);
+  });
+
+  it("WEBHOOKS_EGRESS defaults to host and accepts only public or host", () => {
+    expect(parseConfig({}).webhooks.egress).toBe("host");
+    expect(parseConfig({ WEBHOOKS_EGRESS: "public" }).webhooks.egress).toBe("public");
+    expect(() => parseConfig({ WEBHOOKS_EGRESS: "cloudflare" })).toThrow(/WEBHOOKS_EGRESS/);
   });
 });

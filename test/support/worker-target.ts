@@ -55,3 +55,30 @@ export async function workerTarget(): Promise<WorkerTarget> {
     close: async () => client.close(),
   };
 }
+
+/**
+ * Start a Worker of its own for one test file, on the run's shared sqld, with
+ * the test variables overridden by `vars` (e.g. `WEBHOOKS_ALLOW_PRIVATE:
+ * "false"`, which the shared Worker cannot have: its receivers are on
+ * loopback). Takes a few seconds; `close()` stops it.
+ * @throws Error when the file does not run in the vitest project "worker".
+ */
+export async function ownWorkerTarget(vars: Record<string, string>): Promise<WorkerTarget> {
+  const info = inject("petstoreWorker");
+  if (!info) throw new Error('No sqld for this file: worker tests run in the vitest project "worker" (test/worker/**).');
+  const [{ startLocalWorker }, { TEST_ENV }] = await Promise.all([import("../../scripts/local-worker"), import("./node-target")]);
+  const worker = await startLocalWorker({ databaseUrl: info.databaseUrl, vars: { ...TEST_ENV, ...vars } });
+  const client = createClient({ url: info.databaseUrl });
+  return {
+    name: "worker",
+    url: worker.url,
+    db: createDatabase(client),
+    staffKey: info.staffKey,
+    purgeRecorderUrl: info.purgeRecorderUrl,
+    fetch: (path, init) => fetch(`${worker.url}${path}`, { redirect: "manual", ...init }),
+    close: async () => {
+      client.close();
+      await worker.stop();
+    },
+  };
+}

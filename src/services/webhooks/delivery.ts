@@ -186,7 +186,7 @@ export function classifyFetchError(error: unknown): DeliveryError {
 /** Send one signed attempt of `head` at `at` with `fetchFn`. Never throws. */
 export async function attempt(head: Claimed, options: { config: AppConfig; at: Date; fetch: FetchFn }): Promise<AttemptResult> {
   const { webhooks: settings } = options.config;
-  // IP literals are never looked up: checked here (names at connect time, src/runtime/node-webhook-fetch.ts).
+  // IP literals are never looked up: checked here (names by the runtime's fetch: src/runtime/node-webhook-fetch.ts, worker-webhook-fetch.ts).
   if (!settings.allowPrivateTargets && isPrivateHost(new URL(head.url).hostname)) {
     return { ok: false, statusCode: null, error: "private_address" };
   }
