@@ -10,7 +10,7 @@
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../lib/context";
 import { ApiError } from "../lib/errors";
-import { claimKey, recordResponse, releaseClaim, requestFingerprint } from "../services/idempotency.service";
+import { claimKey, newClaimToken, recordResponse, releaseClaim, requestFingerprint } from "../services/idempotency.service";
 
 /** The POSTs this middleware makes idempotent, each with the secret member its replay leaves out (null: none). */
 const REPLAYABLE = new Map<string, string | null>([
@@ -33,7 +33,8 @@ export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
   const db = c.get("db");
   const now = c.get("now")();
   const fingerprint = await requestFingerprint(c.req.method, c.req.path, jsonValue(await c.req.text()));
-  const stored = await claimKey(db, { accountId: principal.accountId, key, method: c.req.method, path: c.req.path, fingerprint, now });
+  const token = newClaimToken();
+  const stored = await claimKey(db, { accountId: principal.accountId, key, method: c.req.method, path: c.req.path, fingerprint, token, now });
   if (stored) {
     return c.body(stored.body, stored.status as 201, { ...stored.headers, "Content-Type": "application/json; charset=utf-8", "Idempotent-Replayed": "true" });
   }
@@ -46,9 +47,9 @@ export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
     const stored = secret
       ? { status: 200, body: JSON.stringify(withoutMember(await res.clone().json(), secret)), headers }
       : { status: res.status, body: await res.clone().text(), headers };
-    await recordResponse(db, principal.accountId, key, stored);
+    await recordResponse(db, principal.accountId, key, token, stored);
   } else {
-    await releaseClaim(db, principal.accountId, key);
+    await releaseClaim(db, principal.accountId, key, token);
   }
 });
 
