@@ -6,6 +6,7 @@
  * response carries a secret is `200` without it: the secret is never stored
  * nor shown twice. The fingerprint covers the JSON value of the body (key
  * order and whitespace do not matter). Costs 2 round trips (claim; store or release).
+ * Every other POST, PUT, PATCH or DELETE refuses the header (docs/api.md).
  */
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../lib/context";
@@ -20,16 +21,34 @@ const REPLAYABLE = new Map<string, string | null>([
   ["/webhooks", "secret"],
 ]);
 
-/** Global middleware, after authentication. */
+/** The POST that honours Idempotency-Key in its own batch (src/services/orders/place.ts). */
+const ORDERS = "/store/orders";
+
+/** Methods whose request may change something (RFC 9110 §9.2.1: not safe). */
+const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/** 400 `validation_error` about the `Idempotency-Key` header. */
+function headerError(message: string): ApiError {
+  return new ApiError(400, "validation_error", "The request is invalid; see details.", [{ path: "header.idempotency-key", message }]);
+}
+
+/**
+ * Global middleware, after authentication. A write that does not honour
+ * Idempotency-Key refuses it (400 `validation_error`, docs/api.md) rather than
+ * ignore it: a client must never believe a retry is safe when it is not.
+ */
 export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
   const key = c.req.header("Idempotency-Key");
-  const principal = c.get("principal");
-  if (c.req.method !== "POST" || key === undefined || !principal || !REPLAYABLE.has(c.req.path)) return next();
-  if (key.length < 1 || key.length > 255) {
-    throw new ApiError(400, "validation_error", "The request is invalid; see details.", [
-      { path: "header.idempotency-key", message: "Idempotency-Key must be 1 to 255 characters." },
-    ]);
+  if (key === undefined || !WRITES.has(c.req.method)) return next();
+  const honoured = c.req.method === "POST" && (REPLAYABLE.has(c.req.path) || c.req.path === ORDERS);
+  if (!honoured) {
+    throw headerError(
+      `${c.req.method} ${c.req.path} does not honour Idempotency-Key; only POST /pets, /categories, /store/orders, /accounts/me/keys and /webhooks do.`,
+    );
   }
+  const principal = c.get("principal");
+  if (c.req.path === ORDERS || !principal) return next();
+  if (key.length < 1 || key.length > 255) throw headerError("Idempotency-Key must be 1 to 255 characters.");
   const db = c.get("db");
   const now = c.get("now")();
   const fingerprint = await requestFingerprint(c.req.method, c.req.path, jsonValue(await c.req.text()));

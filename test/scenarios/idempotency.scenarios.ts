@@ -9,7 +9,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { connect, uniqueName, type ApiClient } from "../support/client";
 import type { Target } from "../support/target";
-import { createCategory } from "./categories.scenarios";
+import { createCategory, expectValidationError } from "./categories.scenarios";
 
 export function idempotencyScenarios(getTarget: () => Target): void {
   describe("Idempotency-Key on POST /pets and /categories", () => {
@@ -109,6 +109,31 @@ export function idempotencyScenarios(getTarget: () => Target): void {
       // A customer may not create pets: its key gets 403 and is not confused with the staff account's key.
       const forbidden = await api.post("/pets", { name: "Mine", categoryId: category.id }, { key: other.body.apiKey.key, headers: idem });
       expect(forbidden.status).toBe(403);
+    });
+
+    it("a write that does not honour Idempotency-Key refuses it: 400 validation_error naming the header, nothing done", async () => {
+      const idem = { "Idempotency-Key": uniqueName("idem") };
+      const email = `${uniqueName("refused").replace(/\W+/g, "-")}@example.com`;
+      const signUp = await api.post("/accounts", { name: "Refused", email }, { headers: idem });
+      expectValidationError(signUp, ["header.idempotency-key"]);
+      expect((await api.post("/accounts", { name: "Refused", email })).status, "the account was not created").toBe(201);
+      const category = await createCategory(api, key);
+      const pet = (await api.post("/pets", { name: uniqueName("Kept"), categoryId: category.id }, { key })).body;
+      const writes: [string, string, unknown][] = [
+        ["PATCH", `/categories/${category.id}`, { description: "changed" }],
+        ["PUT", `/pets/${pet.id}`, { name: "Changed", categoryId: category.id }],
+        ["PATCH", `/pets/${pet.id}`, { name: "Changed" }],
+        ["PUT", `/store/inventory/${pet.id}`, { quantity: 7 }],
+        ["DELETE", `/pets/${pet.id}`, undefined],
+        ["DELETE", `/categories/${category.id}`, undefined],
+      ];
+      for (const [method, path, body] of writes) {
+        const res = await api.request(method, path, body, { key, headers: idem });
+        expectValidationError(res, ["header.idempotency-key"]);
+      }
+      expect((await api.get(`/pets/${pet.id}`)).body).toEqual(pet);
+      expect((await api.get(`/categories/${category.id}`)).body).toEqual(category);
+      expect((await api.get(`/store/inventory/${pet.id}`)).body.quantity).toBe(1);
     });
 
     it("a key over 255 characters is 400 validation_error", async () => {
