@@ -1,33 +1,29 @@
 /**
- * `Idempotency-Key` (API.md §4) for every POST that honours it: those of
- * src/middleware/idempotency.ts, and POST /store/orders inside its one order
- * batch (src/services/orders/place.ts). One `idempotency_keys` row per account
- * and key, whatever the endpoint: the first request claims it with a random
- * claim token; one arriving while the first still runs gets 409
+ * `Idempotency-Key` (API.md §4) for every POST that honours it: POST /pets,
+ * /categories, /accounts/me/keys, /webhooks and /store/orders each claim the
+ * key inside the one batch that creates the resource, its events and the
+ * stored response (docs/architecture.md, "Writes"). One `idempotency_keys` row
+ * per account and key, whatever the endpoint: the first request claims it with
+ * a random claim token; one arriving while a claim is unfinished gets 409
  * `concurrent_update`, a later one with another fingerprint 422
  * `idempotency_key_reused`, else the stored 2xx response is replayed. Only the
  * request whose token is on the row records or releases it.
  * Responses are kept 24 h; an unfinished claim blocks its key 60 s.
  */
-import { and, eq, sql } from "drizzle-orm";
-import { type Database, qb } from "../db/client";
-import { execute, plan, run, statement } from "../db/plan";
+import { and, eq, type SQL, sql } from "drizzle-orm";
+import { qb } from "../db/client";
+import { guarded, statement } from "../db/plan";
 import { idempotencyKeys } from "../db/schema";
+import type { KeyClaim, StoredResponse } from "../domain/idempotency";
 import { ApiError } from "../lib/errors";
 import { sha256Hex } from "./api-keys";
+
+export type { Creation, KeyClaim, StoredResponse } from "../domain/idempotency";
 
 /** How long a stored response is replayed (API.md §4): 24 h, in milliseconds. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** How long an unfinished claim blocks its key, in milliseconds. */
 export const CLAIM_TTL_MS = 60_000;
-
-/** A stored response to send again, with `Idempotent-Replayed: true`. */
-export interface StoredResponse {
-  status: number;
-  /** The body exactly as first sent (JSON text). */
-  body: string;
-  headers: Record<string, string>;
-}
 
 /** `value` as JSON with object keys sorted at every level and no whitespace (RFC 8785's ordering, JSON.stringify's numbers). */
 export function canonicalJson(value: unknown): string {
@@ -107,17 +103,6 @@ const claimQuery = qb
 /** The key's row (`keyColumns`), if any. */
 const keyQuery = qb.select(keyColumns).from(idempotencyKeys).where(thisKey).prepare();
 
-/** Stores the response (`status`, `body`, `headers`) of this request, while it still holds its claim. */
-const recordQuery = qb
-  .update(idempotencyKeys)
-  .set({
-    responseStatus: sql`${sql.placeholder("status")}`,
-    responseBody: sql`${sql.placeholder("body")}`,
-    responseHeaders: sql`${sql.placeholder("headers")}`,
-  })
-  .where(ownClaim)
-  .prepare();
-
 /** Releases this request's claim when it did not succeed; another request's claim or stored response is never touched. */
 const releaseQuery = qb.delete(idempotencyKeys).where(ownClaim).prepare();
 
@@ -129,17 +114,6 @@ export const claimStep = statement(claimQuery);
 
 /** The plan step that releases this request's claim when it did not succeed (placeholders `accountId`, `key`, `claimToken`). */
 export const releaseStep = statement(releaseQuery);
-
-/** A request claiming an Idempotency-Key: whose, which key, what request (`fingerprint`: `requestFingerprint`), its claim token (`newClaimToken`). */
-export interface KeyClaim {
-  accountId: number;
-  key: string;
-  method: string;
-  path: string;
-  fingerprint: string;
-  token: string;
-  now: Date;
-}
 
 /** A random claim token: 32 hex digits, the 122 random bits of a version-4 UUID (RFC 9562 §5.4). */
 export function newClaimToken(): string {
@@ -158,9 +132,6 @@ export function claimValues(claim: KeyClaim) {
   };
 }
 
-/** Claim a key, then read its row: the row is the other request's when the claim failed. */
-const claimPlan = plan({ claim: claimStep, existing: statement(keyQuery) });
-
 /**
  * What to do with a key another request holds, from its row (`keyColumns`):
  * the stored response to replay. While that request runs, any other request
@@ -177,28 +148,40 @@ export function existingResponse(row: KeyRow, fingerprint: string): StoredRespon
   return { status: row.responseStatus, body: row.responseBody, headers: JSON.parse(row.responseHeaders) as Record<string, string> };
 }
 
+/** The plan step that reads the key's row (`keyColumns`) at the end of a keyed batch: the other request's row when the claim failed. */
+export const keyRowStep = statement(keyQuery);
+
 /**
- * Claim a key for a request that runs on its own (one round trip): null when
- * the claim is this request's (run it, then `recordResponse` or `releaseClaim`),
- * else the stored response to replay.
- * @throws ApiError 422 `idempotency_key_reused`, 409 `concurrent_update` (see `existingResponse`).
+ * The step that stores the resource just created as this request's response,
+ * on its own unfinished claim only, when the step just before (name it with
+ * `.after`) changed one row: `status`, the body and the `Location` (if any)
+ * built in SQL from the created row, without any secret.
  */
-export async function claimKey(db: Database, claim: KeyClaim): Promise<StoredResponse | null> {
-  const { claim: claimed, existing } = await run(db, claimPlan, claimValues(claim));
+export function recordCreated(status: number, body: SQL<string>, location?: SQL<string>) {
+  return guarded((changed) =>
+    qb
+      .update(idempotencyKeys)
+      .set({
+        responseStatus: status,
+        responseBody: body,
+        responseHeaders: location === undefined ? sql`'{}'` : sql`json_object('Location', ${location})`,
+      })
+      .where(and(ownClaim, changed))
+      .prepare(),
+  );
+}
+
+/**
+ * After a keyed batch that created nothing: null when the claim was this
+ * request's (it was refused, and released in the batch), else the key's
+ * stored response to replay.
+ * @param claimed the rows of the batch's claim step; `existing` those of `keyRowStep`.
+ * @throws ApiError 409 `concurrent_update`, 422 `idempotency_key_reused` (see `existingResponse`).
+ */
+export function replayUnlessClaimed(claimed: readonly unknown[], existing: readonly KeyRow[], claim: KeyClaim): StoredResponse | null {
   if (claimed.length > 0) return null;
   const [row] = existing;
   // Not claimed: the claim's INSERT met the row in the same transaction, so it exists.
   if (!row) throw new Error(`Idempotency-Key row of account ${claim.accountId} neither claimed nor found`);
   return existingResponse(row, claim.fingerprint);
-}
-
-/** Store the 2xx response of the request whose claim token is `token`, while it holds the claim (one round trip); `body` as sent, JSON text. */
-export async function recordResponse(db: Database, accountId: number, key: string, token: string, response: StoredResponse): Promise<void> {
-  const headers = JSON.stringify(response.headers);
-  await execute(db, recordQuery, { accountId, key, claimToken: token, status: response.status, body: response.body, headers });
-}
-
-/** Release the claim of the request whose token is `token` when it did not succeed, so the key can be used again (one round trip). */
-export async function releaseClaim(db: Database, accountId: number, key: string, token: string): Promise<void> {
-  await execute(db, releaseQuery, { accountId, key, claimToken: token });
 }

@@ -1,10 +1,13 @@
 /**
  * Idempotency-Key races across endpoints (API.md §4: a key belongs to the
- * account, whatever its endpoint): the first request is held inside the app
- * by a gate (no sleeps) while a second request of the same account sends the
- * same key to POST /store/orders and to another POST. The second is 409
- * `concurrent_update`, never removes the first's claim, and the first's
- * response is stored and replayed: exactly one resource exists.
+ * account, whatever its endpoint). The first request is held inside the app
+ * by a gate (no sleeps), after the key checks and before its one batch, while
+ * a second request of the same account sends the same key, to the same POST
+ * or to another. Each batch claims, creates and records at once, so exactly
+ * one of them creates: the other replays that response (same request) or is
+ * 422 `idempotency_key_reused` (another endpoint), and creates nothing. (A
+ * claim still held by a running request is 409 on every endpoint:
+ * test/scenarios/idempotency.scenarios.ts.)
  */
 import type { MiddlewareHandler } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -104,37 +107,56 @@ const ENDPOINTS: { path: string; body: () => Record<string, unknown>; replayStat
   },
 ];
 
-describe("a key held by an in-flight request of the same account", () => {
-  for (const [index, endpoint] of ENDPOINTS.entries()) {
-    const other = ENDPOINTS[(index + 1) % ENDPOINTS.length]!;
-    it(`POST ${endpoint.path} held: POST /store/orders and POST ${other.path} with its key are 409 concurrent_update; its response is stored and replayed`, async () => {
-      const key = unique("race");
-      const headers = { "Idempotency-Key": key };
+/** POST /store/orders as one more endpoint: its body, and how many orders of the test's pet exist. */
+const ORDERS = {
+  path: "/store/orders",
+  body: () => ({ petId, quantity: 1 }),
+  replayStatus: 201,
+  count: () => scalar("SELECT count(*) FROM orders WHERE pet_id = ?", [petId]),
+};
+
+describe("two requests with one key race: exactly one creates, the other replays it or is refused", () => {
+  for (const endpoint of [...ENDPOINTS, ORDERS]) {
+    it(`POST ${endpoint.path} twice, the first held before its batch: the second creates, the first replays it`, async () => {
+      const headers = { "Idempotency-Key": unique("race") };
       const body = endpoint.body();
-      const held = hold(endpoint.path, key);
+      const before = await endpoint.count(body);
+      const held = hold(endpoint.path, headers["Idempotency-Key"]);
       const first = call("POST", endpoint.path, staff, body, headers);
       await held.entered;
-      const stockBefore = await scalar("SELECT quantity FROM inventory WHERE pet_id = ?", [petId]);
-
-      const order = await call("POST", "/store/orders", staff, { petId, quantity: 1 }, headers);
-      expect([order.status, order.body.code], JSON.stringify(order.body)).toEqual([409, "concurrent_update"]);
-      const otherBody = other.body();
-      const elsewhere = await call("POST", other.path, staff, otherBody, headers);
-      expect([elsewhere.status, elsewhere.body.code], JSON.stringify(elsewhere.body)).toEqual([409, "concurrent_update"]);
-      expect(await other.count(otherBody)).toBe(0);
-      expect(await scalar("SELECT quantity FROM inventory WHERE pet_id = ?", [petId])).toBe(stockBefore);
-
+      const second = await call("POST", endpoint.path, staff, body, headers);
+      expect([second.status, second.headers.get("idempotent-replayed")], JSON.stringify(second.body)).toEqual([201, null]);
       held.release();
-      const created = await first;
-      expect(created.status, JSON.stringify(created.body)).toBe(201);
-      const again = await call("POST", endpoint.path, staff, body, headers);
-      expect([again.status, again.headers.get("idempotent-replayed")], JSON.stringify(again.body)).toEqual([endpoint.replayStatus, "true"]);
-      expect(again.body.id).toBe(created.body.id);
-      expect(await endpoint.count(body)).toBe(1);
-      // Once the first request is done, the key is its: another endpoint's request is another request.
-      const late = await call("POST", "/store/orders", staff, { petId, quantity: 1 }, headers);
-      expect([late.status, late.body.code]).toEqual([422, "idempotency_key_reused"]);
-      expect(await scalar("SELECT quantity FROM inventory WHERE pet_id = ?", [petId])).toBe(stockBefore);
+      const replay = await first;
+      expect([replay.status, replay.headers.get("idempotent-replayed")], JSON.stringify(replay.body)).toEqual([endpoint.replayStatus, "true"]);
+      expect(replay.body.id).toBe(second.body.id);
+      expect(await endpoint.count(body)).toBe(before + 1);
     });
+  }
+
+  for (const endpoint of ENDPOINTS) {
+    for (const [a, b] of [
+      [endpoint, ORDERS],
+      [ORDERS, endpoint],
+    ] as const) {
+      it(`POST ${a.path} held, POST ${b.path} with its key: the second creates, the first is 422 and creates nothing`, async () => {
+        const headers = { "Idempotency-Key": unique("cross") };
+        const [bodyA, bodyB] = [a.body(), b.body()];
+        const [beforeA, beforeB] = [await a.count(bodyA), await b.count(bodyB)];
+        const stock = await scalar("SELECT quantity FROM inventory WHERE pet_id = ?", [petId]);
+        const held = hold(a.path, headers["Idempotency-Key"]);
+        const first = call("POST", a.path, staff, bodyA, headers);
+        await held.entered;
+        const second = await call("POST", b.path, staff, bodyB, headers);
+        expect(second.status, JSON.stringify(second.body)).toBe(201);
+        held.release();
+        const refused = await first;
+        expect([refused.status, refused.body.code]).toEqual([422, "idempotency_key_reused"]);
+        expect([await a.count(bodyA), await b.count(bodyB)]).toEqual([beforeA, beforeB + 1]);
+        expect(await scalar("SELECT quantity FROM inventory WHERE pet_id = ?", [petId])).toBe(stock - (b === ORDERS ? 1 : 0));
+        const again = await call("POST", b.path, staff, bodyB, headers);
+        expect([again.headers.get("idempotent-replayed"), again.body.id]).toEqual(["true", second.body.id]);
+      });
+    }
   }
 });
