@@ -21,7 +21,7 @@ import { accounts } from "../src/db/schema";
 import { createCategory } from "../src/services/categories.service";
 import { setInventory } from "../src/services/inventory.service";
 import { placeOrder } from "../src/services/orders/place";
-import { createPet } from "../src/services/pets.service";
+import { createPet } from "../src/services/pet-creation";
 
 const ORDERS_PER_TRANSACTION = 50;
 const TRANSACTIONS = 80;

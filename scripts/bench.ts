@@ -56,7 +56,7 @@ import { databaseSettings, openDatabase } from "../src/db/open";
 import { RATE_LIMIT_BINDING_NAMES } from "../src/runtime/workers-rate-limiter";
 import { createOperatorKey, createAccount } from "../src/services/accounts.service";
 import { createCategory } from "../src/services/categories.service";
-import { createPet } from "../src/services/pets.service";
+import { createPet } from "../src/services/pet-creation";
 import { startLocalWorker } from "./local-worker";
 import { DEFAULT_CORPORA_DIR, seedCatalogue } from "./seed";
 import { ONE_CONNECTION, startSqld } from "./sqld";

@@ -28,7 +28,8 @@ import type { PetStatus } from "../src/domain/pets";
 import { NewCategorySchema } from "../src/routes/categories/categories.schemas";
 import { NewPetSchema } from "../src/routes/pets/pets.schemas";
 import { createCategory, listCategories, nameKey, type Category } from "../src/services/categories.service";
-import { createPets, listPets, type NewPet } from "../src/services/pets.service";
+import { createPets } from "../src/services/pet-creation";
+import { listPets, type NewPet } from "../src/services/pets.service";
 
 /** Default location of the corpora: `scripts/corpora`, a copy of the CC0 lists kept with the repository. */
 export const DEFAULT_CORPORA_DIR = fileURLToPath(new URL("./corpora/", import.meta.url));

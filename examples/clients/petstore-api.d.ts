@@ -1120,7 +1120,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A unique key per intended operation (≤ 255 characters): the same key and body within 24 h replays the first response with `Idempotent-Replayed: true`; another body is 422 `idempotency_key_reused`. */
+                /** @description A unique key per intended operation (≤ 255 characters): the same key and body within 24 h replays the first response with `Idempotent-Replayed: true`; another body is 422 `idempotency_key_reused`; while the first request runs, the key is 409 `concurrent_update` on every endpoint. Only POST /pets, /categories, /store/orders, /accounts/me/keys and /webhooks honour it: any other write refuses it (400 `validation_error`). */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -1386,7 +1386,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A unique key per intended operation (≤ 255 characters): the same key and body within 24 h replays the first response with `Idempotent-Replayed: true`; another body is 422 `idempotency_key_reused`. */
+                /** @description A unique key per intended operation (≤ 255 characters): the same key and body within 24 h replays the first response with `Idempotent-Replayed: true`; another body is 422 `idempotency_key_reused`; while the first request runs, the key is 409 `concurrent_update` on every endpoint. Only POST /pets, /categories, /store/orders, /accounts/me/keys and /webhooks honour it: any other write refuses it (400 `validation_error`). */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -2137,7 +2137,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A unique key per intended operation (≤ 255 characters): the same key and body within 24 h replays the first response with `Idempotent-Replayed: true`; another body is 422 `idempotency_key_reused`. */
+                /** @description A unique key per intended operation (≤ 255 characters): the same key and body within 24 h replays the first response with `Idempotent-Replayed: true`; another body is 422 `idempotency_key_reused`; while the first request runs, the key is 409 `concurrent_update` on every endpoint. Only POST /pets, /categories, /store/orders, /accounts/me/keys and /webhooks honour it: any other write refuses it (400 `validation_error`). */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -3102,7 +3102,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A unique key per intended operation (≤ 255 characters): the same key and body within 24 h replays the first response with `Idempotent-Replayed: true`; another body is 422 `idempotency_key_reused`. */
+                /** @description A unique key per intended operation (≤ 255 characters): the same key and body within 24 h replays the first response with `Idempotent-Replayed: true`; another body is 422 `idempotency_key_reused`; while the first request runs, the key is 409 `concurrent_update` on every endpoint. Only POST /pets, /categories, /store/orders, /accounts/me/keys and /webhooks honour it: any other write refuses it (400 `validation_error`). */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -3634,7 +3634,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A unique key per intended operation (≤ 255 characters): the same key and body within 24 h replays the first response with `Idempotent-Replayed: true`; another body is 422 `idempotency_key_reused`. */
+                /** @description A unique key per intended operation (≤ 255 characters): the same key and body within 24 h replays the first response with `Idempotent-Replayed: true`; another body is 422 `idempotency_key_reused`; while the first request runs, the key is 409 `concurrent_update` on every endpoint. Only POST /pets, /categories, /store/orders, /accounts/me/keys and /webhooks honour it: any other write refuses it (400 `validation_error`). */
                 "idempotency-key"?: string;
             };
             path?: never;

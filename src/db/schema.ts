@@ -145,6 +145,8 @@ export const idempotencyKeys = sqliteTable(
     /** JSON object of response headers worth replaying (Location). */
     responseHeaders: text().notNull(),
     createdAt: text().notNull(),
+    /** Random token of the request that holds or held the claim: only it records or releases the row. */
+    claimToken: text().notNull().default(""),
   },
   (t) => [primaryKey({ columns: [t.accountId, t.key] }), index("idempotency_keys_created_at_idx").on(t.createdAt)],
 );

@@ -4,6 +4,7 @@
  */
 import type { AppConfig } from "../config";
 import type { Database } from "../db/client";
+import type { KeyClaim } from "../domain/idempotency";
 import type { Principal } from "../domain/principal";
 import type { KeyCache } from "./key-cache";
 import type { RateLimitDecision, RateLimiter } from "./rate-limiter";
@@ -22,6 +23,8 @@ export interface AppEnv {
     requestId: string;
     /** The authenticated caller, set by the authentication middleware. */
     principal?: Principal;
+    /** The Idempotency-Key claim of a POST that honours it (set by the idempotency middleware; its service claims the key in its batch). */
+    keyClaim?: KeyClaim;
     /** Why a presented key was not accepted (it is only an error on protected routes). */
     authProblem?: "malformed" | "invalid";
     keyCache: KeyCache;

@@ -203,7 +203,7 @@ export const idempotencyKeyHeaders = z.object({
         in: "header",
         required: false,
         description:
-          "A unique key per intended operation (≤ 255 characters): the same key and body within 24 h replays the first response with `Idempotent-Replayed: true`; another body is 422 `idempotency_key_reused`.",
+          "A unique key per intended operation (≤ 255 characters): the same key and body within 24 h replays the first response with `Idempotent-Replayed: true`; another body is 422 `idempotency_key_reused`; while the first request runs, the key is 409 `concurrent_update` on every endpoint. Only POST /pets, /categories, /store/orders, /accounts/me/keys and /webhooks honour it: any other write refuses it (400 `validation_error`).",
       },
     }),
 });

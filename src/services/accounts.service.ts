@@ -8,9 +8,12 @@ import { type Database, qb } from "../db/client";
 import { isConstraintError } from "../db/errors";
 import { execute, guarded, plan, run, statement } from "../db/plan";
 import { accounts, apiKeys } from "../db/schema";
+import { jsonObject } from "../db/select-list";
+import type { Creation, KeyClaim, StoredResponse } from "../domain/idempotency";
 import type { Role } from "../domain/principal";
 import { ApiError, notFound } from "../lib/errors";
 import { generateApiKey } from "./api-keys";
+import { claimStep, claimValues, keyRowStep, recordCreated, releaseStep, replayUnlessClaimed } from "./idempotency.service";
 
 /** Account representation. */
 export interface Account {
@@ -180,41 +183,64 @@ const activeKeys = qb
   .where(and(eq(apiKeys.accountId, sql.placeholder("accountId")), isNull(apiKeys.revokedAt)))
   .as("active_keys");
 
-/** Inserts only while the account holds fewer than `max` active keys: check and insert are one statement. */
-const insertKeyQuery = qb
-  .insert(apiKeys)
-  .select(
-    qb
-      .select(newKeyColumns(sql<number>`${sql.placeholder("accountId")}`, sql<string | null>`${sql.placeholder("name")}`))
-      .from(activeKeys)
-      .where(lt(activeKeys.n, sql.placeholder("max"))),
-  )
-  .returning(API_KEY)
-  .prepare();
+/** Inserts only while the account holds fewer than `max` active keys and `guard` (if any) holds: check and insert are one statement. */
+function insertKey(guard?: SQL) {
+  return qb
+    .insert(apiKeys)
+    .select(
+      qb
+        .select(newKeyColumns(sql<number>`${sql.placeholder("accountId")}`, sql<string | null>`${sql.placeholder("name")}`))
+        .from(activeKeys)
+        .where(and(lt(activeKeys.n, sql.placeholder("max")), guard)),
+    )
+    .returning(API_KEY)
+    .prepare();
+}
+
+/** `insertKey` without a guard: creating a key without an Idempotency-Key. */
+const insertKeyQuery = insertKey();
 
 /**
- * Create another key for an account; the secret is in the result only. The
- * limit check and the insert are one statement (concurrent calls never pass it).
- * @throws ApiError 409 `key_limit_reached` when the account holds `MAX_ACTIVE_KEYS` active keys.
+ * Creating a key with an Idempotency-Key (placeholders of `insertKey` and of
+ * `claimValues`): the claim guards the insert, the response (200, the key
+ * without its secret) is recorded on the claim in the same batch, and a
+ * refused key releases its claim.
  */
+const keyedKeyCreation = plan({
+  claim: claimStep,
+  key: guarded(insertKey).after("claim"),
+  record: recordCreated(200, sql<string>`(select ${jsonObject(API_KEY)} from ${apiKeys} where ${apiKeys.id} = last_insert_rowid())`).after("key"),
+  release: releaseStep,
+  existing: keyRowStep,
+});
+
+/** Create another key for an account; the secret is in the result only. @throws ApiError 409 `key_limit_reached`. */
 export async function createKey(db: Database, accountId: number, name: string | undefined, now: Date): Promise<NewApiKey> {
+  return (await createKeyOnce(db, accountId, name, now)).created!;
+}
+
+/**
+ * Create another key for an account, honouring the request's Idempotency-Key
+ * `claim` (if any) in the same batch: the key with its secret, or the stored
+ * response of the key's first request (without its secret). The limit check
+ * and the insert are one statement (concurrent calls never pass it).
+ * @throws ApiError 409 `key_limit_reached` (the account holds `MAX_ACTIVE_KEYS` active keys) | `concurrent_update`, 422 `idempotency_key_reused`.
+ */
+export async function createKeyOnce(db: Database, accountId: number, name: string | undefined, now: Date, claim?: KeyClaim): Promise<Creation<NewApiKey>> {
   const material = await generateApiKey();
-  const [apiKey] = await execute(db, insertKeyQuery, {
-    accountId,
-    name: name ?? null,
-    prefix: material.prefix,
-    secretHash: material.hash,
-    createdAt: now.toISOString(),
-    max: MAX_ACTIVE_KEYS,
-  });
-  if (!apiKey) {
-    throw new ApiError(
-      409,
-      "key_limit_reached",
-      `An account holds at most ${MAX_ACTIVE_KEYS} active keys; revoke one (DELETE /accounts/me/keys/{keyId}) first.`,
-    );
+  const values = { accountId, name: name ?? null, prefix: material.prefix, secretHash: material.hash, createdAt: now.toISOString(), max: MAX_ACTIVE_KEYS };
+  let replay: StoredResponse | null = null;
+  let apiKey: ApiKey | undefined;
+  if (claim) {
+    const keyed = await run(db, keyedKeyCreation, { ...values, ...claimValues(claim) });
+    [apiKey] = keyed.key;
+    if (!apiKey) replay = replayUnlessClaimed(keyed.claim, keyed.existing, claim);
+  } else {
+    [apiKey] = await execute(db, insertKeyQuery, values);
   }
-  return { ...apiKey, key: material.secret };
+  if (apiKey) return { created: { ...apiKey, key: material.secret } };
+  if (replay) return { replay };
+  throw new ApiError(409, "key_limit_reached", `An account holds at most ${MAX_ACTIVE_KEYS} active keys; revoke one (DELETE /accounts/me/keys/{keyId}) first.`);
 }
 
 const revokeKeyQuery = qb

@@ -1,16 +1,19 @@
 /**
  * Rules of categories (API.md §1-§3): case-insensitively unique names,
  * deletion only when no pet references the category. Each write is one batch
- * that also appends its event (API.md §6).
+ * that also appends its event (API.md §6); a creation with an Idempotency-Key
+ * also claims the key and stores its response in that batch (API.md §4).
  */
-import { and, eq, exists, gt, notExists, sql } from "drizzle-orm";
+import { and, eq, exists, gt, notExists, type SQL, sql } from "drizzle-orm";
 import { type Database, qb } from "../db/client";
 import { isConstraintError } from "../db/errors";
 import { categoryData, eventColumns, outboxRow } from "../db/events";
 import { execute, guarded, outbox, plan, run, statement } from "../db/plan";
 import { categories, events, pets } from "../db/schema";
+import type { Creation, KeyClaim } from "../domain/idempotency";
 import { ApiError, concurrentUpdate, notFound } from "../lib/errors";
 import { assertIfMatch } from "../lib/http-cache";
+import { claimStep, claimValues, keyRowStep, recordCreated, replayUnlessClaimed } from "./idempotency.service";
 
 /** Category representation (`description` absent when not set). */
 export interface Category {
@@ -70,32 +73,93 @@ export async function getCategory(db: Database, categoryId: number): Promise<Cat
   return toCategory(row);
 }
 
+/** Inserts a category (placeholders `name`, `nameKey`, `description`) when `guard` (if any) holds. */
+function insertCategory(guard?: SQL) {
+  return qb
+    .insert(categories)
+    .select(
+      qb
+        .select({
+          id: sql<number>`NULL`.as("id"),
+          name: sql<string>`${sql.placeholder("name")}`.as("name"),
+          nameKey: sql<string>`${sql.placeholder("nameKey")}`.as("name_key"),
+          description: sql<string | null>`${sql.placeholder("description")}`.as("description"),
+          version: sql<number>`1`.as("version"),
+        })
+        .from(sql`(select 1)`)
+        .where(guard),
+    )
+    .returning(CATEGORY)
+    .prepare();
+}
+
+/** The `category.created` event of the category just inserted (last_insert_rowid()), when the step just before changed a row. */
+const categoryCreated = guarded((changed) =>
+  qb
+    .insert(events)
+    .select(
+      qb
+        .select(eventColumns("category.created", categoryData))
+        .from(categories)
+        .where(and(eq(categories.id, sql`last_insert_rowid()`), changed)),
+    )
+    .returning(outboxRow)
+    .prepare(),
+);
+
 /** Creating a category (placeholders `name`, `nameKey`, `description`, `occurredAt`); the event reads the row just inserted. */
 const creation = plan({
-  category: statement(
-    qb
-      .insert(categories)
-      .values({ name: sql.placeholder("name"), nameKey: sql.placeholder("nameKey"), description: sql.placeholder("description") })
-      .returning(CATEGORY)
-      .prepare(),
-  ),
-  event: outbox(
-    qb
-      .insert(events)
-      .select(qb.select(eventColumns("category.created", categoryData)).from(categories).where(eq(categories.id, sql`last_insert_rowid()`)))
-      .returning(outboxRow)
-      .prepare(),
-  ),
+  category: statement(insertCategory()),
+  event: outbox(categoryCreated.after("category")),
+});
+
+/** The category just inserted (last_insert_rowid()), for its stored response. */
+const newCategory = (expression: SQL) => sql<string>`(select ${expression} from ${categories} where ${categories.id} = last_insert_rowid())`;
+
+/**
+ * Creating a category with an Idempotency-Key (placeholders of `creation` and
+ * of `claimValues`): the claim guards the insert; the response (the category
+ * as its event shows it, and its Location) is recorded on the claim in the
+ * same batch. A taken name fails the whole batch: no claim is left.
+ */
+const keyedCreation = plan({
+  claim: claimStep,
+  category: guarded(insertCategory).after("claim"),
+  record: recordCreated(201, newCategory(categoryData), newCategory(sql`'/categories/' || ${categories.id}`)).after("category"),
+  event: outbox(categoryCreated.after("record")),
+  existing: keyRowStep,
 });
 
 /** Create a category. @throws ApiError 409 `duplicate_name`. */
 export async function createCategory(db: Database, input: NewCategory, now: Date): Promise<Category> {
+  const { created } = await createCategoryOnce(db, input, now);
+  return created!;
+}
+
+/**
+ * Create a category, honouring the request's Idempotency-Key `claim` (if any)
+ * in the same batch: the category created, or the stored response of the key's first request.
+ * @throws ApiError 409 `duplicate_name` | `concurrent_update`, 422 `idempotency_key_reused`.
+ */
+export async function createCategoryOnce(db: Database, input: NewCategory, now: Date, claim?: KeyClaim): Promise<Creation<Category>> {
+  const values = { name: input.name, nameKey: nameKey(input.name), description: input.description ?? null, occurredAt: now.toISOString() };
   try {
-    const values = { name: input.name, nameKey: nameKey(input.name), description: input.description ?? null, occurredAt: now.toISOString() };
+    if (!claim) {
+      const {
+        category: [inserted],
+      } = await run(db, creation, values);
+      return { created: toCategory(inserted!) };
+    }
     const {
+      claim: claimed,
       category: [inserted],
-    } = await run(db, creation, values);
-    return toCategory(inserted!);
+      existing,
+    } = await run(db, keyedCreation, { ...values, ...claimValues(claim) });
+    if (inserted) return { created: toCategory(inserted) };
+    const replay = replayUnlessClaimed(claimed, existing, claim);
+    // A claimed key always inserts the category, or the batch failed on the name.
+    if (!replay) throw new Error("a claimed category creation inserted nothing");
+    return { replay };
   } catch (error) {
     if (isConstraintError(error)) throw duplicateName(input.name);
     throw error;

@@ -1,31 +1,29 @@
 /**
- * `Idempotency-Key` (API.md §4) for every POST that honours it: those of
- * src/middleware/idempotency.ts, and POST /store/orders inside its one order
- * batch (src/services/orders/place.ts). One `idempotency_keys` row per account
- * and key: the first request claims it; a later one with another fingerprint
- * gets 422 `idempotency_key_reused`, one arriving while the first still runs
- * 409 `concurrent_update`, else the stored 2xx response is replayed.
+ * `Idempotency-Key` (API.md §4) for every POST that honours it: POST /pets,
+ * /categories, /accounts/me/keys, /webhooks and /store/orders each claim the
+ * key inside the one batch that creates the resource, its events and the
+ * stored response (docs/architecture.md, "Writes"). One `idempotency_keys` row
+ * per account and key, whatever the endpoint: the first request claims it with
+ * a random claim token; one arriving while a claim is unfinished gets 409
+ * `concurrent_update`, a later one with another fingerprint 422
+ * `idempotency_key_reused`, else the stored 2xx response is replayed. Only the
+ * request whose token is on the row records or releases it.
  * Responses are kept 24 h; an unfinished claim blocks its key 60 s.
  */
-import { and, eq, sql } from "drizzle-orm";
-import { type Database, qb } from "../db/client";
-import { execute, plan, run, statement } from "../db/plan";
+import { and, eq, type SQL, sql } from "drizzle-orm";
+import { qb } from "../db/client";
+import { guarded, statement } from "../db/plan";
 import { idempotencyKeys } from "../db/schema";
+import type { KeyClaim, StoredResponse } from "../domain/idempotency";
 import { ApiError } from "../lib/errors";
 import { sha256Hex } from "./api-keys";
+
+export type { Creation, KeyClaim, StoredResponse } from "../domain/idempotency";
 
 /** How long a stored response is replayed (API.md §4): 24 h, in milliseconds. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** How long an unfinished claim blocks its key, in milliseconds. */
 export const CLAIM_TTL_MS = 60_000;
-
-/** A stored response to send again, with `Idempotent-Replayed: true`. */
-export interface StoredResponse {
-  status: number;
-  /** The body exactly as first sent (JSON text). */
-  body: string;
-  headers: Record<string, string>;
-}
 
 /** `value` as JSON with object keys sorted at every level and no whitespace (RFC 8785's ordering, JSON.stringify's numbers). */
 export function canonicalJson(value: unknown): string {
@@ -61,6 +59,9 @@ export type KeyRow = Pick<typeof idempotencyKeys.$inferSelect, keyof typeof keyC
 /** The row of key `key` of account `accountId` (placeholders). */
 const thisKey = and(eq(idempotencyKeys.accountId, sql.placeholder("accountId")), eq(idempotencyKeys.key, sql.placeholder("key")));
 
+/** That row while it is the unfinished claim of this request (placeholder `claimToken`). */
+const ownClaim = and(thisKey, eq(idempotencyKeys.claimToken, sql.placeholder("claimToken")), sql`${idempotencyKeys.responseStatus} = 0`);
+
 /**
  * Claims the key for a request (one row, `response_status` 0): inserts it, or
  * takes over a row whose response expired (24 h) or whose claim was abandoned
@@ -79,6 +80,7 @@ const claimQuery = qb
     responseBody: sql`''`,
     responseHeaders: sql`'{}'`,
     createdAt: sql.placeholder("at"),
+    claimToken: sql.placeholder("claimToken"),
   })
   .onConflictDoUpdate({
     target: [idempotencyKeys.accountId, idempotencyKeys.key],
@@ -90,6 +92,7 @@ const claimQuery = qb
       responseBody: sql`''`,
       responseHeaders: sql`'{}'`,
       createdAt: sql`excluded.created_at`,
+      claimToken: sql`excluded.claim_token`,
     },
     setWhere: sql`(${idempotencyKeys.responseStatus} <> 0 and ${idempotencyKeys.createdAt} < ${sql.placeholder("storedBefore")})
         or (${idempotencyKeys.responseStatus} = 0 and ${idempotencyKeys.createdAt} < ${sql.placeholder("claimedBefore")})`,
@@ -100,89 +103,85 @@ const claimQuery = qb
 /** The key's row (`keyColumns`), if any. */
 const keyQuery = qb.select(keyColumns).from(idempotencyKeys).where(thisKey).prepare();
 
-/** Stores the response (`status`, `body`, `headers`) of the request that holds the claim. */
-const recordQuery = qb
-  .update(idempotencyKeys)
-  .set({
-    responseStatus: sql`${sql.placeholder("status")}`,
-    responseBody: sql`${sql.placeholder("body")}`,
-    responseHeaders: sql`${sql.placeholder("headers")}`,
-  })
-  .where(thisKey)
-  .prepare();
+/** Releases this request's claim when it did not succeed; another request's claim or stored response is never touched. */
+const releaseQuery = qb.delete(idempotencyKeys).where(ownClaim).prepare();
 
-/** Releases this request's claim when it did not succeed (only an unfinished claim). */
-const releaseQuery = qb
-  .delete(idempotencyKeys)
-  .where(and(thisKey, sql`${idempotencyKeys.responseStatus} = 0`))
-  .prepare();
+/** The condition "this request still holds its unfinished claim" (placeholders `accountId`, `key`, `claimToken`), for a plan's own record step. */
+export const ownClaimCondition = ownClaim!;
 
 /** The plan step that claims a key (values: `claimValues`): one row when the claim is this request's, none otherwise. */
 export const claimStep = statement(claimQuery);
 
-/** The plan step that releases this request's claim when it did not succeed (placeholders `accountId`, `key`). */
+/** The plan step that releases this request's claim when it did not succeed (placeholders `accountId`, `key`, `claimToken`). */
 export const releaseStep = statement(releaseQuery);
 
-/** A request claiming an Idempotency-Key: whose, which key, and what request (`fingerprint`: `requestFingerprint`). */
-export interface KeyClaim {
-  accountId: number;
-  key: string;
-  method: string;
-  path: string;
-  fingerprint: string;
-  now: Date;
+/** A random claim token: 32 hex digits, the 122 random bits of a version-4 UUID (RFC 9562 §5.4). */
+export function newClaimToken(): string {
+  return crypto.randomUUID().replaceAll("-", "");
 }
 
 /** The placeholder values of `claimStep` for `claim`. */
 export function claimValues(claim: KeyClaim) {
-  const { now, ...rest } = claim;
+  const { now, token, ...rest } = claim;
   return {
     ...rest,
+    claimToken: token,
     at: now.toISOString(),
     storedBefore: new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString(),
     claimedBefore: new Date(now.getTime() - CLAIM_TTL_MS).toISOString(),
   };
 }
 
-/** Claim a key, then read its row: the row is the other request's when the claim failed. */
-const claimPlan = plan({ claim: claimStep, existing: statement(keyQuery) });
-
 /**
  * What to do with a key another request holds, from its row (`keyColumns`):
- * the stored response to replay.
- * @throws ApiError 422 `idempotency_key_reused` (another fingerprint), 409 `concurrent_update` (the first request is still running).
+ * the stored response to replay. While that request runs, any other request
+ * with its key waits, whatever its endpoint and body.
+ * @throws ApiError 409 `concurrent_update` (the first request is still running), 422 `idempotency_key_reused` (another fingerprint).
  */
 export function existingResponse(row: KeyRow, fingerprint: string): StoredResponse {
-  if (row.requestHash !== fingerprint) {
-    throw new ApiError(422, "idempotency_key_reused", "This Idempotency-Key was used with a different request in the last 24 hours.");
-  }
   if (row.responseStatus === 0) {
     throw new ApiError(409, "concurrent_update", "A request with this Idempotency-Key is still in progress; retry shortly.");
+  }
+  if (row.requestHash !== fingerprint) {
+    throw new ApiError(422, "idempotency_key_reused", "This Idempotency-Key was used with a different request in the last 24 hours.");
   }
   return { status: row.responseStatus, body: row.responseBody, headers: JSON.parse(row.responseHeaders) as Record<string, string> };
 }
 
+/** The plan step that reads the key's row (`keyColumns`) at the end of a keyed batch: the other request's row when the claim failed. */
+export const keyRowStep = statement(keyQuery);
+
 /**
- * Claim a key for a request that runs on its own (one round trip): null when
- * the claim is this request's (run it, then `recordResponse` or `releaseClaim`),
- * else the stored response to replay.
- * @throws ApiError 422 `idempotency_key_reused`, 409 `concurrent_update` (see `existingResponse`).
+ * The step that stores the resource just created as this request's response,
+ * on its own unfinished claim only, when the step just before (name it with
+ * `.after`) changed one row: `status`, the body and the `Location` (if any)
+ * built in SQL from the created row, without any secret.
  */
-export async function claimKey(db: Database, claim: KeyClaim): Promise<StoredResponse | null> {
-  const { claim: claimed, existing } = await run(db, claimPlan, claimValues(claim));
+export function recordCreated(status: number, body: SQL<string>, location?: SQL<string>) {
+  return guarded((changed) =>
+    qb
+      .update(idempotencyKeys)
+      .set({
+        responseStatus: status,
+        responseBody: body,
+        responseHeaders: location === undefined ? sql`'{}'` : sql`json_object('Location', ${location})`,
+      })
+      .where(and(ownClaim, changed))
+      .prepare(),
+  );
+}
+
+/**
+ * After a keyed batch that created nothing: null when the claim was this
+ * request's (it was refused, and released in the batch), else the key's
+ * stored response to replay.
+ * @param claimed the rows of the batch's claim step; `existing` those of `keyRowStep`.
+ * @throws ApiError 409 `concurrent_update`, 422 `idempotency_key_reused` (see `existingResponse`).
+ */
+export function replayUnlessClaimed(claimed: readonly unknown[], existing: readonly KeyRow[], claim: KeyClaim): StoredResponse | null {
   if (claimed.length > 0) return null;
   const [row] = existing;
   // Not claimed: the claim's INSERT met the row in the same transaction, so it exists.
   if (!row) throw new Error(`Idempotency-Key row of account ${claim.accountId} neither claimed nor found`);
   return existingResponse(row, claim.fingerprint);
-}
-
-/** Store the 2xx response of the request that holds the claim (one round trip); `body` as sent, JSON text. */
-export async function recordResponse(db: Database, accountId: number, key: string, response: StoredResponse): Promise<void> {
-  await execute(db, recordQuery, { accountId, key, status: response.status, body: response.body, headers: JSON.stringify(response.headers) });
-}
-
-/** Release the claim of a request that did not succeed, so the key can be used again (one round trip). */
-export async function releaseClaim(db: Database, accountId: number, key: string): Promise<void> {
-  await execute(db, releaseQuery, { accountId, key });
 }

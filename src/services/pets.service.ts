@@ -1,14 +1,14 @@
 /**
- * Rules of pets (API.md §1-§3): creation with its inventory row, replace/patch
- * with the status transition table, deletion only without orders. Every write
- * is one atomic batch carrying its events (API.md §6). Round trips: reads and
- * creation 1; delete 1 (2 with If-Match); update 2 (read the state, then the
- * write guarded by it), again for each retry after a concurrent change (at most 5).
+ * Rules of pets (API.md §1-§3): replace/patch with the status transition
+ * table, deletion only without orders (creation: src/services/pet-creation.ts).
+ * Every write is one atomic batch carrying its events (API.md §6). Round
+ * trips: reads 1; delete 1 (2 with If-Match); update 2 (read the state, then
+ * the write guarded by it), again for each retry after a concurrent change (at most 5).
  */
 import { and, eq, gt, type SQL, sql } from "drizzle-orm";
 import { type Database, qb } from "../db/client";
 import { eventColumns, inventoryUpdatedWhen, outboxRow, petData, petUpdatedIfChanged } from "../db/events";
-import { execute, guarded, outbox, plan, run, runEach, statement } from "../db/plan";
+import { execute, guarded, outbox, plan, run, statement } from "../db/plan";
 import { categories, events, inventory, orders, pets } from "../db/schema";
 import { variants } from "../db/variants";
 import type { PetStatus } from "../domain/pets";
@@ -37,7 +37,7 @@ export interface PetFilter {
 }
 
 /** The columns of the Pet representation, typed by the schema. */
-const PET_FIELDS = { id: pets.id, name: pets.name, categoryId: pets.categoryId, status: pets.status };
+export const PET_FIELDS = { id: pets.id, name: pets.name, categoryId: pets.categoryId, status: pets.status };
 
 const ph = sql.placeholder;
 
@@ -57,7 +57,8 @@ const listQuery = variants((byStatus: boolean, byCategory: boolean, byIds: boole
     .prepare();
 });
 
-function categoryNotFound(categoryId: number): ApiError {
+/** 422 `category_not_found` for `categoryId` (details path `body.categoryId`). */
+export function categoryNotFound(categoryId: number): ApiError {
   return new ApiError(422, "category_not_found", `Category ${categoryId} does not exist.`, [{ path: "body.categoryId", message: "No such category." }]);
 }
 
@@ -78,89 +79,6 @@ export async function getPet(db: Database, petId: number): Promise<Pet> {
   const [pet] = await execute(db, getQuery, { id: petId });
   if (!pet) throw notFound("Pet", petId);
   return pet;
-}
-
-/** Creating a pet (placeholders `name`, `categoryId`, `status`, `quantity`, `occurredAt`): the pet row only when its category exists, else nothing. */
-const creation = plan({
-  pet: statement(
-    qb
-      .insert(pets)
-      .select(
-        qb
-          .select({
-            id: sql<number>`NULL`.as("id"),
-            name: sql<string>`${ph("name")}`.as("name"),
-            categoryId: categories.id,
-            status: sql<PetStatus>`${ph("status")}`.as("status"),
-            version: sql<number>`1`.as("version"),
-          })
-          .from(categories)
-          .where(eq(categories.id, ph("categoryId"))),
-      )
-      .returning(PET_FIELDS)
-      .prepare(),
-  ),
-  // last_insert_rowid() is the new pet's id.
-  inventory: guarded((changed) =>
-    qb
-      .insert(inventory)
-      .select(
-        qb
-          .select({ petId: pets.id, quantity: sql<number>`${ph("quantity")}`.as("quantity"), version: sql<number>`1`.as("version") })
-          .from(pets)
-          .where(and(eq(pets.id, sql`last_insert_rowid()`), changed)),
-      )
-      .prepare(),
-  ).after("pet"),
-  // inventory.pet_id is its rowid, so last_insert_rowid() is still the new pet's id.
-  events: outbox(
-    guarded((changed) =>
-      qb
-        .insert(events)
-        .select(
-          qb
-            .select(eventColumns("pet.created", petData))
-            .from(pets)
-            .where(and(eq(pets.id, sql`last_insert_rowid()`), changed)),
-        )
-        .returning(outboxRow)
-        .prepare(),
-    ).after("inventory"),
-  ),
-});
-
-/** The values of `creation` for `input`: quantity 1, or 0 when sold. */
-function creationValues(input: NewPet, occurredAt: string) {
-  const status = input.status ?? "available";
-  return { name: input.name, categoryId: input.categoryId, status, quantity: status === "sold" ? 0 : 1, occurredAt };
-}
-
-/**
- * Create a pet and its inventory row (quantity 1, or 0 when sold) in one batch.
- * @throws ApiError 422 `category_not_found`.
- */
-export async function createPet(db: Database, input: NewPet, now: Date): Promise<Pet> {
-  const {
-    pet: [pet],
-  } = await run(db, creation, creationValues(input, now.toISOString()));
-  if (!pet) throw categoryNotFound(input.categoryId);
-  return pet;
-}
-
-/**
- * Create many pets (same rules as `createPet`) in ONE atomic batch, for bulk
- * loads such as the seed script; keep `inputs` to a few hundred per call.
- * Returns the created pets in input order, `null` where the category does not
- * exist (that pet is skipped, the others are created).
- */
-export async function createPets(db: Database, inputs: NewPet[], now: Date): Promise<(Pet | null)[]> {
-  if (inputs.length === 0) return [];
-  const at = now.toISOString();
-  const results = await runEach(
-    db,
-    inputs.map((input) => [creation, creationValues(input, at)] as const),
-  );
-  return results.map(({ pet: [pet] }) => pet ?? null);
 }
 
 /** The pet (placeholder `id`) with what a status change depends on, and whether category `categoryId` exists. */

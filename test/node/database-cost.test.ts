@@ -159,21 +159,21 @@ const READS: [string, Who, () => string | Promise<string>][] = [
   ["GET /docs", "anon", () => "/docs"],
 ];
 
+/** A staff POST with an Idempotency-Key (its first request): `op` is "POST /path". */
+const keyed = (op: string, body: unknown) =>
+  ({ op: `${op} (Idempotency-Key)`, who: "staff", path: () => op.slice(5), body: () => body, headers: { "Idempotency-Key": op } }) as const;
+
 /** Writes, in order (later ones address what earlier ones created: `save` names the created id). */
 const WRITES: { op: string; who: Who; path: () => string; body?: () => unknown; save?: string; headers?: Record<string, string> }[] = [
   { op: "POST /accounts", who: "anon", path: () => "/accounts", body: () => ({ name: "Cost Test", email: "cost-test@example.com" }) },
   { op: "POST /accounts/me/keys", who: "staff", path: () => "/accounts/me/keys", body: () => ({ name: "spare" }), save: "key" },
+  keyed("POST /accounts/me/keys", { name: "again" }),
   { op: "DELETE /accounts/me/keys/{keyId}", who: "staff", path: () => `/accounts/me/keys/${ids.key}` },
   { op: "POST /categories", who: "staff", path: () => "/categories", body: () => ({ name: "Measured" }), save: "newCategory" },
+  keyed("POST /categories", { name: "Again" }),
   { op: "PATCH /categories/{categoryId}", who: "staff", path: () => `/categories/${ids.newCategory}`, body: () => ({ description: "Measured" }) },
   { op: "POST /pets", who: "staff", path: () => "/pets", body: () => ({ name: "Measured", categoryId: ids.category }), save: "newPet" },
-  {
-    op: "POST /pets (Idempotency-Key)",
-    who: "staff",
-    path: () => "/pets",
-    body: () => ({ name: "Again", categoryId: 1 }),
-    headers: { "Idempotency-Key": "cost-pet" },
-  },
+  keyed("POST /pets", { name: "Again", categoryId: 1 }),
   { op: "PUT /pets/{petId}", who: "staff", path: () => `/pets/${ids.newPet}`, body: () => ({ name: "Measured", categoryId: ids.category, status: "pending" }) },
   { op: "PATCH /pets/{petId}", who: "staff", path: () => `/pets/${ids.newPet}`, body: () => ({ status: "available" }) },
   { op: "DELETE /pets/{petId}", who: "staff", path: () => `/pets/${ids.newPet}` },

@@ -1,6 +1,7 @@
 /**
  * Database round trips per request in steady state (issue 7): every read 1,
- * POST /store/orders without Idempotency-Key 1 (one conditional batch), every
+ * POST /store/orders without Idempotency-Key 1 (one conditional batch), a
+ * POST with Idempotency-Key 1 (claim, creation and record in one batch), every
  * other write at most 2. Authenticated requests run with the key cache warm.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -78,6 +79,19 @@ describe("round trips per request (steady state, key cache warm)", () => {
     const headers = { "Idempotency-Key": "rt-1" };
     expect(await roundTrips("POST", "/store/orders", customer, { petId: ids.pet, quantity: 1 }, headers)).toEqual({ trips: 1, status: 201 });
     expect(await roundTrips("POST", "/store/orders", customer, { petId: ids.pet, quantity: 1 }, headers)).toEqual({ trips: 1, status: 201 });
+  });
+
+  it("POST /pets, /categories and /accounts/me/keys with Idempotency-Key: 1 round trip (first and replay)", async () => {
+    const posts: [string, string | undefined, unknown, number][] = [
+      ["/pets", staff, { name: "Keyed", categoryId: ids.category }, 201],
+      ["/categories", staff, { name: `Keyed ${Math.random()}` }, 201],
+      ["/accounts/me/keys", customer, { name: "keyed" }, 200],
+    ];
+    for (const [path, key, body, replayStatus] of posts) {
+      const headers = { "Idempotency-Key": `rt-${path}` };
+      expect(await roundTrips("POST", path, key, body, headers)).toEqual({ trips: 1, status: 201 });
+      expect(await roundTrips("POST", path, key, body, headers)).toEqual({ trips: 1, status: replayStatus });
+    }
   });
 
   it("a refused order (409) costs 1 round trip too", async () => {

@@ -9,7 +9,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { connect, uniqueName, type ApiClient } from "../support/client";
 import type { Target } from "../support/target";
-import { createCategory } from "./categories.scenarios";
+import { requestFingerprint } from "../../src/services/idempotency.service";
+import { createCategory, expectValidationError } from "./categories.scenarios";
 
 export function idempotencyScenarios(getTarget: () => Target): void {
   describe("Idempotency-Key on POST /pets and /categories", () => {
@@ -109,6 +110,79 @@ export function idempotencyScenarios(getTarget: () => Target): void {
       // A customer may not create pets: its key gets 403 and is not confused with the staff account's key.
       const forbidden = await api.post("/pets", { name: "Mine", categoryId: category.id }, { key: other.body.apiKey.key, headers: idem });
       expect(forbidden.status).toBe(403);
+    });
+
+    it("a write that does not honour Idempotency-Key refuses it: 400 validation_error naming the header, nothing done", async () => {
+      const idem = { "Idempotency-Key": uniqueName("idem") };
+      const email = `${uniqueName("refused").replace(/\W+/g, "-")}@example.com`;
+      const signUp = await api.post("/accounts", { name: "Refused", email }, { headers: idem });
+      expectValidationError(signUp, ["header.idempotency-key"]);
+      expect((await api.post("/accounts", { name: "Refused", email })).status, "the account was not created").toBe(201);
+      const category = await createCategory(api, key);
+      const pet = (await api.post("/pets", { name: uniqueName("Kept"), categoryId: category.id }, { key })).body;
+      const writes: [string, string, unknown][] = [
+        ["PATCH", `/categories/${category.id}`, { description: "changed" }],
+        ["PUT", `/pets/${pet.id}`, { name: "Changed", categoryId: category.id }],
+        ["PATCH", `/pets/${pet.id}`, { name: "Changed" }],
+        ["PUT", `/store/inventory/${pet.id}`, { quantity: 7 }],
+        ["DELETE", `/pets/${pet.id}`, undefined],
+        ["DELETE", `/categories/${category.id}`, undefined],
+      ];
+      for (const [method, path, body] of writes) {
+        const res = await api.request(method, path, body, { key, headers: idem });
+        expectValidationError(res, ["header.idempotency-key"]);
+      }
+      expect((await api.get(`/pets/${pet.id}`)).body).toEqual(pet);
+      expect((await api.get(`/categories/${category.id}`)).body).toEqual(category);
+      expect((await api.get(`/store/inventory/${pet.id}`)).body.quantity).toBe(1);
+    });
+
+    it("a claim still held by a running request (as one of the previous version leaves it): its key is 409 on every endpoint, and the claim stays its", async () => {
+      const db = getTarget().db!;
+      const accountId = (await api.get("/accounts/me", { key })).body.id;
+      const held = uniqueName("held");
+      const category = await createCategory(api, key);
+      const pet = (await api.post("/pets", { name: uniqueName("Stock"), categoryId: category.id }, { key })).body;
+      await api.put(`/store/inventory/${pet.id}`, { quantity: 5 }, { key });
+      // The holder: a POST /categories whose claim is taken but whose response is not stored yet.
+      const fingerprint = await requestFingerprint("POST", "/categories", { name: category.name });
+      await db.$client.execute({
+        sql: `INSERT INTO idempotency_keys (account_id, key, method, path, request_hash, response_status, response_body, response_headers, created_at, claim_token)
+              VALUES (?, ?, 'POST', '/categories', ?, 0, '', '{}', ?, 'holder')`,
+        args: [accountId, held, fingerprint, new Date().toISOString()],
+      });
+      const headers = { "Idempotency-Key": held };
+      const name = uniqueName("Blocked");
+      const attempts: [string, unknown][] = [
+        ["/store/orders", { petId: pet.id, quantity: 1 }],
+        ["/categories", { name: category.name }],
+        ["/pets", { name, categoryId: category.id }],
+        ["/accounts/me/keys", { name }],
+        ["/webhooks", { url: "https://example.com/hooks/held", events: ["pet.created"] }],
+      ];
+      for (const [path, body] of attempts) {
+        const res = await api.post(path, body, { key, headers });
+        expect([path, res.status, res.body.code]).toEqual([path, 409, "concurrent_update"]);
+      }
+      const row = await db.$client.execute({
+        sql: "SELECT claim_token, response_status FROM idempotency_keys WHERE account_id = ? AND key = ?",
+        args: [accountId, held],
+      });
+      expect(row.rows.map((r) => [r.claim_token, r.response_status])).toEqual([["holder", 0]]);
+      expect((await api.get(`/store/inventory/${pet.id}`)).body.quantity).toBe(5);
+      const made = await db.$client.execute({
+        sql: "SELECT (SELECT count(*) FROM pets WHERE name = ?) + (SELECT count(*) FROM api_keys WHERE name = ?)",
+        args: [name, name],
+      });
+      expect(Number(made.rows[0]![0])).toBe(0);
+      // The holder stores its response (only its token matches): the same request now replays it.
+      const stored = await db.$client.execute({
+        sql: "UPDATE idempotency_keys SET response_status = 201, response_body = ?, response_headers = ? WHERE account_id = ? AND key = ? AND claim_token = 'holder'",
+        args: [JSON.stringify(category), JSON.stringify({ Location: `/categories/${category.id}` }), accountId, held],
+      });
+      expect(stored.rowsAffected).toBe(1);
+      const replay = await api.post("/categories", { name: category.name }, { key, headers });
+      expect([replay.status, replay.headers.get("idempotent-replayed"), replay.body]).toEqual([201, "true", category]);
     });
 
     it("a key over 255 characters is 400 validation_error", async () => {

@@ -1,3 +1,5 @@
+import type { Database } from "../../src/db/client";
+
 /**
  * What an end-to-end scenario runs against: the Node app over an embedded file
  * database, or the Worker under workerd over sqld. Scenarios only see this.
@@ -9,6 +11,8 @@ export interface Target {
   fetch(path: string, init?: RequestInit): Promise<Response>;
   /** An API key of a staff account. */
   staffKey: string;
+  /** The database the API under test uses (Node and Worker targets), for states no request of this version makes. */
+  db?: Database;
   /** Release resources (database files, processes). */
   close(): Promise<void>;
 }

@@ -3,6 +3,7 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import type { AppEnv } from "../../lib/context";
 import type { Principal } from "../../domain/principal";
 import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
+import { replayed } from "../../middleware/idempotency";
 import * as service from "../../services/accounts.service";
 import { sha256Hex } from "../../services/api-keys";
 import type * as routes from "./accounts.routes";
@@ -34,9 +35,10 @@ export const listKeys: RouteHandler<typeof routes.listKeys, AppEnv> = async (c) 
 export const createKey: RouteHandler<typeof routes.createKey, AppEnv> = async (c) => {
   // The body is optional, and an absent one is not validated: the schema's default does not apply then.
   const name = c.req.valid("json").name ?? DEFAULT_KEY_NAME;
-  const key = await service.createKey(c.get("db"), caller(c).accountId, name, c.get("now")());
-  c.get("keyCache").rememberKey(await sha256Hex(key.key));
-  return c.json(key, 201);
+  const { created, replay } = await service.createKeyOnce(c.get("db"), caller(c).accountId, name, c.get("now")(), c.get("keyClaim"));
+  if (replay) return c.json(replayed<service.ApiKey>(c, replay), 200);
+  c.get("keyCache").rememberKey(await sha256Hex(created.key));
+  return c.json(created, 201);
 };
 
 export const revokeKey: RouteHandler<typeof routes.revokeKey, AppEnv> = async (c) => {

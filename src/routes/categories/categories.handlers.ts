@@ -4,6 +4,7 @@ import { CATEGORIES_LIST_TAG, categoryTag } from "../../lib/cache-tags";
 import { setCacheTags, setEtag } from "../../lib/http-cache";
 import type { AppEnv } from "../../lib/context";
 import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
+import { replayed } from "../../middleware/idempotency";
 import * as service from "../../services/categories.service";
 import type * as routes from "./categories.routes";
 
@@ -17,7 +18,8 @@ export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
 };
 
 export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
-  const category = await service.createCategory(c.get("db"), c.req.valid("json"), c.get("now")());
+  const { created: category, replay } = await service.createCategoryOnce(c.get("db"), c.req.valid("json"), c.get("now")(), c.get("keyClaim"));
+  if (replay) return c.json(replayed<service.Category>(c, replay), 201);
   c.header("Location", `/categories/${category.id}`);
   return c.json(category, 201);
 };

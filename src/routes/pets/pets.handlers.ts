@@ -4,6 +4,9 @@ import { petTag, PETS_LIST_TAG } from "../../lib/cache-tags";
 import { setCacheTags, setEtag } from "../../lib/http-cache";
 import type { AppEnv } from "../../lib/context";
 import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
+import { replayed } from "../../middleware/idempotency";
+import { createPetOnce } from "../../services/pet-creation";
+import type { Pet } from "../../services/pets.service";
 import * as service from "../../services/pets.service";
 import type * as routes from "./pets.routes";
 
@@ -18,7 +21,8 @@ export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
 };
 
 export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
-  const pet = await service.createPet(c.get("db"), c.req.valid("json"), c.get("now")());
+  const { created: pet, replay } = await createPetOnce(c.get("db"), c.req.valid("json"), c.get("now")(), c.get("keyClaim"));
+  if (replay) return c.json(replayed<Pet>(c, replay), 201);
   c.header("Location", `/pets/${pet.id}`);
   return c.json(pet, 201);
 };

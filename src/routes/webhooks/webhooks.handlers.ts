@@ -3,16 +3,19 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import type { AppEnv } from "../../lib/context";
 import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
 import { listDeliveries } from "../../services/webhooks/delivery-log";
+import { replayed } from "../../middleware/idempotency";
 import * as service from "../../services/webhooks/subscriptions";
 import type * as routes from "./webhooks.routes";
 
 export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
-  const { webhook, secret } = await service.createWebhook(c.get("db"), c.req.valid("json"), {
+  const { created, replay } = await service.createWebhook(c.get("db"), c.req.valid("json"), {
     allowPrivateTargets: c.get("config").webhooks.allowPrivateTargets,
     now: c.get("now")(),
+    claim: c.get("keyClaim"),
   });
-  c.header("Location", `/webhooks/${webhook.id}`);
-  return c.json({ ...webhook, secret }, 201);
+  if (replay) return c.json(replayed<service.Webhook>(c, replay), 200);
+  c.header("Location", `/webhooks/${created.webhook.id}`);
+  return c.json({ ...created.webhook, secret: created.secret }, 201);
 };
 
 export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {

@@ -15,7 +15,16 @@ import { aliasedColumns } from "../../db/select-list";
 import type { PetStatus } from "../../domain/pets";
 import type { Principal } from "../../domain/principal";
 import { ApiError } from "../../lib/errors";
-import { claimStep, claimValues, existingResponse, keyColumns, releaseStep, requestFingerprint } from "../idempotency.service";
+import {
+  claimStep,
+  claimValues,
+  existingResponse,
+  keyColumns,
+  newClaimToken,
+  ownClaimCondition,
+  releaseStep,
+  requestFingerprint,
+} from "../idempotency.service";
 import { type Order, orderColumns, toOrder } from "./shared";
 
 export interface NewOrder {
@@ -35,7 +44,8 @@ export interface PlacedOrder {
 /*
  * Placeholders of every statement below: `petId`, `accountId`, `quantity`,
  * `shipDate`, `token` (the placement token), `occurredAt` (now), `key` (the
- * Idempotency-Key, NULL without one; the claim's own: `claimValues`).
+ * Idempotency-Key, NULL without one; the claim's own: `claimValues`, whose
+ * claim token is the placement token).
  */
 
 /** "The order placed by this batch": the order row tagged with the placeholder `token`. */
@@ -122,7 +132,7 @@ const placementEvents = outbox(
   ).after("pending"),
 );
 
-/** Stores the placed order as the response of the Idempotency-Key (`accountId`, `key`). */
+/** Stores the placed order as the response of the Idempotency-Key (`accountId`, `key`), on this batch's own claim only. */
 const recordOrder = statement(
   qb
     .update(idempotencyKeys)
@@ -131,7 +141,7 @@ const recordOrder = statement(
       responseBody: sql`(select ${orderData} from ${orders} where ${orders.placementToken} = ${sql.placeholder("token")})`,
       responseHeaders: sql`(select json_object('Location', '/store/orders/' || ${orders.id}) from ${orders} where ${orders.placementToken} = ${sql.placeholder("token")})`,
     })
-    .where(and(eq(idempotencyKeys.accountId, sql.placeholder("accountId")), eq(idempotencyKeys.key, sql.placeholder("key")), placedHere))
+    .where(and(ownClaimCondition, placedHere))
     .prepare(),
 );
 
@@ -159,7 +169,11 @@ const placement = plan({
   readBack,
 });
 
-/** Placing with an Idempotency-Key: the claim guards the take; a refused order releases its claim in the same transaction. */
+/**
+ * Placing with an Idempotency-Key: the claim guards the take; a refused order
+ * releases its own claim (by its token) in the same transaction, never the
+ * claim of another request that holds the key.
+ */
 const keyedPlacement = plan({
   claim: claimStep,
   take: guarded(takeStock).after("claim"),
@@ -170,11 +184,6 @@ const keyedPlacement = plan({
   release: releaseStep,
   readBack,
 });
-
-/** The placement token of one order: 32 hex digits, the 122 random bits of a version-4 UUID (RFC 9562 §5.4). */
-function randomToken(): string {
-  return crypto.randomUUID().replaceAll("-", "");
-}
 
 /** An order to place: who places it, what, with which Idempotency-Key (if any), at what time. */
 export interface Placement {
@@ -196,7 +205,7 @@ export async function placeOrder(db: Database, { principal, input, idempotencyKe
     accountId,
     quantity,
     shipDate: input.shipDate ?? null,
-    token: randomToken(),
+    token: newClaimToken(),
     occurredAt: now.toISOString(),
     key: idempotencyKey ?? null,
   };
@@ -206,13 +215,13 @@ export async function placeOrder(db: Database, { principal, input, idempotencyKe
     idempotencyKey === undefined
       ? await run(db, placement, values)
       : await run(db, keyedPlacement, {
-          ...claimValues({ accountId, key: idempotencyKey, method: "POST", path: "/store/orders", fingerprint, now }),
+          ...claimValues({ accountId, key: idempotencyKey, method: "POST", path: "/store/orders", fingerprint, token: values.token, now }),
           ...values,
         });
   const [row] = readBack;
   if (!row) throw new Error("the read-back of an order placement returned no row");
   if (row.order !== null) return { status: 201, body: toOrder(row.order), location: `/store/orders/${row.order.id}`, replayed: false };
-  // The key is held by another request (this batch's claim, had it failed to place the order, was released).
+  // The key is another request's (this batch's own claim, had it failed to place the order, was released).
   if (row.key !== null) {
     const stored = existingResponse(row.key, fingerprint);
     return { status: 201, body: JSON.parse(stored.body) as Order, location: stored.headers.Location!, replayed: true };

@@ -6,14 +6,17 @@
  * without credentials, ≤ 2000 characters; private hosts are refused unless
  * allowed (src/lib/private-address.ts; host names are checked at delivery).
  */
-import { and, count, eq, gt, lt, notExists, sql } from "drizzle-orm";
+import { and, count, eq, gt, lt, notExists, type SQL, sql } from "drizzle-orm";
 import { boundedDelete } from "../../db/bounded-delete";
 import { qb, type Database } from "../../db/client";
 import { execute, guarded, plan, run, statement } from "../../db/plan";
 import { events as eventLog, webhookDeliveries, webhookEventTypes, webhooks } from "../../db/schema";
+import { jsonObject } from "../../db/select-list";
+import type { Creation, KeyClaim, StoredResponse } from "../../domain/idempotency";
 import { ApiError, notFound } from "../../lib/errors";
 import { isPrivateHost } from "../../lib/private-address";
 import type { EventType } from "../events.service";
+import { claimStep, claimValues, keyRowStep, recordCreated, releaseStep, replayUnlessClaimed } from "../idempotency.service";
 import { generateWebhookSecret } from "./signing";
 
 export type WebhookStatus = "active" | "failing";
@@ -46,47 +49,74 @@ const subscriptionCount = qb
   .from(webhooks)
   .as("subscriptions");
 
-/** Inserts only while fewer than `max` subscriptions exist: check and insert are one statement. */
-const insertSubscription = qb
-  .insert(webhooks)
-  .select(
-    qb
-      .select({
-        id: sql<number>`NULL`.as("id"),
-        url: sql<string>`${sql.placeholder("url")}`.as("url"),
-        events: sql<string>`${sql.placeholder("events")}`.as("events"),
-        secret: sql<string>`${sql.placeholder("secret")}`.as("secret"),
-        status: sql<WebhookStatus>`'active'`.as("status"),
-        createdAt: sql<string>`${sql.placeholder("createdAt")}`.as("created_at"),
-        lastEventId: sql<number>`${lastEventId}`.as("last_event_id"),
-      })
-      .from(subscriptionCount)
-      .where(lt(subscriptionCount.n, sql.placeholder("max"))),
-  )
-  .returning(WEBHOOK)
-  .prepare();
+/** Inserts only while fewer than `max` subscriptions exist and `guard` (if any) holds: check and insert are one statement. */
+function insertSubscription(guard?: SQL) {
+  return qb
+    .insert(webhooks)
+    .select(
+      qb
+        .select({
+          id: sql<number>`NULL`.as("id"),
+          url: sql<string>`${sql.placeholder("url")}`.as("url"),
+          events: sql<string>`${sql.placeholder("events")}`.as("events"),
+          secret: sql<string>`${sql.placeholder("secret")}`.as("secret"),
+          status: sql<WebhookStatus>`'active'`.as("status"),
+          createdAt: sql<string>`${sql.placeholder("createdAt")}`.as("created_at"),
+          lastEventId: sql<number>`${lastEventId}`.as("last_event_id"),
+        })
+        .from(subscriptionCount)
+        .where(and(lt(subscriptionCount.n, sql.placeholder("max")), guard)),
+    )
+    .returning(WEBHOOK)
+    .prepare();
+}
 
 /**
- * Creating a subscription: the subscription (see `insertSubscription`), then,
- * only if it was inserted, one row per wanted event type (the newest
- * subscription is this one: the batch holds the write lock).
+ * One row per wanted event type of the subscription just inserted, when the
+ * step just before changed a row (the newest subscription is this one: the
+ * batch holds the write lock).
  */
+const eventTypes = guarded((changed) =>
+  qb
+    .insert(webhookEventTypes)
+    .select(
+      qb
+        .select({
+          type: sql<string>`value`.as("type"),
+          webhookId: sql<number>`(SELECT max(${webhooks.id}) FROM ${webhooks})`.as("webhook_id"),
+        })
+        .from(sql`json_each(${sql.placeholder("events")})`)
+        .where(changed),
+    )
+    .prepare(),
+);
+
+/** Creating a subscription: the subscription (see `insertSubscription`), then, only if it was inserted, its event types. */
 const creation = plan({
-  subscription: statement(insertSubscription),
-  types: guarded((changed) =>
-    qb
-      .insert(webhookEventTypes)
-      .select(
-        qb
-          .select({
-            type: sql<string>`value`.as("type"),
-            webhookId: sql<number>`(SELECT max(${webhooks.id}) FROM ${webhooks})`.as("webhook_id"),
-          })
-          .from(sql`json_each(${sql.placeholder("events")})`)
-          .where(changed),
-      )
-      .prepare(),
+  subscription: statement(insertSubscription()),
+  types: eventTypes.after("subscription"),
+});
+
+/** The subscription just inserted (last_insert_rowid()), for its stored response. */
+const newSubscription = (expression: SQL) => sql<string>`(select ${expression} from ${webhooks} where ${webhooks.id} = last_insert_rowid())`;
+
+/**
+ * Creating a subscription with an Idempotency-Key (placeholders of `creation`
+ * and of `claimValues`): the claim guards the insert; the response (200, the
+ * subscription without its secret, and its Location) is recorded on the claim
+ * in the same batch; a refused subscription releases its claim.
+ */
+const keyedCreation = plan({
+  claim: claimStep,
+  subscription: guarded(insertSubscription).after("claim"),
+  record: recordCreated(
+    200,
+    newSubscription(jsonObject({ ...WEBHOOK, events: sql`json(${webhooks.events})` })),
+    newSubscription(sql`'/webhooks/' || ${webhooks.id}`),
   ).after("subscription"),
+  types: eventTypes.after("record"),
+  release: releaseStep,
+  existing: keyRowStep,
 });
 
 const listSubscriptions = qb
@@ -146,7 +176,10 @@ export function subscriptionChanges(): number {
   return changes;
 }
 
-function toWebhook(row: { id: number; url: string; events: string; status: WebhookStatus; createdAt: string }): Webhook {
+/** A subscription row as `WEBHOOK` selects it. */
+type WebhookRow = { id: number; url: string; events: string; status: WebhookStatus; createdAt: string };
+
+function toWebhook(row: WebhookRow): Webhook {
   return { id: row.id, url: row.url, events: JSON.parse(row.events) as Webhook["events"], status: row.status, createdAt: row.createdAt };
 }
 
@@ -172,41 +205,51 @@ export function webhookTargetProblem(raw: string, options: { allowPrivate: boole
 }
 
 /**
- * Create a subscription that receives the events committed after it. One
- * statement: concurrent calls never pass `MAX_WEBHOOKS`.
+ * Create a subscription that receives the events committed after it,
+ * honouring the request's Idempotency-Key `options.claim` (if any) in the same
+ * batch. One statement checks and inserts: concurrent calls never pass `MAX_WEBHOOKS`.
  * @param options.allowPrivateTargets accept private hosts (WEBHOOKS_ALLOW_PRIVATE); `now` is its `createdAt`.
- * @returns the subscription and its secret (`whsec_…`), which is never shown again.
+ * @returns the subscription and its secret (`whsec_…`), which is never shown again; or the stored response of the key's first request.
  * @throws ApiError 400 `validation_error` (path `body.url`) for a refused target.
- * @throws ApiError 409 `subscription_limit_reached` when `MAX_WEBHOOKS` exist.
+ * @throws ApiError 409 `subscription_limit_reached` when `MAX_WEBHOOKS` exist, `concurrent_update`; 422 `idempotency_key_reused`.
  */
 export async function createWebhook(
   db: Database,
   input: NewWebhook,
-  options: { allowPrivateTargets: boolean; now: Date },
-): Promise<{ webhook: Webhook; secret: string }> {
+  options: { allowPrivateTargets: boolean; now: Date; claim?: KeyClaim },
+): Promise<Creation<{ webhook: Webhook; secret: string }>> {
   const problem = webhookTargetProblem(input.url, { allowPrivate: options.allowPrivateTargets });
   if (problem) {
     throw new ApiError(400, "validation_error", "The request is invalid; see details.", [{ path: "body.url", message: problem }]);
   }
   const secret = generateWebhookSecret();
-  const {
-    subscription: [row],
-  } = await run(db, creation, {
+  const values = {
     url: new URL(input.url).href,
     events: JSON.stringify([...new Set(input.events)]),
     secret,
     createdAt: options.now.toISOString(),
     max: MAX_WEBHOOKS,
-  });
-  if (!row) {
-    throw new ApiError(
-      409,
-      "subscription_limit_reached",
-      `At most ${MAX_WEBHOOKS} webhook subscriptions may exist; delete one (DELETE /webhooks/{webhookId}) first.`,
-    );
+  };
+  const { claim } = options;
+  let replay: StoredResponse | null = null;
+  let row: WebhookRow | undefined;
+  if (claim) {
+    const keyed = await run(db, keyedCreation, { ...values, ...claimValues(claim) });
+    [row] = keyed.subscription;
+    if (!row) replay = replayUnlessClaimed(keyed.claim, keyed.existing, claim);
+  } else {
+    [row] = (await run(db, creation, values)).subscription;
   }
-  changes += 1;
-  return { webhook: toWebhook(row), secret };
+  if (row) {
+    changes += 1;
+    return { created: { webhook: toWebhook(row), secret } };
+  }
+  if (replay) return { replay };
+  throw new ApiError(
+    409,
+    "subscription_limit_reached",
+    `At most ${MAX_WEBHOOKS} webhook subscriptions may exist; delete one (DELETE /webhooks/{webhookId}) first.`,
+  );
 }
 
 /** Up to `limit` subscriptions with id > `afterId`, ascending. One round trip. */

@@ -1,0 +1,1 @@
+ALTER TABLE `idempotency_keys` ADD `claim_token` text DEFAULT '' NOT NULL;

@@ -1,0 +1,30 @@
+/**
+ * Idempotency-Key (API.md §4) as the layers share it: the claim a request
+ * makes on its key (built by the idempotency middleware, honoured inside the
+ * creating service's one batch) and the stored response a later request with
+ * the same key replays.
+ */
+
+/** A request claiming an Idempotency-Key: whose, which key, what request (`fingerprint`), its random claim token, at what time. */
+export interface KeyClaim {
+  accountId: number;
+  key: string;
+  method: string;
+  path: string;
+  /** Hex SHA-256 of the canonical JSON of `[method, path, body]` (src/services/idempotency.service.ts). */
+  fingerprint: string;
+  /** Random token stored on the claim: only this request records or releases the row. */
+  token: string;
+  now: Date;
+}
+
+/** A stored response to send again, with `Idempotent-Replayed: true`. */
+export interface StoredResponse {
+  status: number;
+  /** The body as stored (JSON text). */
+  body: string;
+  headers: Record<string, string>;
+}
+
+/** What a creation honouring an Idempotency-Key answers: the resource it created, or the key's stored response to replay. */
+export type Creation<T> = { created: T; replay?: undefined } | { created?: undefined; replay: StoredResponse };

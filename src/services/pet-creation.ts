@@ -1,0 +1,144 @@
+/**
+ * Creating pets (API.md §1-§3): the pet with its inventory row (quantity 1, or
+ * 0 when sold) and its `pet.created` event (API.md §6), in one atomic batch;
+ * with an Idempotency-Key, the claim of the key and the stored response are in
+ * that same batch (API.md §4), so no crash can leave a pet without its stored
+ * response. One round trip.
+ */
+import { and, eq, type SQL, sql } from "drizzle-orm";
+import { type Database, qb } from "../db/client";
+import { eventColumns, outboxRow, petData } from "../db/events";
+import { guarded, outbox, plan, run, runEach, statement } from "../db/plan";
+import { categories, events, inventory, pets } from "../db/schema";
+import type { Creation, KeyClaim } from "../domain/idempotency";
+import type { PetStatus } from "../domain/pets";
+import { claimStep, claimValues, keyRowStep, recordCreated, releaseStep, replayUnlessClaimed } from "./idempotency.service";
+import { categoryNotFound, type NewPet, PET_FIELDS, type Pet } from "./pets.service";
+
+const ph = sql.placeholder;
+
+/** Inserts the pet (placeholders `name`, `categoryId`, `status`) only when its category exists and `guard` (if any) holds. */
+function insertPet(guard?: SQL) {
+  return qb
+    .insert(pets)
+    .select(
+      qb
+        .select({
+          id: sql<number>`NULL`.as("id"),
+          name: sql<string>`${ph("name")}`.as("name"),
+          categoryId: categories.id,
+          status: sql<PetStatus>`${ph("status")}`.as("status"),
+          version: sql<number>`1`.as("version"),
+        })
+        .from(categories)
+        .where(and(eq(categories.id, ph("categoryId")), guard)),
+    )
+    .returning(PET_FIELDS)
+    .prepare();
+}
+
+/** The pet's inventory row (placeholder `quantity`), when the pet was inserted just before: last_insert_rowid() is its id. */
+const insertInventory = guarded((changed) =>
+  qb
+    .insert(inventory)
+    .select(
+      qb
+        .select({ petId: pets.id, quantity: sql<number>`${ph("quantity")}`.as("quantity"), version: sql<number>`1`.as("version") })
+        .from(pets)
+        .where(and(eq(pets.id, sql`last_insert_rowid()`), changed)),
+    )
+    .prepare(),
+).after("pet");
+
+/** The `pet.created` event, when the step just before changed a row; inventory.pet_id is its rowid, so last_insert_rowid() is still the pet's id. */
+const petCreated = guarded((changed) =>
+  qb
+    .insert(events)
+    .select(
+      qb
+        .select(eventColumns("pet.created", petData))
+        .from(pets)
+        .where(and(eq(pets.id, sql`last_insert_rowid()`), changed)),
+    )
+    .returning(outboxRow)
+    .prepare(),
+);
+
+/** Creating a pet (placeholders `name`, `categoryId`, `status`, `quantity`, `occurredAt`): nothing when its category does not exist. */
+const creation = plan({
+  pet: statement(insertPet()),
+  inventory: insertInventory,
+  events: outbox(petCreated.after("inventory")),
+});
+
+/** The pet just inserted (last_insert_rowid()), for its stored response. */
+const newPet = (expression: SQL) => sql<string>`(select ${expression} from ${pets} where ${pets.id} = last_insert_rowid())`;
+
+/**
+ * Creating a pet with an Idempotency-Key (placeholders of `creation` and of
+ * `claimValues`): the claim guards the pet; the response is recorded (the pet
+ * as its event shows it, and its Location) before the event, while
+ * last_insert_rowid() is still the pet's id; a refused pet releases its claim.
+ */
+const keyedCreation = plan({
+  claim: claimStep,
+  pet: guarded(insertPet).after("claim"),
+  inventory: insertInventory,
+  record: recordCreated(201, newPet(petData), newPet(sql`'/pets/' || ${pets.id}`)).after("inventory"),
+  events: outbox(petCreated.after("record")),
+  release: releaseStep,
+  existing: keyRowStep,
+});
+
+/** The values of `creation` for `input`: quantity 1, or 0 when sold. */
+function creationValues(input: NewPet, occurredAt: string) {
+  const status = input.status ?? "available";
+  return { name: input.name, categoryId: input.categoryId, status, quantity: status === "sold" ? 0 : 1, occurredAt };
+}
+
+/**
+ * Create a pet and its inventory row (quantity 1, or 0 when sold) in one batch.
+ * @throws ApiError 422 `category_not_found`.
+ */
+export async function createPet(db: Database, input: NewPet, now: Date): Promise<Pet> {
+  const {
+    pet: [pet],
+  } = await run(db, creation, creationValues(input, now.toISOString()));
+  if (!pet) throw categoryNotFound(input.categoryId);
+  return pet;
+}
+
+/**
+ * Create a pet honouring the request's Idempotency-Key `claim` (if any), in
+ * one batch: the pet created, or the stored response of the key's first request.
+ * @throws ApiError 422 `category_not_found` | `idempotency_key_reused`, 409 `concurrent_update`.
+ */
+export async function createPetOnce(db: Database, input: NewPet, now: Date, claim?: KeyClaim): Promise<Creation<Pet>> {
+  if (!claim) return { created: await createPet(db, input, now) };
+  const values = { ...creationValues(input, now.toISOString()), ...claimValues(claim) };
+  const {
+    claim: claimed,
+    pet: [pet],
+    existing,
+  } = await run(db, keyedCreation, values);
+  if (pet) return { created: pet };
+  const replay = replayUnlessClaimed(claimed, existing, claim);
+  if (replay) return { replay };
+  throw categoryNotFound(input.categoryId);
+}
+
+/**
+ * Create many pets (same rules as `createPet`) in ONE atomic batch, for bulk
+ * loads such as the seed script; keep `inputs` to a few hundred per call.
+ * Returns the created pets in input order, `null` where the category does not
+ * exist (that pet is skipped, the others are created).
+ */
+export async function createPets(db: Database, inputs: NewPet[], now: Date): Promise<(Pet | null)[]> {
+  if (inputs.length === 0) return [];
+  const at = now.toISOString();
+  const results = await runEach(
+    db,
+    inputs.map((input) => [creation, creationValues(input, at)] as const),
+  );
+  return results.map(({ pet: [pet] }) => pet ?? null);
+}
