@@ -12,8 +12,10 @@
  * The primary relays read-cache purges between workers (a write through one
  * drops the stale entries of all; a worker on its way out may miss one, its
  * cache goes with it), stops every worker on SIGTERM/SIGINT and exits once
- * they have exited, replaces a worker that dies while serving, and ends
- * with the first worker's start error (one line, exit code 1) when one
+ * they have exited, replaces a worker that dies or is stopped alone while
+ * serving (SIGTERM to its pid, as in a rolling restart: it drains first,
+ * src/runtime/node-drain.ts), and
+ * ends with the first worker's start error (one line, exit code 1) when one
  * cannot start.
  */
 import cluster, { type Worker } from "node:cluster";
