@@ -7,9 +7,12 @@
  * Start-up order: open the database, bind the port, then create the bootstrap
  * staff key (printed once, on a database without staff) and print the
  * "listening" line. A port that is taken ends the process with one line and
- * exit code 1 before any key exists. Shutdown: stop accepting, finish the
- * requests and the webhook delivery in progress, checkpoint and close the
- * database (a file database leaves no `-wal`/`-shm` behind).
+ * exit code 1 before any key exists. Shutdown: stop accepting, answer every
+ * request that reached the server with `Connection: close` and close idle
+ * keep-alive connections (src/runtime/node-drain.ts), finish the webhook
+ * delivery in progress, checkpoint and close the database (a file database
+ * leaves no `-wal`/`-shm` behind). The same in each process of a cluster,
+ * whether the primary stops them all or one alone gets SIGTERM.
  *
  * Webhook deliveries run in this process (src/services/webhooks/dispatch.ts).
  *
@@ -35,6 +38,7 @@ import { memoryReadCache } from "./runtime/memory-read-cache";
 import { announceListening, clusterPurges, parseWebConcurrency, reportStartFailure, runPrimary } from "./runtime/node-cluster";
 import { nodeAssets } from "./runtime/node-assets";
 import { answerClientErrors } from "./runtime/node-client-error";
+import { drainable } from "./runtime/node-drain";
 import { pinoLogger } from "./runtime/pino-logger";
 import { answerUnknownMethods } from "./runtime/node-unknown-methods";
 import { guardedWebhookFetch } from "./runtime/node-webhook-fetch";
@@ -96,6 +100,8 @@ async function main(): Promise<void> {
   // Requests Node's HTTP server refuses (bad framing, no Host, FOO) or diverts (CONNECT) before the app: Error objects too.
   answerUnknownMethods(server);
   answerClientErrors(server);
+  // After the listeners above: the drain sees every request first (src/runtime/node-drain.ts).
+  const drain = drainable(server);
   let boundPort: number;
   try {
     boundPort = await listen(server, hostname, port);
@@ -123,17 +129,15 @@ async function main(): Promise<void> {
     if (closing) return;
     closing = true;
     console.log(`${signal}: closing`);
-    server.close(() => {
+    // Every request that reached the server is answered (with `Connection: close`); idle connections are closed.
+    void drain
+      .stop()
       // Let a delivery run in progress record its results before the database closes.
-      void dispatcher
-        .stop()
-        .then(() => retention.stop())
-        .then(() => database.close())
-        .catch((error: unknown) => console.error(`closing the database: ${error instanceof Error ? error.message : String(error)}`))
-        .finally(() => process.exit(0));
-    });
-    // Keep-alive connections with no request in flight would hold server.close() open.
-    server.closeIdleConnections();
+      .then(() => dispatcher.stop())
+      .then(() => retention.stop())
+      .then(() => database.close())
+      .catch((error: unknown) => console.error(`closing the database: ${error instanceof Error ? error.message : String(error)}`))
+      .finally(() => process.exit(0));
     setTimeout(() => process.exit(0), 10_000).unref();
   };
   process.on("SIGTERM", () => shutdown("SIGTERM"));

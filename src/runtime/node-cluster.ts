@@ -10,8 +10,11 @@
  * primary's `afterStop` runs once they have all exited, as the last user.
  *
  * The primary relays read-cache purges between workers (a write through one
- * drops the stale entries of all), stops every worker on SIGTERM/SIGINT and
- * exits once they have exited, replaces a worker that dies while serving, and
+ * drops the stale entries of all; a worker on its way out may miss one, its
+ * cache goes with it), stops every worker on SIGTERM/SIGINT and exits once
+ * they have exited, replaces a worker that dies or is stopped alone while
+ * serving (SIGTERM to its pid, as in a rolling restart: it drains first,
+ * src/runtime/node-drain.ts), and
  * ends with the first worker's start error (one line, exit code 1) when one
  * cannot start.
  */
@@ -22,6 +25,9 @@ import { availableParallelism } from "node:os";
 type Message = { petstore: "listening" } | { petstore: "failed"; message: string } | { petstore: "purge"; tags: string[] };
 
 const isMessage = (value: unknown): value is Message => typeof value === "object" && value !== null && "petstore" in value;
+
+/** A purge the other side can no longer receive (its channel closed as it exits) is moot. */
+const ignoreSendError = () => {};
 
 /**
  * Server processes from WEB_CONCURRENCY: unset or empty → 1, "auto" → the
@@ -77,7 +83,9 @@ export function runPrimary(processes: number, options: { afterStop?: () => Promi
         if (!stopping) console.error(message.message);
         stopAll(1);
       } else if (message.petstore === "purge") {
-        for (const other of workers) if (other !== worker && other.isConnected()) other.send(message);
+        // A process on its way out may close its channel before the send: its cache goes with it, and
+        // without the callback the failed send would be an 'error' event that ends the primary.
+        for (const other of workers) if (other !== worker && other.isConnected()) other.send(message, ignoreSendError);
       }
     });
     worker.on("exit", (code, signal) => {
@@ -121,7 +129,7 @@ export function reportStartFailure(message: string): void {
 export function clusterPurges(): { publish(tags: string[]): void; subscribe(onPurge: (tags: string[]) => void): void } | undefined {
   if (!cluster.isWorker) return undefined;
   return {
-    publish: (tags) => process.send?.({ petstore: "purge", tags } satisfies Message),
+    publish: (tags) => process.send?.({ petstore: "purge", tags } satisfies Message, ignoreSendError),
     subscribe: (onPurge) =>
       process.on("message", (message: unknown) => {
         if (isMessage(message) && message.petstore === "purge") onPurge(message.tags);
