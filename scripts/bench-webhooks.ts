@@ -2,7 +2,7 @@
  * `npm run bench:webhooks [-- --subscriptions 50 --events 3000 --duration 20]`
  *
  * Measures how the Node server answers `GET /health` while a webhook backlog
- * drains (API.md §6: fan-out and delivery never block request handling;
+ * drains (docs/api.md#events-and-webhooks: fan-out and delivery never block request handling;
  * issue 17 asks for p99 under 50 ms with 50 subscriptions and 3,000 events).
  *
  * A temp database gets `--subscriptions` subscriptions (all event types) to a

@@ -188,7 +188,7 @@ async function seed(url: string, petTarget: number): Promise<Fixture> {
 
 type Setup = (req: AutocannonRequest) => AutocannonRequest;
 
-/** Limits raised so that no scenario is rate limited (variables of API.md §5). */
+/** Limits raised so that no scenario is rate limited (variables of docs/api.md#rate-limits). */
 const UNLIMITED = {
   RATE_LIMIT_ANON_PER_MIN: "100000000",
   RATE_LIMIT_KEY_PER_MIN: "100000000",

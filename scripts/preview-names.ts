@@ -1,5 +1,5 @@
 /**
- * Names of preview deployments (API.md §8.2): one slug rule for the Worker and
+ * Names of preview deployments (docs/deployment.md#previews-one-per-branch): one slug rule for the Worker and
  * the database of a git branch, and the guard that keeps a preview from ever
  * being named like — and so deploying over or deleting — production.
  */

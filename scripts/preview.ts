@@ -1,5 +1,5 @@
 /**
- * `npm run preview -- …`: preview deployments per git branch (API.md §8.2).
+ * `npm run preview -- …`: preview deployments per git branch (docs/deployment.md#previews-one-per-branch).
  *
  *   <branch> [--dry-run] [--outdir dist]    deploy (or plan + build the bundle)
  *   <branch> --destroy [--dry-run]          remove the branch's Worker and database

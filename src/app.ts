@@ -81,7 +81,7 @@ export interface AppDeps {
   middleware?: MiddlewareHandler<AppEnv>[];
 }
 
-/** Request headers a browser client may send (CORS, API.md §4). */
+/** Request headers a browser client may send (CORS, docs/api.md#conventions). */
 const ALLOWED_HEADERS = ["Authorization", "Content-Type", "Idempotency-Key", "If-Match", "If-None-Match"];
 /** Response headers a browser client may read. */
 const EXPOSED_HEADERS = [
@@ -131,7 +131,7 @@ export function createApp(deps: AppDeps) {
     await next();
     if (c.get("stamped")) return;
     const headers = c.res.headers;
-    // API.md conventions: JSON is `application/json; charset=utf-8` (RFC 8259 §8.1: UTF-8).
+    // docs/api.md#conventions: JSON is `application/json; charset=utf-8` (RFC 8259 §8.1: UTF-8).
     if (headers.get("Content-Type") === "application/json") headers.set("Content-Type", "application/json; charset=utf-8");
     // A response that states no policy is stored by no cache: Workers Cache would otherwise apply
     // heuristic freshness (a 404 kept 3 minutes, a 200 two hours; RFC 9111 §4.2.2,

@@ -48,8 +48,8 @@ export interface AppConfig {
   petsGetSunsetAt: Date;
   rateLimits: { anonPerMinute: number; keyPerMinute: number; signupsPerHour: number };
   /**
-   * Webhook deliveries (API.md §6): sent at all? (`WEBHOOKS_ENABLED`, false in
-   * previews, API.md §8.2: subscriptions and events are still recorded, nothing
+   * Webhook deliveries (docs/api.md#events-and-webhooks): sent at all? (`WEBHOOKS_ENABLED`, false in
+   * previews, docs/deployment.md#previews-one-per-branch: subscriptions and events are still recorded, nothing
    * is ever sent); private targets allowed?; what a Worker's `fetch` can
    * reach (`egress`, Workers only: `public` when deployed, else `host`, where
    * target names are refused; docs/webhooks.md); attempts before a
@@ -74,9 +74,9 @@ export interface AppConfig {
   readCacheTtlSeconds: number;
   /** Lowest level of log lines written (LOG_LEVEL: debug, info, warn, error). */
   logLevel: LogLevel;
-  /** Largest accepted request body, bytes (API.md §5: 64 KiB). */
+  /** Largest accepted request body, bytes (docs/api.md#limits: 64 KiB). */
   bodyLimitBytes: number;
-  /** Events and revoked keys older than this many days are pruned (EVENT_RETENTION_DAYS, API.md §6). */
+  /** Events and revoked keys older than this many days are pruned (EVENT_RETENTION_DAYS, docs/api.md#events-and-webhooks). */
   eventRetentionDays: number;
 }
 

@@ -2,7 +2,7 @@
  * Node entry point: reads the environment, opens the database (src/db/open.ts:
  * an embedded libSQL file, a libSQL server, or an embedded replica of one;
  * migrated on start), serves the app on HOST:PORT with @hono/node-server and
- * shuts down gracefully on SIGTERM/SIGINT (API.md §8, §8.1).
+ * shuts down gracefully on SIGTERM/SIGINT (docs/api.md#runtimes, docs/scaling.md).
  *
  * Start-up order: open the database, bind the port, then create the bootstrap
  * staff key (printed once, on a database without staff) and print the
@@ -75,7 +75,7 @@ async function main(): Promise<void> {
   const { hostname, port } = listenSettings(process.env);
   const database = await openDatabase(databaseSettings(process.env));
   const { db } = database;
-  // Webhook deliveries (API.md §6): polled every WEBHOOK_POLL_MS, and run within 50 ms of a write that committed
+  // Webhook deliveries (docs/api.md#events-and-webhooks): polled every WEBHOOK_POLL_MS, and run within 50 ms of a write that committed
   // an event a subscription may want (bursts coalesce). Connections go only to addresses checked at connect time.
   const interest = new SubscribedTypes();
   const fetchFn = guardedWebhookFetch({ allowPrivate: config.webhooks.allowPrivateTargets });

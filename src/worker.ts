@@ -1,5 +1,5 @@
 /**
- * Cloudflare Workers entry point: wires the Worker `env` to the app (API.md §8).
+ * Cloudflare Workers entry point: wires the Worker `env` to the app (docs/api.md#runtimes).
  * `fetch` serves the app behind Workers Cache; `scheduled` runs the webhook
  * dispatch every minute and retention hourly. The database is a libSQL server
  * over HTTP (`@libsql/client/web`); migrations are applied by scripts. The
@@ -51,7 +51,7 @@ function databaseFor(env: WorkerEnv): Database {
   return openRemoteDatabase(env.DATABASE_URL, { authToken: env.DATABASE_AUTH_TOKEN });
 }
 
-/** One webhook dispatch run (API.md §6) on `db`, teaching `interest`; errors are logged, never thrown. */
+/** One webhook dispatch run (docs/api.md#events-and-webhooks) on `db`, teaching `interest`; errors are logged, never thrown. */
 function dispatch(db: Database, config: AppConfig, interest: SubscribedTypes): Promise<void> {
   // Concurrent runs (several requests, the cron) are safe: every attempt is claimed with a conditional UPDATE.
   // Target names are sent only where fetch leaves from Cloudflare's network (WEBHOOKS_EGRESS, docs/webhooks.md).
@@ -129,7 +129,7 @@ export default {
   },
   /**
    * Cron Triggers (wrangler.toml `[triggers]`): the hourly one (`RETENTION_CRON`) prunes expired
-   * events and revoked keys (API.md §6); the other retries due webhook deliveries and fans out missed events.
+   * events and revoked keys (docs/api.md#events-and-webhooks); the other retries due webhook deliveries and fans out missed events.
    */
   scheduled(controller, env, ctx): void {
     const { config, interest } = appFor(env);

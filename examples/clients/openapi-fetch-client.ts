@@ -3,7 +3,7 @@
  * generated from GET /openapi.json (`npm run clients:types` writes
  * ./petstore-api.d.ts; docs/clients.md). Paths, parameters, bodies and
  * responses are checked by `tsc`; every non-2xx answer arrives as `error`, the
- * API's Error object (API.md §1), and is thrown as an OpenApiError.
+ * API's Error object (docs/api.md#errors), and is thrown as an OpenApiError.
  * Run by test/node/clients.test.ts against the app over a temp libSQL file.
  */
 import createClient from "openapi-fetch";

@@ -15,7 +15,7 @@ export type Database = LibSQLDatabase & { $client: Client };
 
 /**
  * The client-less query builder every statement is built on, once per process
- * (STYLE.md §5): `qb.select(…).prepare()` at module level, run through the
+ * (docs/architecture.md#writes-one-batch-named-plans): `qb.select(…).prepare()` at module level, run through the
  * request's client with src/db/plan.ts (`execute`, `run`, `read`).
  */
 export const qb = drizzle.mock({ schema, casing: "snake_case" });

@@ -1,7 +1,7 @@
 /**
  * The changes a request committed, as the outbox events its write batches
- * inserted (API.md §6); an event is inserted only when its change happened,
- * so cache purges are derived from these (API.md §7). Scoped per request with
+ * inserted (docs/api.md#events-and-webhooks); an event is inserted only when its change happened,
+ * so cache purges are derived from these (docs/api.md#caching). Scoped per request with
  * AsyncLocalStorage (on Workers through `nodejs_compat`): `withCommitLog(fn)`
  * gives `fn` a fresh log, and a plan's outbox steps append to it.
  */

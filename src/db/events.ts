@@ -1,5 +1,5 @@
 /**
- * The transactional outbox (API.md §6): each write inserts its events in its
+ * The transactional outbox (docs/api.md#events-and-webhooks): each write inserts its events in its
  * own batch, `INSERT INTO events … SELECT <data> FROM <changed row> WHERE
  * <the write's condition>`, so an event exists exactly when its change did.
  * Event data is the resource's representation, built by SQLite's JSON functions.

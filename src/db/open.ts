@@ -1,6 +1,6 @@
 /**
  * The one way Node code (server, seed, keys:create, db:migrate, bench, tests)
- * opens the database named by the environment (API.md §8.1):
+ * opens the database named by the environment (docs/scaling.md):
  *
  * - `file:<path>`: an embedded libSQL file through `NativeFileClient`
  *   (src/db/native-client.ts: each SQL text compiled once). One connection

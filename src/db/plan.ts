@@ -1,8 +1,8 @@
 /**
- * Statements and write plans (STYLE.md §5). A statement is a Drizzle prepared
+ * Statements and write plans (docs/architecture.md#writes-one-batch-named-plans). A statement is a Drizzle prepared
  * query built once per process on `qb` (src/db/client.ts); a write plan is an
  * object of named steps, in the order they run, sent as one atomic batch
- * (API.md §3), whose results come back by name. `guarded` steps take effect
+ * (docs/api.md#stock-and-ordering), whose results come back by name. `guarded` steps take effect
  * only when the step they name with `.after(name)` (which `plan` checks runs
  * just before) changed a row; `outbox` steps' events go to the request's commit
  * log (src/db/commit-log.ts). Design: docs/architecture.md, "Writes".

@@ -70,7 +70,7 @@ function unreachable(error: unknown): never {
  * `TimeoutError`, wrapped in a failed-fetch `TypeError` when no answer had
  * begun (both 503 `database_unavailable`). A write whose answer never came
  * may have committed; a client that retries it with its Idempotency-Key gets
- * the original result (API.md §4).
+ * the original result (docs/api.md#idempotency-key).
  */
 export function timeLimited(fetchFn: RequestFetch, timeoutMs: number): RequestFetch {
   return (request) => fetchFn(new Request(request, { signal: AbortSignal.timeout(timeoutMs) }));

@@ -1,7 +1,7 @@
 /**
  * Variants of one prepared query, one per combination of flags (which
  * optional filters apply: a fixed WHERE per variant keeps the indexes usable),
- * each built on first use and then kept for the process (STYLE.md §5).
+ * each built on first use and then kept for the process (docs/architecture.md#writes-one-batch-named-plans).
  */
 
 /** Every `variants` family of the process, as "build every combination" functions (query-plan tests). */

@@ -1,4 +1,4 @@
-/** Every event type the service writes (API.md §6), resource first. */
+/** Every event type the service writes (docs/api.md#events-and-webhooks), resource first. */
 export const EVENT_TYPES = [
   "pet.created",
   "pet.updated",

@@ -1,5 +1,5 @@
 /**
- * Idempotency-Key (API.md §4) as the layers share it: the claim a request
+ * Idempotency-Key (docs/api.md#idempotency-key) as the layers share it: the claim a request
  * makes on its key (built by the idempotency middleware, honoured inside the
  * creating service's one batch) and the stored response a later request with
  * the same key replays.

@@ -1,6 +1,6 @@
 /**
  * Who is calling: the roles of API keys and the authenticated principal
- * (API.md §4). Shared by the middleware that authenticates, the services that
+ * (docs/api.md#authentication). Shared by the middleware that authenticates, the services that
  * decide what a caller may see, and the database schema (the role column).
  */
 

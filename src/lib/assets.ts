@@ -1,5 +1,5 @@
 /**
- * The docs page's static files (API.md §2: /docs renders with no outside
+ * The docs page's static files (docs/api.md#endpoints: /docs renders with no outside
  * network): where the page loads its script from, and how a runtime serves it
  * (Node: from node_modules, src/runtime/node-assets.ts; Workers: static assets).
  */

@@ -1,6 +1,6 @@
 /**
  * Cache tags of public reads, and the tags a committed change makes stale
- * (API.md §7), for both runtimes: the `Cache-Tag` header purged by Workers
+ * (docs/api.md#caching), for both runtimes: the `Cache-Tag` header purged by Workers
  * Cache (https://developers.cloudflare.com/workers/cache/purge/) and the Node
  * read cache. An item carries its own tag; a list page its list tag plus the
  * tag of every item on it. Tags are printable ASCII (0x21–0x7E, ≤ 1024 chars,

@@ -10,7 +10,7 @@ import { validationHook } from "./validation";
 const NO_QUERY = z.strictObject({});
 
 /**
- * `route` with a strict query (API.md §2: unknown query parameters are refused
+ * `route` with a strict query (docs/api.md#lists-and-pagination: unknown query parameters are refused
  * on every operation, naming the allowed ones): none declared →
  * `z.strictObject({})`; a non-strict object schema → the same shape, strict.
  * zod-openapi validates the query first, so an unknown parameter is a 400

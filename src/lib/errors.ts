@@ -1,5 +1,5 @@
 /**
- * The one error envelope of the API (API.md §5) and the exception that carries it.
+ * The one error envelope of the API (docs/api.md#errors) and the exception that carries it.
  *
  * Every non-2xx response body is `{ code, message, status, details?, requestId? }`
  * where `status` equals the HTTP status and `code` is a stable snake_case string.
@@ -7,7 +7,7 @@
 import { DrizzleQueryError } from "drizzle-orm/errors";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 
-/** Stable error codes by HTTP status (API.md §5). */
+/** Stable error codes by HTTP status (docs/api.md#errors). */
 export type ErrorCode =
   | "invalid_json"
   | "bad_request"

@@ -4,7 +4,7 @@
  * Public reads: strong ETag (Hono's etag middleware, SHA-1 of the body),
  * `If-None-Match` → 304, `Cache-Control: public, max-age=0, s-maxage=30,
  * stale-while-revalidate=60` and `Vary: Authorization`, and a `Cache-Tag`
- * naming what they show (API.md §7, src/lib/cache-tags.ts). Caller-dependent
+ * naming what they show (docs/api.md#caching, src/lib/cache-tags.ts). Caller-dependent
  * responses: `Cache-Control: private, no-store`. A request that carries
  * `Authorization` is never answered from or into a shared cache: its answer
  * is `private, no-store` even on a public route (RFC 9111 §3.5; Workers Cache
@@ -49,7 +49,7 @@ export const REPRESENTATION_HEADERS = new Set(["content-type", "content-length",
  * Hono's etag middleware (strong SHA-1 ETag, `If-None-Match` → 304), except
  * that a 304 keeps every header the 200 would have had but the representation
  * ones: Hono's version keeps only Cache-Control/ETag/Vary/…, which dropped
- * `X-Request-Id` (API.md §5: on every response), CORS and RateLimit headers.
+ * `X-Request-Id` (docs/api.md#conventions: on every response), CORS and RateLimit headers.
  */
 function conditionalGet(): MiddlewareHandler {
   const inner = etag();

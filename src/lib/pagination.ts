@@ -1,5 +1,5 @@
 /**
- * Keyset pagination over ascending ids (API.md §2) with RFC 8288 `Link` headers.
+ * Keyset pagination over ascending ids (docs/api.md#lists-and-pagination) with RFC 8288 `Link` headers.
  * The cursor is opaque to clients: base64url of `"after:<lastId>"`.
  */
 import type { Context } from "hono";

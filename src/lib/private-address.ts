@@ -1,5 +1,5 @@
 /**
- * Private-address policy of webhook targets (API.md §6: SSRF): pure functions
+ * Private-address policy of webhook targets (docs/api.md#events-and-webhooks: SSRF): pure functions
  * that tell whether a URL host or a resolved IP address is loopback, private,
  * link-local, unspecified, CGNAT, multicast or reserved (RFC 6890, RFC 4291
  * §2.2 text forms, RFC 6761 §6.3 `localhost`). IPv6 covers the IPv4-mapped,

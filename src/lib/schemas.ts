@@ -66,7 +66,7 @@ export function idListQuery(name: string, description: string) {
     });
 }
 
-/** `limit` (1..100, default 20) and opaque `cursor` (API.md §2). */
+/** `limit` (1..100, default 20) and opaque `cursor` (docs/api.md#lists-and-pagination). */
 export const paginationQuery = {
   limit: z
     .string()
@@ -190,7 +190,7 @@ export function updatedContent<T>(schema: T, description: string) {
 /** The 304 response of a conditional GET. */
 export const notModifiedResponse = { 304: { description: "Not modified: If-None-Match matched the current ETag." } };
 
-/** `Idempotency-Key` request header of an authenticated POST (API.md §4). */
+/** `Idempotency-Key` request header of an authenticated POST (docs/api.md#idempotency-key). */
 export const idempotencyKeyHeaders = z.object({
   "idempotency-key": z
     .string()

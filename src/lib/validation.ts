@@ -1,8 +1,8 @@
 /**
- * Zod validation failures as the API's 400 `validation_error` (API.md §1),
+ * Zod validation failures as the API's 400 `validation_error` (docs/api.md#request-bodies-and-text),
  * one detail per offending path in one voice ("quantity must be at least 1.",
  * "Unknown parameter; allowed: status, limit, cursor."), and refusal of text
- * that is not Unicode text in every validated input (API.md §2). `fieldMessage`
+ * that is not Unicode text in every validated input (docs/api.md#request-bodies-and-text). `fieldMessage`
  * replaces Zod's default messages as its global error map
  * (https://zod.dev/error-customization); a schema's own message wins.
  */
@@ -156,7 +156,7 @@ const NOT_TEXT = /[\u0000\p{Cs}]/u;
 
 /**
  * Detail rows for every string in `value` (walked through arrays and plain
- * objects) that holds a NUL or a lone surrogate: API.md §2 says text fields are
+ * objects) that holds a NUL or a lone surrogate: docs/api.md#request-bodies-and-text says text fields are
  * Unicode text. Such strings cannot be stored faithfully (SQLite's C strings
  * end at a NUL, so "a\u0000b" was stored as "a"; sqld refuses a lone surrogate
  * as invalid UTF-8, which became a 503), so they are refused up front, on both

@@ -2,7 +2,7 @@
  * After-write hooks: `afterWrites(onWrite)` tells a runtime that a write
  * succeeded and which outbox events it committed (src/db/commit-log.ts);
  * `dispatchAfterWrites` starts a webhook dispatch run only when a committed
- * event may be wanted by a subscription (API.md §6: a write with no event for
+ * event may be wanted by a subscription (docs/api.md#events-and-webhooks: a write with no event for
  * a subscription starts no delivery work).
  */
 import type { Context, MiddlewareHandler } from "hono";

@@ -1,5 +1,5 @@
 /**
- * Bearer-key authentication and role checks (RFC 6750, API.md §4).
+ * Bearer-key authentication and role checks (RFC 6750, docs/api.md#authentication).
  * `authenticate` verifies an `Authorization: Bearer psk_…` key (SHA-256
  * lookup, cached up to `keyCacheTtlSeconds`) and sets `principal`;
  * `requireRole` answers 401 (with a `WWW-Authenticate` challenge) or 403.

@@ -1,6 +1,6 @@
 /**
  * The app's error and fallback handlers: every failure becomes the Error
- * object of API.md §5, with no stack trace and no SQL in the body.
+ * object of docs/api.md#errors, with no stack trace and no SQL in the body.
  */
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";

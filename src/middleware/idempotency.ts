@@ -1,5 +1,5 @@
 /**
- * `Idempotency-Key` at the HTTP edge (API.md §4, docs/api.md): on the POSTs
+ * `Idempotency-Key` at the HTTP edge (docs/api.md#idempotency-key): on the POSTs
  * that honour it (/pets, /categories, /accounts/me/keys, /webhooks) it checks
  * the header and puts the request's claim on the context (`keyClaim`); the
  * service then claims the key, creates the resource, its events and the

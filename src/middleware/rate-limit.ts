@@ -1,5 +1,5 @@
 /**
- * Rate limiting (API.md §5): per key and per account (across all its keys,
+ * Rate limiting (docs/api.md#rate-limits): per key and per account (across all its keys,
  * the same limit) when a valid key is given, per client IP otherwise, plus
  * sign-ups per IP per hour; each in any rolling window of its length
  * (src/lib/rate-limiter.ts). Every counted response carries
@@ -29,14 +29,14 @@ export function rateLimited(d: RateLimitDecision, what: string): ApiError {
   });
 }
 
-/** The per-minute budget of an anonymous request from `clientIp` (API.md §5). */
+/** The per-minute budget of an anonymous request from `clientIp` (docs/api.md#rate-limits). */
 export function anonymousBudget(anonPerMinute: number, clientIp: string): BucketLimit[] {
   return [{ bucket: `ip:${clientIp}`, limit: anonPerMinute, windowSeconds: 60 }];
 }
 
 /**
  * Global middleware: 1 request of the caller's per-minute budget (its account's, or its address's). Runs after
- * `authenticate`. API.md §5 allows a key `keyPerMinute` and its account as many across all its keys: the
+ * `authenticate`. docs/api.md#rate-limits allows a key `keyPerMinute` and its account as many across all its keys: the
  * account's count is at least any of its keys', so the account budget alone holds both.
  */
 export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {

@@ -22,7 +22,7 @@ interface ProtectedMarks {
  * Spread into `createRoute({...})` of an operation that needs a key with one of
  * `roles`: documents `bearerAuth` and `x-roles`, and enforces both. Its
  * responses depend on the caller, so they are `Cache-Control: private,
- * no-store` (API.md §7), errors included.
+ * no-store` (docs/api.md#caching), errors included.
  */
 export function protectedOperation(...roles: Role[]): ProtectedMarks {
   // Bodies are checked (strict JSON) only once the caller may call the operation: 401/403 first.

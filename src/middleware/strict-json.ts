@@ -1,5 +1,5 @@
 /**
- * Strict JSON request bodies (API.md §2). Applies to bodies that declare a
+ * Strict JSON request bodies (docs/api.md#request-bodies-and-text). Applies to bodies that declare a
  * JSON-like media type (`application/json`, any `+json`); others are left to
  * the route. 415 `unsupported_media_type` unless the type is `application/json`
  * with at most `charset=utf-8` (RFC 9110 §8.3.1); 400 `invalid_json` for

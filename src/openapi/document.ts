@@ -1,5 +1,5 @@
 /**
- * The served OpenAPI 3.0.3 document (API.md §2, §7): info with the
+ * The served OpenAPI 3.0.3 document (docs/api.md#endpoints, #versioning-and-deprecation): info with the
  * compatibility policy, `servers` with a `base_url` variable, tags and
  * `x-tagGroups`, the `bearerAuth` scheme, and `x-sunset` of deprecated operations.
  */

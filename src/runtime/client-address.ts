@@ -1,5 +1,5 @@
 /**
- * The client's address on Node, for rate limits per client (API.md §5).
+ * The client's address on Node, for rate limits per client (docs/api.md#rate-limits).
  * Without trusted proxies (`TRUST_PROXY` unset) it is the socket's peer
  * address and `X-Forwarded-For` is ignored. With `TRUST_PROXY=n` it is the
  * n-th `X-Forwarded-For` entry from the right (the entries the trusted proxies

@@ -1,6 +1,6 @@
 /**
  * In-process cache of public reads for the Node server, with the tags and
- * exact purges of the edge (API.md §7, src/lib/cache-tags.ts).
+ * exact purges of the edge (docs/api.md#caching, src/lib/cache-tags.ts).
  *
  * Stored: anonymous `GET`s answered 200 with a public `Cache-Control` and a
  * `Cache-Tag` (the catalogue: pets, categories, inventory), keyed by path and

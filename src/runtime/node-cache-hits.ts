@@ -1,7 +1,7 @@
 /**
  * Read-cache hits answered on Node before the app: an anonymous `GET` whose
  * complete answer the read cache holds (src/runtime/memory-read-cache.ts) is
- * counted in its address's budget (API.md §5), written to the socket and
+ * counted in its address's budget (docs/api.md#rate-limits), written to the socket and
  * logged like the app would, without building a Request, a Response or the
  * middleware chain. Every other request goes to the app unchanged: one with a
  * key, a body, `If-None-Match` or its own `X-Request-Id`, a refused budget, or

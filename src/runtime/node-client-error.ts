@@ -1,5 +1,5 @@
 /**
- * Node: Error objects (API.md §5) for the requests Node's HTTP server refuses
+ * Node: Error objects (docs/api.md#errors) for the requests Node's HTTP server refuses
  * before the app runs, which Node answers with no body by default
  * (https://nodejs.org/api/http.html#event-clienterror). Parse errors: 501 for an
  * unknown method (RFC 9110 §15.6.2), 431 for oversized headers (RFC 6585 §5),

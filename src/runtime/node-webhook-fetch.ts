@@ -1,6 +1,6 @@
 /**
  * Node: the `fetch` of webhook deliveries (src/services/webhooks/delivery.ts),
- * guarded against SSRF by host name (API.md §6). The host is resolved once, by
+ * guarded against SSRF by host name (docs/api.md#events-and-webhooks). The host is resolved once, by
  * the undici Agent's `connect.lookup` hook; every address is checked
  * (src/lib/private-address.ts) and the socket connects to exactly those
  * addresses, so a rebinding DNS answer cannot slip in. A refused resolution

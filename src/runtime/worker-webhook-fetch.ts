@@ -1,6 +1,6 @@
 /**
  * Workers: the `fetch` of webhook deliveries (src/services/webhooks/delivery.ts),
- * guarded against SSRF by host name (API.md §6) the only way a Worker can be: a
+ * guarded against SSRF by host name (docs/api.md#events-and-webhooks) the only way a Worker can be: a
  * Worker cannot resolve a name itself nor choose the address its `fetch`
  * connects to. Where that `fetch` reaches public addresses only
  * (`egress: "public"`: deployed on Cloudflare, whose network the request leaves

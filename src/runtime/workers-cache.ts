@@ -1,5 +1,5 @@
 /**
- * Workers Cache for the Worker (API.md §7, docs/caching.md,
+ * Workers Cache for the Worker (docs/api.md#caching, docs/caching.md,
  * https://developers.cloudflare.com/workers/cache/). Reads: a public answer
  * gets its edge policy in `Cloudflare-CDN-Cache-Control` (catalogue: purged;
  * inventory: short-lived, never purged; both with a bounded stale-if-error).

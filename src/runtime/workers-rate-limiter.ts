@@ -1,5 +1,5 @@
 /**
- * The `RateLimiter` of the Worker (API.md §5): Workers Rate Limiting bindings
+ * The `RateLimiter` of the Worker (docs/api.md#rate-limits): Workers Rate Limiting bindings
  * (`[[ratelimits]]` in wrangler.toml;
  * https://developers.cloudflare.com/workers/runtime-apis/bindings/rate-limit/)
  * on top of a per-isolate count (`MemoryRateLimiter`). A request is allowed

@@ -1,5 +1,5 @@
 /**
- * Accounts and their API keys (API.md §4): sign-up with a first key, key
+ * Accounts and their API keys (docs/api.md#authentication): sign-up with a first key, key
  * listing, creation and revocation, and key verification for authentication.
  * Secrets are returned once by the functions that create them and never stored.
  */
@@ -161,7 +161,7 @@ export async function hasStaffAccount(db: Database): Promise<boolean> {
   return (await execute(db, anyStaffQuery)).length > 0;
 }
 
-/** Most active (not revoked) keys an account may hold (API.md §5). */
+/** Most active (not revoked) keys an account may hold (docs/api.md#limits). */
 export const MAX_ACTIVE_KEYS = 100;
 
 const listKeysQuery = qb

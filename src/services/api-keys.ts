@@ -1,5 +1,5 @@
 /**
- * API key material (API.md §4): `psk_` + 32 random bytes in base64url (Web
+ * API key material (docs/api.md#authentication): `psk_` + 32 random bytes in base64url (Web
  * Crypto random values, same in Workers and Node). Only the SHA-256 hash and a short display
  * prefix are ever stored.
  */

@@ -1,8 +1,8 @@
 /**
- * Rules of categories (API.md §1-§3): case-insensitively unique names,
+ * Rules of categories (docs/api.md#resources, #endpoints): case-insensitively unique names,
  * deletion only when no pet references the category. Each write is one batch
- * that also appends its event (API.md §6); a creation with an Idempotency-Key
- * also claims the key and stores its response in that batch (API.md §4).
+ * that also appends its event (docs/api.md#events-and-webhooks); a creation with an Idempotency-Key
+ * also claims the key and stores its response in that batch (docs/api.md#idempotency-key).
  */
 import { and, eq, exists, gt, notExists, type SQL, sql } from "drizzle-orm";
 import { type Database, qb } from "../db/client";

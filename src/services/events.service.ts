@@ -1,5 +1,5 @@
 /**
- * The event log (API.md §6): reads the `events` outbox, which every write
+ * The event log (docs/api.md#events-and-webhooks): reads the `events` outbox, which every write
  * appends to in its own batch (src/db/events.ts), in commit order. Ids follow
  * commit order (one writer at a time), so a reader resuming after the last id
  * it saw misses nothing.

@@ -1,5 +1,5 @@
 /**
- * `Idempotency-Key` (API.md §4) for every POST that honours it: POST /pets,
+ * `Idempotency-Key` (docs/api.md#idempotency-key) for every POST that honours it: POST /pets,
  * /categories, /accounts/me/keys, /webhooks and /store/orders each claim the
  * key inside the one batch that creates the resource, its events and the
  * stored response (docs/architecture.md, "Writes"). One `idempotency_keys` row
@@ -20,7 +20,7 @@ import { sha256Hex } from "./api-keys";
 
 export type { Creation, KeyClaim, StoredResponse } from "../domain/idempotency";
 
-/** How long a stored response is replayed (API.md §4): 24 h, in milliseconds. */
+/** How long a stored response is replayed (docs/api.md#idempotency-key): 24 h, in milliseconds. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** How long an unfinished claim blocks its key, in milliseconds. */
 export const CLAIM_TTL_MS = 60_000;

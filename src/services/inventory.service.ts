@@ -1,5 +1,5 @@
 /**
- * Inventory entries (API.md §2-§3): the quantity that can still be
+ * Inventory entries (docs/api.md#endpoints, #stock-and-ordering): the quantity that can still be
  * ordered, with the pet's status as the single source of truth for `status`.
  */
 import { and, eq, gt, sql } from "drizzle-orm";
@@ -93,7 +93,7 @@ const checked = sql`(${sql.placeholder("inventoryVersion")} is null or (
     (select ${inventory.version} from ${inventory} where ${inventory.petId} = ${sql.placeholder("petId")}) = ${sql.placeholder("inventoryVersion")}
     and (select ${pets.version} from ${pets} where ${pets.id} = ${sql.placeholder("petId")}) = ${sql.placeholder("petVersion")}))`;
 
-/** The pet's status with the new quantity (API.md §3). */
+/** The pet's status with the new quantity (docs/api.md#stock-and-ordering). */
 const newStatus = sql<PetStatus>`(case when ${sql.placeholder("quantity")} > 0 then 'available'
     when exists (select 1 from ${orders} where ${orders.petId} = ${sql.placeholder("petId")} and ${orders.complete} = 0) then 'pending' else 'sold' end)`;
 
@@ -148,7 +148,7 @@ export interface StockSetting {
 }
 
 /**
- * Set a pet's stock (API.md §3): n > 0 makes the pet available; n = 0 makes it
+ * Set a pet's stock (docs/api.md#stock-and-ordering): n > 0 makes the pet available; n = 0 makes it
  * pending when it has open orders, else sold. One batch (after a read only for
  * If-Match).
  *

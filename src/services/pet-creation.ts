@@ -1,8 +1,8 @@
 /**
- * Creating pets (API.md §1-§3): the pet with its inventory row (quantity 1, or
- * 0 when sold) and its `pet.created` event (API.md §6), in one atomic batch;
+ * Creating pets (docs/api.md#resources, #endpoints, #stock-and-ordering): the pet with its inventory row (quantity 1, or
+ * 0 when sold) and its `pet.created` event (docs/api.md#events-and-webhooks), in one atomic batch;
  * with an Idempotency-Key, the claim of the key and the stored response are in
- * that same batch (API.md §4), so no crash can leave a pet without its stored
+ * that same batch (docs/api.md#idempotency-key), so no crash can leave a pet without its stored
  * response. One round trip.
  */
 import { and, eq, type SQL, sql } from "drizzle-orm";

@@ -1,5 +1,5 @@
 /**
- * The status transition table of pets set directly by PUT/PATCH (API.md §3, last row).
+ * The status transition table of pets set directly by PUT/PATCH (docs/api.md#stock-and-ordering, last row).
  * Pure: takes the current state, returns what the change implies or throws.
  */
 import type { PetStatus } from "../domain/pets";
@@ -27,7 +27,7 @@ function invalid(from: PetStatus, to: PetStatus, why: string): ApiError {
 
 /**
  * Decide a status change `from` → `to`.
- * @throws ApiError 409 `invalid_transition` when API.md §3 forbids it.
+ * @throws ApiError 409 `invalid_transition` when docs/api.md#stock-and-ordering forbids it.
  */
 export function planTransition(from: PetStatus, to: PetStatus, stock: StockState): TransitionPlan {
   if (from === to) return { guard: "none", zeroStock: false };

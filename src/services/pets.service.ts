@@ -1,7 +1,7 @@
 /**
- * Rules of pets (API.md §1-§3): replace/patch with the status transition
+ * Rules of pets (docs/api.md#resources, #endpoints, #stock-and-ordering): replace/patch with the status transition
  * table, deletion only without orders (creation: src/services/pet-creation.ts).
- * Every write is one atomic batch carrying its events (API.md §6). Round
+ * Every write is one atomic batch carrying its events (docs/api.md#events-and-webhooks). Round
  * trips: reads 1; delete 1 (2 with If-Match); update 2 (read the state, then
  * the write guarded by it), again for each retry after a concurrent change (at most 5).
  */
@@ -186,7 +186,7 @@ export interface PetUpdate {
 
 /**
  * Replace (PUT) or patch a pet.
- * Status changes follow API.md §3; `If-Match` guards against lost updates and
+ * Status changes follow docs/api.md#stock-and-ordering; `If-Match` guards against lost updates and
  * accepts the ETag of the pet or of `[pet]` (what `GET /pets?id=N` shows, the
  * successor of the deprecated item route).
  * @throws ApiError 404, 409 `invalid_transition`, 412 `precondition_failed`, 422 `category_not_found`.

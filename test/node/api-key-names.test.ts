@@ -1,5 +1,5 @@
 /**
- * Names of API keys (API.md §4): a key created without a name is named
+ * Names of API keys (docs/api.md#authentication): a key created without a name is named
  * "default", like the key a sign-up creates, whether the body is absent, empty
  * or has no `name`; the document states that default.
  */

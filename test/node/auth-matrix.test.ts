@@ -1,5 +1,5 @@
 /**
- * The authorisation matrix (issue 3, API.md §4): for EVERY operation of the
+ * The authorisation matrix (issue 3, docs/api.md#authorisation): for EVERY operation of the
  * served /openapi.json, one test calls it with no key, malformed keys, a
  * well-formed unknown key, a revoked key, a customer key and a staff key, and
  * asserts exactly what its `security` marks and `x-roles` say:

@@ -1,5 +1,5 @@
 /**
- * Boot test of the Node entry point (API.md §8): `src/server.ts` started as a
+ * Boot test of the Node entry point (docs/api.md#runtimes): `src/server.ts` started as a
  * child process on a temp database file and a free port answers /health and
  * /pets, and exits cleanly (code 0) on SIGTERM.
  */

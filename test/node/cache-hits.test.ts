@@ -2,7 +2,7 @@
  * Read-cache hits answered by the Node server before the app
  * (src/runtime/node-cache-hits.ts), on the real server process: the same
  * headers and body as a hit the app answers, the same per-address budget
- * (API.md §5), a request line in the log, and a write seen at once.
+ * (docs/api.md#rate-limits), a request line in the log, and a write seen at once.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

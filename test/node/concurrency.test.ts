@@ -1,5 +1,5 @@
 /**
- * Stock rules under real concurrency (issue 4, API.md §3 "Every rule holds
+ * Stock rules under real concurrency (issue 4, docs/api.md#stock-and-ordering "Every rule holds
  * under concurrency"): the Node server as a child process over a real libSQL
  * file, hit by hundreds of simultaneous HTTP requests, then the database file
  * itself is checked.
@@ -122,7 +122,7 @@ describe("POST /store/orders under concurrency (real server, real database file)
     expect(results.filter((r) => r.status !== 201 && r.status !== 409).map((r) => [r.status, r.body])).toEqual([]);
     expect(accepted).toHaveLength(50);
     expect(refused).toHaveLength(150);
-    // Once the stock is 0 the pet is pending (API.md §3), so late requests see pet_not_available.
+    // Once the stock is 0 the pet is pending (docs/api.md#stock-and-ordering), so late requests see pet_not_available.
     for (const r of refused) expect(["insufficient_stock", "pet_not_available"]).toContain(r.body.code);
     for (const r of accepted) {
       expect(r.body).toEqual({ id: expect.any(Number), petId, quantity: 1, complete: false });

@@ -3,7 +3,7 @@
  * the app is served over HTTP on 127.0.0.1 (where Scalar turns its hosted-service
  * features on by default), every request to another host is refused and
  * recorded, and the page must render the API's title and operations with search
- * and models, and none of Scalar's hosted-service buttons (API.md §2).
+ * and models, and none of Scalar's hosted-service buttons (docs/api.md#endpoints).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import type { AddressInfo } from "node:net";

@@ -1,5 +1,6 @@
 /**
- * Request hygiene (issue 3, API.md §4, §5): 413 for bodies over 64 KiB, 415
+ * Request hygiene (issue 3, docs/api.md#request-bodies-and-text,
+ * #conventions, #authentication): 413 for bodies over 64 KiB, 415
  * for non-JSON bodies, CORS (preflight and exposed headers), security headers
  * (Hono secure-headers), and secrets: API keys are never logged nor stored in
  * plaintext (assertions on the real rows of every table, for sign-up, new

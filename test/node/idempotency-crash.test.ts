@@ -1,6 +1,6 @@
 /**
- * A crash around the write that stores an Idempotency-Key's response (API.md
- * §4: the resource, its events and the stored response commit in one batch).
+ * A crash around the write that stores an Idempotency-Key's response
+ * (docs/api.md#idempotency-key: the resource, its events and the stored response commit in one batch).
  * A fault injected into the database client (no sleeps) makes the call that
  * carries the response's UPDATE of `idempotency_keys` fail, either before it
  * reaches the database (the process died first) or after it committed (the

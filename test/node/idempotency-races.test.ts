@@ -1,5 +1,5 @@
 /**
- * Idempotency-Key races across endpoints (API.md §4: a key belongs to the
+ * Idempotency-Key races across endpoints (docs/api.md#idempotency-key: a key belongs to the
  * account, whatever its endpoint). The first request is held inside the app
  * by a gate (no sleeps), after the key checks and before its one batch, while
  * a second request of the same account sends the same key, to the same POST

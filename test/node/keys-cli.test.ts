@@ -1,5 +1,5 @@
 /**
- * How operators get staff keys (API.md §4, issue 3), run as real child
+ * How operators get staff keys (docs/api.md#authentication, issue 3), run as real child
  * processes on a temp database file:
  * - `tsx scripts/keys-create.ts --role staff --name ops` prints exactly one
  *   `psk_` key on stdout, and it works as a staff key against an app over the

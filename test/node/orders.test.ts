@@ -2,7 +2,7 @@
  * Runs the store scenarios against the Node app, plus Node-only checks that
  * need an injected clock or direct database rows: the 24 h lifetime of an
  * Idempotency-Key, shipDate = the server's "now", and that refused or replayed
- * orders leave no rows behind (API.md §3, §4).
+ * orders leave no rows behind (docs/api.md#stock-and-ordering, #idempotency-key).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, uniqueName, type ApiClient } from "../support/client";

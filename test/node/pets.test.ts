@@ -1,6 +1,6 @@
 /**
  * Runs the pets scenarios against the Node app, plus Node-only checks that need
- * configuration, an injected clock or direct database rows (API.md §3, §7).
+ * configuration, an injected clock or direct database rows (docs/api.md#stock-and-ordering, #caching).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, uniqueName, type ApiClient } from "../support/client";

@@ -1,5 +1,5 @@
 /**
- * Rate limits (API.md §5, issue 3) on the Node app with an injected clock and
+ * Rate limits (docs/api.md#rate-limits, issue 3) on the Node app with an injected clock and
  * client address (createApp deps `clock`, `clientIp` ← `X-Test-IP`): the
  * N+1th request is 429 `rate_limited` with `RateLimit-Limit/Remaining/Reset`
  * and `Retry-After`; keys are counted separately from each other and from
@@ -132,7 +132,7 @@ describe("requests with a key: per key and per account per minute", () => {
     expectLimited(await api.get("/accounts/me", from(ip, first)), 3, 60);
     // The key's budget follows the key, not the address.
     expectLimited(await api.get("/pets", from("203.0.113.99", first)), 3, 60);
-    // Another key of the same account: the account's budget is spent too (API.md §5: at most that per account).
+    // Another key of the same account: the account's budget is spent too (docs/api.md#rate-limits: at most that per account).
     expectLimited(await api.get("/accounts/me", from(ip, second)), 3, 60);
 
     const elsewhere = await api.get("/accounts/me", from(ip, other));

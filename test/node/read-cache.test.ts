@@ -1,6 +1,6 @@
 /**
  * The Node server's in-process cache of public reads (src/runtime/memory-read-cache.ts):
- * hits, exact purges by the tags a write changed (API.md §7), TTL for writes
+ * hits, exact purges by the tags a write changed (docs/api.md#caching), TTL for writes
  * from elsewhere, conditional requests on hits, a bound in bytes, and nothing
  * private or keyed is ever stored.
  */

@@ -1,5 +1,5 @@
 /**
- * Retention (API.md §6, src/services/retention.ts) with an injected clock:
+ * Retention (docs/api.md#events-and-webhooks, src/services/retention.ts) with an injected clock:
  * events and revoked keys older than EVENT_RETENTION_DAYS are deleted in
  * bounded rounds, the newest event and events a delivery refers to are kept,
  * and an `/events` cursor whose following events were deleted is 410

@@ -59,7 +59,7 @@ describe("seedCatalogue", () => {
     expect(sold).toBeGreaterThan(0);
     const categoriesWithPets = Number((await target.db.$client.execute("SELECT count(DISTINCT category_id) AS n FROM pets")).rows[0]!.n);
     expect(categoriesWithPets).toBe(categories.length);
-    // The inventory agrees with each status (API.md §3: sold ⇒ 0, else 1).
+    // The inventory agrees with each status (docs/api.md#stock-and-ordering: sold ⇒ 0, else 1).
     const soldStock = (await walkPages<{ quantity: number }>(api, "/store/inventory?status=sold&limit=100", 100)).flat();
     expect(soldStock.every((i) => i.quantity === 0)).toBe(true);
   });

@@ -1,5 +1,5 @@
 /**
- * Statements are built once per process (STYLE.md §5): with a new database
+ * Statements are built once per process (docs/architecture.md#writes-one-batch-named-plans): with a new database
  * handle for every request, as on Workers (src/worker.ts), serving requests
  * after one warm-up pass builds no Drizzle statement. A build is counted by
  * wrapping the SQLite dialect's `sqlToQuery`, which every query built or

@@ -1,5 +1,5 @@
 /**
- * Dispatch after writes (API.md §6: a write with no event for a subscription
+ * Dispatch after writes (docs/api.md#events-and-webhooks: a write with no event for a subscription
  * starts no delivery work), wired as src/server.ts and src/worker.ts wire it:
  * `dispatchAfterWrites` over a `SubscribedTypes` that the dispatch runs teach.
  * The dispatcher runs on its own statement-counting handle over the same

@@ -1,5 +1,5 @@
 /**
- * Webhooks are bounded (API.md §6, issue 17): at most 50 subscriptions; a
+ * Webhooks are bounded (docs/api.md#events-and-webhooks, issue 17): at most 50 subscriptions; a
  * `failing` subscription stops accumulating deliveries beyond the pending
  * limit (WEBHOOK_MAX_PENDING, 10,000 by default; small here); delivered and
  * given-up deliveries are pruned after 7 days; a backlog of 50 subscriptions ×

@@ -1,5 +1,5 @@
 /**
- * Webhook deliveries end to end on Node (API.md §6, issue 6): a real receiver
+ * Webhook deliveries end to end on Node (docs/api.md#events-and-webhooks, issue 6): a real receiver
  * on a loopback port (node:http, port 0) verifies every delivery with the
  * public `standardwebhooks` package (and an independent node:crypto HMAC),
  * while the test drives `dispatchDue` directly with an injected clock — no

@@ -1,5 +1,5 @@
 /**
- * SSRF by host name (API.md §6, issue 17): on Node, a delivery's target name
+ * SSRF by host name (docs/api.md#events-and-webhooks, issue 17): on Node, a delivery's target name
  * is resolved when the connection is made, every address is checked, and the
  * socket connects to the address that was checked — no second lookup
  * (src/runtime/node-webhook-fetch.ts). The deliveries list shows a coarse

@@ -1,5 +1,5 @@
 /**
- * Previews send no webhooks (API.md §8.2): with `WEBHOOKS_ENABLED=false` — set
+ * Previews send no webhooks (docs/deployment.md#previews-one-per-branch): with `WEBHOOKS_ENABLED=false` — set
  * by wrangler.toml's `[env.preview.vars]` — a dispatch pass (what the Worker's
  * after-write nudge and Cron Trigger run, and the Node poller) sends nothing,
  * queues nothing, and leaves the subscription's events for nobody. The

@@ -1,5 +1,5 @@
 /**
- * End-to-end scenarios of accounts and API keys (API.md §4, issue 3): sign-up,
+ * End-to-end scenarios of accounts and API keys (docs/api.md#authentication, issue 3): sign-up,
  * the key lifecycle (create, use, list without secrets, revoke at once),
  * duplicate emails, validation and ownership of keys, and the private cache
  * policy of caller-dependent responses. Written against the Target interface
@@ -35,9 +35,9 @@ export interface SignUpBody {
   apiKey: NewApiKeyBody;
 }
 
-/** Shape of a secret key (API.md §4): `psk_` + 32 random bytes in base64url. */
+/** Shape of a secret key (docs/api.md#authentication): `psk_` + 32 random bytes in base64url. */
 export const KEY_SHAPE = /^psk_[A-Za-z0-9_-]{43}$/;
-/** `Cache-Control` of responses that depend on the caller (API.md §7). */
+/** `Cache-Control` of responses that depend on the caller (docs/api.md#caching). */
 export const PRIVATE_CACHE_CONTROL = "private, no-store";
 
 /** An email address no other test uses (mixed case on purpose). */

@@ -1,5 +1,5 @@
 /**
- * Cache headers of every GET in the served document (API.md §7), on both
+ * Cache headers of every GET in the served document (docs/api.md#caching), on both
  * runtimes: public reads carry the shared-cache policy, `Vary: Authorization`
  * and a `Cache-Tag` naming exactly what they show; keyed requests, private
  * reads and errors carry no tags and are stored by no shared cache.

@@ -1,5 +1,6 @@
 /**
- * End-to-end scenarios of /categories (API.md §1, §2, §4, §5, §7), written
+ * End-to-end scenarios of /categories (docs/api.md: #resources, #endpoints,
+ * #idempotency-key, #errors, #caching), written
  * against the Target interface so the Node and Worker suites share them.
  */
 import { beforeAll, describe, expect, it } from "vitest";
@@ -12,7 +13,7 @@ export interface CategoryBody {
   description?: string;
 }
 
-/** Public-read cache policy of API.md §7. */
+/** Public-read cache policy of docs/api.md#caching. */
 export const PUBLIC_CACHE_CONTROL = "public, max-age=0, s-maxage=30, stale-while-revalidate=60";
 
 /** Create a category (asserting 201) and return it. */

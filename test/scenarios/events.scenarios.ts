@@ -1,5 +1,5 @@
 /**
- * End-to-end scenarios of the event log (API.md §6, issue 6): `GET /events`
+ * End-to-end scenarios of the event log (docs/api.md#events-and-webhooks, issue 6): `GET /events`
  * reads every change in commit order, and every write emits exactly its events
  * — with `data` equal to the resource after the change — while a refused write
  * (400, 409, 412, 422) emits none. Written against the Target interface so the

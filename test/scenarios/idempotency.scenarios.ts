@@ -1,7 +1,7 @@
 /**
  * Idempotency-Key on POST /pets and POST /categories, and on the two POSTs
  * whose response carries a secret (POST /accounts/me/keys, POST /webhooks:
- * replayed without it) (API.md §4), written
+ * replayed without it) (docs/api.md#idempotency-key), written
  * against the Target interface so the Node and Worker suites share it.
  * (POST /store/orders claims its key inside its order batch, with the same
  * fingerprint and messages: see also orders.scenarios.ts.)

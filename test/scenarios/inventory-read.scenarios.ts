@@ -1,6 +1,6 @@
 /**
  * End-to-end scenarios of the inventory reads, `GET /store/inventory` and
- * `GET /store/inventory/{petId}` (API.md §2, §3, §7), against the Target interface.
+ * `GET /store/inventory/{petId}` (docs/api.md#endpoints, #stock-and-ordering, #caching), against the Target interface.
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { connect, type ApiClient } from "../support/client";

@@ -9,9 +9,9 @@
  * same `If-Match`, and double cancellations of 10 open orders. Then it checks
  * outcomes, never timings: no 5xx and every status one the contract allows,
  * exactly 30 orders accepted, exactly one winner per If-Match race, the rules
- * of API.md §3 in the database rows (quantity never negative, pet status
+ * of docs/api.md#stock-and-ordering in the database rows (quantity never negative, pet status
  * consistent with quantity and open orders), exactly one event per successful
- * change and none for refused ones (the `events` table, API.md §6), and
+ * change and none for refused ones (the `events` table, docs/api.md#events-and-webhooks), and
  * `GET /health` 200 afterwards.
  */
 import type { Client } from "@libsql/client";
@@ -206,7 +206,7 @@ export function loadScenarios(getTarget: () => LoadTarget, options: { connection
         expect(unexpected).toEqual([]);
         for (const r of replies.filter((r) => r.status >= 400)) expect(r.body).toMatchObject({ status: r.status, code: expect.any(String) });
 
-        // Orders: exactly the stock, the rest refused; the pet is pending at 0 (API.md §3).
+        // Orders: exactly the stock, the rest refused; the pet is pending at 0 (docs/api.md#stock-and-ordering).
         const orders = replies.filter((r) => r.label === "order");
         expect(orders.filter((r) => r.status === 201)).toHaveLength(STOCK);
         for (const r of orders.filter((r) => r.status === 409)) expect(["insufficient_stock", "pet_not_available"]).toContain(r.body.code);
@@ -238,7 +238,7 @@ export function loadScenarios(getTarget: () => LoadTarget, options: { connection
         expect(await rowsOf(held)).toMatchObject({ status: "available", quantity: CANCELLED, openOrders: 0, allOrders: 0 });
         expect(await eventsOf(held, after)).toEqual({ "order.cancelled": CANCELLED, "inventory.updated": CANCELLED, "pet.updated": 1 });
 
-        // API.md §3 over every pet of this suite: stock never negative; status fits quantity and open orders.
+        // docs/api.md#stock-and-ordering over every pet of this suite: stock never negative; status fits quantity and open orders.
         const broken = await target.sql.execute({
           sql: `SELECT p.id, p.status, i.quantity, (SELECT count(*) FROM orders o WHERE o.pet_id = p.id AND o.complete = 0) AS open_orders
               FROM pets p JOIN inventory i ON i.pet_id = p.id

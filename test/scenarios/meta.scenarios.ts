@@ -1,6 +1,6 @@
 /**
  * End-to-end scenarios of the Meta routes: /health, /openapi.json (the
- * document's contract of API.md §2 and §7) and the /docs reference page with
+ * document's contract of docs/api.md#endpoints, #versioning-and-deprecation) and the /docs reference page with
  * its locally served script. Written against the Target interface.
  */
 import { beforeAll, describe, expect, it } from "vitest";
@@ -86,7 +86,7 @@ export function metaScenarios(getTarget: () => Target): void {
         expect(document.openapi).toBe("3.0.3");
         expect(document.info.version).toBe("1.0.0");
         expect(document.info.title).toBeTruthy();
-        expect(document.info.description).toMatch(/compatib/i); // the compatibility policy (API.md §7)
+        expect(document.info.description).toMatch(/compatib/i); // the compatibility policy (docs/api.md#versioning-and-deprecation)
       });
 
       it("has one server {base_url} whose variable defaults to an absolute URL of this deployment", () => {
@@ -139,7 +139,7 @@ export function metaScenarios(getTarget: () => Target): void {
         }
       });
 
-      it("describes the Pets, Store and Meta operations of API.md §2 with their security marks", () => {
+      it("describes the Pets, Store and Meta operations of docs/api.md#endpoints with their security marks", () => {
         const byName = new Map(operations(document));
         for (const [name, expected] of Object.entries(FOUNDATION_OPERATIONS)) {
           const op = byName.get(name);

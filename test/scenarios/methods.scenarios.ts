@@ -1,5 +1,5 @@
 /**
- * Methods the router does not route (issue 11, API.md §5: every non-2xx
+ * Methods the router does not route (issue 11, docs/api.md#errors: every non-2xx
  * response is an Error object), shared by both runtimes over real sockets: the
  * Node server as a child process (test/node/methods.test.ts) and the Worker
  * under workerd (test/worker/methods.test.ts).
@@ -19,7 +19,7 @@ export interface SocketTarget {
   url: string;
 }
 
-/** Assert an Error object of API.md §5 with `status` and `code`, and the response's X-Request-Id. */
+/** Assert an Error object of docs/api.md#errors with `status` and `code`, and the response's X-Request-Id. */
 export function expectRawError(res: RawResponse, status: number, code: string): void {
   expect(res.status, JSON.stringify(res.body)).toBe(status);
   expect(res.headers["content-type"]).toMatch(/^application\/json/);

@@ -1,6 +1,6 @@
 /**
  * End-to-end scenarios of the store (issue 4): orders and inventory writes
- * with every rule of the transition table of API.md §3 (one test per row),
+ * with every rule of the transition table of docs/api.md#stock-and-ordering (one test per row),
  * pet status changes through PUT/PATCH, ownership (§2), lists, caching (§7),
  * If-Match and Idempotency-Key (§4). Written against the Target interface so
  * the Node and Worker suites share them; each test builds its own pets and
@@ -146,7 +146,7 @@ export function ordersScenarios(getTarget: () => Target): void {
       bob = (await signUp(api)).apiKey.key;
     });
 
-    describe("API.md §3 transition table", () => {
+    describe("docs/api.md#stock-and-ordering transition table", () => {
       it.each([undefined, "available", "pending"] as const)("pet created with status %s → inventory quantity 1", async (status) => {
         const pet = await store.pet(status);
         expect(pet.status).toBe(status ?? "available");
@@ -328,7 +328,7 @@ export function ordersScenarios(getTarget: () => Target): void {
       });
     });
 
-    describe("API.md §3 last row: pet status set by PUT/PATCH", () => {
+    describe("docs/api.md#stock-and-ordering last row: pet status set by PUT/PATCH", () => {
       const patchStatus = (petId: number, status: PetStatus) => api.patch<PetBody>(`/pets/${petId}`, { status }, { key: staff });
       const putPet = (pet: PetBody, status?: PetStatus) =>
         api.put<PetBody>(`/pets/${pet.id}`, { name: pet.name, categoryId: pet.categoryId, ...(status ? { status } : {}) }, { key: staff });
@@ -428,7 +428,7 @@ export function ordersScenarios(getTarget: () => Target): void {
       });
     });
 
-    describe("ownership (API.md §2)", () => {
+    describe("ownership (docs/api.md#authorisation)", () => {
       it("a customer sees only their own orders; another customer's order is 404 on GET and DELETE", async () => {
         const pet = await store.stocked(3);
         const mine = await store.order(alice, pet.id);
@@ -626,7 +626,7 @@ export function ordersScenarios(getTarget: () => Target): void {
       });
     });
 
-    describe("If-Match (API.md §4)", () => {
+    describe("If-Match (docs/api.md#conditional-requests)", () => {
       it("PUT /store/inventory: stale ETag → 412 precondition_failed and nothing changes; current ETag → 200", async () => {
         const pet = await store.stocked(3);
         const first = await api.get(`/store/inventory/${pet.id}`);
@@ -688,7 +688,7 @@ export function ordersScenarios(getTarget: () => Target): void {
       });
     });
 
-    describe("Idempotency-Key (API.md §4)", () => {
+    describe("Idempotency-Key (docs/api.md#idempotency-key)", () => {
       const idem = (key: string) => ({ "Idempotency-Key": key });
 
       it("same key and body → the first response replayed (Idempotent-Replayed: true, same Location), one order", async () => {

@@ -1,6 +1,7 @@
 /**
- * End-to-end scenarios of /pets (API.md §1, §2, §3 last row, §4 If-Match, §5,
- * §7 deprecation and caching), written against the Target interface so the
+ * End-to-end scenarios of /pets (docs/api.md: #resources, #endpoints,
+ * #stock-and-ordering, #conditional-requests, #errors,
+ * #versioning-and-deprecation, #caching), written against the Target interface so the
  * Node and Worker suites share them.
  */
 import { beforeAll, describe, expect, it } from "vitest";
@@ -362,7 +363,7 @@ export function petsScenarios(getTarget: () => Target): void {
       });
     });
 
-    describe("status transitions by PUT/PATCH (API.md §3, last row)", () => {
+    describe("status transitions by PUT/PATCH (docs/api.md#stock-and-ordering, last row)", () => {
       type Row = [from: PetStatus, to: PetStatus, expected: 200 | 409, quantityAfter: number];
       // Pets created here have quantity 1 unless sold (0) and no orders.
       const rows: Row[] = [
@@ -394,7 +395,7 @@ export function petsScenarios(getTarget: () => Target): void {
       }
     });
 
-    describe("status transitions that depend on stock and orders (API.md §3)", () => {
+    describe("status transitions that depend on stock and orders (docs/api.md#stock-and-ordering)", () => {
       /** A pet with `stock` units and one open order of 1 unit. */
       async function petWithOpenOrder(stock: number): Promise<{ pet: PetBody; orderId: number }> {
         const pet = await createPet(api, key, category.id);

@@ -1,5 +1,5 @@
 /**
- * Protocol-level scenarios (API.md §2, §5): the Error object for unknown routes
+ * Protocol-level scenarios (docs/api.md#lists-and-pagination, #request-bodies-and-text, #errors): the Error object for unknown routes
  * and wrong methods, malformed JSON, wrong media types, oversized bodies, bad
  * path ids on every documented route, unknown query parameters, bad cursors and
  * X-Request-Id on every response. Written against the Target interface.
@@ -13,7 +13,7 @@ import { signUp } from "./accounts.scenarios";
 
 const BAD_IDS = ["1.5", "-1", "abc", "0", "99999999999999999999", "9007199254740992", "1e3", "0x10", "%20"];
 
-/** Assert the Error object of API.md §5 with the given status and code. */
+/** Assert the Error object of docs/api.md#errors with the given status and code. */
 function expectError(res: ApiResponse, status: number, code: string): void {
   expect(res.status, JSON.stringify(res.body)).toBe(status);
   expect(res.body).toMatchObject({ code, status, message: expect.any(String) });
@@ -156,7 +156,7 @@ export function protocolScenarios(getTarget: () => Target): void {
         "application/json; charset=iso-8859-1",
         "application/json; charset=utf-8; profile=x",
         "application/json; foo=bar",
-      ])("a body of type %s → 415 unsupported_media_type on every write (API.md §2: exact media type)", async (type) => {
+      ])("a body of type %s → 415 unsupported_media_type on every write (docs/api.md#request-bodies-and-text: exact media type)", async (type) => {
         for (const [method, path] of writes()) {
           const res = await api.request(method, path, undefined, { key, rawBody: '{"name":"x","categoryId":1}', headers: { "Content-Type": type } });
           expectError(res, 415, "unsupported_media_type");
@@ -248,7 +248,7 @@ export function protocolScenarios(getTarget: () => Target): void {
       });
     });
 
-    describe("unknown query parameters (API.md §2: every operation, including those that take none)", () => {
+    describe("unknown query parameters (docs/api.md#lists-and-pagination: every operation, including those that take none)", () => {
       const HTTP_METHODS = ["get", "put", "post", "patch", "delete"];
       interface Operation {
         parameters?: { name: string; in: string }[];
@@ -421,7 +421,7 @@ export function protocolScenarios(getTarget: () => Target): void {
         let storable = 0;
         for (const [label, res] of responses) {
           const id = res.headers.get("x-request-id");
-          // API.md §5: a response the edge may store and replay to everyone (Workers Cache) goes without it.
+          // docs/api.md#conventions: a response the edge may store and replay to everyone (Workers Cache) goes without it.
           if (res.headers.has("cloudflare-cdn-cache-control")) {
             expect(id, label).toBeNull();
             storable += 1;

@@ -1,5 +1,5 @@
 /**
- * Text fields are Unicode text (API.md §2, issue 11): a NUL (U+0000) or a lone
+ * Text fields are Unicode text (docs/api.md#request-bodies-and-text, issue 11): a NUL (U+0000) or a lone
  * surrogate in any text field of a body, or in a query string, is 400
  * `validation_error` naming the field, on both runtimes; nothing is stored
  * (before: NUL truncated the stored text, a lone surrogate became 503 on the

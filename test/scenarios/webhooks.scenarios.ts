@@ -1,5 +1,5 @@
 /**
- * End-to-end scenarios of /webhooks (API.md §6, experimental): subscriptions,
+ * End-to-end scenarios of /webhooks (docs/api.md#events-and-webhooks, experimental): subscriptions,
  * the secret shown once, validation of targets and event types, the delivery
  * log. Written against the Target interface so the Node and Worker suites
  * share them; deliveries to a real receiver are Node-only

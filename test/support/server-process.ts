@@ -19,7 +19,7 @@ import { fileURLToPath } from "node:url";
 /** Repository root (test/support/ → ../..). */
 export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
-/** Limits raised so that load tests are never rate limited (API.md §5 variables). */
+/** Limits raised so that load tests are never rate limited (variables of docs/api.md#rate-limits). */
 export const UNLIMITED_ENV: Record<string, string> = {
   RATE_LIMIT_ANON_PER_MIN: "1000000",
   RATE_LIMIT_KEY_PER_MIN: "1000000",

@@ -1,5 +1,5 @@
 /**
- * Preview deployments (scripts/preview.ts, API.md §8.2), run for real: the
+ * Preview deployments (scripts/preview.ts, docs/deployment.md#previews-one-per-branch), run for real: the
  * script as `npm run preview` runs it, driving the real wrangler CLI against a
  * local fake of the Cloudflare API (test/support/fake-cloudflare-api.ts) and
  * the official Turso client against a local fake Platform API

@@ -1,5 +1,5 @@
 /**
- * SSRF by host name from the real Worker entry (workerd + sqld; API.md §6,
+ * SSRF by host name from the real Worker entry (workerd + sqld; docs/api.md#events-and-webhooks,
  * docs/webhooks.md "Targets"): where the Worker's `fetch` may reach this
  * machine's loopback and private networks (`wrangler dev`, as here:
  * `WEBHOOKS_EGRESS=host`, wrangler.toml's value), it resolves names on this

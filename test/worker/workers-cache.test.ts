@@ -1,5 +1,5 @@
 /**
- * Workers Cache purges (API.md §7, docs/caching.md) against the real Worker
+ * Workers Cache purges (docs/api.md#caching, docs/caching.md) against the real Worker
  * under workerd, through the purge coordinator Durable Object
  * (src/runtime/purge-coordinator.ts) with a budget no file exhausts. Local
  * workerd has no `ctx.cache`, so the Worker posts each purge call to the

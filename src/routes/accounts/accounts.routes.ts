@@ -1,4 +1,4 @@
-/** OpenAPI route definitions of /accounts (API.md §2, §4; Accounts tag). */
+/** OpenAPI route definitions of /accounts (docs/api.md#endpoints, #authentication; Accounts tag). */
 import { createRoute, z } from "@hono/zod-openapi";
 import { privateResponse } from "../../lib/http-cache";
 import {

@@ -1,4 +1,4 @@
-/** Payload shapes of accounts and API keys (API.md §4). */
+/** Payload shapes of accounts and API keys (docs/api.md#authentication). */
 import { z } from "@hono/zod-openapi";
 import { ROLES } from "../../domain/principal";
 import { MAX_ID } from "../../lib/schemas";
@@ -42,7 +42,7 @@ export const NewApiKeySchema = ApiKeySchema.extend({
   key: z.string().openapi({ description: "The secret (`psk_` + 43 base64url characters). Shown only in this response.", example: "psk_…" }),
 }).openapi("NewApiKey");
 
-/** Name of a key created without one, and of the key a sign-up creates (API.md §4). */
+/** Name of a key created without one, and of the key a sign-up creates (docs/api.md#authentication). */
 export const DEFAULT_KEY_NAME = "default";
 
 export const NewApiKeyRequestSchema = z

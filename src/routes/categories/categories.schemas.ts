@@ -1,4 +1,4 @@
-/** Payload shapes of categories (interface document: NewCategory, Category; API.md §1 limits). */
+/** Payload shapes of categories (docs/api.md#resources: NewCategory, CategoryPatch, Category). */
 import { z } from "@hono/zod-openapi";
 import { MAX_ID } from "../../lib/schemas";
 

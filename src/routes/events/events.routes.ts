@@ -1,4 +1,4 @@
-/** OpenAPI route definitions of /events (API.md §6, Events tag, beta). */
+/** OpenAPI route definitions of /events (docs/api.md#events-and-webhooks, Events tag, beta). */
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponses, jsonContent, MAX_ID, paginationQuery, responseHeaders } from "../../lib/schemas";
 import { protectedOperation } from "../../middleware/security";

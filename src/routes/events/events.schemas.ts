@@ -1,4 +1,4 @@
-/** Payload shapes of the event feed (API.md §6): Event, EventType. */
+/** Payload shapes of the event feed (docs/api.md#events-and-webhooks): Event, EventType. */
 import { z } from "@hono/zod-openapi";
 import { MAX_ID } from "../../lib/schemas";
 import { EVENT_TYPES } from "../../services/events.service";

@@ -1,4 +1,4 @@
-/** OpenAPI route definitions of /store/inventory (API.md §2, Store tag). */
+/** OpenAPI route definitions of /store/inventory (docs/api.md#endpoints, Store tag). */
 import { createRoute, z } from "@hono/zod-openapi";
 import {
   errorResponses,

@@ -1,4 +1,4 @@
-/** Payload shapes of inventory (interface document: InventoryItem, InventoryUpdate; API.md §1 limits). */
+/** Payload shapes of inventory (docs/api.md#resources: InventoryItem, InventoryUpdate). */
 import { z } from "@hono/zod-openapi";
 import { MAX_ID } from "../../lib/schemas";
 import { PetStatusSchema } from "../pets/pets.schemas";

@@ -1,5 +1,5 @@
 /**
- * Router of /health, /openapi.json and /docs (API.md §2). The Scalar reference
+ * Router of /health, /openapi.json and /docs (docs/api.md#endpoints). The Scalar reference
  * page loads its script from `/docs/assets/scalar.js`, served from the npm package
  * by the runtime's asset source, so the page renders with no outside network,
  * and shows none of Scalar's hosted-service features (SCALAR_CONFIGURATION).

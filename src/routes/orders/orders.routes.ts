@@ -1,4 +1,4 @@
-/** OpenAPI route definitions of /store/orders (API.md §2-§4, Store tag). */
+/** OpenAPI route definitions of /store/orders (docs/api.md#endpoints, #stock-and-ordering; Store tag). */
 import { createRoute, z } from "@hono/zod-openapi";
 import {
   booleanQuery,

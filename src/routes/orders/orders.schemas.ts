@@ -1,4 +1,4 @@
-/** Payload shapes of orders (interface document: Order; API.md §1: NewOrder, OrderUpdate). */
+/** Payload shapes of orders (docs/api.md#resources: NewOrder, OrderUpdate, Order). */
 import { z } from "@hono/zod-openapi";
 import { MAX_ID } from "../../lib/schemas";
 

@@ -1,5 +1,5 @@
 /**
- * Deprecation of GET /pets/{petId} (API.md §7): `Deprecation` (RFC 9745,
+ * Deprecation of GET /pets/{petId} (docs/api.md#versioning-and-deprecation): `Deprecation` (RFC 9745,
  * `@<unix seconds>`), `Sunset` (RFC 8594, IMF-fixdate), successor `Link`
  * (RFC 8288), and 410 `endpoint_sunset` once the sunset instant has passed.
  */

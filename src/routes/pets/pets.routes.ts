@@ -1,4 +1,4 @@
-/** OpenAPI route definitions of /pets (API.md §2, Pets tag). */
+/** OpenAPI route definitions of /pets (docs/api.md#endpoints, Pets tag). */
 import { createRoute, z } from "@hono/zod-openapi";
 import {
   errorResponses,

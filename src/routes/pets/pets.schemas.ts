@@ -1,6 +1,6 @@
 /**
- * Payload shapes of pets, fixed by the interface document (NewPet, Pet, Pets,
- * PetStatus) plus the PATCH body, with API.md §1 limits.
+ * Payload shapes of pets (NewPet, Pet, Pets, PetStatus) plus the PATCH body,
+ * with their limits (docs/api.md#resources).
  */
 import { z } from "@hono/zod-openapi";
 import { PET_STATUSES } from "../../domain/pets";

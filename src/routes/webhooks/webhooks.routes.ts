@@ -1,4 +1,4 @@
-/** OpenAPI route definitions of /webhooks (API.md §6, Events tag, experimental). */
+/** OpenAPI route definitions of /webhooks (docs/api.md#events-and-webhooks, Events tag, experimental). */
 import { createRoute, z } from "@hono/zod-openapi";
 import {
   errorResponses,

@@ -1,4 +1,4 @@
-/** Payload shapes of webhook subscriptions and deliveries (API.md §6, experimental). */
+/** Payload shapes of webhook subscriptions and deliveries (docs/api.md#events-and-webhooks, experimental). */
 import { z } from "@hono/zod-openapi";
 import { MAX_ID } from "../../lib/schemas";
 import { EVENT_TYPES } from "../../services/events.service";

@@ -1,5 +1,5 @@
 /**
- * Cancelling an order (API.md §3): an open order is deleted, its quantity
+ * Cancelling an order (docs/api.md#stock-and-ordering): an open order is deleted, its quantity
  * returns to stock and a pending pet becomes available again. Every statement
  * is guarded by the same condition on the order row, which is deleted last.
  * One batch, after a read only for If-Match.

@@ -1,5 +1,5 @@
 /**
- * Changing an order (staff, API.md §3): fulfilling it (`complete: true`;
+ * Changing an order (staff, docs/api.md#stock-and-ordering): fulfilling it (`complete: true`;
  * shipDate defaults to now; the pet becomes sold when its stock is 0 and no
  * other order is open) or rescheduling an open one (`shipDate`). One batch,
  * after a read only for If-Match.

@@ -1,5 +1,5 @@
 /**
- * Reading orders (API.md §2): a page of the orders the caller may see (a
+ * Reading orders (docs/api.md#endpoints): a page of the orders the caller may see (a
  * customer their own, staff all), and one order by id.
  */
 import { and, eq, gt, sql } from "drizzle-orm";

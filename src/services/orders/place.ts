@@ -1,8 +1,8 @@
 /**
- * Placing an order (API.md §3-§4): ONE atomic batch, Idempotency-Key included,
+ * Placing an order (docs/api.md#stock-and-ordering, #idempotency-key): ONE atomic batch, Idempotency-Key included,
  * that takes the stock only while the pet is available and the stock suffices,
  * inserts the order, makes the pet pending when its last unit went, appends
- * the events (API.md §6) and reads back what tells success, replay or the
+ * the events (docs/api.md#events-and-webhooks) and reads back what tells success, replay or the
  * reason of a refusal. Exact under concurrency: SQLite serialises write batches.
  */
 import { and, eq, gte, type SQL, sql } from "drizzle-orm";
@@ -194,7 +194,7 @@ export interface Placement {
 }
 
 /**
- * Place an order for the caller, honouring the Idempotency-Key (API.md §4). One round trip.
+ * Place an order for the caller, honouring the Idempotency-Key (docs/api.md#idempotency-key). One round trip.
  * @throws ApiError 409 `pet_not_available` | `insufficient_stock` | `concurrent_update`, 422 `pet_not_found` | `idempotency_key_reused`.
  */
 export async function placeOrder(db: Database, { principal, input, idempotencyKey, now }: Placement): Promise<PlacedOrder> {

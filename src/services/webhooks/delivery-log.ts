@@ -1,5 +1,5 @@
 /**
- * A subscription's delivery log (API.md §6): its (subscription, event)
+ * A subscription's delivery log (docs/api.md#events-and-webhooks): its (subscription, event)
  * deliveries and their attempts so far, as `GET /webhooks/{id}/deliveries` shows them.
  */
 import { and, eq, gt, sql } from "drizzle-orm";

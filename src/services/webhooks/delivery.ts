@@ -1,5 +1,5 @@
 /**
- * One delivery attempt (API.md §6): claim a due queue head (a conditional
+ * One delivery attempt (docs/api.md#events-and-webhooks): claim a due queue head (a conditional
  * UPDATE that counts the attempt and leases the delivery), POST the signed
  * Event (./signing.ts) without following redirects, and record the outcome
  * while the claim holds. 2xx = delivered (a `failing` subscription becomes
@@ -23,7 +23,7 @@ export type FetchFn = (input: string, init: RequestInit) => Promise<Response>;
 export const DELIVERY_ERRORS = ["http_status", "timeout", "refused", "dns", "tls", "private_address", "network"] as const;
 
 /**
- * Why an attempt failed, coarsely (API.md §6; never the raw error text, which
+ * Why an attempt failed, coarsely (docs/api.md#events-and-webhooks; never the raw error text, which
  * would tell a subscriber about internal hosts and ports): `http_status` (a
  * non-2xx answer), `timeout`, `refused`, `dns`, `tls` (handshake or
  * certificate), `private_address` (the target is or resolves to a non-public

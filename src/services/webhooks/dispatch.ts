@@ -149,7 +149,7 @@ function toHead(row: ResultOf<typeof dueHeads>[number]): Head {
 
 /**
  * Run the delivery pipeline once (see the module docs). Does nothing (an
- * all-zero report) when `config.webhooks.enabled` is false (previews, API.md §8.2).
+ * all-zero report) when `config.webhooks.enabled` is false (previews, docs/deployment.md#previews-one-per-branch).
  * @returns what the run did.
  * @throws the driver's error when the database fails (attempt failures are recorded, not thrown).
  */

@@ -116,7 +116,7 @@ export interface FanOutRange {
   from: number | null;
   /** The newest event id. */
   to: number;
-  /** Most pending deliveries of a `failing` subscription (API.md §6: 10,000). */
+  /** Most pending deliveries of a `failing` subscription (docs/api.md#events-and-webhooks: 10,000). */
   maxPendingPerFailing: number;
   now: () => Date;
   /** Checked before each batch: true stops the fan-out (deadline, shutdown); the rest waits for the next run. */

@@ -1,9 +1,9 @@
 /**
- * When webhook work is due (API.md §6): the retry backoff of a failed attempt,
+ * When webhook work is due (docs/api.md#events-and-webhooks): the retry backoff of a failed attempt,
  * the lease of a claimed attempt, and how long finished deliveries are kept.
  */
 
-/** Delivered and given-up deliveries are kept this long, ms (API.md §6: 7 days). */
+/** Delivered and given-up deliveries are kept this long, ms (docs/api.md#events-and-webhooks: 7 days). */
 export const DELIVERY_RETENTION_MS = 7 * 24 * 3600 * 1000;
 
 /** Extra lease beyond the attempt timeout before a claimed attempt counts as lost, ms. */

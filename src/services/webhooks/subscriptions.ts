@@ -1,5 +1,5 @@
 /**
- * Webhook subscriptions (API.md §6, experimental): create, list, get, delete.
+ * Webhook subscriptions (docs/api.md#events-and-webhooks, experimental): create, list, get, delete.
  * A subscription is `{url, events[]}` (`events` is wanted types, or exactly
  * `["*"]`) plus a signing secret `whsec_…` returned once, by create; it
  * receives the events committed after it. Targets: absolute http(s) URLs
@@ -36,7 +36,7 @@ export interface NewWebhook {
   events: (EventType | "*")[];
 }
 
-/** Most subscriptions that may exist at once (API.md §6). */
+/** Most subscriptions that may exist at once (docs/api.md#events-and-webhooks). */
 export const MAX_WEBHOOKS = 50;
 
 /** The columns of the Webhook representation. */
