@@ -39,12 +39,16 @@ afterAll(async () => {
   await target?.close();
 });
 
-/** The deliveries of subscription `webhookId` once one has been attempted (polled every 50 ms, at most 10 s). */
+/**
+ * The deliveries of subscription `webhookId` once one has been attempted and its
+ * outcome recorded (a claim counts the attempt before the outcome is written;
+ * polled every 50 ms, at most 10 s).
+ */
 async function attempted(webhookId: number): Promise<DeliveryBody[]> {
   const deadline = Date.now() + 10_000;
   for (;;) {
     const res = await api.get<DeliveryBody[]>(`/webhooks/${webhookId}/deliveries`, { key: target.staffKey });
-    if (res.body.some((d) => d.attempts > 0)) return res.body;
+    if (res.body.some((d) => d.attempts > 0 && d.status !== "pending")) return res.body;
     if (Date.now() > deadline) throw new Error(`no attempt within 10 s: ${JSON.stringify(res.body)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
