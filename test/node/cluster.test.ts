@@ -7,10 +7,11 @@
  * primary exits 0; a bad WEB_CONCURRENCY is refused at start.
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { alive, childrenOf } from "../support/processes";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseWebConcurrency } from "../../src/runtime/node-cluster";
 import { buildServerBundle, call, REPO_ROOT, startServer, type ServerProcess } from "../support/server-process";
@@ -18,29 +19,6 @@ import { buildServerBundle, call, REPO_ROOT, startServer, type ServerProcess } f
 let dir: string;
 let server: ServerProcess;
 let staff: string;
-
-/** Processes whose parent is `pid` (Linux /proc). */
-function childrenOf(pid: number): number[] {
-  return readdirSync("/proc")
-    .filter((entry) => /^\d+$/.test(entry))
-    .flatMap((entry) => {
-      try {
-        const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-        return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === pid ? [Number(entry)] : [];
-      } catch {
-        return [];
-      }
-    });
-}
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "petstore-cluster-"));

@@ -8,10 +8,11 @@
  * line before it finishes the request, so no timing is assumed.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { connect, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { alive, descendantsOf } from "../support/processes";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseResponse, type RawResponse } from "../support/raw-http";
 import { REPO_ROOT, UNLIMITED_ENV } from "../support/server-process";
@@ -31,35 +32,6 @@ afterEach(() => {
 afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Every process below `pid` (Linux /proc), children before grandchildren. */
-function descendantsOf(pid: number): number[] {
-  const parents = new Map<number, number>();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const found: number[] = [];
-  for (let frontier = [pid]; frontier.length > 0; ) {
-    frontier = [...parents].filter(([, parent]) => frontier.includes(parent)).map(([child]) => child);
-    found.push(...frontier);
-  }
-  return found;
-}
 
 /**
  * Resolves once `output()` matches `pattern` (checked on every chunk); rejects when the

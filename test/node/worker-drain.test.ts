@@ -11,11 +11,12 @@
  * client has had its answers, and the test waits for the primary's line about
  * the exit.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KeepAliveClient, RawConnection, serverProcessOf } from "../support/keep-alive-client";
+import { childrenOf } from "../support/processes";
 import { call, startServer, type ServerProcess } from "../support/server-process";
 
 const CLIENTS = 8;
@@ -27,20 +28,6 @@ let dir: string;
 let server: ServerProcess;
 let staff: string;
 let petId: number;
-
-/** Processes whose parent is `pid` (Linux /proc). */
-function childrenOf(pid: number): number[] {
-  return readdirSync("/proc")
-    .filter((entry) => /^\d+$/.test(entry))
-    .flatMap((entry) => {
-      try {
-        const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-        return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === pid ? [Number(entry)] : [];
-      } catch {
-        return [];
-      }
-    });
-}
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "petstore-drain-"));

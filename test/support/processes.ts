@@ -1,0 +1,46 @@
+/**
+ * The process tree of a test's servers, read from Linux `/proc`: which
+ * processes a server (a cluster's primary, or `npm start`) has below it.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+
+/** Every live process's parent pid, by pid (`/proc/<pid>/stat`, field 4). */
+function parents(): Map<number, number> {
+  const found = new Map<number, number>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      found.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+/** The processes whose parent is `pid`. */
+export function childrenOf(pid: number): number[] {
+  return [...parents()].filter(([, parent]) => parent === pid).map(([child]) => child);
+}
+
+/** Every process below `pid`, children before grandchildren. */
+export function descendantsOf(pid: number): number[] {
+  const tree = parents();
+  const found: number[] = [];
+  for (let frontier = [pid]; frontier.length > 0; ) {
+    frontier = [...tree].filter(([, parent]) => frontier.includes(parent)).map(([child]) => child);
+    found.push(...frontier);
+  }
+  return found;
+}
+
+/** True while process `pid` exists (signal 0 checks without signalling). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
