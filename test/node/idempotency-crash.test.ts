@@ -13,6 +13,7 @@ import type { Client } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDatabase, type Database } from "../../src/db/client";
 import { inProcessCaller } from "../support/in-process";
+import { keyedPosts, scalar as scalarOf, unique } from "../support/keyed-posts";
 import { nodeTarget, type NodeTarget } from "../support/node-target";
 
 /** The statement that stores a response on a key's row (middleware, order batch or creation batch). */
@@ -65,24 +66,13 @@ afterAll(async () => {
   await target?.close();
 });
 
-async function scalar(sql: string, args: (string | number)[] = []): Promise<number> {
-  const result = await target.db.$client.execute({ sql, args });
-  return Number(result.rows[0]![0]);
-}
+/** One number from the test database. */
+const scalar = (sql: string, args: (string | number)[] = []) => scalarOf(target.db.$client, sql, args);
 
-let serial = 0;
-const unique = (prefix: string) => `${prefix}-${Date.now()}-${++serial}`;
-
-const ENDPOINTS: { path: string; body: () => Record<string, unknown>; count: (body: Record<string, unknown>) => Promise<number> }[] = [
-  { path: "/pets", body: () => ({ name: unique("pet"), categoryId }), count: (b) => scalar("SELECT count(*) FROM pets WHERE name = ?", [String(b.name)]) },
-  { path: "/categories", body: () => ({ name: unique("category") }), count: (b) => scalar("SELECT count(*) FROM categories WHERE name = ?", [String(b.name)]) },
-  { path: "/accounts/me/keys", body: () => ({ name: unique("key") }), count: (b) => scalar("SELECT count(*) FROM api_keys WHERE name = ?", [String(b.name)]) },
-  {
-    path: "/webhooks",
-    body: () => ({ url: `https://example.com/hooks/${unique("hook")}`, events: ["pet.created"] }),
-    count: (b) => scalar("SELECT count(*) FROM webhooks WHERE url = ?", [String(b.url)]),
-  },
-];
+const ENDPOINTS = keyedPosts(
+  () => target.db.$client,
+  () => categoryId,
+);
 
 describe("a crash around recording the response, then a retry after the claim's 60 s", () => {
   for (const endpoint of ENDPOINTS) {

@@ -13,6 +13,7 @@ import type { MiddlewareHandler } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AppEnv } from "../../src/lib/context";
 import { inProcessCaller } from "../support/in-process";
+import { keyedPosts, scalar as scalarOf, unique } from "../support/keyed-posts";
 import { nodeTarget, type NodeTarget } from "../support/node-target";
 
 /** A one-shot gate: the first request `match` accepts waits inside the app until `release()`. */
@@ -71,41 +72,13 @@ afterAll(async () => {
 });
 
 /** One number from the test database. */
-async function scalar(sql: string, args: (string | number)[] = []): Promise<number> {
-  const result = await target.db.$client.execute({ sql, args });
-  return Number(result.rows[0]![0]);
-}
+const scalar = (sql: string, args: (string | number)[] = []) => scalarOf(target.db.$client, sql, args);
 
-let serial = 0;
-const unique = (prefix: string) => `${prefix}-${Date.now()}-${++serial}`;
-
-/** Each POST that honours Idempotency-Key through the middleware: a body, the replay's status, and how many resources it created. */
-const ENDPOINTS: { path: string; body: () => Record<string, unknown>; replayStatus: number; count: (body: Record<string, unknown>) => Promise<number> }[] = [
-  {
-    path: "/pets",
-    body: () => ({ name: unique("pet"), categoryId }),
-    replayStatus: 201,
-    count: (b) => scalar("SELECT count(*) FROM pets WHERE name = ?", [String(b.name)]),
-  },
-  {
-    path: "/categories",
-    body: () => ({ name: unique("category") }),
-    replayStatus: 201,
-    count: (b) => scalar("SELECT count(*) FROM categories WHERE name = ?", [String(b.name)]),
-  },
-  {
-    path: "/accounts/me/keys",
-    body: () => ({ name: unique("key") }),
-    replayStatus: 200,
-    count: (b) => scalar("SELECT count(*) FROM api_keys WHERE name = ?", [String(b.name)]),
-  },
-  {
-    path: "/webhooks",
-    body: () => ({ url: `https://example.com/hooks/${unique("hook")}`, events: ["pet.created"] }),
-    replayStatus: 200,
-    count: (b) => scalar("SELECT count(*) FROM webhooks WHERE url = ?", [String(b.url)]),
-  },
-];
+/** Each POST that honours Idempotency-Key through the middleware. */
+const ENDPOINTS = keyedPosts(
+  () => target.db.$client,
+  () => categoryId,
+);
 
 /** POST /store/orders as one more endpoint: its body, and how many orders of the test's pet exist. */
 const ORDERS = {
