@@ -44,16 +44,7 @@ export interface WorkerTarget extends Target {
 export async function workerTarget(): Promise<WorkerTarget> {
   const info = inject("petstoreWorker");
   if (!info) throw new Error('No Worker for this file: worker tests run in the vitest project "worker" (test/worker/**).');
-  const client = createClient({ url: info.databaseUrl });
-  return {
-    name: "worker",
-    url: info.url,
-    db: createDatabase(client),
-    staffKey: info.staffKey,
-    purgeRecorderUrl: info.purgeRecorderUrl,
-    fetch: (path, init) => fetch(`${info.url}${path}`, { redirect: "manual", ...init }),
-    close: async () => client.close(),
-  };
+  return targetAt(info, info.url);
 }
 
 /**
@@ -68,17 +59,22 @@ export async function ownWorkerTarget(vars: Record<string, string>): Promise<Wor
   if (!info) throw new Error('No sqld for this file: worker tests run in the vitest project "worker" (test/worker/**).');
   const [{ startLocalWorker }, { TEST_ENV }] = await Promise.all([import("../../scripts/local-worker"), import("./node-target")]);
   const worker = await startLocalWorker({ databaseUrl: info.databaseUrl, vars: { ...TEST_ENV, ...vars } });
+  return targetAt(info, worker.url, () => worker.stop());
+}
+
+/** The target of the Worker at `url` on the run's sqld (`info`); `close()` also runs `stop` (a Worker of the file's own). */
+function targetAt(info: WorkerSuiteInfo, url: string, stop?: () => Promise<void>): WorkerTarget {
   const client = createClient({ url: info.databaseUrl });
   return {
     name: "worker",
-    url: worker.url,
+    url,
     db: createDatabase(client),
     staffKey: info.staffKey,
     purgeRecorderUrl: info.purgeRecorderUrl,
-    fetch: (path, init) => fetch(`${worker.url}${path}`, { redirect: "manual", ...init }),
+    fetch: (path, init) => fetch(`${url}${path}`, { redirect: "manual", ...init }),
     close: async () => {
       client.close();
-      await worker.stop();
+      await stop?.();
     },
   };
 }
