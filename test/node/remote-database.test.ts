@@ -30,6 +30,12 @@ let received = 0;
 let silenceNext = 0;
 /** Requests whose answer the proxy starts (status, headers, one byte) and never finishes. */
 let stallNext = 0;
+/**
+ * When set, only a request whose body holds this text is silenced or stalled: a
+ * server's own background requests (its webhook dispatcher polls every second)
+ * pass, whenever they come.
+ */
+let targetText: string | undefined;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "petstore-remote-"));
@@ -43,11 +49,12 @@ beforeAll(async () => {
       res.writeHead(429, { "Content-Type": "text/plain" }).end("Too many concurrent requests");
       return;
     }
-    if (silenceNext > 0) {
+    const targeted = targetText === undefined || Buffer.concat(chunks).includes(targetText);
+    if (silenceNext > 0 && targeted) {
       silenceNext -= 1;
       return; // the connection stays open; afterAll closes it
     }
-    if (stallNext > 0) {
+    if (stallNext > 0 && targeted) {
       stallNext -= 1;
       res.writeHead(200, { "Content-Type": "application/json" }).write("{");
       return;
@@ -78,6 +85,7 @@ beforeEach(() => {
   refuseNext = 0;
   silenceNext = 0;
   stallNext = 0;
+  targetText = undefined;
   received = 0;
 });
 
@@ -153,7 +161,8 @@ describe("a libSQL server that never answers a request", () => {
     let staff: string;
 
     beforeAll(async () => {
-      server = await startServer({ databaseUrl: proxyUrl, env: { DATABASE_REQUEST_TIMEOUT_MS: "500" } });
+      // The dispatcher polls every 5 ms: its requests keep passing while the write's is cut off.
+      server = await startServer({ databaseUrl: proxyUrl, env: { DATABASE_REQUEST_TIMEOUT_MS: "500", WEBHOOK_POLL_MS: "5" } });
       staff = server.bootstrapKey!;
     });
 
@@ -162,9 +171,10 @@ describe("a libSQL server that never answers a request", () => {
     });
 
     it("a write whose batch is never answered gets 503 database_unavailable, and the writes after it commit", async () => {
-      // Verified once, the staff key is served from memory: the next database request is the write's batch.
+      // Verified once, the staff key is served from memory: the write is one batch, the one request silenced.
       expect((await call(server.url, "GET", "/store/orders", undefined, { key: staff })).status).toBe(200);
       silenceNext = 1;
+      targetText = "Unanswered";
       const lost = await call(server.url, "POST", "/categories", { name: "Unanswered" }, { key: staff, timeoutMs: 10_000 });
       expect(lost.status).toBe(503);
       expect(lost.body).toMatchObject({ code: "database_unavailable", status: 503 });
@@ -180,6 +190,7 @@ describe("a libSQL server that never answers a request", () => {
     it("a write whose answer stops halfway gets 503 database_unavailable too", async () => {
       expect((await call(server.url, "GET", "/store/orders", undefined, { key: staff })).status).toBe(200);
       stallNext = 1;
+      targetText = "Cut off";
       const cut = await call(server.url, "POST", "/categories", { name: "Cut off" }, { key: staff, timeoutMs: 10_000 });
       expect(cut.status).toBe(503);
       expect(cut.body).toMatchObject({ code: "database_unavailable", status: 503 });
