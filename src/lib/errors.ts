@@ -58,8 +58,10 @@ export interface ErrorBody {
 }
 
 /**
- * An error that becomes an Error response. Throw it from services and handlers;
- * the app's error handler renders it with `headers` added to the response.
+ * An error that becomes an Error response. Thrown by handlers and middleware
+ * (services throw domain errors, src/domain/errors.ts, which
+ * src/middleware/domain-errors.ts maps to ApiErrors); the app's error handler
+ * renders it with `headers` added to the response.
  */
 export class ApiError extends Error {
   constructor(
@@ -83,16 +85,6 @@ export class ApiError extends Error {
       ...(requestId ? { requestId } : {}),
     };
   }
-}
-
-/** 404 `not_found` for a resource kind and id, e.g. `notFound("Pet", 7)`. */
-export function notFound(resource: string, id: number | string): ApiError {
-  return new ApiError(404, "not_found", `${resource} ${id} was not found.`);
-}
-
-/** 409 `concurrent_update`: the resource kept changing between read and conditional write. */
-export function concurrentUpdate(resource: string, id: number): ApiError {
-  return new ApiError(409, "concurrent_update", `${resource} ${id} was changed by another request meanwhile; try again.`);
 }
 
 /**

@@ -14,8 +14,8 @@ import { and, eq, type SQL, sql } from "drizzle-orm";
 import { qb } from "../db/client";
 import { guarded, statement } from "../db/plan";
 import { idempotencyKeys } from "../db/schema";
+import { IdempotencyKeyInProgress, IdempotencyKeyReused } from "../domain/errors";
 import type { KeyClaim, StoredResponse } from "../domain/idempotency";
-import { ApiError } from "../lib/errors";
 import { sha256Hex } from "./api-keys";
 
 export type { Creation, KeyClaim, StoredResponse } from "../domain/idempotency";
@@ -136,15 +136,11 @@ export function claimValues(claim: KeyClaim) {
  * What to do with a key another request holds, from its row (`keyColumns`):
  * the stored response to replay. While that request runs, any other request
  * with its key waits, whatever its endpoint and body.
- * @throws ApiError 409 `concurrent_update` (the first request is still running), 422 `idempotency_key_reused` (another fingerprint).
+ * @throws IdempotencyKeyInProgress (the first request is still running), IdempotencyKeyReused (another fingerprint).
  */
 export function existingResponse(row: KeyRow, fingerprint: string): StoredResponse {
-  if (row.responseStatus === 0) {
-    throw new ApiError(409, "concurrent_update", "A request with this Idempotency-Key is still in progress; retry shortly.");
-  }
-  if (row.requestHash !== fingerprint) {
-    throw new ApiError(422, "idempotency_key_reused", "This Idempotency-Key was used with a different request in the last 24 hours.");
-  }
+  if (row.responseStatus === 0) throw new IdempotencyKeyInProgress();
+  if (row.requestHash !== fingerprint) throw new IdempotencyKeyReused();
   return { status: row.responseStatus, body: row.responseBody, headers: JSON.parse(row.responseHeaders) as Record<string, string> };
 }
 
@@ -176,7 +172,7 @@ export function recordCreated(status: number, body: SQL<string>, location?: SQL<
  * request's (it was refused, and released in the batch), else the key's
  * stored response to replay.
  * @param claimed the rows of the batch's claim step; `existing` those of `keyRowStep`.
- * @throws ApiError 409 `concurrent_update`, 422 `idempotency_key_reused` (see `existingResponse`).
+ * @throws IdempotencyKeyInProgress, IdempotencyKeyReused (see `existingResponse`).
  */
 export function replayUnlessClaimed(claimed: readonly unknown[], existing: readonly KeyRow[], claim: KeyClaim): StoredResponse | null {
   if (claimed.length > 0) return null;

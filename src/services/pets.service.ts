@@ -11,8 +11,8 @@ import { eventColumns, inventoryUpdatedWhen, outboxRow, petData, petUpdatedIfCha
 import { execute, guarded, outbox, plan, run, statement } from "../db/plan";
 import { categories, events, inventory, orders, pets } from "../db/schema";
 import { variants } from "../db/variants";
+import { Conflict, InvalidReference, NotFound, StaleVersion } from "../domain/errors";
 import type { PetStatus } from "../domain/pets";
-import { ApiError, concurrentUpdate, notFound } from "../lib/errors";
 import { assertIfMatch } from "../lib/http-cache";
 import { planTransition, type TransitionPlan } from "./pet-status";
 
@@ -57,9 +57,9 @@ const listQuery = variants((byStatus: boolean, byCategory: boolean, byIds: boole
     .prepare();
 });
 
-/** 422 `category_not_found` for `categoryId` (details path `body.categoryId`). */
-export function categoryNotFound(categoryId: number): ApiError {
-  return new ApiError(422, "category_not_found", `Category ${categoryId} does not exist.`, [{ path: "body.categoryId", message: "No such category." }]);
+/** The input's `categoryId` names no category. */
+export function categoryNotFound(categoryId: number): InvalidReference {
+  return new InvalidReference("category", categoryId, "categoryId");
 }
 
 /** Up to `limit` pets matching `filter` with id > `afterId`, ascending. One round trip. */
@@ -74,10 +74,10 @@ const getQuery = qb
   .where(eq(pets.id, ph("id")))
   .prepare();
 
-/** @throws ApiError 404 when absent. One round trip. */
+/** @throws NotFound when absent. One round trip. */
 export async function getPet(db: Database, petId: number): Promise<Pet> {
   const [pet] = await execute(db, getQuery, { id: petId });
-  if (!pet) throw notFound("Pet", petId);
+  if (!pet) throw new NotFound("pet", petId);
   return pet;
 }
 
@@ -105,7 +105,7 @@ interface PetState {
 
 async function readPetState(db: Database, petId: number, categoryId: number): Promise<PetState> {
   const [row] = await execute(db, stateQuery, { id: petId, categoryId });
-  if (!row) throw notFound("Pet", petId);
+  if (!row) throw new NotFound("pet", petId);
   const { version, quantity, openOrders, categoryExists, ...pet } = row;
   return { pet, version, quantity, openOrders, categoryExists };
 }
@@ -189,7 +189,7 @@ export interface PetUpdate {
  * Status changes follow docs/api.md#stock-and-ordering; `If-Match` guards against lost updates and
  * accepts the ETag of the pet or of `[pet]` (what `GET /pets?id=N` shows, the
  * successor of the deprecated item route).
- * @throws ApiError 404, 409 `invalid_transition`, 412 `precondition_failed`, 422 `category_not_found`.
+ * @throws NotFound; Conflict `invalid_transition`, `concurrent_update` (retries ran out); StaleVersion; InvalidReference (category).
  */
 export async function updatePet(db: Database, { petId, change, replace, ifMatch, now }: PetUpdate): Promise<Pet> {
   const at = now.toISOString();
@@ -212,9 +212,9 @@ export async function updatePet(db: Database, { petId, change, replace, ifMatch,
     const [updated] = update;
     if (updated) return updated;
     // Something changed between the read and the write: the state read is stale.
-    if (ifMatch !== undefined) throw new ApiError(412, "precondition_failed", "The pet changed meanwhile; fetch it again.");
+    if (ifMatch !== undefined) throw new StaleVersion("pet", petId);
   }
-  throw concurrentUpdate("Pet", petId);
+  throw new Conflict("concurrent_update", { resource: "pet", id: petId });
 }
 
 /** "Pet `id` may be deleted": its version matches (when one is given) and no order references it. */
@@ -244,7 +244,7 @@ const deletion = plan({
   ),
 });
 
-/** Delete a pet that no order references, with its inventory row. @throws ApiError 404, 409 `pet_has_orders`, 412. */
+/** Delete a pet that no order references, with its inventory row. @throws NotFound, Conflict `pet_has_orders`, StaleVersion. */
 export async function deletePet(db: Database, petId: number, ifMatch: string | undefined, now: Date): Promise<void> {
   let version: number | null = null;
   if (ifMatch !== undefined) {
@@ -255,7 +255,7 @@ export async function deletePet(db: Database, petId: number, ifMatch: string | u
   const { pet: deleted, hasOrders } = await run(db, deletion, { id: petId, version, occurredAt: now.toISOString() });
   if (deleted.rowsAffected === 1) return;
   const [row] = hasOrders;
-  if (!row) throw notFound("Pet", petId);
-  if (row.hasOrders) throw new ApiError(409, "pet_has_orders", `Pet ${petId} has orders and cannot be deleted.`);
-  throw new ApiError(412, "precondition_failed", "The pet changed meanwhile; fetch it again.");
+  if (!row) throw new NotFound("pet", petId);
+  if (row.hasOrders) throw new Conflict("pet_has_orders", { petId });
+  throw new StaleVersion("pet", petId);
 }

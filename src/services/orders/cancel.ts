@@ -10,8 +10,8 @@ import { type Database, qb } from "../../db/client";
 import { eventColumns, inventoryUpdatedWhen, orderData, outboxRow, petUpdatedIfChanged } from "../../db/events";
 import { guarded, outbox, plan, run, statement } from "../../db/plan";
 import { events, inventory, orders, pets } from "../../db/schema";
+import { Conflict, NotFound, StaleVersion } from "../../domain/errors";
 import type { Principal } from "../../domain/principal";
-import { ApiError, notFound } from "../../lib/errors";
 import { orderState, versionMatching, viewer, visibleTo } from "./shared";
 
 /* Placeholders: `orderId`, `version` (NULL without If-Match), `accountId` (see `visibleTo`), `occurredAt` (now). */
@@ -97,7 +97,7 @@ export interface Cancellation {
 
 /**
  * Cancel (delete) an open order (see the module comment).
- * @throws ApiError 404 (absent or another customer's), 409 `order_complete`, 412 `precondition_failed`.
+ * @throws NotFound (absent or another customer's), Conflict `order_complete`, StaleVersion.
  */
 export async function cancelOrder(db: Database, { principal, orderId, ifMatch, now }: Cancellation): Promise<void> {
   const version = await versionMatching(db, principal, orderId, ifMatch);
@@ -105,7 +105,7 @@ export async function cancelOrder(db: Database, { principal, orderId, ifMatch, n
   const { deleted, state } = await run(db, cancellation, values);
   if (deleted.rowsAffected === 1) return;
   const [current] = state;
-  if (!current) throw notFound("Order", orderId);
-  if (current.complete) throw new ApiError(409, "order_complete", `Order ${orderId} is fulfilled and cannot be cancelled.`);
-  throw new ApiError(412, "precondition_failed", "The order changed meanwhile; fetch it again.");
+  if (!current) throw new NotFound("order", orderId);
+  if (current.complete) throw new Conflict("order_complete", { orderId, attempted: "cancel" });
+  throw new StaleVersion("order", orderId);
 }

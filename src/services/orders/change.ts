@@ -9,9 +9,9 @@ import { type Database, qb } from "../../db/client";
 import { eventColumns, orderData, outboxRow, petUpdatedIfChanged } from "../../db/events";
 import { guarded, outbox, plan, run, statement } from "../../db/plan";
 import { events, inventory, orders, pets } from "../../db/schema";
+import { Conflict, NotFound, StaleVersion } from "../../domain/errors";
 import type { EventType } from "../../domain/events";
 import type { Principal } from "../../domain/principal";
-import { ApiError, notFound } from "../../lib/errors";
 import { type Order, orderColumns, orderState, toOrder, versionMatching, viewer } from "./shared";
 
 /*
@@ -108,7 +108,7 @@ export interface ChangeRequest {
 
 /**
  * Change an order (staff): fulfil or reschedule it (see the module comment).
- * @throws ApiError 404, 409 `order_complete`, 412 `precondition_failed`.
+ * @throws NotFound, Conflict `order_complete`, StaleVersion.
  */
 export async function changeOrder(db: Database, { principal, orderId, change, ifMatch, now }: ChangeRequest): Promise<Order> {
   const version = await versionMatching(db, principal, orderId, ifMatch);
@@ -117,7 +117,7 @@ export async function changeOrder(db: Database, { principal, orderId, change, if
   const [order] = update;
   if (order) return toOrder(order);
   const [current] = state;
-  if (!current) throw notFound("Order", orderId);
-  if (current.complete) throw new ApiError(409, "order_complete", `Order ${orderId} is already fulfilled and cannot change.`);
-  throw new ApiError(412, "precondition_failed", "The order changed meanwhile; fetch it again.");
+  if (!current) throw new NotFound("order", orderId);
+  if (current.complete) throw new Conflict("order_complete", { orderId, attempted: "change" });
+  throw new StaleVersion("order", orderId);
 }

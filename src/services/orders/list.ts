@@ -59,7 +59,7 @@ export async function listOrders(db: Database, principal: Principal, page: Order
   return rows.map(toOrder);
 }
 
-/** @throws ApiError 404 when absent or not the caller's. One round trip. */
+/** @throws NotFound when absent or not the caller's. One round trip. */
 export async function getOrder(db: Database, principal: Principal, orderId: number): Promise<Order> {
   return (await readOrder(db, principal, orderId)).order;
 }

@@ -8,8 +8,8 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { type Database, qb } from "../../db/client";
 import { execute } from "../../db/plan";
 import { orders } from "../../db/schema";
+import { NotFound } from "../../domain/errors";
 import type { Principal } from "../../domain/principal";
-import { notFound } from "../../lib/errors";
 import { assertIfMatch } from "../../lib/http-cache";
 
 /** Order representation (`shipDate` absent until known). */
@@ -65,11 +65,11 @@ export const orderState = qb
 
 /**
  * The order `orderId` and its version, as `principal` may see it. One round trip.
- * @throws ApiError 404 when absent or another customer's.
+ * @throws NotFound when absent or another customer's.
  */
 export async function readOrder(db: Database, principal: Principal, orderId: number): Promise<{ order: Order; version: number }> {
   const [row] = await execute(db, orderQuery, { orderId, accountId: viewer(principal) });
-  if (!row) throw notFound("Order", orderId);
+  if (!row) throw new NotFound("order", orderId);
   const { version, ...order } = row;
   return { order: toOrder(order), version };
 }
@@ -77,7 +77,7 @@ export async function readOrder(db: Database, principal: Principal, orderId: num
 /**
  * With `If-Match`: the order's version after checking the header against its
  * current representation (one round trip); without: null (no read).
- * @throws ApiError 404, 412 `precondition_failed`.
+ * @throws NotFound, StaleVersion.
  */
 export async function versionMatching(db: Database, principal: Principal, orderId: number, ifMatch: string | undefined): Promise<number | null> {
   if (ifMatch === undefined) return null;
