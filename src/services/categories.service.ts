@@ -12,7 +12,7 @@ import { execute, guarded, outbox, plan, run, statement } from "../db/plan";
 import { categories, events, pets } from "../db/schema";
 import { Conflict, NotFound, StaleVersion } from "../domain/errors";
 import type { Creation, KeyClaim } from "../domain/idempotency";
-import { assertIfMatch } from "../lib/http-cache";
+import { type Precondition, requireMatch } from "../domain/precondition";
 import { claimStep, claimValues, keyRowStep, recordCreated, replayUnlessClaimed } from "./idempotency.service";
 
 /** Category representation (`description` absent when not set). */
@@ -197,11 +197,11 @@ const change = plan({
   ),
 });
 
-/** A change of category `categoryId` (`description: null` clears it), with If-Match (if any), at `now`. */
+/** A change of category `categoryId` (`description: null` clears it), if it is as `expected` (If-Match), at `now`. */
 export interface CategoryUpdate {
   categoryId: number;
   patch: { name?: string; description?: string | null };
-  ifMatch?: string;
+  expected?: Precondition;
   now: Date;
 }
 
@@ -210,11 +210,11 @@ export interface CategoryUpdate {
  * Guarded by the version read, so a concurrent change makes it retry.
  * @throws NotFound, Conflict `duplicate_name` | `concurrent_update` (retries ran out), StaleVersion.
  */
-export async function updateCategory(db: Database, { categoryId, patch, ifMatch, now }: CategoryUpdate): Promise<Category> {
+export async function updateCategory(db: Database, { categoryId, patch, expected, now }: CategoryUpdate): Promise<Category> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const [row] = await execute(db, getQuery, { id: categoryId });
     if (!row) throw new NotFound("category", categoryId);
-    await assertIfMatch(ifMatch, toCategory(row));
+    requireMatch(expected, "category", categoryId, toCategory(row));
     const name = patch.name ?? row.name;
     const description = patch.description === undefined ? row.description : patch.description;
     try {
@@ -227,7 +227,7 @@ export async function updateCategory(db: Database, { categoryId, patch, ifMatch,
       if (isConstraintError(error)) throw duplicateName(name);
       throw error;
     }
-    if (ifMatch !== undefined) throw new StaleVersion("category", categoryId);
+    if (expected) throw new StaleVersion("category", categoryId);
   }
   throw new Conflict("concurrent_update", { resource: "category", id: categoryId });
 }
@@ -261,13 +261,13 @@ const deletion = plan({
   ),
 });
 
-/** Delete a category no pet uses. @throws NotFound, Conflict `category_in_use`, StaleVersion. */
-export async function deleteCategory(db: Database, categoryId: number, ifMatch: string | undefined, now: Date): Promise<void> {
+/** Delete a category no pet uses, if it is as `expected` (If-Match). @throws NotFound, Conflict `category_in_use`, StaleVersion. */
+export async function deleteCategory(db: Database, categoryId: number, expected: Precondition | undefined, now: Date): Promise<void> {
   let version: number | null = null;
-  if (ifMatch !== undefined) {
+  if (expected) {
     const [row] = await execute(db, getQuery, { id: categoryId });
     if (!row) throw new NotFound("category", categoryId);
-    await assertIfMatch(ifMatch, toCategory(row));
+    requireMatch(expected, "category", categoryId, toCategory(row));
     version = row.version;
   }
   const { deleted, outcome } = await run(db, deletion, { id: categoryId, version, occurredAt: now.toISOString() });

@@ -11,7 +11,7 @@ import { events, inventory, orders, pets } from "../db/schema";
 import { variants } from "../db/variants";
 import { NotFound, StaleVersion } from "../domain/errors";
 import type { PetStatus } from "../domain/pets";
-import { assertIfMatch } from "../lib/http-cache";
+import { type Precondition, requireMatch } from "../domain/precondition";
 
 /** InventoryItem representation. */
 export interface InventoryItem {
@@ -139,32 +139,32 @@ const setting = plan({
   item: statement(itemQuery),
 });
 
-/** Pet `petId`'s new stock `quantity` (≥ 0), with If-Match (if any), at `now`. */
+/** Pet `petId`'s new stock `quantity` (≥ 0), if its entry is as `expected` (If-Match), at `now`. */
 export interface StockSetting {
   petId: number;
   quantity: number;
-  ifMatch?: string;
+  expected?: Precondition;
   now: Date;
 }
 
 /**
  * Set a pet's stock (docs/api.md#stock-and-ordering): n > 0 makes the pet available; n = 0 makes it
  * pending when it has open orders, else sold. One batch (after a read only for
- * If-Match).
+ * `expected`).
  *
- * With If-Match the batch checks the versions of both rows behind the
- * representation (quantity: inventory; status: pet) that the ETag matched, on
- * rows it has not written yet, so a 412 changes nothing.
+ * With `expected` (If-Match) the batch checks the versions of both rows behind
+ * the representation (quantity: inventory; status: pet) that it matched, on
+ * rows it has not written yet, so a StaleVersion changes nothing.
  * @throws NotFound, StaleVersion.
  */
-export async function setInventory(db: Database, { petId, quantity, ifMatch, now }: StockSetting): Promise<InventoryItem> {
+export async function setInventory(db: Database, { petId, quantity, expected, now }: StockSetting): Promise<InventoryItem> {
   // With If-Match, the versions of both rows seen by the check.
   let seen: { inventoryVersion: number; petVersion: number } | null = null;
-  if (ifMatch !== undefined) {
+  if (expected) {
     const [current] = await execute(db, versionedItemQuery, { petId });
     if (!current) throw new NotFound("inventory", petId);
     const { inventoryVersion, petVersion, ...item } = current;
-    await assertIfMatch(ifMatch, item);
+    requireMatch(expected, "inventory", petId, item);
     seen = { inventoryVersion, petVersion };
   }
   const values = { petId, quantity, occurredAt: now.toISOString(), inventoryVersion: seen?.inventoryVersion ?? null, petVersion: seen?.petVersion ?? null };

@@ -13,7 +13,7 @@ import { categories, events, inventory, orders, pets } from "../db/schema";
 import { variants } from "../db/variants";
 import { Conflict, InvalidReference, NotFound, StaleVersion } from "../domain/errors";
 import type { PetStatus } from "../domain/pets";
-import { assertIfMatch } from "../lib/http-cache";
+import { type Precondition, requireMatch } from "../domain/precondition";
 import { planTransition, type TransitionPlan } from "./pet-status";
 
 /** Pet representation. */
@@ -175,27 +175,27 @@ const UPDATES: Record<TransitionPlan["guard"], ReturnType<typeof updatePlans>> =
   no_open_orders: updatePlans(sql`not exists (select 1 from ${orders} where ${orders.petId} = ${pets.id} and ${orders.complete} = 0)`),
 };
 
-/** A change of pet `petId`: `replace` (PUT: a missing status means available) or patch, with If-Match (if any), at `now`. */
+/** A change of pet `petId`: `replace` (PUT: a missing status means available) or patch, if it is as `expected` (If-Match), at `now`. */
 export interface PetUpdate {
   petId: number;
   change: Partial<NewPet>;
   replace: boolean;
-  ifMatch?: string;
+  expected?: Precondition;
   now: Date;
 }
 
 /**
  * Replace (PUT) or patch a pet.
- * Status changes follow docs/api.md#stock-and-ordering; `If-Match` guards against lost updates and
- * accepts the ETag of the pet or of `[pet]` (what `GET /pets?id=N` shows, the
- * successor of the deprecated item route).
+ * Status changes follow docs/api.md#stock-and-ordering; `expected` (If-Match) guards against lost
+ * updates and may hold for the pet or for `[pet]` (what `GET /pets?id=N` shows,
+ * the successor of the deprecated item route).
  * @throws NotFound; Conflict `invalid_transition`, `concurrent_update` (retries ran out); StaleVersion; InvalidReference (category).
  */
-export async function updatePet(db: Database, { petId, change, replace, ifMatch, now }: PetUpdate): Promise<Pet> {
+export async function updatePet(db: Database, { petId, change, replace, expected, now }: PetUpdate): Promise<Pet> {
   const at = now.toISOString();
   for (let attempt = 0; attempt < 5; attempt++) {
     const state = await readPetState(db, petId, change.categoryId ?? 0);
-    await assertIfMatch(ifMatch, state.pet, [[state.pet]]);
+    requireMatch(expected, "pet", petId, state.pet, [[state.pet]]);
     if (change.categoryId !== undefined && change.categoryId !== state.pet.categoryId && !state.categoryExists) {
       throw categoryNotFound(change.categoryId);
     }
@@ -212,7 +212,7 @@ export async function updatePet(db: Database, { petId, change, replace, ifMatch,
     const [updated] = update;
     if (updated) return updated;
     // Something changed between the read and the write: the state read is stale.
-    if (ifMatch !== undefined) throw new StaleVersion("pet", petId);
+    if (expected) throw new StaleVersion("pet", petId);
   }
   throw new Conflict("concurrent_update", { resource: "pet", id: petId });
 }
@@ -244,12 +244,15 @@ const deletion = plan({
   ),
 });
 
-/** Delete a pet that no order references, with its inventory row. @throws NotFound, Conflict `pet_has_orders`, StaleVersion. */
-export async function deletePet(db: Database, petId: number, ifMatch: string | undefined, now: Date): Promise<void> {
+/**
+ * Delete a pet that no order references, with its inventory row, if it is as `expected` (If-Match; as in `updatePet`).
+ * @throws NotFound, Conflict `pet_has_orders`, StaleVersion.
+ */
+export async function deletePet(db: Database, petId: number, expected: Precondition | undefined, now: Date): Promise<void> {
   let version: number | null = null;
-  if (ifMatch !== undefined) {
+  if (expected) {
     const state = await readPetState(db, petId, 0);
-    await assertIfMatch(ifMatch, state.pet, [[state.pet]]);
+    requireMatch(expected, "pet", petId, state.pet, [[state.pet]]);
     version = state.version;
   }
   const { pet: deleted, hasOrders } = await run(db, deletion, { id: petId, version, occurredAt: now.toISOString() });

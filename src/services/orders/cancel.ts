@@ -11,6 +11,7 @@ import { eventColumns, inventoryUpdatedWhen, orderData, outboxRow, petUpdatedIfC
 import { guarded, outbox, plan, run, statement } from "../../db/plan";
 import { events, inventory, orders, pets } from "../../db/schema";
 import { Conflict, NotFound, StaleVersion } from "../../domain/errors";
+import type { Precondition } from "../../domain/precondition";
 import type { Principal } from "../../domain/principal";
 import { orderState, versionMatching, viewer, visibleTo } from "./shared";
 
@@ -87,11 +88,11 @@ const cancellation = plan({
   state: statement(orderState),
 });
 
-/** A cancellation: by whom, of which order, with which If-Match (if any), at what time. */
+/** A cancellation: by whom, of which order, if it is as `expected` (If-Match), at what time. */
 export interface Cancellation {
   principal: Principal;
   orderId: number;
-  ifMatch?: string;
+  expected?: Precondition;
   now: Date;
 }
 
@@ -99,8 +100,8 @@ export interface Cancellation {
  * Cancel (delete) an open order (see the module comment).
  * @throws NotFound (absent or another customer's), Conflict `order_complete`, StaleVersion.
  */
-export async function cancelOrder(db: Database, { principal, orderId, ifMatch, now }: Cancellation): Promise<void> {
-  const version = await versionMatching(db, principal, orderId, ifMatch);
+export async function cancelOrder(db: Database, { principal, orderId, expected, now }: Cancellation): Promise<void> {
+  const version = await versionMatching(db, principal, orderId, expected);
   const values = { orderId, version, accountId: viewer(principal), occurredAt: now.toISOString() };
   const { deleted, state } = await run(db, cancellation, values);
   if (deleted.rowsAffected === 1) return;

@@ -11,6 +11,7 @@ import { guarded, outbox, plan, run, statement } from "../../db/plan";
 import { events, inventory, orders, pets } from "../../db/schema";
 import { Conflict, NotFound, StaleVersion } from "../../domain/errors";
 import type { EventType } from "../../domain/events";
+import type { Precondition } from "../../domain/precondition";
 import type { Principal } from "../../domain/principal";
 import { type Order, orderColumns, orderState, toOrder, versionMatching, viewer } from "./shared";
 
@@ -97,12 +98,12 @@ export interface OrderChange {
   complete?: boolean;
 }
 
-/** A change to make: by whom, of which order, what, with which If-Match (if any), at what time. */
+/** A change to make: by whom, of which order, what, if the order is as `expected` (If-Match), at what time. */
 export interface ChangeRequest {
   principal: Principal;
   orderId: number;
   change: OrderChange;
-  ifMatch?: string;
+  expected?: Precondition;
   now: Date;
 }
 
@@ -110,8 +111,8 @@ export interface ChangeRequest {
  * Change an order (staff): fulfil or reschedule it (see the module comment).
  * @throws NotFound, Conflict `order_complete`, StaleVersion.
  */
-export async function changeOrder(db: Database, { principal, orderId, change, ifMatch, now }: ChangeRequest): Promise<Order> {
-  const version = await versionMatching(db, principal, orderId, ifMatch);
+export async function changeOrder(db: Database, { principal, orderId, change, expected, now }: ChangeRequest): Promise<Order> {
+  const version = await versionMatching(db, principal, orderId, expected);
   const values = { orderId, shipDate: change.shipDate ?? null, version, occurredAt: now.toISOString(), accountId: viewer(principal) };
   const { update, state } = change.complete === true ? await run(db, fulfilment, values) : await run(db, rescheduling, values);
   const [order] = update;

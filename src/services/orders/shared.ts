@@ -9,8 +9,8 @@ import { type Database, qb } from "../../db/client";
 import { execute } from "../../db/plan";
 import { orders } from "../../db/schema";
 import { NotFound } from "../../domain/errors";
+import { type Precondition, requireMatch } from "../../domain/precondition";
 import type { Principal } from "../../domain/principal";
-import { assertIfMatch } from "../../lib/http-cache";
 
 /** Order representation (`shipDate` absent until known). */
 export interface Order {
@@ -75,13 +75,13 @@ export async function readOrder(db: Database, principal: Principal, orderId: num
 }
 
 /**
- * With `If-Match`: the order's version after checking the header against its
- * current representation (one round trip); without: null (no read).
+ * With an `expected` state (If-Match): the order's version after checking it
+ * against the current representation (one round trip); without: null (no read).
  * @throws NotFound, StaleVersion.
  */
-export async function versionMatching(db: Database, principal: Principal, orderId: number, ifMatch: string | undefined): Promise<number | null> {
-  if (ifMatch === undefined) return null;
+export async function versionMatching(db: Database, principal: Principal, orderId: number, expected: Precondition | undefined): Promise<number | null> {
+  if (!expected) return null;
   const current = await readOrder(db, principal, orderId);
-  await assertIfMatch(ifMatch, current.order);
+  requireMatch(expected, "order", orderId, current.order);
   return current.version;
 }
