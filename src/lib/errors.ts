@@ -4,7 +4,6 @@
  * Every non-2xx response body is `{ code, message, status, details?, requestId? }`
  * where `status` equals the HTTP status and `code` is a stable snake_case string.
  */
-import { DrizzleQueryError } from "drizzle-orm/errors";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 
 /** Stable error codes by HTTP status (docs/api.md#errors). */
@@ -85,17 +84,4 @@ export class ApiError extends Error {
       ...(requestId ? { requestId } : {}),
     };
   }
-}
-
-/**
- * The error a log may describe: Drizzle's "Failed query" wrapper
- * (DrizzleQueryError), whose message holds the SQL and its bound parameters —
- * which can be secrets (a webhook's signing secret, a key hash) — is replaced
- * by the driver's error underneath. Name and message only; non-errors as text.
- */
-export function loggableError(error: unknown): { name: string; message: string } {
-  let e = error;
-  for (let depth = 0; depth < 4 && e instanceof DrizzleQueryError; depth++) e = e.cause;
-  if (e instanceof DrizzleQueryError) return { name: "DrizzleQueryError", message: "a query failed (query and parameters not logged)" };
-  return e instanceof Error ? { name: e.name, message: e.message } : { name: "Error", message: String(e) };
 }

@@ -7,8 +7,8 @@ import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { DomainError } from "../domain/errors";
 import type { AppEnv } from "../lib/context";
-import { ApiError, type ErrorCode, loggableError } from "../lib/errors";
-import type { Logger } from "../lib/logger";
+import { ApiError, type ErrorCode } from "../lib/errors";
+import { type Logger, loggableError } from "../lib/logger";
 import { domainErrorResponse } from "./domain-errors";
 
 const HTTP_EXCEPTION_CODES: Partial<Record<number, ErrorCode>> = {
