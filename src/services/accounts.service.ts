@@ -9,34 +9,12 @@ import { isConstraintError } from "../db/errors";
 import { execute, guarded, plan, run, statement } from "../db/plan";
 import { accounts, apiKeys } from "../db/schema";
 import { jsonObject } from "../db/select-list";
+import type { Account, ApiKey, NewApiKey } from "../domain/accounts";
 import { Conflict, LimitReached, NotFound } from "../domain/errors";
 import type { Creation, KeyClaim, StoredResponse } from "../domain/idempotency";
 import type { Role } from "../domain/principal";
 import { generateApiKey } from "./api-keys";
 import { claimStep, claimValues, keyRowStep, recordCreated, releaseStep, replayUnlessClaimed } from "./idempotency.service";
-
-/** Account representation. */
-export interface Account {
-  id: number;
-  name: string;
-  email: string;
-  role: Role;
-  createdAt: string;
-}
-
-/** ApiKey representation (no secret). */
-export interface ApiKey {
-  id: number;
-  name: string | null;
-  prefix: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-}
-
-/** ApiKey plus its secret, only in the response that creates it. */
-export interface NewApiKey extends ApiKey {
-  key: string;
-}
 
 /** The columns of the Account representation. */
 const ACCOUNT = { id: accounts.id, name: accounts.name, email: accounts.email, role: accounts.role, createdAt: accounts.createdAt };

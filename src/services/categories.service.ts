@@ -10,22 +10,14 @@ import { isConstraintError } from "../db/errors";
 import { categoryData, eventColumns, outboxRow } from "../db/events";
 import { execute, guarded, outbox, plan, run, statement } from "../db/plan";
 import { categories, events, pets } from "../db/schema";
+import type { Category, NewCategory } from "../domain/categories";
 import { Conflict, NotFound, StaleVersion } from "../domain/errors";
 import type { Creation, KeyClaim } from "../domain/idempotency";
 import { type Precondition, requireMatch } from "../domain/precondition";
 import { claimStep, claimValues, keyRowStep, recordCreated, replayUnlessClaimed } from "./idempotency.service";
 
-/** Category representation (`description` absent when not set). */
-export interface Category {
-  id: number;
-  name: string;
-  description?: string;
-}
-
-export interface NewCategory {
-  name: string;
-  description?: string;
-}
+// scripts/seed.ts imports the type from here.
+export type { Category } from "../domain/categories";
 
 /** Uniqueness key of a name: Unicode lower case of the NFC form. */
 export function nameKey(name: string): string {

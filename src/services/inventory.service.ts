@@ -10,15 +10,9 @@ import { execute, guarded, outbox, plan, run, statement } from "../db/plan";
 import { events, inventory, orders, pets } from "../db/schema";
 import { variants } from "../db/variants";
 import { NotFound, StaleVersion } from "../domain/errors";
+import type { InventoryItem } from "../domain/inventory";
 import type { PetStatus } from "../domain/pets";
 import { type Precondition, requireMatch } from "../domain/precondition";
-
-/** InventoryItem representation. */
-export interface InventoryItem {
-  petId: number;
-  quantity: number;
-  status: PetStatus;
-}
 
 export interface InventoryFilter {
   status?: PetStatus;

@@ -11,9 +11,9 @@ import { eventColumns, outboxRow, petData } from "../db/events";
 import { guarded, outbox, plan, run, runEach, statement } from "../db/plan";
 import { categories, events, inventory, pets } from "../db/schema";
 import type { Creation, KeyClaim } from "../domain/idempotency";
-import type { PetStatus } from "../domain/pets";
+import type { NewPet, Pet, PetStatus } from "../domain/pets";
 import { claimStep, claimValues, keyRowStep, recordCreated, releaseStep, replayUnlessClaimed } from "./idempotency.service";
-import { categoryNotFound, type NewPet, PET_FIELDS, type Pet } from "./pets.service";
+import { categoryNotFound, PET_FIELDS } from "./pets.service";
 
 const ph = sql.placeholder;
 

@@ -12,23 +12,12 @@ import { execute, guarded, outbox, plan, run, statement } from "../db/plan";
 import { categories, events, inventory, orders, pets } from "../db/schema";
 import { variants } from "../db/variants";
 import { Conflict, InvalidReference, NotFound, StaleVersion } from "../domain/errors";
-import type { PetStatus } from "../domain/pets";
+import type { NewPet, Pet, PetStatus } from "../domain/pets";
 import { type Precondition, requireMatch } from "../domain/precondition";
 import { planTransition, type TransitionPlan } from "./pet-status";
 
-/** Pet representation. */
-export interface Pet {
-  id: number;
-  name: string;
-  categoryId: number;
-  status: PetStatus;
-}
-
-export interface NewPet {
-  name: string;
-  categoryId: number;
-  status?: PetStatus;
-}
+// scripts/seed.ts imports the type from here.
+export type { NewPet } from "../domain/pets";
 
 export interface PetFilter {
   status?: PetStatus;

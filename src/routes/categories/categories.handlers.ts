@@ -1,5 +1,6 @@
 /** Handlers of /categories. */
 import type { RouteHandler } from "@hono/zod-openapi";
+import type { Category } from "../../domain/categories";
 import { CATEGORIES_LIST_TAG, categoryTag } from "../../lib/cache-tags";
 import { ifMatchPrecondition, setCacheTags, setEtag } from "../../lib/http-cache";
 import type { AppEnv } from "../../lib/context";
@@ -19,7 +20,7 @@ export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
 
 export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
   const { created: category, replay } = await service.createCategoryOnce(c.get("db"), c.req.valid("json"), c.get("now")(), c.get("keyClaim"));
-  if (replay) return c.json(replayed<service.Category>(c, replay), 201);
+  if (replay) return c.json(replayed<Category>(c, replay), 201);
   c.header("Location", `/categories/${category.id}`);
   return c.json(category, 201);
 };

@@ -5,8 +5,8 @@ import { ifMatchPrecondition, setCacheTags, setEtag } from "../../lib/http-cache
 import type { AppEnv } from "../../lib/context";
 import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
 import { replayed } from "../../middleware/idempotency";
+import type { Pet } from "../../domain/pets";
 import { createPetOnce } from "../../services/pet-creation";
-import type { Pet } from "../../services/pets.service";
 import * as service from "../../services/pets.service";
 import type * as routes from "./pets.routes";
 

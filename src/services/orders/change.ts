@@ -11,9 +11,10 @@ import { guarded, outbox, plan, run, statement } from "../../db/plan";
 import { events, inventory, orders, pets } from "../../db/schema";
 import { Conflict, NotFound, StaleVersion } from "../../domain/errors";
 import type { EventType } from "../../domain/events";
+import type { Order, OrderChange } from "../../domain/orders";
 import type { Precondition } from "../../domain/precondition";
 import type { Principal } from "../../domain/principal";
-import { type Order, orderColumns, orderState, toOrder, versionMatching, viewer } from "./shared";
+import { orderColumns, orderState, toOrder, versionMatching, viewer } from "./shared";
 
 /*
  * Placeholders: `orderId`, `shipDate` (NULL: keep; fulfilling: now),
@@ -91,12 +92,6 @@ const rescheduling = plan({
   orderEvent: orderEvent("order.updated"),
   state: statement(orderState),
 });
-
-/** A change of an order: `complete: true` fulfils it, `shipDate` reschedules it. */
-export interface OrderChange {
-  shipDate?: string;
-  complete?: boolean;
-}
 
 /** A change to make: by whom, of which order, what, if the order is as `expected` (If-Match), at what time. */
 export interface ChangeRequest {

@@ -7,8 +7,9 @@ import { type Database, qb } from "../../db/client";
 import { execute } from "../../db/plan";
 import { orders } from "../../db/schema";
 import { variants } from "../../db/variants";
+import type { Order } from "../../domain/orders";
 import type { Principal } from "../../domain/principal";
-import { type Order, orderColumns, readOrder, toOrder } from "./shared";
+import { orderColumns, readOrder, toOrder } from "./shared";
 
 export interface OrderFilter {
   petId?: number;

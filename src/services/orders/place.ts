@@ -13,6 +13,7 @@ import { guarded, outbox, plan, run, statement } from "../../db/plan";
 import { events, idempotencyKeys, inventory, orders, pets } from "../../db/schema";
 import { aliasedColumns } from "../../db/select-list";
 import { Conflict, InvalidReference } from "../../domain/errors";
+import type { NewOrder, Order } from "../../domain/orders";
 import type { PetStatus } from "../../domain/pets";
 import type { Principal } from "../../domain/principal";
 import {
@@ -25,13 +26,7 @@ import {
   releaseStep,
   requestFingerprint,
 } from "../idempotency.service";
-import { type Order, orderColumns, toOrder } from "./shared";
-
-export interface NewOrder {
-  petId: number;
-  quantity: number;
-  shipDate?: string;
-}
+import { orderColumns, toOrder } from "./shared";
 
 /** A response to send: the body as stored (so replays are byte-identical) and its headers. */
 export interface PlacedOrder {

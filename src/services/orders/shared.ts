@@ -9,17 +9,9 @@ import { type Database, qb } from "../../db/client";
 import { execute } from "../../db/plan";
 import { orders } from "../../db/schema";
 import { NotFound } from "../../domain/errors";
+import type { Order } from "../../domain/orders";
 import { type Precondition, requireMatch } from "../../domain/precondition";
 import type { Principal } from "../../domain/principal";
-
-/** Order representation (`shipDate` absent until known). */
-export interface Order {
-  id: number;
-  petId: number;
-  quantity: number;
-  shipDate?: string;
-  complete: boolean;
-}
 
 /** The columns of the Order representation. */
 export const orderColumns = { id: orders.id, petId: orders.petId, quantity: orders.quantity, shipDate: orders.shipDate, complete: orders.complete };

@@ -8,28 +8,7 @@ import { plan, read, statement, type PlanResults } from "../../db/plan";
 import { events as eventLog, webhookDeliveries, webhooks } from "../../db/schema";
 import { variants } from "../../db/variants";
 import { NotFound } from "../../domain/errors";
-import type { EventType } from "../events.service";
-import { DELIVERY_ERRORS, type DeliveryError } from "./delivery";
-
-export type DeliveryStatus = "pending" | "delivered" | "failed";
-
-/** One (subscription, event) delivery and its attempts so far. */
-export interface WebhookDelivery {
-  id: number;
-  webhookId: number;
-  eventId: number;
-  eventType: EventType;
-  status: DeliveryStatus;
-  attempts: number;
-  /** While pending: when the next attempt is due. */
-  nextAttemptAt?: string;
-  lastAttemptAt?: string;
-  /** HTTP status of the last attempt's response (absent when no response was received). */
-  lastStatusCode?: number;
-  /** Coarse reason of the last failed attempt (never raw error text). */
-  lastError?: DeliveryError;
-  deliveredAt?: string;
-}
+import { DELIVERY_ERRORS, type DeliveryStatus, type WebhookDelivery } from "../../domain/webhooks";
 
 const d = webhookDeliveries;
 

@@ -14,27 +14,10 @@ import { events as eventLog, webhookDeliveries, webhookEventTypes, webhooks } fr
 import { jsonObject } from "../../db/select-list";
 import { InvalidInput, LimitReached, NotFound } from "../../domain/errors";
 import type { Creation, KeyClaim, StoredResponse } from "../../domain/idempotency";
+import type { NewWebhook, Webhook, WebhookStatus } from "../../domain/webhooks";
 import { isPrivateHost } from "../../lib/private-address";
-import type { EventType } from "../events.service";
 import { claimStep, claimValues, keyRowStep, recordCreated, releaseStep, replayUnlessClaimed } from "../idempotency.service";
 import { generateWebhookSecret } from "./signing";
-
-export type WebhookStatus = "active" | "failing";
-
-/** Webhook subscription representation (never carries the secret). */
-export interface Webhook {
-  id: number;
-  url: string;
-  events: (EventType | "*")[];
-  /** `failing` after a delivery was given up; back to `active` after the next success. */
-  status: WebhookStatus;
-  createdAt: string;
-}
-
-export interface NewWebhook {
-  url: string;
-  events: (EventType | "*")[];
-}
 
 /** Most subscriptions that may exist at once (docs/api.md#events-and-webhooks). */
 export const MAX_WEBHOOKS = 50;
