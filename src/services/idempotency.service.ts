@@ -4,9 +4,10 @@
  * key inside the one batch that creates the resource, its events and the
  * stored response (docs/architecture.md, "Writes"). One `idempotency_keys` row
  * per account and key, whatever the endpoint: the first request claims it with
- * a random claim token; one arriving while a claim is unfinished gets 409
- * `concurrent_update`, a later one with another fingerprint 422
- * `idempotency_key_reused`, else the stored 2xx response is replayed. Only the
+ * a random claim token; one arriving while a claim is unfinished is refused
+ * (IdempotencyKeyInProgress: 409 `concurrent_update`), a later one with another
+ * fingerprint too (IdempotencyKeyReused: 422 `idempotency_key_reused`), else
+ * the stored 2xx response is replayed. Only the
  * request whose token is on the row records or releases it.
  * Responses are kept 24 h; an unfinished claim blocks its key 60 s.
  */

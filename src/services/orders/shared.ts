@@ -1,7 +1,7 @@
 /**
  * What the order use cases share (docs/api.md#endpoints, #authorisation): the Order representation,
  * who may see an order (a customer their own, staff all; another customer's
- * order is 404, docs/api.md#authorisation), and reading one order with its version for If-Match.
+ * order is NotFound, docs/api.md#authorisation), and reading one order with its version for If-Match.
  */
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
