@@ -14,7 +14,7 @@ import { parseConfig, type AppConfig } from "./config";
 import type { Database } from "./db/client";
 import { openRemoteDatabase } from "./db/remote";
 import type { AppEnv } from "./lib/context";
-import { loggableError } from "./lib/errors";
+import { loggableError } from "./lib/logger";
 import { MemoryRateLimiter } from "./lib/rate-limiter";
 import { type CoordinatorEnv, coordinatorOf, flushPurges, isPurgeFlush } from "./runtime/purge-coordinator";
 import type { PurgeBatch } from "./runtime/purge-budget";

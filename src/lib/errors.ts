@@ -4,7 +4,6 @@
  * Every non-2xx response body is `{ code, message, status, details?, requestId? }`
  * where `status` equals the HTTP status and `code` is a stable snake_case string.
  */
-import { DrizzleQueryError } from "drizzle-orm/errors";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 
 /** Stable error codes by HTTP status (docs/api.md#errors). */
@@ -58,8 +57,10 @@ export interface ErrorBody {
 }
 
 /**
- * An error that becomes an Error response. Throw it from services and handlers;
- * the app's error handler renders it with `headers` added to the response.
+ * An error that becomes an Error response. Thrown by handlers and middleware
+ * (services throw domain errors, src/domain/errors.ts, which
+ * src/middleware/domain-errors.ts maps to ApiErrors); the app's error handler
+ * renders it with `headers` added to the response.
  */
 export class ApiError extends Error {
   constructor(
@@ -83,27 +84,4 @@ export class ApiError extends Error {
       ...(requestId ? { requestId } : {}),
     };
   }
-}
-
-/** 404 `not_found` for a resource kind and id, e.g. `notFound("Pet", 7)`. */
-export function notFound(resource: string, id: number | string): ApiError {
-  return new ApiError(404, "not_found", `${resource} ${id} was not found.`);
-}
-
-/** 409 `concurrent_update`: the resource kept changing between read and conditional write. */
-export function concurrentUpdate(resource: string, id: number): ApiError {
-  return new ApiError(409, "concurrent_update", `${resource} ${id} was changed by another request meanwhile; try again.`);
-}
-
-/**
- * The error a log may describe: Drizzle's "Failed query" wrapper
- * (DrizzleQueryError), whose message holds the SQL and its bound parameters —
- * which can be secrets (a webhook's signing secret, a key hash) — is replaced
- * by the driver's error underneath. Name and message only; non-errors as text.
- */
-export function loggableError(error: unknown): { name: string; message: string } {
-  let e = error;
-  for (let depth = 0; depth < 4 && e instanceof DrizzleQueryError; depth++) e = e.cause;
-  if (e instanceof DrizzleQueryError) return { name: "DrizzleQueryError", message: "a query failed (query and parameters not logged)" };
-  return e instanceof Error ? { name: e.name, message: e.message } : { name: "Error", message: String(e) };
 }

@@ -16,7 +16,7 @@
 import { createHash } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
 import { etag } from "hono/etag";
-import { ApiError } from "./errors";
+import type { Precondition } from "../domain/precondition";
 
 export const PUBLIC_CACHE_CONTROL = "public, max-age=0, s-maxage=30, stale-while-revalidate=60";
 export const PRIVATE_CACHE_CONTROL = "private, no-store";
@@ -96,24 +96,19 @@ export function setEtag(c: Context, representation: unknown): void {
 }
 
 /**
- * Enforce `If-Match` (RFC 9110 §13.1.1) against the current representation.
- * No header: passes. `*` passes when the resource exists (it does, we have it).
- * `alsoCurrent`: other current representations of the same state whose ETag a
- * client may hold (a pet fetched as `GET /pets?id=N`, i.e. `[pet]`).
- * @throws ApiError 412 `precondition_failed` when no listed tag matches.
+ * The precondition of an `If-Match` header (RFC 9110 §13.1.1) for a service to
+ * check against the current representation; none without the header. `*`
+ * matches any current representation (the resource exists: the service has
+ * it). A list matches when one of its tags is the strong ETag
+ * (`representationEtag`) of the current representation or of one of
+ * `alsoCurrent`; weak tags never match (strong comparison).
+ * @example const expected = ifMatchPrecondition(c.req.valid("header")["if-match"]);
  */
-export async function assertIfMatch(ifMatch: string | undefined, current: unknown, alsoCurrent: unknown[] = []): Promise<void> {
-  if (ifMatch === undefined) return;
-  if (ifMatch.trim() === "*") return;
-  const tags = ifMatch.match(/(?:W\/)?"[^"]*"/g) ?? [];
-  const currentTag = representationEtag(current);
-  const accepted = new Set([currentTag, ...alsoCurrent.map(representationEtag)]);
-  // Strong comparison: weak tags never match (RFC 9110 §13.1.1).
-  if (!tags.some((t) => accepted.has(t))) {
-    throw new ApiError(412, "precondition_failed", "If-Match does not match the current ETag; fetch the resource again.", undefined, {
-      ETag: currentTag,
-    });
-  }
+export function ifMatchPrecondition(header: string | undefined): Precondition | undefined {
+  if (header === undefined) return undefined;
+  if (header.trim() === "*") return { matches: () => true };
+  const tags = new Set(header.match(/(?:W\/)?"[^"]*"/g));
+  return { matches: (current, alsoCurrent = []) => [current, ...alsoCurrent].some((representation) => tags.has(representationEtag(representation))) };
 }
 
 /** Middleware for caller-dependent GETs: ETag/304 for the caller, never stored by shared caches. */

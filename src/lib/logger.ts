@@ -4,6 +4,7 @@
  * index by field. Lines below the configured level (LOG_LEVEL) are dropped.
  * Callers pass only what may be logged: never keys, secrets or bodies.
  */
+import { DrizzleQueryError } from "drizzle-orm/errors";
 
 /** Severity, lowest first. */
 export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
@@ -33,4 +34,17 @@ export function jsonLogger(minimum: LogLevel, sink: LogSink, clock: () => Date =
       sink(JSON.stringify({ time: clock().toISOString(), level, msg, ...fields }), level);
     },
   };
+}
+
+/**
+ * The error a log may describe: Drizzle's "Failed query" wrapper
+ * (DrizzleQueryError), whose message holds the SQL and its bound parameters —
+ * which can be secrets (a webhook's signing secret, a key hash) — is replaced
+ * by the driver's error underneath. Name and message only; non-errors as text.
+ */
+export function loggableError(error: unknown): { name: string; message: string } {
+  let e = error;
+  for (let depth = 0; depth < 4 && e instanceof DrizzleQueryError; depth++) e = e.cause;
+  if (e instanceof DrizzleQueryError) return { name: "DrizzleQueryError", message: "a query failed (query and parameters not logged)" };
+  return e instanceof Error ? { name: e.name, message: e.message } : { name: "Error", message: String(e) };
 }

@@ -5,9 +5,11 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { DomainError } from "../domain/errors";
 import type { AppEnv } from "../lib/context";
-import { ApiError, type ErrorCode, loggableError } from "../lib/errors";
-import type { Logger } from "../lib/logger";
+import { ApiError, type ErrorCode } from "../lib/errors";
+import { type Logger, loggableError } from "../lib/logger";
+import { domainErrorResponse } from "./domain-errors";
 
 const HTTP_EXCEPTION_CODES: Partial<Record<number, ErrorCode>> = {
   400: "validation_error",
@@ -40,9 +42,13 @@ function isDatabaseUnavailable(error: unknown): boolean {
   return false;
 }
 
-/** Convert any thrown value to an ApiError. Unknown errors become 500 `internal_error`. */
+/**
+ * Convert any thrown value to an ApiError: domain errors by the table of
+ * src/middleware/domain-errors.ts; unknown errors become 500 `internal_error`.
+ */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
+  if (error instanceof DomainError) return domainErrorResponse(error);
   if (error instanceof HTTPException) {
     if (error.status === 400 && /json/i.test(error.message)) {
       return new ApiError(400, "invalid_json", "The request body is not valid JSON.");

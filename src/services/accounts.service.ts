@@ -9,34 +9,12 @@ import { isConstraintError } from "../db/errors";
 import { execute, guarded, plan, run, statement } from "../db/plan";
 import { accounts, apiKeys } from "../db/schema";
 import { jsonObject } from "../db/select-list";
+import type { Account, ApiKey, NewApiKey } from "../domain/accounts";
+import { Conflict, LimitReached, NotFound } from "../domain/errors";
 import type { Creation, KeyClaim, StoredResponse } from "../domain/idempotency";
 import type { Role } from "../domain/principal";
-import { ApiError, notFound } from "../lib/errors";
 import { generateApiKey } from "./api-keys";
 import { claimStep, claimValues, keyRowStep, recordCreated, releaseStep, replayUnlessClaimed } from "./idempotency.service";
-
-/** Account representation. */
-export interface Account {
-  id: number;
-  name: string;
-  email: string;
-  role: Role;
-  createdAt: string;
-}
-
-/** ApiKey representation (no secret). */
-export interface ApiKey {
-  id: number;
-  name: string | null;
-  prefix: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-}
-
-/** ApiKey plus its secret, only in the response that creates it. */
-export interface NewApiKey extends ApiKey {
-  key: string;
-}
 
 /** The columns of the Account representation. */
 const ACCOUNT = { id: accounts.id, name: accounts.name, email: accounts.email, role: accounts.role, createdAt: accounts.createdAt };
@@ -95,7 +73,7 @@ const signUp = plan({
 
 /**
  * Create an account with `role` and its first key, in one batch.
- * @throws ApiError 409 `duplicate_email`.
+ * @throws Conflict `duplicate_email`.
  */
 export async function createAccount(
   db: Database,
@@ -121,7 +99,7 @@ export async function createAccount(
     });
     return { account: account!, apiKey: { ...apiKey!, key: material.secret } };
   } catch (error) {
-    if (isConstraintError(error)) throw new ApiError(409, "duplicate_email", "An account with this email already exists.");
+    if (isConstraintError(error)) throw new Conflict("duplicate_email", {});
     throw error;
   }
 }
@@ -132,10 +110,10 @@ const getAccountQuery = qb
   .where(eq(accounts.id, sql.placeholder("id")))
   .prepare();
 
-/** @throws ApiError 404 when absent. */
+/** @throws NotFound when absent. */
 export async function getAccount(db: Database, accountId: number): Promise<Account> {
   const [account] = await execute(db, getAccountQuery, { id: accountId });
-  if (!account) throw notFound("Account", accountId);
+  if (!account) throw new NotFound("account", accountId);
   return account;
 }
 
@@ -214,7 +192,7 @@ const keyedKeyCreation = plan({
   existing: keyRowStep,
 });
 
-/** Create another key for an account; the secret is in the result only. @throws ApiError 409 `key_limit_reached`. */
+/** Create another key for an account; the secret is in the result only. @throws LimitReached (`MAX_ACTIVE_KEYS`). */
 export async function createKey(db: Database, accountId: number, name: string | undefined, now: Date): Promise<NewApiKey> {
   return (await createKeyOnce(db, accountId, name, now)).created!;
 }
@@ -224,7 +202,7 @@ export async function createKey(db: Database, accountId: number, name: string | 
  * `claim` (if any) in the same batch: the key with its secret, or the stored
  * response of the key's first request (without its secret). The limit check
  * and the insert are one statement (concurrent calls never pass it).
- * @throws ApiError 409 `key_limit_reached` (the account holds `MAX_ACTIVE_KEYS` active keys) | `concurrent_update`, 422 `idempotency_key_reused`.
+ * @throws LimitReached (the account holds `MAX_ACTIVE_KEYS` active keys), IdempotencyKeyInProgress, IdempotencyKeyReused.
  */
 export async function createKeyOnce(db: Database, accountId: number, name: string | undefined, now: Date, claim?: KeyClaim): Promise<Creation<NewApiKey>> {
   const material = await generateApiKey();
@@ -240,7 +218,7 @@ export async function createKeyOnce(db: Database, accountId: number, name: strin
   }
   if (apiKey) return { created: { ...apiKey, key: material.secret } };
   if (replay) return { replay };
-  throw new ApiError(409, "key_limit_reached", `An account holds at most ${MAX_ACTIVE_KEYS} active keys; revoke one (DELETE /accounts/me/keys/{keyId}) first.`);
+  throw new LimitReached("apiKeys", MAX_ACTIVE_KEYS);
 }
 
 const revokeKeyQuery = qb
@@ -249,10 +227,10 @@ const revokeKeyQuery = qb
   .where(and(eq(apiKeys.id, sql.placeholder("id")), eq(apiKeys.accountId, sql.placeholder("accountId")), isNull(apiKeys.revokedAt)))
   .prepare();
 
-/** Revoke one of the account's keys. @throws ApiError 404 when it is not theirs or already revoked. */
+/** Revoke one of the account's keys. @throws NotFound when it is not theirs or already revoked. */
 export async function revokeKey(db: Database, accountId: number, keyId: number, now: Date): Promise<void> {
   const { rowsAffected } = await execute(db, revokeKeyQuery, { revokedAt: now.toISOString(), id: keyId, accountId });
-  if (rowsAffected !== 1) throw notFound("API key", keyId);
+  if (rowsAffected !== 1) throw new NotFound("apiKey", keyId);
 }
 
 /**

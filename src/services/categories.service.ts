@@ -10,22 +10,14 @@ import { isConstraintError } from "../db/errors";
 import { categoryData, eventColumns, outboxRow } from "../db/events";
 import { execute, guarded, outbox, plan, run, statement } from "../db/plan";
 import { categories, events, pets } from "../db/schema";
+import type { Category, NewCategory } from "../domain/categories";
+import { Conflict, NotFound, StaleVersion } from "../domain/errors";
 import type { Creation, KeyClaim } from "../domain/idempotency";
-import { ApiError, concurrentUpdate, notFound } from "../lib/errors";
-import { assertIfMatch } from "../lib/http-cache";
+import { type Precondition, requireMatch } from "../domain/precondition";
 import { claimStep, claimValues, keyRowStep, recordCreated, replayUnlessClaimed } from "./idempotency.service";
 
-/** Category representation (`description` absent when not set). */
-export interface Category {
-  id: number;
-  name: string;
-  description?: string;
-}
-
-export interface NewCategory {
-  name: string;
-  description?: string;
-}
+// scripts/seed.ts imports the type from here.
+export type { Category } from "../domain/categories";
 
 /** Uniqueness key of a name: Unicode lower case of the NFC form. */
 export function nameKey(name: string): string {
@@ -48,8 +40,8 @@ function toCategory(row: { id: number; name: string; description: string | null 
   return out;
 }
 
-function duplicateName(name: string): ApiError {
-  return new ApiError(409, "duplicate_name", `A category named "${name}" already exists.`);
+function duplicateName(name: string): Conflict {
+  return new Conflict("duplicate_name", { name });
 }
 
 const listQuery = qb
@@ -66,10 +58,10 @@ export async function listCategories(db: Database, afterId: number, limit: numbe
   return rows.map(toCategory);
 }
 
-/** @throws ApiError 404 when absent. */
+/** @throws NotFound when absent. */
 export async function getCategory(db: Database, categoryId: number): Promise<Category> {
   const [row] = await execute(db, getQuery, { id: categoryId });
-  if (!row) throw notFound("Category", categoryId);
+  if (!row) throw new NotFound("category", categoryId);
   return toCategory(row);
 }
 
@@ -130,7 +122,7 @@ const keyedCreation = plan({
   existing: keyRowStep,
 });
 
-/** Create a category. @throws ApiError 409 `duplicate_name`. */
+/** Create a category. @throws Conflict `duplicate_name`. */
 export async function createCategory(db: Database, input: NewCategory, now: Date): Promise<Category> {
   const { created } = await createCategoryOnce(db, input, now);
   return created!;
@@ -139,7 +131,7 @@ export async function createCategory(db: Database, input: NewCategory, now: Date
 /**
  * Create a category, honouring the request's Idempotency-Key `claim` (if any)
  * in the same batch: the category created, or the stored response of the key's first request.
- * @throws ApiError 409 `duplicate_name` | `concurrent_update`, 422 `idempotency_key_reused`.
+ * @throws Conflict `duplicate_name`, IdempotencyKeyInProgress, IdempotencyKeyReused.
  */
 export async function createCategoryOnce(db: Database, input: NewCategory, now: Date, claim?: KeyClaim): Promise<Creation<Category>> {
   const values = { name: input.name, nameKey: nameKey(input.name), description: input.description ?? null, occurredAt: now.toISOString() };
@@ -197,24 +189,24 @@ const change = plan({
   ),
 });
 
-/** A change of category `categoryId` (`description: null` clears it), with If-Match (if any), at `now`. */
+/** A change of category `categoryId` (`description: null` clears it), if it is as `expected` (If-Match), at `now`. */
 export interface CategoryUpdate {
   categoryId: number;
   patch: { name?: string; description?: string | null };
-  ifMatch?: string;
+  expected?: Precondition;
   now: Date;
 }
 
 /**
  * Change name and/or description; `null` description clears it.
  * Guarded by the version read, so a concurrent change makes it retry.
- * @throws ApiError 404, 409 `duplicate_name`, 412 `precondition_failed`.
+ * @throws NotFound, Conflict `duplicate_name` | `concurrent_update` (retries ran out), StaleVersion.
  */
-export async function updateCategory(db: Database, { categoryId, patch, ifMatch, now }: CategoryUpdate): Promise<Category> {
+export async function updateCategory(db: Database, { categoryId, patch, expected, now }: CategoryUpdate): Promise<Category> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const [row] = await execute(db, getQuery, { id: categoryId });
-    if (!row) throw notFound("Category", categoryId);
-    await assertIfMatch(ifMatch, toCategory(row));
+    if (!row) throw new NotFound("category", categoryId);
+    requireMatch(expected, "category", categoryId, toCategory(row));
     const name = patch.name ?? row.name;
     const description = patch.description === undefined ? row.description : patch.description;
     try {
@@ -227,9 +219,9 @@ export async function updateCategory(db: Database, { categoryId, patch, ifMatch,
       if (isConstraintError(error)) throw duplicateName(name);
       throw error;
     }
-    if (ifMatch !== undefined) throw new ApiError(412, "precondition_failed", "The category changed meanwhile; fetch it again.");
+    if (expected) throw new StaleVersion("category", categoryId);
   }
-  throw concurrentUpdate("Category", categoryId);
+  throw new Conflict("concurrent_update", { resource: "category", id: categoryId });
 }
 
 const hasPets = qb.select({ one: sql`1` }).from(pets).where(eq(pets.categoryId, categories.id));
@@ -261,21 +253,19 @@ const deletion = plan({
   ),
 });
 
-/** Delete a category no pet uses. @throws ApiError 404, 409 `category_in_use`, 412. */
-export async function deleteCategory(db: Database, categoryId: number, ifMatch: string | undefined, now: Date): Promise<void> {
+/** Delete a category no pet uses, if it is as `expected` (If-Match). @throws NotFound, Conflict `category_in_use`, StaleVersion. */
+export async function deleteCategory(db: Database, categoryId: number, expected: Precondition | undefined, now: Date): Promise<void> {
   let version: number | null = null;
-  if (ifMatch !== undefined) {
+  if (expected) {
     const [row] = await execute(db, getQuery, { id: categoryId });
-    if (!row) throw notFound("Category", categoryId);
-    await assertIfMatch(ifMatch, toCategory(row));
+    if (!row) throw new NotFound("category", categoryId);
+    requireMatch(expected, "category", categoryId, toCategory(row));
     version = row.version;
   }
   const { deleted, outcome } = await run(db, deletion, { id: categoryId, version, occurredAt: now.toISOString() });
   if (deleted.rowsAffected === 1) return;
   const [row] = outcome;
-  if (!row) throw notFound("Category", categoryId);
-  if (row.inUse) {
-    throw new ApiError(409, "category_in_use", `Category ${categoryId} still has pets; move or delete them first.`);
-  }
-  throw new ApiError(412, "precondition_failed", "The category changed meanwhile; fetch it again.");
+  if (!row) throw new NotFound("category", categoryId);
+  if (row.inUse) throw new Conflict("category_in_use", { categoryId });
+  throw new StaleVersion("category", categoryId);
 }

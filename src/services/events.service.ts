@@ -8,18 +8,9 @@ import { gt, sql } from "drizzle-orm";
 import { qb, type Database } from "../db/client";
 import { execute } from "../db/plan";
 import { events } from "../db/schema";
-import { EVENT_TYPES, type EventType } from "../domain/events";
+import { EVENT_TYPES, type Event, type EventType } from "../domain/events";
 
 export { EVENT_TYPES, type EventType };
-
-/** Event representation: `data` is the resource after the change (for deletions: its last state). */
-export interface Event {
-  id: number;
-  type: EventType;
-  /** RFC 3339 UTC instant of the change. */
-  occurredAt: string;
-  data: Record<string, unknown>;
-}
 
 /** A page of the log: events with id > `afterId`, at most `limit`. */
 const eventsAfter = qb

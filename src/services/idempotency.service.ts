@@ -4,9 +4,10 @@
  * key inside the one batch that creates the resource, its events and the
  * stored response (docs/architecture.md, "Writes"). One `idempotency_keys` row
  * per account and key, whatever the endpoint: the first request claims it with
- * a random claim token; one arriving while a claim is unfinished gets 409
- * `concurrent_update`, a later one with another fingerprint 422
- * `idempotency_key_reused`, else the stored 2xx response is replayed. Only the
+ * a random claim token; one arriving while a claim is unfinished is refused
+ * (IdempotencyKeyInProgress: 409 `concurrent_update`), a later one with another
+ * fingerprint too (IdempotencyKeyReused: 422 `idempotency_key_reused`), else
+ * the stored 2xx response is replayed. Only the
  * request whose token is on the row records or releases it.
  * Responses are kept 24 h; an unfinished claim blocks its key 60 s.
  */
@@ -14,8 +15,8 @@ import { and, eq, type SQL, sql } from "drizzle-orm";
 import { qb } from "../db/client";
 import { guarded, statement } from "../db/plan";
 import { idempotencyKeys } from "../db/schema";
+import { IdempotencyKeyInProgress, IdempotencyKeyReused } from "../domain/errors";
 import type { KeyClaim, StoredResponse } from "../domain/idempotency";
-import { ApiError } from "../lib/errors";
 import { sha256Hex } from "./api-keys";
 
 export type { Creation, KeyClaim, StoredResponse } from "../domain/idempotency";
@@ -136,15 +137,11 @@ export function claimValues(claim: KeyClaim) {
  * What to do with a key another request holds, from its row (`keyColumns`):
  * the stored response to replay. While that request runs, any other request
  * with its key waits, whatever its endpoint and body.
- * @throws ApiError 409 `concurrent_update` (the first request is still running), 422 `idempotency_key_reused` (another fingerprint).
+ * @throws IdempotencyKeyInProgress (the first request is still running), IdempotencyKeyReused (another fingerprint).
  */
 export function existingResponse(row: KeyRow, fingerprint: string): StoredResponse {
-  if (row.responseStatus === 0) {
-    throw new ApiError(409, "concurrent_update", "A request with this Idempotency-Key is still in progress; retry shortly.");
-  }
-  if (row.requestHash !== fingerprint) {
-    throw new ApiError(422, "idempotency_key_reused", "This Idempotency-Key was used with a different request in the last 24 hours.");
-  }
+  if (row.responseStatus === 0) throw new IdempotencyKeyInProgress();
+  if (row.requestHash !== fingerprint) throw new IdempotencyKeyReused();
   return { status: row.responseStatus, body: row.responseBody, headers: JSON.parse(row.responseHeaders) as Record<string, string> };
 }
 
@@ -176,7 +173,7 @@ export function recordCreated(status: number, body: SQL<string>, location?: SQL<
  * request's (it was refused, and released in the batch), else the key's
  * stored response to replay.
  * @param claimed the rows of the batch's claim step; `existing` those of `keyRowStep`.
- * @throws ApiError 409 `concurrent_update`, 422 `idempotency_key_reused` (see `existingResponse`).
+ * @throws IdempotencyKeyInProgress, IdempotencyKeyReused (see `existingResponse`).
  */
 export function replayUnlessClaimed(claimed: readonly unknown[], existing: readonly KeyRow[], claim: KeyClaim): StoredResponse | null {
   if (claimed.length > 0) return null;

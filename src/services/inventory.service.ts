@@ -9,16 +9,10 @@ import { eventColumns, inventoryDataWith, outboxRow, petDataWithStatus } from ".
 import { execute, guarded, outbox, plan, run, statement } from "../db/plan";
 import { events, inventory, orders, pets } from "../db/schema";
 import { variants } from "../db/variants";
+import { NotFound, StaleVersion } from "../domain/errors";
+import type { InventoryItem } from "../domain/inventory";
 import type { PetStatus } from "../domain/pets";
-import { ApiError, notFound } from "../lib/errors";
-import { assertIfMatch } from "../lib/http-cache";
-
-/** InventoryItem representation. */
-export interface InventoryItem {
-  petId: number;
-  quantity: number;
-  status: PetStatus;
-}
+import { type Precondition, requireMatch } from "../domain/precondition";
 
 export interface InventoryFilter {
   status?: PetStatus;
@@ -68,10 +62,10 @@ const itemQuery = qb
   .where(eq(inventory.petId, sql.placeholder("petId")))
   .prepare();
 
-/** @throws ApiError 404 when the pet has no entry (no such pet). One round trip. */
+/** @throws NotFound when the pet has no entry (no such pet). One round trip. */
 export async function getInventoryItem(db: Database, petId: number): Promise<InventoryItem> {
   const [item] = await execute(db, itemQuery, { petId });
-  if (!item) throw notFound("Inventory entry of pet", petId);
+  if (!item) throw new NotFound("inventory", petId);
   return item;
 }
 
@@ -139,38 +133,38 @@ const setting = plan({
   item: statement(itemQuery),
 });
 
-/** Pet `petId`'s new stock `quantity` (≥ 0), with If-Match (if any), at `now`. */
+/** Pet `petId`'s new stock `quantity` (≥ 0), if its entry is as `expected` (If-Match), at `now`. */
 export interface StockSetting {
   petId: number;
   quantity: number;
-  ifMatch?: string;
+  expected?: Precondition;
   now: Date;
 }
 
 /**
  * Set a pet's stock (docs/api.md#stock-and-ordering): n > 0 makes the pet available; n = 0 makes it
  * pending when it has open orders, else sold. One batch (after a read only for
- * If-Match).
+ * `expected`).
  *
- * With If-Match the batch checks the versions of both rows behind the
- * representation (quantity: inventory; status: pet) that the ETag matched, on
- * rows it has not written yet, so a 412 changes nothing.
- * @throws ApiError 404, 412 `precondition_failed`.
+ * With `expected` (If-Match) the batch checks the versions of both rows behind
+ * the representation (quantity: inventory; status: pet) that it matched, on
+ * rows it has not written yet, so a StaleVersion changes nothing.
+ * @throws NotFound, StaleVersion.
  */
-export async function setInventory(db: Database, { petId, quantity, ifMatch, now }: StockSetting): Promise<InventoryItem> {
+export async function setInventory(db: Database, { petId, quantity, expected, now }: StockSetting): Promise<InventoryItem> {
   // With If-Match, the versions of both rows seen by the check.
   let seen: { inventoryVersion: number; petVersion: number } | null = null;
-  if (ifMatch !== undefined) {
+  if (expected) {
     const [current] = await execute(db, versionedItemQuery, { petId });
-    if (!current) throw notFound("Inventory entry of pet", petId);
+    if (!current) throw new NotFound("inventory", petId);
     const { inventoryVersion, petVersion, ...item } = current;
-    await assertIfMatch(ifMatch, item);
+    requireMatch(expected, "inventory", petId, item);
     seen = { inventoryVersion, petVersion };
   }
   const values = { petId, quantity, occurredAt: now.toISOString(), inventoryVersion: seen?.inventoryVersion ?? null, petVersion: seen?.petVersion ?? null };
   const { quantity: set, item: rows } = await run(db, setting, values);
   const [item] = rows;
-  if (!item) throw notFound("Inventory entry of pet", petId);
-  if (set.rowsAffected !== 1) throw new ApiError(412, "precondition_failed", "The inventory entry changed meanwhile; fetch it again.");
+  if (!item) throw new NotFound("inventory", petId);
+  if (set.rowsAffected !== 1) throw new StaleVersion("inventory", petId);
   return item;
 }

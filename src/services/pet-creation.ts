@@ -11,9 +11,9 @@ import { eventColumns, outboxRow, petData } from "../db/events";
 import { guarded, outbox, plan, run, runEach, statement } from "../db/plan";
 import { categories, events, inventory, pets } from "../db/schema";
 import type { Creation, KeyClaim } from "../domain/idempotency";
-import type { PetStatus } from "../domain/pets";
+import type { NewPet, Pet, PetStatus } from "../domain/pets";
 import { claimStep, claimValues, keyRowStep, recordCreated, releaseStep, replayUnlessClaimed } from "./idempotency.service";
-import { categoryNotFound, type NewPet, PET_FIELDS, type Pet } from "./pets.service";
+import { categoryNotFound, PET_FIELDS } from "./pets.service";
 
 const ph = sql.placeholder;
 
@@ -98,7 +98,7 @@ function creationValues(input: NewPet, occurredAt: string) {
 
 /**
  * Create a pet and its inventory row (quantity 1, or 0 when sold) in one batch.
- * @throws ApiError 422 `category_not_found`.
+ * @throws InvalidReference when the category does not exist.
  */
 export async function createPet(db: Database, input: NewPet, now: Date): Promise<Pet> {
   const {
@@ -111,7 +111,7 @@ export async function createPet(db: Database, input: NewPet, now: Date): Promise
 /**
  * Create a pet honouring the request's Idempotency-Key `claim` (if any), in
  * one batch: the pet created, or the stored response of the key's first request.
- * @throws ApiError 422 `category_not_found` | `idempotency_key_reused`, 409 `concurrent_update`.
+ * @throws InvalidReference (category), IdempotencyKeyInProgress, IdempotencyKeyReused.
  */
 export async function createPetOnce(db: Database, input: NewPet, now: Date, claim?: KeyClaim): Promise<Creation<Pet>> {
   if (!claim) return { created: await createPet(db, input, now) };

@@ -2,8 +2,8 @@
  * The status transition table of pets set directly by PUT/PATCH (docs/api.md#stock-and-ordering, last row).
  * Pure: takes the current state, returns what the change implies or throws.
  */
+import { Conflict, type ConflictFacts } from "../domain/errors";
 import type { PetStatus } from "../domain/pets";
-import { ApiError } from "../lib/errors";
 
 /** Stock facts a transition depends on. */
 export interface StockState {
@@ -21,25 +21,25 @@ export interface TransitionPlan {
   zeroStock: boolean;
 }
 
-function invalid(from: PetStatus, to: PetStatus, why: string): ApiError {
-  return new ApiError(409, "invalid_transition", `A pet cannot go from ${from} to ${to}: ${why}.`);
+function invalid(from: PetStatus, to: PetStatus, reason: ConflictFacts["invalid_transition"]["reason"]): Conflict {
+  return new Conflict("invalid_transition", { from, to, reason });
 }
 
 /**
  * Decide a status change `from` → `to`.
- * @throws ApiError 409 `invalid_transition` when docs/api.md#stock-and-ordering forbids it.
+ * @throws Conflict `invalid_transition` when docs/api.md#stock-and-ordering forbids it.
  */
 export function planTransition(from: PetStatus, to: PetStatus, stock: StockState): TransitionPlan {
   if (from === to) return { guard: "none", zeroStock: false };
   if (from === "available" && to === "pending") return { guard: "none", zeroStock: false };
   if (to === "available") {
     // pending→available (release a hold) and sold→available (after a restock) both need stock.
-    if (stock.quantity <= 0) throw invalid(from, to, "inventory quantity is 0; restock first with PUT /store/inventory/{petId}");
+    if (stock.quantity <= 0) throw invalid(from, to, "no_stock");
     return { guard: "stock_positive", zeroStock: false };
   }
   if (to === "sold") {
-    if (stock.openOrders > 0) throw invalid(from, to, "the pet has open orders; fulfil or cancel them first");
+    if (stock.openOrders > 0) throw invalid(from, to, "open_orders");
     return { guard: "no_open_orders", zeroStock: true };
   }
-  throw invalid(from, to, "only available→pending, pending→available, available/pending→sold and sold→available are allowed");
+  throw invalid(from, to, "not_allowed");
 }

@@ -11,24 +11,13 @@ import { eventColumns, inventoryUpdatedWhen, outboxRow, petData, petUpdatedIfCha
 import { execute, guarded, outbox, plan, run, statement } from "../db/plan";
 import { categories, events, inventory, orders, pets } from "../db/schema";
 import { variants } from "../db/variants";
-import type { PetStatus } from "../domain/pets";
-import { ApiError, concurrentUpdate, notFound } from "../lib/errors";
-import { assertIfMatch } from "../lib/http-cache";
+import { Conflict, InvalidReference, NotFound, StaleVersion } from "../domain/errors";
+import type { NewPet, Pet, PetStatus } from "../domain/pets";
+import { type Precondition, requireMatch } from "../domain/precondition";
 import { planTransition, type TransitionPlan } from "./pet-status";
 
-/** Pet representation. */
-export interface Pet {
-  id: number;
-  name: string;
-  categoryId: number;
-  status: PetStatus;
-}
-
-export interface NewPet {
-  name: string;
-  categoryId: number;
-  status?: PetStatus;
-}
+// scripts/seed.ts imports the type from here.
+export type { NewPet } from "../domain/pets";
 
 export interface PetFilter {
   status?: PetStatus;
@@ -57,9 +46,9 @@ const listQuery = variants((byStatus: boolean, byCategory: boolean, byIds: boole
     .prepare();
 });
 
-/** 422 `category_not_found` for `categoryId` (details path `body.categoryId`). */
-export function categoryNotFound(categoryId: number): ApiError {
-  return new ApiError(422, "category_not_found", `Category ${categoryId} does not exist.`, [{ path: "body.categoryId", message: "No such category." }]);
+/** The input's `categoryId` names no category. */
+export function categoryNotFound(categoryId: number): InvalidReference {
+  return new InvalidReference("category", categoryId, "categoryId");
 }
 
 /** Up to `limit` pets matching `filter` with id > `afterId`, ascending. One round trip. */
@@ -74,10 +63,10 @@ const getQuery = qb
   .where(eq(pets.id, ph("id")))
   .prepare();
 
-/** @throws ApiError 404 when absent. One round trip. */
+/** @throws NotFound when absent. One round trip. */
 export async function getPet(db: Database, petId: number): Promise<Pet> {
   const [pet] = await execute(db, getQuery, { id: petId });
-  if (!pet) throw notFound("Pet", petId);
+  if (!pet) throw new NotFound("pet", petId);
   return pet;
 }
 
@@ -105,7 +94,7 @@ interface PetState {
 
 async function readPetState(db: Database, petId: number, categoryId: number): Promise<PetState> {
   const [row] = await execute(db, stateQuery, { id: petId, categoryId });
-  if (!row) throw notFound("Pet", petId);
+  if (!row) throw new NotFound("pet", petId);
   const { version, quantity, openOrders, categoryExists, ...pet } = row;
   return { pet, version, quantity, openOrders, categoryExists };
 }
@@ -175,27 +164,27 @@ const UPDATES: Record<TransitionPlan["guard"], ReturnType<typeof updatePlans>> =
   no_open_orders: updatePlans(sql`not exists (select 1 from ${orders} where ${orders.petId} = ${pets.id} and ${orders.complete} = 0)`),
 };
 
-/** A change of pet `petId`: `replace` (PUT: a missing status means available) or patch, with If-Match (if any), at `now`. */
+/** A change of pet `petId`: `replace` (PUT: a missing status means available) or patch, if it is as `expected` (If-Match), at `now`. */
 export interface PetUpdate {
   petId: number;
   change: Partial<NewPet>;
   replace: boolean;
-  ifMatch?: string;
+  expected?: Precondition;
   now: Date;
 }
 
 /**
  * Replace (PUT) or patch a pet.
- * Status changes follow docs/api.md#stock-and-ordering; `If-Match` guards against lost updates and
- * accepts the ETag of the pet or of `[pet]` (what `GET /pets?id=N` shows, the
- * successor of the deprecated item route).
- * @throws ApiError 404, 409 `invalid_transition`, 412 `precondition_failed`, 422 `category_not_found`.
+ * Status changes follow docs/api.md#stock-and-ordering; `expected` (If-Match) guards against lost
+ * updates and may hold for the pet or for `[pet]` (what `GET /pets?id=N` shows,
+ * the successor of the deprecated item route).
+ * @throws NotFound; Conflict `invalid_transition`, `concurrent_update` (retries ran out); StaleVersion; InvalidReference (category).
  */
-export async function updatePet(db: Database, { petId, change, replace, ifMatch, now }: PetUpdate): Promise<Pet> {
+export async function updatePet(db: Database, { petId, change, replace, expected, now }: PetUpdate): Promise<Pet> {
   const at = now.toISOString();
   for (let attempt = 0; attempt < 5; attempt++) {
     const state = await readPetState(db, petId, change.categoryId ?? 0);
-    await assertIfMatch(ifMatch, state.pet, [[state.pet]]);
+    requireMatch(expected, "pet", petId, state.pet, [[state.pet]]);
     if (change.categoryId !== undefined && change.categoryId !== state.pet.categoryId && !state.categoryExists) {
       throw categoryNotFound(change.categoryId);
     }
@@ -212,9 +201,9 @@ export async function updatePet(db: Database, { petId, change, replace, ifMatch,
     const [updated] = update;
     if (updated) return updated;
     // Something changed between the read and the write: the state read is stale.
-    if (ifMatch !== undefined) throw new ApiError(412, "precondition_failed", "The pet changed meanwhile; fetch it again.");
+    if (expected) throw new StaleVersion("pet", petId);
   }
-  throw concurrentUpdate("Pet", petId);
+  throw new Conflict("concurrent_update", { resource: "pet", id: petId });
 }
 
 /** "Pet `id` may be deleted": its version matches (when one is given) and no order references it. */
@@ -244,18 +233,21 @@ const deletion = plan({
   ),
 });
 
-/** Delete a pet that no order references, with its inventory row. @throws ApiError 404, 409 `pet_has_orders`, 412. */
-export async function deletePet(db: Database, petId: number, ifMatch: string | undefined, now: Date): Promise<void> {
+/**
+ * Delete a pet that no order references, with its inventory row, if it is as `expected` (If-Match; as in `updatePet`).
+ * @throws NotFound, Conflict `pet_has_orders`, StaleVersion.
+ */
+export async function deletePet(db: Database, petId: number, expected: Precondition | undefined, now: Date): Promise<void> {
   let version: number | null = null;
-  if (ifMatch !== undefined) {
+  if (expected) {
     const state = await readPetState(db, petId, 0);
-    await assertIfMatch(ifMatch, state.pet, [[state.pet]]);
+    requireMatch(expected, "pet", petId, state.pet, [[state.pet]]);
     version = state.version;
   }
   const { pet: deleted, hasOrders } = await run(db, deletion, { id: petId, version, occurredAt: now.toISOString() });
   if (deleted.rowsAffected === 1) return;
   const [row] = hasOrders;
-  if (!row) throw notFound("Pet", petId);
-  if (row.hasOrders) throw new ApiError(409, "pet_has_orders", `Pet ${petId} has orders and cannot be deleted.`);
-  throw new ApiError(412, "precondition_failed", "The pet changed meanwhile; fetch it again.");
+  if (!row) throw new NotFound("pet", petId);
+  if (row.hasOrders) throw new Conflict("pet_has_orders", { petId });
+  throw new StaleVersion("pet", petId);
 }

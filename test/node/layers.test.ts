@@ -4,8 +4,9 @@
  * them, and the runtime adapters (src/runtime) and middleware above the
  * services. Reads every `src/**\/*.ts` file's imports (static, `export … from`,
  * dynamic) and fails on any import a layer may not make, on services or db
- * code that speaks HTTP (imports Hono), and on any import cycle between files,
- * printing the offending imports.
+ * code that speaks HTTP (imports Hono, an HTTP helper of src/lib, a route or
+ * a middleware: services throw domain errors and take domain values), and on
+ * any import cycle between files, printing the offending imports.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, normalize, relative, sep } from "node:path";
@@ -29,6 +30,14 @@ const ALLOWED: Record<string, string[]> = {
 const ENTRY_POINTS = ["app", "server", "worker"];
 /** Layers that hold the rules and the data, not HTTP: no Hono in them. */
 const NO_HTTP = ["domain", "db", "services"];
+/**
+ * The modules of src/lib that speak HTTP: the Error envelope, ETags and cache
+ * headers, the Hono context, the router, request validation and the OpenAPI
+ * schemas. The other helpers (logger, private addresses, …) serve any layer.
+ */
+const HTTP_HELPERS = ["lib/errors.ts", "lib/http-cache.ts", "lib/context.ts", "lib/create-router.ts", "lib/validation.ts", "lib/schemas.ts"];
+/** Layers of the HTTP edge. */
+const HTTP_LAYERS = ["routes", "middleware"];
 
 interface Import {
   from: string;
@@ -101,6 +110,18 @@ describe("layers", () => {
   it("services, db and domain do not speak HTTP (no Hono)", () => {
     const offending = imports
       .filter(({ from, specifier }) => NO_HTTP.includes(layerOf(from)) && /^(hono|@hono\/)/.test(specifier))
+      .map(({ from, specifier }) => `src/${from} imports "${specifier}"`);
+    expect(offending).toEqual([]);
+  });
+
+  it("services ∌ HTTP: services, db and domain import no HTTP helper, Hono, route or middleware", () => {
+    for (const helper of HTTP_HELPERS) expect(files, `${helper} is gone: update HTTP_HELPERS`).toContain(helper);
+    const offending = imports
+      .filter(({ from, to, specifier }) => {
+        if (!NO_HTTP.includes(layerOf(from))) return false;
+        if (!specifier.startsWith(".")) return /^(hono|@hono\/)/.test(specifier);
+        return HTTP_HELPERS.includes(to) || HTTP_LAYERS.includes(layerOf(to));
+      })
       .map(({ from, specifier }) => `src/${from} imports "${specifier}"`);
     expect(offending).toEqual([]);
   });

@@ -1,5 +1,6 @@
 /** Handlers of /accounts. */
 import type { RouteHandler } from "@hono/zod-openapi";
+import type { ApiKey } from "../../domain/accounts";
 import type { AppEnv } from "../../lib/context";
 import type { Principal } from "../../domain/principal";
 import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
@@ -36,7 +37,7 @@ export const createKey: RouteHandler<typeof routes.createKey, AppEnv> = async (c
   // The body is optional, and an absent one is not validated: the schema's default does not apply then.
   const name = c.req.valid("json").name ?? DEFAULT_KEY_NAME;
   const { created, replay } = await service.createKeyOnce(c.get("db"), caller(c).accountId, name, c.get("now")(), c.get("keyClaim"));
-  if (replay) return c.json(replayed<service.ApiKey>(c, replay), 200);
+  if (replay) return c.json(replayed<ApiKey>(c, replay), 200);
   c.get("keyCache").rememberKey(await sha256Hex(created.key));
   return c.json(created, 201);
 };

@@ -1,7 +1,8 @@
 /** Handlers of /categories. */
 import type { RouteHandler } from "@hono/zod-openapi";
+import type { Category } from "../../domain/categories";
 import { CATEGORIES_LIST_TAG, categoryTag } from "../../lib/cache-tags";
-import { setCacheTags, setEtag } from "../../lib/http-cache";
+import { ifMatchPrecondition, setCacheTags, setEtag } from "../../lib/http-cache";
 import type { AppEnv } from "../../lib/context";
 import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
 import { replayed } from "../../middleware/idempotency";
@@ -19,7 +20,7 @@ export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
 
 export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
   const { created: category, replay } = await service.createCategoryOnce(c.get("db"), c.req.valid("json"), c.get("now")(), c.get("keyClaim"));
-  if (replay) return c.json(replayed<service.Category>(c, replay), 201);
+  if (replay) return c.json(replayed<Category>(c, replay), 201);
   c.header("Location", `/categories/${category.id}`);
   return c.json(category, 201);
 };
@@ -36,7 +37,7 @@ export const patch: RouteHandler<typeof routes.patch, AppEnv> = async (c) => {
   const category = await service.updateCategory(c.get("db"), {
     categoryId,
     patch: c.req.valid("json"),
-    ifMatch: c.req.valid("header")["if-match"],
+    expected: ifMatchPrecondition(c.req.valid("header")["if-match"]),
     now: c.get("now")(),
   });
   setEtag(c, category);
@@ -44,6 +45,7 @@ export const patch: RouteHandler<typeof routes.patch, AppEnv> = async (c) => {
 };
 
 export const remove: RouteHandler<typeof routes.remove, AppEnv> = async (c) => {
-  await service.deleteCategory(c.get("db"), c.req.valid("param").categoryId, c.req.valid("header")["if-match"], c.get("now")());
+  const expected = ifMatchPrecondition(c.req.valid("header")["if-match"]);
+  await service.deleteCategory(c.get("db"), c.req.valid("param").categoryId, expected, c.get("now")());
   return c.body(null, 204);
 };

@@ -1,7 +1,7 @@
 /** Handlers of /store/inventory. */
 import type { RouteHandler } from "@hono/zod-openapi";
 import { INVENTORY_LIST_TAG, inventoryTag } from "../../lib/cache-tags";
-import { setCacheTags, setEtag } from "../../lib/http-cache";
+import { ifMatchPrecondition, setCacheTags, setEtag } from "../../lib/http-cache";
 import type { AppEnv } from "../../lib/context";
 import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
 import * as service from "../../services/inventory.service";
@@ -29,7 +29,7 @@ export const replace: RouteHandler<typeof routes.replace, AppEnv> = async (c) =>
   const item = await service.setInventory(c.get("db"), {
     petId,
     quantity: c.req.valid("json").quantity,
-    ifMatch: c.req.valid("header")["if-match"],
+    expected: ifMatchPrecondition(c.req.valid("header")["if-match"]),
     now: c.get("now")(),
   });
   setEtag(c, item);

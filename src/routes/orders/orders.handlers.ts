@@ -1,6 +1,6 @@
 /** Handlers of /store/orders. */
 import type { RouteHandler } from "@hono/zod-openapi";
-import { setEtag } from "../../lib/http-cache";
+import { ifMatchPrecondition, setEtag } from "../../lib/http-cache";
 import type { AppEnv } from "../../lib/context";
 import type { Principal } from "../../domain/principal";
 import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
@@ -38,14 +38,15 @@ export const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
 
 export const patch: RouteHandler<typeof routes.patch, AppEnv> = async (c) => {
   const { orderId } = c.req.valid("param");
-  const ifMatch = c.req.valid("header")["if-match"];
-  const order = await changeOrder(c.get("db"), { principal: caller(c), orderId, change: c.req.valid("json"), ifMatch, now: c.get("now")() });
+  const expected = ifMatchPrecondition(c.req.valid("header")["if-match"]);
+  const order = await changeOrder(c.get("db"), { principal: caller(c), orderId, change: c.req.valid("json"), expected, now: c.get("now")() });
   setEtag(c, order);
   return c.json(order, 200);
 };
 
 export const remove: RouteHandler<typeof routes.remove, AppEnv> = async (c) => {
   const { orderId } = c.req.valid("param");
-  await cancelOrder(c.get("db"), { principal: caller(c), orderId, ifMatch: c.req.valid("header")["if-match"], now: c.get("now")() });
+  const expected = ifMatchPrecondition(c.req.valid("header")["if-match"]);
+  await cancelOrder(c.get("db"), { principal: caller(c), orderId, expected, now: c.get("now")() });
   return c.body(null, 204);
 };

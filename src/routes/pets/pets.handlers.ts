@@ -1,12 +1,12 @@
 /** Handlers of /pets: parse (done by the route), call one service function, shape the response. */
 import type { RouteHandler } from "@hono/zod-openapi";
 import { petTag, PETS_LIST_TAG } from "../../lib/cache-tags";
-import { setCacheTags, setEtag } from "../../lib/http-cache";
+import { ifMatchPrecondition, setCacheTags, setEtag } from "../../lib/http-cache";
 import type { AppEnv } from "../../lib/context";
 import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
 import { replayed } from "../../middleware/idempotency";
+import type { Pet } from "../../domain/pets";
 import { createPetOnce } from "../../services/pet-creation";
-import type { Pet } from "../../services/pets.service";
 import * as service from "../../services/pets.service";
 import type * as routes from "./pets.routes";
 
@@ -41,7 +41,7 @@ export const replace: RouteHandler<typeof routes.replace, AppEnv> = async (c) =>
     petId,
     change: c.req.valid("json"),
     replace: true,
-    ifMatch: c.req.valid("header")["if-match"],
+    expected: ifMatchPrecondition(c.req.valid("header")["if-match"]),
     now: c.get("now")(),
   });
   setEtag(c, pet);
@@ -54,7 +54,7 @@ export const patch: RouteHandler<typeof routes.patch, AppEnv> = async (c) => {
     petId,
     change: c.req.valid("json"),
     replace: false,
-    ifMatch: c.req.valid("header")["if-match"],
+    expected: ifMatchPrecondition(c.req.valid("header")["if-match"]),
     now: c.get("now")(),
   });
   setEtag(c, pet);
@@ -63,6 +63,6 @@ export const patch: RouteHandler<typeof routes.patch, AppEnv> = async (c) => {
 
 export const remove: RouteHandler<typeof routes.remove, AppEnv> = async (c) => {
   const { petId } = c.req.valid("param");
-  await service.deletePet(c.get("db"), petId, c.req.valid("header")["if-match"], c.get("now")());
+  await service.deletePet(c.get("db"), petId, ifMatchPrecondition(c.req.valid("header")["if-match"]), c.get("now")());
   return c.body(null, 204);
 };

@@ -1,5 +1,6 @@
 /** Handlers of /webhooks. */
 import type { RouteHandler } from "@hono/zod-openapi";
+import type { Webhook } from "../../domain/webhooks";
 import type { AppEnv } from "../../lib/context";
 import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
 import { listDeliveries } from "../../services/webhooks/delivery-log";
@@ -13,7 +14,7 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
     now: c.get("now")(),
     claim: c.get("keyClaim"),
   });
-  if (replay) return c.json(replayed<service.Webhook>(c, replay), 200);
+  if (replay) return c.json(replayed<Webhook>(c, replay), 200);
   c.header("Location", `/webhooks/${created.webhook.id}`);
   return c.json({ ...created.webhook, secret: created.secret }, 201);
 };

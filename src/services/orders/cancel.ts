@@ -10,8 +10,9 @@ import { type Database, qb } from "../../db/client";
 import { eventColumns, inventoryUpdatedWhen, orderData, outboxRow, petUpdatedIfChanged } from "../../db/events";
 import { guarded, outbox, plan, run, statement } from "../../db/plan";
 import { events, inventory, orders, pets } from "../../db/schema";
+import { Conflict, NotFound, StaleVersion } from "../../domain/errors";
+import type { Precondition } from "../../domain/precondition";
 import type { Principal } from "../../domain/principal";
-import { ApiError, notFound } from "../../lib/errors";
 import { orderState, versionMatching, viewer, visibleTo } from "./shared";
 
 /* Placeholders: `orderId`, `version` (NULL without If-Match), `accountId` (see `visibleTo`), `occurredAt` (now). */
@@ -87,25 +88,25 @@ const cancellation = plan({
   state: statement(orderState),
 });
 
-/** A cancellation: by whom, of which order, with which If-Match (if any), at what time. */
+/** A cancellation: by whom, of which order, if it is as `expected` (If-Match), at what time. */
 export interface Cancellation {
   principal: Principal;
   orderId: number;
-  ifMatch?: string;
+  expected?: Precondition;
   now: Date;
 }
 
 /**
  * Cancel (delete) an open order (see the module comment).
- * @throws ApiError 404 (absent or another customer's), 409 `order_complete`, 412 `precondition_failed`.
+ * @throws NotFound (absent or another customer's), Conflict `order_complete`, StaleVersion.
  */
-export async function cancelOrder(db: Database, { principal, orderId, ifMatch, now }: Cancellation): Promise<void> {
-  const version = await versionMatching(db, principal, orderId, ifMatch);
+export async function cancelOrder(db: Database, { principal, orderId, expected, now }: Cancellation): Promise<void> {
+  const version = await versionMatching(db, principal, orderId, expected);
   const values = { orderId, version, accountId: viewer(principal), occurredAt: now.toISOString() };
   const { deleted, state } = await run(db, cancellation, values);
   if (deleted.rowsAffected === 1) return;
   const [current] = state;
-  if (!current) throw notFound("Order", orderId);
-  if (current.complete) throw new ApiError(409, "order_complete", `Order ${orderId} is fulfilled and cannot be cancelled.`);
-  throw new ApiError(412, "precondition_failed", "The order changed meanwhile; fetch it again.");
+  if (!current) throw new NotFound("order", orderId);
+  if (current.complete) throw new Conflict("order_complete", { orderId, attempted: "cancel" });
+  throw new StaleVersion("order", orderId);
 }

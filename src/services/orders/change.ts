@@ -9,10 +9,12 @@ import { type Database, qb } from "../../db/client";
 import { eventColumns, orderData, outboxRow, petUpdatedIfChanged } from "../../db/events";
 import { guarded, outbox, plan, run, statement } from "../../db/plan";
 import { events, inventory, orders, pets } from "../../db/schema";
+import { Conflict, NotFound, StaleVersion } from "../../domain/errors";
 import type { EventType } from "../../domain/events";
+import type { Order, OrderChange } from "../../domain/orders";
+import type { Precondition } from "../../domain/precondition";
 import type { Principal } from "../../domain/principal";
-import { ApiError, notFound } from "../../lib/errors";
-import { type Order, orderColumns, orderState, toOrder, versionMatching, viewer } from "./shared";
+import { orderColumns, orderState, toOrder, versionMatching, viewer } from "./shared";
 
 /*
  * Placeholders: `orderId`, `shipDate` (NULL: keep; fulfilling: now),
@@ -91,33 +93,27 @@ const rescheduling = plan({
   state: statement(orderState),
 });
 
-/** A change of an order: `complete: true` fulfils it, `shipDate` reschedules it. */
-export interface OrderChange {
-  shipDate?: string;
-  complete?: boolean;
-}
-
-/** A change to make: by whom, of which order, what, with which If-Match (if any), at what time. */
+/** A change to make: by whom, of which order, what, if the order is as `expected` (If-Match), at what time. */
 export interface ChangeRequest {
   principal: Principal;
   orderId: number;
   change: OrderChange;
-  ifMatch?: string;
+  expected?: Precondition;
   now: Date;
 }
 
 /**
  * Change an order (staff): fulfil or reschedule it (see the module comment).
- * @throws ApiError 404, 409 `order_complete`, 412 `precondition_failed`.
+ * @throws NotFound, Conflict `order_complete`, StaleVersion.
  */
-export async function changeOrder(db: Database, { principal, orderId, change, ifMatch, now }: ChangeRequest): Promise<Order> {
-  const version = await versionMatching(db, principal, orderId, ifMatch);
+export async function changeOrder(db: Database, { principal, orderId, change, expected, now }: ChangeRequest): Promise<Order> {
+  const version = await versionMatching(db, principal, orderId, expected);
   const values = { orderId, shipDate: change.shipDate ?? null, version, occurredAt: now.toISOString(), accountId: viewer(principal) };
   const { update, state } = change.complete === true ? await run(db, fulfilment, values) : await run(db, rescheduling, values);
   const [order] = update;
   if (order) return toOrder(order);
   const [current] = state;
-  if (!current) throw notFound("Order", orderId);
-  if (current.complete) throw new ApiError(409, "order_complete", `Order ${orderId} is already fulfilled and cannot change.`);
-  throw new ApiError(412, "precondition_failed", "The order changed meanwhile; fetch it again.");
+  if (!current) throw new NotFound("order", orderId);
+  if (current.complete) throw new Conflict("order_complete", { orderId, attempted: "change" });
+  throw new StaleVersion("order", orderId);
 }

@@ -7,8 +7,9 @@ import { type Database, qb } from "../../db/client";
 import { execute } from "../../db/plan";
 import { orders } from "../../db/schema";
 import { variants } from "../../db/variants";
+import type { Order } from "../../domain/orders";
 import type { Principal } from "../../domain/principal";
-import { type Order, orderColumns, readOrder, toOrder } from "./shared";
+import { orderColumns, readOrder, toOrder } from "./shared";
 
 export interface OrderFilter {
   petId?: number;
@@ -59,7 +60,7 @@ export async function listOrders(db: Database, principal: Principal, page: Order
   return rows.map(toOrder);
 }
 
-/** @throws ApiError 404 when absent or not the caller's. One round trip. */
+/** @throws NotFound when absent or not the caller's. One round trip. */
 export async function getOrder(db: Database, principal: Principal, orderId: number): Promise<Order> {
   return (await readOrder(db, principal, orderId)).order;
 }

@@ -12,9 +12,10 @@ import { eventColumns, inventoryUpdatedWhen, orderData, outboxRow, petUpdatedIfC
 import { guarded, outbox, plan, run, statement } from "../../db/plan";
 import { events, idempotencyKeys, inventory, orders, pets } from "../../db/schema";
 import { aliasedColumns } from "../../db/select-list";
+import { Conflict, InvalidReference } from "../../domain/errors";
+import type { NewOrder, Order } from "../../domain/orders";
 import type { PetStatus } from "../../domain/pets";
 import type { Principal } from "../../domain/principal";
-import { ApiError } from "../../lib/errors";
 import {
   claimStep,
   claimValues,
@@ -25,13 +26,7 @@ import {
   releaseStep,
   requestFingerprint,
 } from "../idempotency.service";
-import { type Order, orderColumns, toOrder } from "./shared";
-
-export interface NewOrder {
-  petId: number;
-  quantity: number;
-  shipDate?: string;
-}
+import { orderColumns, toOrder } from "./shared";
 
 /** A response to send: the body as stored (so replays are byte-identical) and its headers. */
 export interface PlacedOrder {
@@ -195,7 +190,7 @@ export interface Placement {
 
 /**
  * Place an order for the caller, honouring the Idempotency-Key (docs/api.md#idempotency-key). One round trip.
- * @throws ApiError 409 `pet_not_available` | `insufficient_stock` | `concurrent_update`, 422 `pet_not_found` | `idempotency_key_reused`.
+ * @throws InvalidReference (pet), Conflict `pet_not_available` | `insufficient_stock`, IdempotencyKeyInProgress, IdempotencyKeyReused.
  */
 export async function placeOrder(db: Database, { principal, input, idempotencyKey, now }: Placement): Promise<PlacedOrder> {
   const { petId, quantity } = input;
@@ -226,9 +221,7 @@ export async function placeOrder(db: Database, { principal, input, idempotencyKe
     const stored = existingResponse(row.key, fingerprint);
     return { status: 201, body: JSON.parse(stored.body) as Order, location: stored.headers.Location!, replayed: true };
   }
-  if (row.petStatus === null) {
-    throw new ApiError(422, "pet_not_found", `Pet ${petId} does not exist.`, [{ path: "body.petId", message: "No such pet." }]);
-  }
-  if (row.petStatus !== "available") throw new ApiError(409, "pet_not_available", `Pet ${petId} is ${row.petStatus}, not available.`);
-  throw new ApiError(409, "insufficient_stock", `Only ${row.quantity} of pet ${petId} in stock; ${quantity} requested.`);
+  if (row.petStatus === null) throw new InvalidReference("pet", petId, "petId");
+  if (row.petStatus !== "available") throw new Conflict("pet_not_available", { petId, status: row.petStatus });
+  throw new Conflict("insufficient_stock", { petId, inStock: row.quantity ?? 0, requested: quantity });
 }

@@ -1,25 +1,17 @@
 /**
  * What the order use cases share (docs/api.md#endpoints, #authorisation): the Order representation,
  * who may see an order (a customer their own, staff all; another customer's
- * order is 404, docs/api.md#authorisation), and reading one order with its version for If-Match.
+ * order is NotFound, docs/api.md#authorisation), and reading one order with its version for If-Match.
  */
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { type Database, qb } from "../../db/client";
 import { execute } from "../../db/plan";
 import { orders } from "../../db/schema";
+import { NotFound } from "../../domain/errors";
+import type { Order } from "../../domain/orders";
+import { type Precondition, requireMatch } from "../../domain/precondition";
 import type { Principal } from "../../domain/principal";
-import { notFound } from "../../lib/errors";
-import { assertIfMatch } from "../../lib/http-cache";
-
-/** Order representation (`shipDate` absent until known). */
-export interface Order {
-  id: number;
-  petId: number;
-  quantity: number;
-  shipDate?: string;
-  complete: boolean;
-}
 
 /** The columns of the Order representation. */
 export const orderColumns = { id: orders.id, petId: orders.petId, quantity: orders.quantity, shipDate: orders.shipDate, complete: orders.complete };
@@ -65,23 +57,23 @@ export const orderState = qb
 
 /**
  * The order `orderId` and its version, as `principal` may see it. One round trip.
- * @throws ApiError 404 when absent or another customer's.
+ * @throws NotFound when absent or another customer's.
  */
 export async function readOrder(db: Database, principal: Principal, orderId: number): Promise<{ order: Order; version: number }> {
   const [row] = await execute(db, orderQuery, { orderId, accountId: viewer(principal) });
-  if (!row) throw notFound("Order", orderId);
+  if (!row) throw new NotFound("order", orderId);
   const { version, ...order } = row;
   return { order: toOrder(order), version };
 }
 
 /**
- * With `If-Match`: the order's version after checking the header against its
- * current representation (one round trip); without: null (no read).
- * @throws ApiError 404, 412 `precondition_failed`.
+ * With an `expected` state (If-Match): the order's version after checking it
+ * against the current representation (one round trip); without: null (no read).
+ * @throws NotFound, StaleVersion.
  */
-export async function versionMatching(db: Database, principal: Principal, orderId: number, ifMatch: string | undefined): Promise<number | null> {
-  if (ifMatch === undefined) return null;
+export async function versionMatching(db: Database, principal: Principal, orderId: number, expected: Precondition | undefined): Promise<number | null> {
+  if (!expected) return null;
   const current = await readOrder(db, principal, orderId);
-  await assertIfMatch(ifMatch, current.order);
+  requireMatch(expected, "order", orderId, current.order);
   return current.version;
 }

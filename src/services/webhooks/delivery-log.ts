@@ -7,29 +7,8 @@ import { qb, type Database } from "../../db/client";
 import { plan, read, statement, type PlanResults } from "../../db/plan";
 import { events as eventLog, webhookDeliveries, webhooks } from "../../db/schema";
 import { variants } from "../../db/variants";
-import { notFound } from "../../lib/errors";
-import type { EventType } from "../events.service";
-import { DELIVERY_ERRORS, type DeliveryError } from "./delivery";
-
-export type DeliveryStatus = "pending" | "delivered" | "failed";
-
-/** One (subscription, event) delivery and its attempts so far. */
-export interface WebhookDelivery {
-  id: number;
-  webhookId: number;
-  eventId: number;
-  eventType: EventType;
-  status: DeliveryStatus;
-  attempts: number;
-  /** While pending: when the next attempt is due. */
-  nextAttemptAt?: string;
-  lastAttemptAt?: string;
-  /** HTTP status of the last attempt's response (absent when no response was received). */
-  lastStatusCode?: number;
-  /** Coarse reason of the last failed attempt (never raw error text). */
-  lastError?: DeliveryError;
-  deliveredAt?: string;
-}
+import { NotFound } from "../../domain/errors";
+import { DELIVERY_ERRORS, type DeliveryStatus, type WebhookDelivery } from "../../domain/webhooks";
 
 const d = webhookDeliveries;
 
@@ -113,10 +92,10 @@ export interface DeliveryPage {
 
 /**
  * A page of a subscription's deliveries, ascending by event id (i.e. by id). One round trip.
- * @throws ApiError 404 when the subscription does not exist.
+ * @throws NotFound when the subscription does not exist.
  */
 export async function listDeliveries(db: Database, page: DeliveryPage): Promise<WebhookDelivery[]> {
   const { subscription, deliveries } = await read(db, logPage(page.status !== undefined), { ...page, status: page.status ?? null });
-  if (subscription.length === 0) throw notFound("Webhook", page.webhookId);
+  if (subscription.length === 0) throw new NotFound("webhook", page.webhookId);
   return deliveries.map(toDelivery);
 }

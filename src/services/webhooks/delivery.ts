@@ -12,24 +12,13 @@ import type { AppConfig } from "../../config";
 import { qb, type Database } from "../../db/client";
 import { guarded, plan, runEach, statement, type Plan, type Steps } from "../../db/plan";
 import { webhookDeliveries, webhooks } from "../../db/schema";
+import type { DeliveryError } from "../../domain/webhooks";
 import { isPrivateHost } from "../../lib/private-address";
 import { backoffDelayMs, leaseEnd } from "./schedule";
 import { signedWebhookHeaders, webhookMessageId } from "./signing";
 
 /** `fetch` as deliveries use it (the runtime's; injectable for tests). */
 export type FetchFn = (input: string, init: RequestInit) => Promise<Response>;
-
-/** Every `DeliveryError`. */
-export const DELIVERY_ERRORS = ["http_status", "timeout", "refused", "dns", "tls", "private_address", "network"] as const;
-
-/**
- * Why an attempt failed, coarsely (docs/api.md#events-and-webhooks; never the raw error text, which
- * would tell a subscriber about internal hosts and ports): `http_status` (a
- * non-2xx answer), `timeout`, `refused`, `dns`, `tls` (handshake or
- * certificate), `private_address` (the target is or resolves to a non-public
- * address), `network` (anything else).
- */
-export type DeliveryError = (typeof DELIVERY_ERRORS)[number];
 
 /** A subscription's queue head: its pending delivery with the lowest event id, and what to send. */
 export interface Head {

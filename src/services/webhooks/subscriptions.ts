@@ -12,29 +12,12 @@ import { qb, type Database } from "../../db/client";
 import { execute, guarded, plan, run, statement } from "../../db/plan";
 import { events as eventLog, webhookDeliveries, webhookEventTypes, webhooks } from "../../db/schema";
 import { jsonObject } from "../../db/select-list";
+import { InvalidInput, LimitReached, NotFound } from "../../domain/errors";
 import type { Creation, KeyClaim, StoredResponse } from "../../domain/idempotency";
-import { ApiError, notFound } from "../../lib/errors";
+import type { NewWebhook, Webhook, WebhookStatus } from "../../domain/webhooks";
 import { isPrivateHost } from "../../lib/private-address";
-import type { EventType } from "../events.service";
 import { claimStep, claimValues, keyRowStep, recordCreated, releaseStep, replayUnlessClaimed } from "../idempotency.service";
 import { generateWebhookSecret } from "./signing";
-
-export type WebhookStatus = "active" | "failing";
-
-/** Webhook subscription representation (never carries the secret). */
-export interface Webhook {
-  id: number;
-  url: string;
-  events: (EventType | "*")[];
-  /** `failing` after a delivery was given up; back to `active` after the next success. */
-  status: WebhookStatus;
-  createdAt: string;
-}
-
-export interface NewWebhook {
-  url: string;
-  events: (EventType | "*")[];
-}
 
 /** Most subscriptions that may exist at once (docs/api.md#events-and-webhooks). */
 export const MAX_WEBHOOKS = 50;
@@ -210,8 +193,8 @@ export function webhookTargetProblem(raw: string, options: { allowPrivate: boole
  * batch. One statement checks and inserts: concurrent calls never pass `MAX_WEBHOOKS`.
  * @param options.allowPrivateTargets accept private hosts (WEBHOOKS_ALLOW_PRIVATE); `now` is its `createdAt`.
  * @returns the subscription and its secret (`whsec_…`), which is never shown again; or the stored response of the key's first request.
- * @throws ApiError 400 `validation_error` (path `body.url`) for a refused target.
- * @throws ApiError 409 `subscription_limit_reached` when `MAX_WEBHOOKS` exist, `concurrent_update`; 422 `idempotency_key_reused`.
+ * @throws InvalidInput (`url`) for a refused target.
+ * @throws LimitReached when `MAX_WEBHOOKS` exist; IdempotencyKeyInProgress, IdempotencyKeyReused.
  */
 export async function createWebhook(
   db: Database,
@@ -219,9 +202,7 @@ export async function createWebhook(
   options: { allowPrivateTargets: boolean; now: Date; claim?: KeyClaim },
 ): Promise<Creation<{ webhook: Webhook; secret: string }>> {
   const problem = webhookTargetProblem(input.url, { allowPrivate: options.allowPrivateTargets });
-  if (problem) {
-    throw new ApiError(400, "validation_error", "The request is invalid; see details.", [{ path: "body.url", message: problem }]);
-  }
+  if (problem) throw new InvalidInput("url", problem);
   const secret = generateWebhookSecret();
   const values = {
     url: new URL(input.url).href,
@@ -245,11 +226,7 @@ export async function createWebhook(
     return { created: { webhook: toWebhook(row), secret } };
   }
   if (replay) return { replay };
-  throw new ApiError(
-    409,
-    "subscription_limit_reached",
-    `At most ${MAX_WEBHOOKS} webhook subscriptions may exist; delete one (DELETE /webhooks/{webhookId}) first.`,
-  );
+  throw new LimitReached("webhooks", MAX_WEBHOOKS);
 }
 
 /** Up to `limit` subscriptions with id > `afterId`, ascending. One round trip. */
@@ -258,10 +235,10 @@ export async function listWebhooks(db: Database, afterId: number, limit: number)
   return rows.map(toWebhook);
 }
 
-/** @throws ApiError 404 when absent. */
+/** @throws NotFound when absent. */
 export async function getWebhook(db: Database, webhookId: number): Promise<Webhook> {
   const [row] = await execute(db, subscriptionById, { id: webhookId });
-  if (!row) throw notFound("Webhook", webhookId);
+  if (!row) throw new NotFound("webhook", webhookId);
   return toWebhook(row);
 }
 
@@ -269,12 +246,12 @@ export async function getWebhook(db: Database, webhookId: number): Promise<Webho
  * Delete a subscription and its delivery log, in rounds of at most
  * `REMOVAL_BATCH` deliveries (each one write batch); nothing more is delivered
  * to it once it is gone (an attempt already in flight may still arrive).
- * @throws ApiError 404 when absent.
+ * @throws NotFound when absent.
  */
 export async function deleteWebhook(db: Database, webhookId: number): Promise<void> {
   for (;;) {
     const { exists, subscription } = await run(db, removal, { id: webhookId });
-    if (exists.length === 0) throw notFound("Webhook", webhookId);
+    if (exists.length === 0) throw new NotFound("webhook", webhookId);
     if (subscription.rowsAffected === 1) break;
   }
   changes += 1;
