@@ -121,7 +121,7 @@ export function createApp(deps: AppDeps) {
   const db: PerRequest<Database> = typeof given === "function" ? (c) => roundTrips.wrap(given(c)) : roundTrips.wrap(given);
   const rateLimiter: PerRequest<RateLimiter> = deps.rateLimiter ?? new MemoryRateLimiter();
   const clientIp = deps.clientIp ?? (() => undefined);
-  const keyCache = new KeyCache(config.keyCacheTtlSeconds * 1000);
+  const keyCache = new KeyCache(config.keyCacheTtlSeconds * 1000, () => now().getTime());
   const app = createRouter();
 
   app.use(requestId());

@@ -4,9 +4,11 @@
  * the app between requests and used by the authentication middleware
  * (src/middleware/auth.ts; docs/architecture.md "Unknown API keys").
  */
+import { LRUCache } from "lru-cache";
 import type { Principal } from "../domain/principal";
 import { MemoryRateLimiter } from "./rate-limiter";
 
+/** Most keys, and most paused addresses, held (lru-cache: the least recently used go first). */
 const MAX_CACHE_ENTRIES = 10_000;
 
 /** Least time between two reads that bring the index of existing keys up to date, ms. */
@@ -28,47 +30,45 @@ const indexEntry = (hash: string) => hash.slice(0, 16);
  * values only, never a pending lookup: on Workers a promise of one request must
  * not be awaited by another (docs/architecture.md, "Workers: what may outlive
  * a request"), so concurrent first requests with one key each look it up.
+ * Every entry ages by `nowMs`, the app's clock (tests move it by hand).
  */
 export class KeyCache {
-  private readonly entries = new Map<string, { owner: Principal | null; expiresAt: number }>();
+  /** Owners by secret hash (`owner: null`: known bad); undefined when `ttlMs` is 0. */
+  private readonly owners: LRUCache<string, { owner: Principal | null }> | undefined;
+  /** Failed key lookups per client address, and addresses whose lookups are paused (each for its own ttl). */
+  private readonly failures = new MemoryRateLimiter();
+  private readonly paused: LRUCache<string, true>;
 
-  constructor(private readonly ttlMs: number) {}
-
-  /** The cached owner (null = known bad), or undefined when not cached or expired. */
-  get(hash: string, nowMs: number): Principal | null | undefined {
-    const entry = this.entries.get(hash);
-    if (!entry) return undefined;
-    if (entry.expiresAt <= nowMs) {
-      this.entries.delete(hash);
-      return undefined;
-    }
-    return entry.owner;
+  constructor(
+    ttlMs: number,
+    private readonly nowMs: () => number = Date.now,
+  ) {
+    // ttlResolution 0: read the clock at every check. lru-cache would otherwise keep the
+    // time for 1 ms behind a timer, which on Workers belongs to the request that set it.
+    const timing = { ttlResolution: 0, perf: { now: nowMs } };
+    this.owners = ttlMs > 0 ? new LRUCache({ max: MAX_CACHE_ENTRIES, ttl: ttlMs, ...timing }) : undefined;
+    this.paused = new LRUCache({ max: MAX_CACHE_ENTRIES, ...timing });
   }
 
-  set(hash: string, owner: Principal | null, nowMs: number): void {
-    if (this.ttlMs <= 0) return;
-    if (this.entries.size >= MAX_CACHE_ENTRIES) this.entries.clear();
-    this.entries.set(hash, { owner, expiresAt: nowMs + this.ttlMs });
+  /** The cached owner (null = known bad), or undefined when not cached or expired. */
+  get(hash: string): Principal | null | undefined {
+    return this.owners?.get(hash)?.owner;
+  }
+
+  set(hash: string, owner: Principal | null): void {
+    this.owners?.set(hash, { owner });
   }
 
   /** Drop every entry of a revoked key, so it stops working at once in this process. */
   forget(apiKeyId: number): void {
-    for (const [hash, entry] of this.entries) if (entry.owner?.apiKeyId === apiKeyId) this.entries.delete(hash);
+    if (!this.owners) return;
+    const revoked = [...this.owners.entries()].filter(([, entry]) => entry.owner?.apiKeyId === apiKeyId);
+    for (const [hash] of revoked) this.owners.delete(hash);
   }
 
-  /** Failed key lookups per client address, and addresses whose lookups are paused (until, epoch ms). */
-  private readonly failures = new MemoryRateLimiter();
-  private readonly paused = new Map<string, number>();
-
   /** Seconds during which unknown keys from `ip` are answered 429 (0: not throttled). */
-  lookupPausedFor(ip: string, nowMs: number): number {
-    const until = this.paused.get(ip);
-    if (until === undefined) return 0;
-    if (until <= nowMs) {
-      this.paused.delete(ip);
-      return 0;
-    }
-    return Math.ceil((until - nowMs) / 1000);
+  lookupPausedFor(ip: string): number {
+    return Math.max(0, Math.ceil(this.paused.getRemainingTTL(ip) / 1000));
   }
 
   /**
@@ -76,11 +76,10 @@ export class KeyCache {
    * such lookups in a rolling minute, that address's unknown keys are answered 429
    * until the oldest of them is a minute old (`lookupPausedFor`).
    */
-  async recordFailedLookup(ip: string, limitPerMinute: number, now: Date): Promise<void> {
-    const decision = await this.failures.consume([{ bucket: `badkey:${ip}`, limit: limitPerMinute, windowSeconds: 60 }], now);
-    if (decision.allowed) return;
-    if (this.paused.size >= MAX_CACHE_ENTRIES) this.paused.clear();
-    this.paused.set(ip, now.getTime() + decision.resetSeconds * 1000);
+  async recordFailedLookup(ip: string, limitPerMinute: number): Promise<void> {
+    const limits = [{ bucket: `badkey:${ip}`, limit: limitPerMinute, windowSeconds: 60 }];
+    const decision = await this.failures.consume(limits, new Date(this.nowMs()));
+    if (!decision.allowed) this.paused.set(ip, true, { ttl: decision.resetSeconds * 1000 });
   }
 
   /** First 64 bits of the hashes of the keys known to exist; undefined once past `MAX_INDEXED_KEYS`. */
@@ -94,13 +93,13 @@ export class KeyCache {
   }
 
   /** True when the index was read at most `KEY_INDEX_REFRESH_MS` ago. */
-  indexFresh(nowMs: number): boolean {
-    return this.indexReadAt !== undefined && nowMs - this.indexReadAt < KEY_INDEX_REFRESH_MS;
+  indexFresh(): boolean {
+    return this.indexReadAt !== undefined && this.nowMs() - this.indexReadAt < KEY_INDEX_REFRESH_MS;
   }
 
   /** Bring the index up to date with `read`: the keys created since the last read (one round trip per 5,000 keys). */
-  async refreshIndex(nowMs: number, read: ReadKeysAfter): Promise<void> {
-    this.indexReadAt = nowMs;
+  async refreshIndex(read: ReadKeysAfter): Promise<void> {
+    this.indexReadAt = this.nowMs();
     while (this.indexed) {
       const rows = await read(this.indexedUpTo, INDEX_PAGE);
       for (const row of rows) {
@@ -117,10 +116,10 @@ export class KeyCache {
    * is no index); otherwise the index is brought up to date first unless it is
    * fresh (`indexFresh`), so a false answer from a fresh index costs no database read.
    */
-  async mayExist(hash: string, nowMs: number, read: ReadKeysAfter): Promise<boolean> {
+  async mayExist(hash: string, read: ReadKeysAfter): Promise<boolean> {
     if (!this.indexed || this.indexed.has(indexEntry(hash))) return true;
-    if (this.indexFresh(nowMs)) return false;
-    await this.refreshIndex(nowMs, read);
+    if (this.indexFresh()) return false;
+    await this.refreshIndex(read);
     return !this.indexed || this.indexed.has(indexEntry(hash));
   }
 }

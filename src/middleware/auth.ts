@@ -33,33 +33,32 @@ export function authenticate(cache: KeyCache): MiddlewareHandler<AppEnv> {
         c.set("authProblem", "malformed");
       } else {
         const now = c.get("now")();
-        const nowMs = now.getTime();
         const hash = await sha256Hex(token);
-        let owner = cache.get(hash, nowMs);
+        let owner = cache.get(hash);
         const ip = c.get("clientIp");
         const { anonPerMinute } = c.get("config").rateLimits;
         const db = c.get("db");
         const readKeys = (afterId: number, limit: number) => keyHashesAfter(db, afterId, limit);
         if (owner === undefined) {
           // A paused address's key is looked up only when it may exist: a guessed one costs no statement.
-          const pausedFor = cache.lookupPausedFor(ip, nowMs);
-          if (pausedFor > 0 && !(await cache.mayExist(hash, nowMs, readKeys))) {
+          const pausedFor = cache.lookupPausedFor(ip);
+          if (pausedFor > 0 && !(await cache.mayExist(hash, readKeys))) {
             // Retry-After of the index's refresh: a key created elsewhere within it is found on the retry.
             const resetSeconds = Math.min(pausedFor, Math.ceil(KEY_INDEX_REFRESH_MS / 1000));
             throw rateLimited({ allowed: false, limit: anonPerMinute, remaining: 0, resetSeconds }, "requests with unknown API keys");
           }
           owner = await verifyKey(db, hash, now);
-          cache.set(hash, owner, nowMs);
+          cache.set(hash, owner);
           if (owner) cache.rememberKey(hash);
           else {
-            await cache.recordFailedLookup(ip, anonPerMinute, now);
+            await cache.recordFailedLookup(ip, anonPerMinute);
             // The pause begins: read the index now, so the guesses that follow cost no statement.
-            if (cache.lookupPausedFor(ip, nowMs) > 0 && !cache.indexFresh(nowMs)) await cache.refreshIndex(nowMs, readKeys);
+            if (cache.lookupPausedFor(ip) > 0 && !cache.indexFresh()) await cache.refreshIndex(readKeys);
           }
         }
         if (!owner) {
           // An address that keeps sending unknown keys gets 429 for them (never for a valid key).
-          const pausedFor = cache.lookupPausedFor(ip, nowMs);
+          const pausedFor = cache.lookupPausedFor(ip);
           if (pausedFor > 0) {
             throw rateLimited({ allowed: false, limit: anonPerMinute, remaining: 0, resetSeconds: pausedFor }, "requests with unknown API keys");
           }

@@ -6,8 +6,8 @@
  * `Cache-Tag` (the catalogue: pets, categories, inventory), keyed by path and
  * query, for at most `ttlMs` and never longer than the response's `s-maxage`.
  * Bounded by size: at most `maxBytes` of bodies and headers (strings counted in
- * UTF-16 code units, about a byte each for JSON); the least recently stored
- * entries go first.
+ * UTF-16 code units, about a byte each for JSON); the least recently used
+ * entries go first (an `LRUCache` from lru-cache holds them).
  *
  * Purged: a write through this process runs in a commit log
  * (src/db/commit-log.ts); the tags its committed outbox events make stale
@@ -24,6 +24,7 @@
  * the app (src/runtime/node-cache-hits.ts).
  */
 import type { MiddlewareHandler } from "hono";
+import { LRUCache } from "lru-cache";
 import { withCommitLog } from "../db/commit-log";
 import { tagsToPurge } from "../lib/cache-tags";
 import type { AppEnv } from "../lib/context";
@@ -57,22 +58,20 @@ const PER_REQUEST = ["x-request-id", "ratelimit-limit", "ratelimit-remaining", "
 type Complete = Record<string, string>;
 
 interface Entry {
-  expiresAt: number;
   headers: [string, string][];
   /** The whole header list of a hit, when the app's stamped headers were known at store time. */
   complete?: Complete;
   etag: string | null;
   body: string;
   tags: string[];
-  bytes: number;
 }
 
 export interface MemoryReadCacheOptions {
   /** Longest time an entry is served, ms (0 disables the cache). */
   ttlMs: number;
-  /** Most bytes of entries kept (default 32 MiB); the oldest are dropped first. */
+  /** Most bytes of entries kept (default 32 MiB); the least recently used are dropped first. */
   maxBytes?: number;
-  /** Clock in ms (default Date.now). */
+  /** Clock in ms that entries age by (default performance.now). */
   nowMs?: () => number;
   /** Other processes' caches on the same database (src/runtime/node-cluster.ts): this one's purges are published to them, theirs applied here. */
   peers?: { publish(tags: string[]): void; subscribe(onPurge: (tags: string[]) => void): void };
@@ -138,33 +137,43 @@ export interface CompleteHit {
 export interface MemoryReadCache {
   /** The middleware; install after authentication and rate limiting (AppDeps.middleware). */
   middleware: MiddlewareHandler<AppEnv>;
-  /** The fresh stored answer to an anonymous `GET` of `key` (path and query, as the app sees them) at `nowMs`, when its header list is complete. */
-  completeHit(key: string, nowMs: number): CompleteHit | undefined;
+  /** The fresh stored answer to an anonymous `GET` of `key` (path and query, as the app sees them), when its header list is complete. */
+  completeHit(key: string): CompleteHit | undefined;
 }
 
 /** The cache: its middleware and its hits. */
 export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCache {
-  const { ttlMs, maxBytes = 32 * 1024 * 1024, nowMs = Date.now, peers } = options;
-  const entries = new Map<string, Entry>();
+  const { ttlMs, maxBytes = 32 * 1024 * 1024, nowMs = () => performance.now(), peers } = options;
   const keysByTag = new Map<string, Set<string>>();
+  const entries = new LRUCache<string, Entry>({
+    maxSize: maxBytes,
+    // Read the clock at every check: lru-cache otherwise keeps the time for 1 ms, which hides a test clock's moves.
+    ttlResolution: 0,
+    perf: { now: nowMs },
+    onInsert: (entry, key) => {
+      for (const tag of entry.tags) {
+        let keys = keysByTag.get(tag);
+        if (!keys) {
+          keys = new Set();
+          keysByTag.set(tag, keys);
+        }
+        keys.add(key);
+      }
+    },
+    // Evicted, expired, replaced or purged.
+    dispose: (entry, key) => {
+      for (const tag of entry.tags) {
+        const keys = keysByTag.get(tag);
+        keys?.delete(key);
+        if (keys?.size === 0) keysByTag.delete(tag);
+      }
+    },
+  });
   /** Purge sequence: incremented by every purge; `purgedAt` holds the last one per tag. */
   let sequence = 0;
   const purgedAt = new Map<string, number>();
   /** Reads that started before this sequence never store (purge marks were forgotten). */
   let floor = 0;
-  let bytes = 0;
-
-  const remove = (key: string) => {
-    const entry = entries.get(key);
-    if (!entry) return;
-    entries.delete(key);
-    bytes -= entry.bytes;
-    for (const tag of entry.tags) {
-      const keys = keysByTag.get(tag);
-      keys?.delete(key);
-      if (keys?.size === 0) keysByTag.delete(tag);
-    }
-  };
 
   const purge = (tags: string[]) => {
     sequence += 1;
@@ -174,32 +183,15 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCach
     }
     for (const tag of tags) {
       purgedAt.set(tag, sequence);
-      for (const key of keysByTag.get(tag) ?? []) remove(key);
-    }
-  };
-
-  const store = (key: string, entry: Entry) => {
-    remove(key);
-    if (entry.bytes > maxBytes) return;
-    while (bytes + entry.bytes > maxBytes) remove(entries.keys().next().value!);
-    entries.set(key, entry);
-    bytes += entry.bytes;
-    for (const tag of entry.tags) {
-      let keys = keysByTag.get(tag);
-      if (!keys) {
-        keys = new Set();
-        keysByTag.set(tag, keys);
-      }
-      keys.add(key);
+      for (const key of keysByTag.get(tag) ?? []) entries.delete(key);
     }
   };
 
   peers?.subscribe(purge);
 
-  const completeHit = (key: string, now: number): CompleteHit | undefined => {
+  const completeHit = (key: string): CompleteHit | undefined => {
     const hit = entries.get(key);
-    if (!hit?.complete || hit.expiresAt <= now) return undefined;
-    return { headers: hit.complete, body: hit.body };
+    return hit?.complete && { headers: hit.complete, body: hit.body };
   };
 
   const middleware: MiddlewareHandler<AppEnv> = async (c, next) => {
@@ -219,9 +211,9 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCach
 
     const url = c.req.url;
     const key = url.slice(url.indexOf("/", url.indexOf("//") + 2));
-    const now = nowMs();
+    const readAt = nowMs();
     const hit = entries.get(key);
-    if (hit && hit.expiresAt > now) {
+    if (hit) {
       const ifNoneMatch = c.req.header("If-None-Match");
       if (ifNoneMatch && hit.etag && etagMatches(hit.etag, ifNoneMatch)) {
         for (const [name, value] of hit.headers) if (!REPRESENTATION_HEADERS.has(name)) c.header(name, value);
@@ -239,7 +231,6 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCach
       c.header("X-Cache", "HIT");
       return c.body(hit.body, 200);
     }
-    if (hit) remove(key);
 
     const startedAt = sequence;
     await next();
@@ -261,7 +252,9 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCach
     const stamped = c.get("stampHeaders");
     const complete = stamped ? completeHeaders(headers, stamped, body) : undefined;
     if (complete) for (const name in complete) size += name.length + complete[name]!.length;
-    store(key, { expiresAt: now + Math.min(ttlMs, sMaxAgeMs(cacheControl!)), headers, complete, etag: res.headers.get("ETag"), body, tags, bytes: size });
+    // An entry larger than maxBytes is not stored (lru-cache's maxEntrySize); a ttl of 0 would mean no expiry.
+    const ttl = Math.min(ttlMs, sMaxAgeMs(cacheControl!));
+    if (ttl > 0) entries.set(key, { headers, complete, etag: res.headers.get("ETag"), body, tags }, { ttl, start: readAt, size });
     res.headers.set("X-Cache", "MISS");
   };
   return { middleware, completeHit };

@@ -60,7 +60,7 @@ export function cacheHits(options: CacheHitOptions) {
     }
     const started = performance.now();
     const at = now();
-    const hit = cache.completeHit(target, at.getTime());
+    const hit = cache.completeHit(target);
     if (!hit) {
       app(req, res);
       return;

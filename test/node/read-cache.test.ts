@@ -1,8 +1,8 @@
 /**
  * The Node server's in-process cache of public reads (src/runtime/memory-read-cache.ts):
  * hits, exact purges by the tags a write changed (docs/api.md#caching), TTL for writes
- * from elsewhere, conditional requests on hits, a bound in bytes, and nothing
- * private or keyed is ever stored.
+ * from elsewhere, conditional requests on hits, a bound in bytes (least recently
+ * used first), and nothing private or keyed is ever stored.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
@@ -152,5 +152,22 @@ describe("in-process read cache (Node)", () => {
     // Each entry is well over 500 bytes (headers and body): the first ones were dropped, the last one stays.
     expect(await get(paths[paths.length - 1]!)).toBe("HIT");
     expect(await get(paths[0]!)).toBe("MISS");
+  });
+
+  it("a hit keeps its entry: the least recently used goes first", async () => {
+    const small = createApp({
+      db: target.db,
+      config: parseConfig(TEST_ENV),
+      log: () => {},
+      middleware: [memoryReadCache({ ttlMs: 60_000, maxBytes: 4_000, nowMs: () => clock }).middleware],
+    });
+    const get = async (path: string) => (await small.request(`http://localhost${path}`)).headers.get("x-cache");
+    const [kept, ...others] = Array.from({ length: 9 }, (_, i) => `/pets?id=${petId}&limit=${i + 1}`);
+    expect(await get(kept!)).toBe("MISS");
+    for (const path of others) {
+      expect(await get(path)).toBe("MISS");
+      expect(await get(kept!), path).toBe("HIT");
+    }
+    expect(await get(others[0]!)).toBe("MISS");
   });
 });
