@@ -10,7 +10,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { ROOT } from "../sqld";
+import { ROOT } from "../../scripts/sqld";
 
 export type Floor = "constant" | "one-query" | "write-batch";
 
@@ -27,7 +27,7 @@ function floorConfig(
   real: { assets?: { directory?: string; run_worker_first?: unknown }; cache?: unknown; observability?: unknown },
   likeTheWorker: boolean,
 ): string {
-  const bare = join(ROOT, "scripts/bench-floors/wrangler.toml");
+  const bare = join(ROOT, "bench/floors/wrangler.toml");
   if (!likeTheWorker) return bare;
   // wrangler reads JSON configuration too; written under .wrangler/ (ignored by git), paths absolute.
   const dir = join(ROOT, ".wrangler", "bench-floors");
@@ -58,7 +58,7 @@ export async function startFloorWorker(floor: Floor, vars: Record<string, string
   const worker = await unstable_startWorker({
     config: floorConfig(real, likeTheWorker),
     name: `bench-floor-${floor}`,
-    entrypoint: join(ROOT, "scripts/bench-floors", `${floor}.ts`),
+    entrypoint: join(ROOT, "bench/floors", `${floor}.ts`),
     compatibilityDate: real.compatibility_date,
     compatibilityFlags: real.compatibility_flags,
     bindings: {

@@ -11,7 +11,7 @@
  * profile:summary` reads them). The baseline is measured before
  * and after the scenarios; ratios are to the mean of the two. Prints a Markdown
  * table (requests/s, p50/p99 latency in ms, the server's CPU µs per request
- * from its own user + system time over the requests it served, scripts/bench-cpu.ts)
+ * from its own user + system time over the requests it served, bench/cpu.ts)
  * and writes JSON under bench/results/.
  * Peak RSS of the server (VmHWM) is read after the mixed scenario.
  *
@@ -24,7 +24,7 @@
  * against its floor, a bare Hono Worker under workerd on the same sqld making
  * one query (GET) or sending one write batch (POST) and the Worker's Rate
  * Limiting binding call per request, deployed with the Worker's `[assets]`,
- * `[cache]` and `[observability]` settings (scripts/bench-floors/); and against
+ * `[cache]` and `[observability]` settings (bench/floors/); and against
  * the plain floor, without those settings and that call. The Worker and its
  * floors run side by side and are driven in turns (`driveInTurns`), so the
  * machine's load falls on all of them alike; bare Hono answering a constant is
@@ -35,12 +35,12 @@
  * scenarios of `SQLD_SCENARIOS` run against it as rows "sqld: …", so the cost
  * of the network hop shows next to the file rows (`--sqld false` skips them).
  *
- * Last, the "engine" rows (scripts/bench-engine.ts; `--engine false` skips
+ * Last, the "engine" rows (bench/engine.ts; `--engine false` skips
  * them): the statements of one order through @libsql/client, through the
  * app's file driver and through libsql-js with statements prepared once,
  * without HTTP.
  *
- * Then the database bill (scripts/bench-rows.ts): rows read and written per
+ * Then the database bill (bench/rows.ts): rows read and written per
  * request and per background job, with sqld's counters, at a realistic data
  * size, and a month of a stated profile against the free quotas of Turso and
  * D1. `--rows` runs only that section (seconds).
@@ -57,15 +57,15 @@ import { RATE_LIMIT_BINDING_NAMES } from "../src/runtime/workers-rate-limiter";
 import { createOperatorKey, createAccount } from "../src/services/accounts.service";
 import { createCategory } from "../src/services/categories.service";
 import { createPet } from "../src/services/pet-creation";
-import { startLocalWorker } from "./local-worker";
-import { DEFAULT_CORPORA_DIR, seedCatalogue } from "./seed";
-import { ONE_CONNECTION, startSqld } from "./sqld";
-import { buildAssets } from "./build-assets";
-import { measureEngine } from "./bench-engine";
-import { cpuUs, descendantsNamed } from "./bench-cpu";
-import { type Floor, startFloorWorker } from "./bench-floors/start";
-import { startWorkerProfile } from "./bench-worker-profile";
-import { formatRowsBill, measureRowsBill } from "./bench-rows";
+import { startLocalWorker } from "../scripts/local-worker";
+import { DEFAULT_CORPORA_DIR, seedCatalogue } from "../scripts/seed";
+import { ONE_CONNECTION, startSqld } from "../scripts/sqld";
+import { buildAssets } from "../scripts/build-assets";
+import { measureEngine } from "./engine";
+import { cpuUs, descendantsNamed } from "./cpu";
+import { type Floor, startFloorWorker } from "./floors/start";
+import { startWorkerProfile } from "./worker-profile";
+import { formatRowsBill, measureRowsBill } from "./rows";
 
 /** True when scenario `name` is selected: a listed string occurs in it, or equals it when written `=name`. */
 const selected = (name: string, wanted: readonly string[]) => wanted.some((w) => (w.startsWith("=") ? name === w.slice(1) : name.includes(w)));
@@ -81,14 +81,14 @@ const { values } = parseArgs({
     pets: { type: "string", default: "1000" },
     warmup: { type: "string", default: "3" },
     sqld: { type: "string", default: "true" },
-    /** `false`: skip the engine rows (scripts/bench-engine.ts). */
+    /** `false`: skip the engine rows (bench/engine.ts). */
     engine: { type: "string", default: "true" },
     /**
      * Write V8 CPU profiles into this folder: the Node server's (`node --cpu-prof`) and, for each
      * `worker:` row, the Worker's (through workerd's inspector); `npm run profile:summary` reads them.
      */
     "cpu-prof": { type: "string", default: "" },
-    /** Run only the database bill (scripts/bench-rows.ts). */
+    /** Run only the database bill (bench/rows.ts). */
     rows: { type: "boolean", default: false },
   },
 });
@@ -389,7 +389,7 @@ async function main(): Promise<void> {
   execFileSync(
     "node_modules/.bin/esbuild",
     [
-      "scripts/bench-baseline.ts",
+      "bench/baseline.ts",
       "--bundle",
       "--platform=node",
       "--format=esm",
@@ -459,7 +459,7 @@ async function main(): Promise<void> {
     if (workerRows.length > 0) {
       lines.push(
         "",
-        "Worker rows (workerd + sqld, CPU: each one's own workerd processes), driven in turns with their floors (bare Hono Workers, scripts/bench-floors/):",
+        "Worker rows (workerd + sqld, CPU: each one's own workerd processes), driven in turns with their floors (bare Hono Workers, bench/floors/):",
         "",
         `| scenario | req/s | p50 ms | p99 ms | floor | vs floor | CPU µs/req | CPU vs floor | vs plain floor | non-2xx |`,
         `|---|---:|---:|---:|---|---:|---:|---:|---:|---:|`,
@@ -481,7 +481,7 @@ async function main(): Promise<void> {
       const engine = await measureEngine();
       console.log(
         [
-          `\nengine (no HTTP; the ${engine.statementsPerOrder} statements of one order placement, 50 orders per transaction, scripts/bench-engine.ts):`,
+          `\nengine (no HTTP; the ${engine.statementsPerOrder} statements of one order placement, 50 orders per transaction, bench/engine.ts):`,
           `| way | orders/s | vs @libsql/client |`,
           `|---|---:|---:|`,
           `| @libsql/client batch (every statement compiled on every call) | ${engine.client} | 1.00 |`,
@@ -510,7 +510,7 @@ async function main(): Promise<void> {
   }
 }
 
-/** The floor Worker (scripts/bench-floors/) each `worker:` row is compared with: the same requests, one query or one write batch, no app. */
+/** The floor Worker (bench/floors/) each `worker:` row is compared with: the same requests, one query or one write batch, no app. */
 const WORKER_FLOORS: Record<string, { floor: Floor; name: string; rateLimitCalls: number }> = {
   "GET /pets/{petId}": { floor: "one-query", name: "worker floor: one query per request", rateLimitCalls: 1 },
   "POST /store/orders": { floor: "write-batch", name: "worker floor: one write batch per request", rateLimitCalls: 1 },
@@ -529,7 +529,7 @@ async function withPids<W>(start: () => Promise<W>): Promise<{ worker: W; pids: 
 /**
  * The floors of `scenario` on `databaseUrl`, started side by side: plain, with
  * the Worker's Rate Limiting binding calls, and those deployed like the Worker
- * (scripts/bench-floors/start.ts), the floor its row is compared with.
+ * (bench/floors/start.ts), the floor its row is compared with.
  */
 async function startFloors(scenario: string, databaseUrl: string): Promise<{ turns: Turn[]; stop(): Promise<void>; floor: string; plainFloor: string }> {
   const { floor, name, rateLimitCalls: calls } = WORKER_FLOORS[scenario]!;

@@ -84,7 +84,7 @@ const mean = (xs: Rows[]): Rows => ({
   written: xs.reduce((n, x) => n + x.written, 0) / Math.max(1, xs.length),
 });
 
-/** The operations: the bench's mix (scripts/bench.ts `scenarios`, weights as its mix draws them) and a few more. */
+/** The operations: the bench's mix (bench/run.ts `scenarios`, weights as its mix draws them) and a few more. */
 function operations(ids: { pets: number; stock: number[]; recentEvent: number }): Op[] {
   const pet = (i: number) => 1 + ((i * 7919 + 13) % ids.pets);
   const read = 0.9 / 5;
