@@ -14,7 +14,7 @@ import { ROOT } from "../../scripts/sqld";
 
 export type Floor = "constant" | "one-query" | "write-batch";
 
-export interface FloorWorker {
+interface FloorWorker {
   url: string;
   stop(): Promise<void>;
 }
@@ -38,18 +38,16 @@ function floorConfig(
   return file;
 }
 
-export interface FloorOptions {
+interface FloorOptions {
   /** Give it a Rate Limiting binding `RATE_LIMITER` that never refuses. */
   rateLimit?: boolean;
   /** Deploy it with the real Worker's `[assets]`, `[cache]` and `[observability]` settings (see the module comment). */
   likeTheWorker?: boolean;
-  /** Path requested once before it counts as started (any status; default "/"). */
-  probePath?: string;
 }
 
-/** Start `floor` with the string bindings `vars`; resolves once it answers `probePath`. */
+/** Start `floor` with the string bindings `vars`; resolves once it answers a request for `/` (any status). */
 export async function startFloorWorker(floor: Floor, vars: Record<string, string>, options: FloorOptions = {}): Promise<FloorWorker> {
-  const { rateLimit = false, likeTheWorker = false, probePath = "/" } = options;
+  const { rateLimit = false, likeTheWorker = false } = options;
   process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
   process.env.WRANGLER_SEND_METRICS ??= "false";
   process.env.WRANGLER_LOG_PATH ??= join(ROOT, ".wrangler", "logs");
@@ -71,7 +69,7 @@ export async function startFloorWorker(floor: Floor, vars: Record<string, string
   try {
     await worker.ready;
     const url = (await worker.url).origin;
-    await (await fetch(`${url}${probePath}`)).text();
+    await (await fetch(`${url}/`)).text();
     return { url, stop: () => worker.dispose() };
   } catch (error) {
     await worker.dispose().catch(() => undefined);
