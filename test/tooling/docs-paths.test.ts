@@ -1,6 +1,6 @@
 /**
  * The docs name only what the repository holds: every repository path that
- * README.md and docs/*.md name (in backticks, in code blocks or as a link
+ * README.md, bench/README.md and docs/*.md name (in backticks, in code blocks or as a link
  * target) exists, every link to a Markdown file of the repository lands on a
  * heading that exists, and so does every `docs/<page>.md#anchor` cited from
  * code. No file of src/, test/, scripts/, bench/, docs/, examples/, .github/ or
@@ -17,12 +17,12 @@ const ROOTS = new Set(["src", "test", "scripts", "docs", "drizzle", "examples", 
 /** Where a path's template begins (`src/routes/<r>/`, `test/node/...`, `src/runtime/{node,workers}/`, `*.ts`). */
 const TEMPLATE = /[<>…*{}$|]|\.\.\./;
 
-/** README.md and every Markdown page of docs/, relative to the root. */
+/** README.md, bench/README.md and every Markdown page of docs/, relative to the root. */
 function markdownFiles(): string[] {
   const docs = readdirSync(join(ROOT, "docs"))
     .filter((name) => name.endsWith(".md"))
     .map((name) => `docs/${name}`);
-  return ["README.md", ...docs];
+  return ["README.md", "bench/README.md", ...docs];
 }
 
 /** Every text file under `dirs` (and the single files of `files`), relative to the root. */
