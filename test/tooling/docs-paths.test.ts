@@ -1,9 +1,9 @@
 /**
  * The docs name only what the repository holds: every repository path that
- * README.md and docs/*.md name (in backticks, in code blocks or as a link
+ * README.md, bench/README.md and docs/*.md name (in backticks, in code blocks or as a link
  * target) exists, every link to a Markdown file of the repository lands on a
  * heading that exists, and so does every `docs/<page>.md#anchor` cited from
- * code. No file of src/, test/, scripts/, docs/, examples/, .github/ or
+ * code. No file of src/, test/, scripts/, bench/, docs/, examples/, .github/ or
  * README.md cites a file outside the repository (the contract is docs/api.md).
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
@@ -17,12 +17,12 @@ const ROOTS = new Set(["src", "test", "scripts", "docs", "drizzle", "examples", 
 /** Where a path's template begins (`src/routes/<r>/`, `test/node/...`, `src/runtime/{node,workers}/`, `*.ts`). */
 const TEMPLATE = /[<>…*{}$|]|\.\.\./;
 
-/** README.md and every Markdown page of docs/, relative to the root. */
+/** README.md, bench/README.md and every Markdown page of docs/, relative to the root. */
 function markdownFiles(): string[] {
   const docs = readdirSync(join(ROOT, "docs"))
     .filter((name) => name.endsWith(".md"))
     .map((name) => `docs/${name}`);
-  return ["README.md", ...docs];
+  return ["README.md", "bench/README.md", ...docs];
 }
 
 /** Every text file under `dirs` (and the single files of `files`), relative to the root. */
@@ -177,7 +177,7 @@ describe("paths named by the docs", () => {
 
   it("every docs/<page>.md#anchor cited from code lands on a heading", () => {
     const problems: string[] = [];
-    for (const file of sourceFiles(["src", "test", "scripts", "examples"], [])) {
+    for (const file of sourceFiles(["src", "test", "scripts", "bench", "examples"], [])) {
       const text = readFileSync(join(ROOT, file), "utf8");
       for (const [, page, anchor] of text.matchAll(/\bdocs\/([\w-]+\.md)(?:#([\w-]+))?/g)) {
         const target = join(ROOT, "docs", page!);
@@ -190,7 +190,7 @@ describe("paths named by the docs", () => {
 
   it("no file cites a file outside the repository", () => {
     const problems: string[] = [];
-    for (const file of sourceFiles(["src", "test", "scripts", "docs", "examples", ".github"], ["README.md"])) {
+    for (const file of sourceFiles(["src", "test", "scripts", "bench", "docs", "examples", ".github"], ["README.md"])) {
       if (file === SELF) continue;
       readFileSync(join(ROOT, file), "utf8")
         .split("\n")

@@ -5,7 +5,7 @@
  */
 import { serve } from "@hono/node-server";
 import { Hono } from "hono";
-import { constantPet } from "./bench-floors/pet-body";
+import { constantPet } from "./floors/pet-body";
 
 const body = constantPet(Number(process.env.BODY_BYTES || 64));
 const app = new Hono();

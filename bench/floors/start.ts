@@ -10,11 +10,11 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { ROOT } from "../sqld";
+import { ROOT } from "../../scripts/sqld";
 
 export type Floor = "constant" | "one-query" | "write-batch";
 
-export interface FloorWorker {
+interface FloorWorker {
   url: string;
   stop(): Promise<void>;
 }
@@ -27,7 +27,7 @@ function floorConfig(
   real: { assets?: { directory?: string; run_worker_first?: unknown }; cache?: unknown; observability?: unknown },
   likeTheWorker: boolean,
 ): string {
-  const bare = join(ROOT, "scripts/bench-floors/wrangler.toml");
+  const bare = join(ROOT, "bench/floors/wrangler.toml");
   if (!likeTheWorker) return bare;
   // wrangler reads JSON configuration too; written under .wrangler/ (ignored by git), paths absolute.
   const dir = join(ROOT, ".wrangler", "bench-floors");
@@ -38,18 +38,16 @@ function floorConfig(
   return file;
 }
 
-export interface FloorOptions {
+interface FloorOptions {
   /** Give it a Rate Limiting binding `RATE_LIMITER` that never refuses. */
   rateLimit?: boolean;
   /** Deploy it with the real Worker's `[assets]`, `[cache]` and `[observability]` settings (see the module comment). */
   likeTheWorker?: boolean;
-  /** Path requested once before it counts as started (any status; default "/"). */
-  probePath?: string;
 }
 
-/** Start `floor` with the string bindings `vars`; resolves once it answers `probePath`. */
+/** Start `floor` with the string bindings `vars`; resolves once it answers a request for `/` (any status). */
 export async function startFloorWorker(floor: Floor, vars: Record<string, string>, options: FloorOptions = {}): Promise<FloorWorker> {
-  const { rateLimit = false, likeTheWorker = false, probePath = "/" } = options;
+  const { rateLimit = false, likeTheWorker = false } = options;
   process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
   process.env.WRANGLER_SEND_METRICS ??= "false";
   process.env.WRANGLER_LOG_PATH ??= join(ROOT, ".wrangler", "logs");
@@ -58,7 +56,7 @@ export async function startFloorWorker(floor: Floor, vars: Record<string, string
   const worker = await unstable_startWorker({
     config: floorConfig(real, likeTheWorker),
     name: `bench-floor-${floor}`,
-    entrypoint: join(ROOT, "scripts/bench-floors", `${floor}.ts`),
+    entrypoint: join(ROOT, "bench/floors", `${floor}.ts`),
     compatibilityDate: real.compatibility_date,
     compatibilityFlags: real.compatibility_flags,
     bindings: {
@@ -71,7 +69,7 @@ export async function startFloorWorker(floor: Floor, vars: Record<string, string
   try {
     await worker.ready;
     const url = (await worker.url).origin;
-    await (await fetch(`${url}${probePath}`)).text();
+    await (await fetch(`${url}/`)).text();
     return { url, stop: () => worker.dispose() };
   } catch (error) {
     await worker.dispose().catch(() => undefined);

@@ -15,7 +15,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { originalPositionFor, TraceMap } from "@jridgewell/trace-mapping";
-import { WORKER_BUNDLE } from "./bench-worker-profile";
+import { WORKER_BUNDLE } from "./worker-profile";
 
 /** The parts of a V8 `.cpuprofile` read here (https://chromedevtools.github.io/devtools-protocol/tot/Profiler/#type-Profile). */
 interface Profile {
@@ -44,7 +44,7 @@ function mapOf(path: string): TraceMap | null {
 /** The URL workerd gives the Worker's bundle in a profile; the bench saves that bundle beside the profile. */
 const WORKER_BUNDLE_URL = "file:///bundle/worker.js";
 
-/** The profile being read: Worker frames map through the bundle saved beside it (scripts/bench-worker-profile.ts). */
+/** The profile being read: Worker frames map through the bundle saved beside it (bench/worker-profile.ts). */
 let profileFile = "";
 
 /** Where a frame's code comes from: a source file and 1-based line (mapped through the bundle's source map), a `node:` module, or "". */
