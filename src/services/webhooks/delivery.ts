@@ -13,7 +13,8 @@ import { qb, type Database } from "../../db/client";
 import { guarded, plan, runEach, statement, type Plan, type Steps } from "../../db/plan";
 import { webhookDeliveries, webhooks } from "../../db/schema";
 import { isPrivateHost } from "../../lib/private-address";
-import { backoffDelayMs, leaseEnd } from "./schedule";
+import { backoffDelayMs } from "../../domain/backoff";
+import { leaseEnd } from "./schedule";
 import { signedWebhookHeaders, webhookMessageId } from "./signing";
 
 /** `fetch` as deliveries use it (the runtime's; injectable for tests). */
