@@ -16,7 +16,7 @@ import { statSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
-import { databaseSettings, openDatabase } from "../src/db/open";
+import { databaseSettings, openDatabase } from "../src/db/driver/open";
 import { DEFAULT_CORPORA_DIR, seedCatalogue } from "./seed";
 const dir = mkdtempSync(join(tmpdir(), "wt14-measure-"));
 const file = join(dir, "m.db");
@@ -28,8 +28,8 @@ for (let i = 0; i < 100000; i++) statSync(file);
 console.log("statSync µs/call", Number(process.hrtime.bigint() - t) / 1e3 / 100000);
 // 2. SELECT 1 vs quick_check vs health check
 for (const [name, fn] of [
-  ["SELECT 1", () => o.db.$client.execute("SELECT 1")],
-  ["PRAGMA quick_check", () => o.db.$client.execute("PRAGMA quick_check")],
+  ["SELECT 1", () => o.db.execute("SELECT 1")],
+  ["PRAGMA quick_check", () => o.db.execute("PRAGMA quick_check")],
   ["check() (stat+access+SELECT 1)", () => o.check()],
 ] as const) {
   const n = name.startsWith("PRAGMA") ? 20 : 2000;
@@ -49,8 +49,8 @@ for (const variant of [process.argv[2] === "busy" ? "busy_timeout 2500 on the wr
     writer = { execute: (s) => w.batch([s], "write") };
     reader = createClient({ url: `file:${file}`, concurrency: 1 });
   } else {
-    writer = { execute: (s) => o.db.$client.batch([s], "write") };
-    reader = o.db.$client;
+    writer = { execute: (s) => o.db.batch([s], "write") };
+    reader = o.db;
   }
   const start = Date.now();
   const write = writer.execute("INSERT INTO events (type, occurred_at, data) VALUES ('m','m','{}')").then(

@@ -8,7 +8,7 @@
  * (.github/workflows/deploy.yml, scripts/preview.ts); `npm start` migrates its
  * own file database on start.
  */
-import { databaseSettings, openDatabase } from "../src/db/open";
+import { databaseSettings, openDatabase } from "../src/db/driver/open";
 
 if (!process.env.DATABASE_URL) {
   console.error("DATABASE_URL is required (e.g. libsql://<db>-<org>.turso.io, with DATABASE_AUTH_TOKEN).");

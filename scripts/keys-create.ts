@@ -9,7 +9,7 @@
  * error (exit 2, nothing created).
  */
 import { parseArgs } from "node:util";
-import { databaseSettings, openDatabase } from "../src/db/open";
+import { databaseSettings, openDatabase } from "../src/db/driver/open";
 import { ROLES, type Role } from "../src/domain/principal";
 import { createOperatorKey } from "../src/services/accounts.service";
 

@@ -23,7 +23,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Database } from "../src/db/client";
-import { databaseSettings, openDatabase } from "../src/db/open";
+import { databaseSettings, openDatabase } from "../src/db/driver/open";
 import type { PetStatus } from "../src/domain/pets";
 import { NewCategorySchema } from "../src/routes/categories/categories.schemas";
 import { NewPetSchema } from "../src/routes/pets/pets.schemas";

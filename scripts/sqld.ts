@@ -16,7 +16,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { databaseSettings, openDatabase } from "../src/db/open";
+import { databaseSettings, openDatabase } from "../src/db/driver/open";
 
 /** Project root (where package.json and node_modules are). */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");

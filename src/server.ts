@@ -30,7 +30,7 @@ import { getRequestListener } from "@hono/node-server";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import { createApp } from "./app";
 import { listenSettings, parseConfig } from "./config";
-import { databaseSettings, openDatabase } from "./db/open";
+import { databaseSettings, openDatabase } from "./db/driver/open";
 import { MemoryRateLimiter } from "./lib/rate-limiter";
 import { clientAddress, incomingClientAddress, parseTrustProxy } from "./runtime/client-address";
 import { cacheHits } from "./runtime/node-cache-hits";
