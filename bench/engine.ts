@@ -4,8 +4,8 @@
  * file (WAL, synchronous = FULL), run 50 orders per transaction (what group
  * commit sends) in one process, three ways:
  * - through `@libsql/client`, which compiles every statement on every call;
- * - through the app's driver for files (src/db/open.ts: NativeFileClient
- *   under group commit), which compiles each SQL text once;
+ * - through the app's driver for files (src/db/driver/open.ts: the native
+ *   file driver under group commit), which compiles each SQL text once;
  * - through libsql-js (`libsql`, the engine under both) directly, each
  *   statement prepared once: the floor.
  * No HTTP, no app. Returns orders/s of each; ratios are within the run.
@@ -15,9 +15,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient, type InStatement, type InValue } from "@libsql/client";
 import Libsql from "libsql";
-import type { GroupCommitClient } from "../src/db/group-commit";
-import { databaseSettings, openDatabase } from "../src/db/open";
-import { accounts } from "../src/db/schema";
+import type { Database } from "../src/db/client";
+import { databaseSettings, openDatabase } from "../src/db/driver/open";
 import { createCategory } from "../src/services/categories.service";
 import { setInventory } from "../src/services/inventory.service";
 import { placeOrder } from "../src/services/orders/place";
@@ -49,21 +48,22 @@ export async function measureEngine(): Promise<EngineResult> {
     const category = await createCategory(db, { name: "Engine" }, now);
     const pet = await createPet(db, { name: "Engine", categoryId: category.id }, now);
     await setInventory(db, { petId: pet.id, quantity: 10_000_000, now });
-    const [account] = await db
-      .insert(accounts)
-      .values({ name: "Engine", email: "engine@example.com", emailKey: "engine@example.com", role: "customer", createdAt: now.toISOString() })
-      .returning({ id: accounts.id });
+    const account = (
+      await db.execute({
+        sql: "INSERT INTO accounts (name, email, email_key, role, created_at) VALUES ('Engine', 'engine@example.com', 'engine@example.com', 'customer', ?) RETURNING id",
+        args: [now.toISOString()],
+      })
+    ).rows[0]!;
     // Record the statements of one placement as the app sends them.
     let recorded: { sql: string; args: InValue[] }[] = [];
-    const client = db.$client as GroupCommitClient;
-    const batch = client.batch.bind(client);
-    const write = client.write.bind(client);
-    client.write = (statements, options) => {
-      recorded = (statements as InStatement[]).map((s) => (typeof s === "string" ? { sql: s, args: [] } : { sql: s.sql, args: [...(s.args as InValue[])] }));
-      return write(statements, options);
+    const recorder: Database = {
+      execute: (statement) => db.execute(statement),
+      batch(statements, mode) {
+        recorded = statements.map((s) => (typeof s === "string" ? { sql: s, args: [] } : { sql: s.sql, args: [...(s.args as InValue[])] }));
+        return db.batch(statements, mode);
+      },
     };
-    await placeOrder(db, { principal: { role: "customer", accountId: account!.id, apiKeyId: 0 }, input: { petId: pet.id, quantity: 1 }, now });
-    client.write = write;
+    await placeOrder(recorder, { principal: { role: "customer", accountId: Number(account.id), apiKeyId: 0 }, input: { petId: pet.id, quantity: 1 }, now });
     // Each order gets its own placement token (the one random argument).
     let serial = 0;
     const order = () => {
@@ -76,7 +76,7 @@ export async function measureEngine(): Promise<EngineResult> {
       for (let t = 0; t < TRANSACTIONS; t++) await send(Array.from({ length: ORDERS_PER_TRANSACTION }, order).flat());
       return (ORDERS_PER_TRANSACTION * TRANSACTIONS) / ((performance.now() - started) / 1000);
     };
-    const viaApp = await ordersPerSecond((statements) => batch(statements, "write"));
+    const viaApp = await ordersPerSecond((statements) => db.batch(statements, "write"));
     await opened.close();
 
     const libsqlClient = createClient({ url: `file:${path}`, concurrency: 1 });

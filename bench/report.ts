@@ -102,7 +102,7 @@ export function formatEngine(engine: EngineResult): string {
     `| way | orders/s | vs @libsql/client |`,
     `|---|---:|---:|`,
     `| @libsql/client batch (every statement compiled on every call) | ${engine.client} | 1.00 |`,
-    `| the app's file driver (NativeFileClient: each SQL text compiled once) | ${engine.app} | ${vsClient(engine.app)} |`,
+    `| the app's file driver (each SQL text compiled once) | ${engine.app} | ${vsClient(engine.app)} |`,
     `| libsql-js, each statement prepared once | ${engine.preparedOnce} | ${vsClient(engine.preparedOnce)} |`,
   ].join("\n");
 }

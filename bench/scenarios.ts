@@ -3,7 +3,7 @@
  * catalogue topped up to `--pets`, stock that never runs out, keys) and each
  * scenario's requests. The row names are the scenario names; docs cite them.
  */
-import { databaseSettings, openDatabase } from "../src/db/open";
+import { databaseSettings, openDatabase } from "../src/db/driver/open";
 import { createAccount, createOperatorKey } from "../src/services/accounts.service";
 import { createCategory } from "../src/services/categories.service";
 import { createPet } from "../src/services/pet-creation";
@@ -39,15 +39,15 @@ export async function seedFixture(url: string, petTarget: number): Promise<Fixtu
   const { db } = opened;
   const now = new Date();
   await seedCatalogue(db, DEFAULT_CORPORA_DIR, now);
-  let count = Number((await db.$client.execute("SELECT count(*) AS n FROM pets")).rows[0]!.n);
+  let count = Number((await db.execute("SELECT count(*) AS n FROM pets")).rows[0]!.n);
   if (count < petTarget) {
     const category = await createCategory(db, { name: "Bench" }, now);
     for (; count < petTarget; count++) await createPet(db, { name: `Bench pet ${count}`, categoryId: category.id }, now);
   }
   // Stock large enough that orders never run out during the run; every pet available.
-  await db.$client.execute("UPDATE inventory SET quantity = 1000000, version = version + 1");
-  await db.$client.execute("UPDATE pets SET status = 'available', version = version + 1");
-  const petIds = (await db.$client.execute("SELECT id FROM pets ORDER BY id")).rows.map((r) => Number(r.id));
+  await db.execute("UPDATE inventory SET quantity = 1000000, version = version + 1");
+  await db.execute("UPDATE pets SET status = 'available', version = version + 1");
+  const petIds = (await db.execute("SELECT id FROM pets ORDER BY id")).rows.map((r) => Number(r.id));
   const staffKey = (await createOperatorKey(db, "staff", "bench", now)).apiKey.key;
   const customerKeys: string[] = [];
   for (let i = 0; i < 20; i++) customerKeys.push((await createAccount(db, { name: `Bench ${i}`, email: `bench${i}@example.com` }, "customer", now)).apiKey.key);

@@ -3,12 +3,12 @@
  * the database at DATABASE_URL — a libSQL server (`http(s)://`, `libsql://`,
  * with DATABASE_AUTH_TOKEN for Turso), an embedded `file:` database, or the
  * primary of a replica (DATABASE_SYNC_URL); opened by `openDatabase`
- * (src/db/open.ts).
+ * (src/db/driver/open.ts).
  * Idempotent: migrations already applied are skipped. Used by deployments
  * (.github/workflows/deploy.yml, scripts/preview.ts); `npm start` migrates its
  * own file database on start.
  */
-import { databaseSettings, openDatabase } from "../src/db/open";
+import { databaseSettings, openDatabase } from "../src/db/driver/open";
 
 if (!process.env.DATABASE_URL) {
   console.error("DATABASE_URL is required (e.g. libsql://<db>-<org>.turso.io, with DATABASE_AUTH_TOKEN).");

@@ -22,7 +22,6 @@ import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 import { stripVTControlCharacters } from "node:util";
 import { createClient } from "@libsql/client";
-import { createDatabase } from "../src/db/client";
 import { bootstrapStaffKey } from "../src/services/accounts.service";
 import { freePort, migrateServer, ONE_CONNECTION, ROOT, startSqld } from "./sqld";
 import { buildAssets } from "./build-assets";
@@ -54,7 +53,7 @@ async function main(): Promise<number> {
   try {
     await migrateServer(sqld.url);
     const client = createClient({ url: sqld.url });
-    const bootstrap = await bootstrapStaffKey(createDatabase(client), new Date());
+    const bootstrap = await bootstrapStaffKey(client, new Date());
     client.close();
     if (bootstrap) {
       console.log(`New database: staff key (shown once, keep it): ${bootstrap.key}`);

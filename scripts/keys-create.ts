@@ -3,13 +3,13 @@
  * the operator account `name` (created on first use) in the database at
  * DATABASE_URL (default `file:.data/petstore.db`; `http(s)://` or `libsql://`
  * URLs reach a libSQL server, with DATABASE_AUTH_TOKEN; DATABASE_SYNC_URL makes
- * the file a replica), opened like the server opens it (src/db/open.ts). The
+ * the file a replica), opened like the server opens it (src/db/driver/open.ts). The
  * secret is printed once to stdout and stored only as a hash. `--help` prints
  * the usage (exit 0); no `--role`, an unknown option or a bad value is a usage
  * error (exit 2, nothing created).
  */
 import { parseArgs } from "node:util";
-import { databaseSettings, openDatabase } from "../src/db/open";
+import { databaseSettings, openDatabase } from "../src/db/driver/open";
 import { ROLES, type Role } from "../src/domain/principal";
 import { createOperatorKey } from "../src/services/accounts.service";
 

@@ -11,7 +11,6 @@
  */
 import { createClient as createLibsqlClient } from "@libsql/client";
 import { createClient } from "@tursodatabase/api";
-import { createDatabase } from "../src/db/client";
 import { migrateServer } from "./sqld";
 import { seedCatalogue, type SeedReport } from "./seed";
 
@@ -99,7 +98,7 @@ export async function preparePreviewDatabase(client: TursoClient, settings: Turs
   await migrateServer(url, token);
   const libsql = createLibsqlClient({ url, authToken: token });
   try {
-    const seed = await seedCatalogue(createDatabase(libsql), corporaDir, new Date());
+    const seed = await seedCatalogue(libsql, corporaDir, new Date());
     return { url, token, created, seed };
   } finally {
     libsql.close();

@@ -17,13 +17,13 @@
  *
  * Environment: the database variables of the server (DATABASE_URL, default
  * `file:.data/petstore.db`; DATABASE_AUTH_TOKEN; DATABASE_SYNC_URL; see
- * src/db/open.ts), CORPORA_DIR (default `scripts/corpora`).
+ * src/db/driver/open.ts), CORPORA_DIR (default `scripts/corpora`).
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Database } from "../src/db/client";
-import { databaseSettings, openDatabase } from "../src/db/open";
+import { databaseSettings, openDatabase } from "../src/db/driver/open";
 import type { PetStatus } from "../src/domain/pets";
 import { NewCategorySchema } from "../src/routes/categories/categories.schemas";
 import { NewPetSchema } from "../src/routes/pets/pets.schemas";

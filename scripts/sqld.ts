@@ -16,7 +16,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { databaseSettings, openDatabase } from "../src/db/open";
+import { databaseSettings, openDatabase } from "../src/db/driver/open";
 
 /** Project root (where package.json and node_modules are). */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -98,7 +98,7 @@ class EarlyExit extends Error {}
 async function startOnce(options: SqldOptions, port: number): Promise<SqldServer> {
   const address = `127.0.0.1:${port}`;
   // At most MAX_CONCURRENT_REQUESTS requests run at once by default; more are
-  // answered 429 at once, and the clients send them again (src/db/remote.ts
+  // answered 429 at once, and the clients send them again (src/db/driver/remote.ts
   // `retryOverloaded`). sqld's default (128) let ~100 write batches wait for
   // the write lock at once on this 2-core machine, each on a spinning thread.
   //

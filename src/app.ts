@@ -6,7 +6,6 @@
  * values: verified keys, rate-limit counts); whatever does I/O comes from the
  * deps, per request where the runtime requires it.
  */
-import { sql } from "drizzle-orm";
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { requestId } from "hono/request-id";
@@ -24,6 +23,7 @@ import { idempotency } from "./middleware/idempotency";
 import { requestLog } from "./middleware/request-log";
 import { closeAfterUnreadBody, limitBody } from "./middleware/unread-body";
 import { roundTripsPerRequest } from "./db/round-trips";
+import { ping } from "./db/plan";
 import { consoleSink, jsonLogger, type Logger, type LogSink } from "./lib/logger";
 import { rateLimit, type ClientIp } from "./middleware/rate-limit";
 import { accountsRouter } from "./routes/accounts/accounts.index";
@@ -219,16 +219,7 @@ export function createApp(deps: AppDeps) {
     .route("/", webhooksRouter)
     .route(
       "/",
-      createMetaRouter(
-        () => app,
-        deps.assets,
-        deps.checkDatabase ??
-          ((c) =>
-            c
-              .get("db")
-              .run(sql`SELECT 1`)
-              .then(() => undefined)),
-      ),
+      createMetaRouter(() => app, deps.assets, deps.checkDatabase ?? ((c) => ping(c.get("db")))),
     );
 
   let patterns: ReturnType<typeof compileRoutes> | undefined;

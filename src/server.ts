@@ -1,5 +1,5 @@
 /**
- * Node entry point: reads the environment, opens the database (src/db/open.ts:
+ * Node entry point: reads the environment, opens the database (src/db/driver/open.ts:
  * an embedded libSQL file, a libSQL server, or an embedded replica of one;
  * migrated on start), serves the app on HOST:PORT with @hono/node-server and
  * shuts down gracefully on SIGTERM/SIGINT (docs/api.md#runtimes, docs/scaling.md).
@@ -30,7 +30,7 @@ import { getRequestListener } from "@hono/node-server";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import { createApp } from "./app";
 import { listenSettings, parseConfig } from "./config";
-import { databaseSettings, openDatabase } from "./db/open";
+import { databaseSettings, openDatabase } from "./db/driver/open";
 import { MemoryRateLimiter } from "./lib/rate-limiter";
 import { clientAddress, incomingClientAddress, parseTrustProxy } from "./runtime/client-address";
 import { cacheHits } from "./runtime/node-cache-hits";

@@ -12,7 +12,7 @@ import type { Context } from "hono";
 import { createApp } from "./app";
 import { parseConfig, type AppConfig } from "./config";
 import type { Database } from "./db/client";
-import { openRemoteDatabase } from "./db/remote";
+import { openRemoteDatabase } from "./db/driver/remote";
 import type { AppEnv } from "./lib/context";
 import { loggableError } from "./lib/logger";
 import { MemoryRateLimiter } from "./lib/rate-limiter";
@@ -46,7 +46,7 @@ async function postPurge(url: string, purge: PurgeBatch): Promise<void> {
   if (!res.ok) throw new Error(`purge recorder answered ${res.status}`);
 }
 
-/** A new database handle over a new libSQL HTTP client, for one request (or one cron run) only (src/db/remote.ts). */
+/** A new libSQL HTTP client, for one request (or one cron run) only (src/db/driver/remote.ts). */
 function databaseFor(env: WorkerEnv): Database {
   return openRemoteDatabase(env.DATABASE_URL, { authToken: env.DATABASE_AUTH_TOKEN });
 }

@@ -1,30 +1,33 @@
 /**
- * Drizzle over a libSQL client: the one database handle the app is given.
- * Entry points create the libSQL `Client` (embedded file on Node, Hrana over
- * HTTP on Workers) and pass it here; nothing in `src/` opens a database itself.
+ * The database port and the query builder. Services and plans see only the
+ * port: `execute` one statement, `batch` statements as one transaction. The
+ * drivers behind it (src/db/driver/) are chosen by the entry points: an
+ * embedded file on Node, a libSQL server over HTTP on Node and Workers.
  */
-import type { Client } from "@libsql/client";
-import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
+import type { InStatement, ResultSet } from "@libsql/client";
+import { drizzle } from "drizzle-orm/libsql";
 import * as schema from "./schema";
 
-/**
- * The app's database handle: Drizzle over one libSQL client, snake_case columns.
- * Statements come from `qb`; the handle carries the client they run on.
- */
-export type Database = LibSQLDatabase & { $client: Client };
+export type { InStatement, ResultSet };
+
+/** All the app asks of a database (docs/architecture.md#the-database-port). */
+export interface Database {
+  /** Run one statement on its own. @throws LibsqlError. */
+  execute(statement: InStatement): Promise<ResultSet>;
+  /**
+   * Run `statements` in order as one transaction: "read" on one snapshot,
+   * "write" `BEGIN IMMEDIATE`, all or nothing. A write batch must not read
+   * `changes()` or `last_insert_rowid()` before its own first write: the
+   * Node drivers may commit it together with other write batches (group commit).
+   * @returns one result set per statement.
+   * @throws LibsqlError (a `LibsqlBatchError` names the failed statement); then nothing was written.
+   */
+  batch(statements: InStatement[], mode: "read" | "write"): Promise<ResultSet[]>;
+}
 
 /**
  * The client-less query builder every statement is built on, once per process
- * (docs/architecture.md#writes-one-batch-named-plans): `qb.select(…).prepare()` at module level, run through the
- * request's client with src/db/plan.ts (`execute`, `run`, `read`).
+ * (docs/architecture.md#writes-one-batch-named-plans): `qb.select(…).prepare()` at module level, run on the
+ * request's database with src/db/plan.ts (`execute`, `run`, `read`).
  */
 export const qb = drizzle.mock({ schema, casing: "snake_case" });
-
-/**
- * Wrap a libSQL client in Drizzle with the project's casing. No relational
- * schema: the Worker builds a handle per request, and Drizzle would rebuild
- * the schema's relation tables for each one (the app never uses `db.query`).
- */
-export function createDatabase(client: Client): Database {
-  return drizzle({ client, casing: "snake_case" });
-}

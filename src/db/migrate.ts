@@ -37,11 +37,11 @@ const appliedMigrations = sqliteTable("__drizzle_migrations", {
  * (0 when another process had applied them).
  * @throws the driver's error when a statement fails (nothing is applied then).
  */
-export async function applyMigrations(db: { $client: Client }): Promise<number> {
+export async function applyMigrations(client: Client): Promise<number> {
   const migrations = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER });
   try {
     // Drizzle's libSQL transaction is the client's default, "write" (`BEGIN IMMEDIATE`).
-    return await drizzle({ client: db.$client }).transaction(async (tx) => {
+    return await drizzle({ client }).transaction(async (tx) => {
       // A write first, so that the transaction holds the write lock before it reads.
       await tx.run(sql`CREATE TABLE IF NOT EXISTS ${appliedMigrations} (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)`);
       const [last] = await tx.select({ createdAt: appliedMigrations.createdAt }).from(appliedMigrations).orderBy(desc(appliedMigrations.createdAt)).limit(1);

@@ -12,7 +12,6 @@ import { fillPlaceholders, type SQL, sql } from "drizzle-orm";
 import type { PreparedQueryConfig, SQLitePreparedQuery } from "drizzle-orm/sqlite-core";
 import type { Database } from "./client";
 import { isRecordingCommits, recordCommitted, type CommittedEvent } from "./commit-log";
-import { sendWrite } from "./group-commit";
 
 // biome-ignore lint/suspicious/noExplicitAny: any prepared query, whatever its result type.
 type Prepared = SQLitePreparedQuery<any>;
@@ -129,7 +128,7 @@ function recordOutbox<S extends Steps>(runs: readonly (readonly [Plan<S>, Record
  */
 export async function runEach<S extends Steps>(db: Database, runs: readonly (readonly [Plan<S>, Record<string, unknown>])[]): Promise<PlanResults<S>[]> {
   const statements = runs.flatMap(([p, values]) => p.names.map((name) => bind(p.steps[name]!, values)));
-  const results = await sendWrite(db.$client, statements);
+  const results = await db.batch(statements, "write");
   if (isRecordingCommits()) recordOutbox(runs, results);
   let offset = 0;
   return runs.map(([p]) => {
@@ -151,7 +150,7 @@ export async function run<S extends Steps>(db: Database, p: Plan<S>, values: Rec
 
 /** Run `p`'s statements as one read transaction (one snapshot, one round trip); results by name. */
 export async function read<S extends Steps>(db: Database, p: Plan<S>, values: Record<string, unknown> = {}): Promise<PlanResults<S>> {
-  const results = await db.$client.batch(
+  const results = await db.batch(
     p.names.map((name) => bind(p.steps[name]!, values)),
     "read",
   );
@@ -159,10 +158,15 @@ export async function read<S extends Steps>(db: Database, p: Plan<S>, values: Re
 }
 
 /**
- * Run one prepared query (built once, on `qb`) through `db`'s client with `values`.
+ * Run one prepared query (built once, on `qb`) on `db` with `values`.
  * @returns what the query's `execute()` returns (typed rows, or a `ResultSet`).
  */
 export async function execute<Q extends Prepared>(db: Database, query: Q, values: Record<string, unknown> = {}): Promise<ResultOf<Q>> {
-  const result = await db.$client.execute(bind(statement(query), values));
+  const result = await db.execute(bind(statement(query), values));
   return query.mapResult(result, true) as ResultOf<Q>;
+}
+
+/** Resolves when `db` answers `SELECT 1` (a health check). @throws the driver's error. */
+export async function ping(db: Database): Promise<void> {
+  await db.execute("SELECT 1");
 }

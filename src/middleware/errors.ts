@@ -35,7 +35,7 @@ function isDatabaseUnavailable(error: unknown): boolean {
     }
     // fetch() to a remote libSQL server that is down.
     if (e instanceof TypeError && /fetch failed|network|ECONNREFUSED/i.test(String(e.message))) return true;
-    // A request to the libSQL server past its time limit (src/db/remote.ts, `timeLimited`).
+    // A request to the libSQL server past its time limit (src/db/driver/remote.ts, `timeLimited`).
     if (e.name === "TimeoutError") return true;
     e = e.cause as typeof e;
   }

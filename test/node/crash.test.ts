@@ -5,7 +5,7 @@
  * stock + open order quantities must still add up to the initial stock, and
  * retrying the unanswered requests with their Idempotency-Keys must end with
  * exactly one order per request (no loss, no duplicate). Relies on the
- * durability settings of src/db/open.ts (WAL + synchronous=FULL).
+ * durability settings of src/db/driver/open.ts (WAL + synchronous=FULL).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,5 +1,5 @@
 /**
- * Group commit (issue 16, src/db/group-commit.ts), through HTTP on the app
+ * Group commit (issue 16, src/db/driver/group-commit.ts), through HTTP on the app
  * over a real database file: the writes of concurrent requests share
  * transactions, and each request keeps its own outcome when one of a merged
  * group fails.
@@ -9,15 +9,15 @@
  * emptied, N writes committed one by one leave at least N frames;
  * `PRAGMA wal_checkpoint(PASSIVE)` reports the frame count (`log`).
  */
-import type { Client, InStatement } from "@libsql/client";
+import type { InStatement } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { parseConfig } from "../../src/config";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createDatabase } from "../../src/db/client";
-import { databaseSettings, openDatabase } from "../../src/db/open";
+import type { Database } from "../../src/db/client";
+import { databaseSettings, openDatabase } from "../../src/db/driver/open";
 import { createCategory } from "../../src/services/categories.service";
 import { dispatchDue } from "../../src/services/webhooks/dispatch";
 import { nodeTarget, TEST_ENV, type NodeTarget } from "../support/node-target";
@@ -35,12 +35,12 @@ async function post(path: string, body: unknown): Promise<{ status: number; body
 
 /** Frames now in the WAL (after emptying it with `walFrames(true)`). */
 async function walFrames(truncate = false): Promise<number> {
-  const rs = await target.db.$client.execute(truncate ? "PRAGMA wal_checkpoint(TRUNCATE)" : "PRAGMA wal_checkpoint(PASSIVE)");
+  const rs = await target.db.execute(truncate ? "PRAGMA wal_checkpoint(TRUNCATE)" : "PRAGMA wal_checkpoint(PASSIVE)");
   return Number(rs.rows[0]!.log);
 }
 
 async function count(sql: string): Promise<number> {
-  return Number((await target.db.$client.execute(sql)).rows[0]![0]);
+  return Number((await target.db.execute(sql)).rows[0]![0]);
 }
 
 beforeAll(async () => {
@@ -104,26 +104,15 @@ describe("group commit of concurrent writes", () => {
 describe("batch boundaries (merged batches share one connection)", () => {
   it("no write batch of the API begins by reading changes() or last_insert_rowid(), which would see the previous batch's statement", async () => {
     const batches: InStatement[][] = [];
-    const recording = new Proxy(target.db.$client, {
-      get(real, property, receiver) {
-        const value = Reflect.get(real, property, receiver);
-        if (property === "batch") {
-          return (statements: InStatement[], mode?: string) => {
-            if (mode === "write") batches.push(statements);
-            return (value as (...a: unknown[]) => unknown).call(real, statements, mode);
-          };
-        }
-        // A plan's write batch (src/db/plan.ts), group-committed.
-        if (property === "write") {
-          return (statements: InStatement[], options: unknown) => {
-            batches.push(statements);
-            return (value as (...a: unknown[]) => unknown).call(real, statements, options);
-          };
-        }
-        return typeof value === "function" ? value.bind(real) : value;
+    const real = target.db;
+    // Every write batch, as the port receives it (src/db/plan.ts sends a plan's batch with "write").
+    const db: Database = {
+      execute: (statement) => real.execute(statement),
+      batch(statements, mode) {
+        if (mode === "write") batches.push(statements);
+        return real.batch(statements, mode);
       },
-    }) as Client;
-    const db = createDatabase(recording);
+    };
     const config = parseConfig(TEST_ENV);
     const app = createApp({ db, config, log: () => {} });
     const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
@@ -186,7 +175,7 @@ describe("closing with writes queued", () => {
       expect((await Promise.allSettled(writes)).map((r) => r.status)).toEqual(Array(10).fill("fulfilled"));
       const again = await openDatabase(databaseSettings({ DATABASE_URL: url }));
       try {
-        expect(await again.db.$client.execute("SELECT count(*) AS n FROM categories WHERE name LIKE 'closing %'").then((rs) => Number(rs.rows[0]!.n))).toBe(10);
+        expect(await again.db.execute("SELECT count(*) AS n FROM categories WHERE name LIKE 'closing %'").then((rs) => Number(rs.rows[0]!.n))).toBe(10);
       } finally {
         await again.close();
       }

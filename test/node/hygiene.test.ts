@@ -32,10 +32,10 @@ function signUpBodyOfSize(bytes: number): string {
  * `table.column` strings; plus checks of the api_keys row that holds its hash.
  */
 async function cellsContaining(db: Database, secret: string): Promise<string[]> {
-  const tables = await db.$client.execute("SELECT name FROM sqlite_master WHERE type = 'table'");
+  const tables = await db.execute("SELECT name FROM sqlite_master WHERE type = 'table'");
   const found: string[] = [];
   for (const { name } of tables.rows) {
-    const rs = await db.$client.execute(`SELECT * FROM "${String(name)}"`);
+    const rs = await db.execute(`SELECT * FROM "${String(name)}"`);
     for (const row of rs.rows) {
       for (const column of rs.columns) {
         const value = row[column];
@@ -51,7 +51,7 @@ async function cellsContaining(db: Database, secret: string): Promise<string[]> 
 async function expectStoredAsHashOnly(db: Database, secret: string): Promise<void> {
   expect(await cellsContaining(db, secret), "cells holding the secret").toEqual([]);
   const hash = createHash("sha256").update(secret, "utf8").digest("hex");
-  const rs = await db.$client.execute({ sql: "SELECT * FROM api_keys WHERE secret_hash = ?", args: [hash] });
+  const rs = await db.execute({ sql: "SELECT * FROM api_keys WHERE secret_hash = ?", args: [hash] });
   expect(rs.rows).toHaveLength(1);
   const row = rs.rows[0]!;
   expect(row.prefix).toBe(secret.slice(0, 10));
@@ -255,10 +255,10 @@ describe("secrets: never logged, never stored", () => {
       expect(key?.key).toMatch(/^psk_[A-Za-z0-9_-]{43}$/);
       expect(await bootstrapStaffKey(db, new Date()), "never a second time").toBeNull();
       await expectStoredAsHashOnly(db, key!.key);
-      const accounts = await db.$client.execute("SELECT role FROM accounts");
+      const accounts = await db.execute("SELECT role FROM accounts");
       expect(accounts.rows.map((r) => r.role)).toEqual(["staff"]);
     } finally {
-      db.$client.close();
+      await db.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });
@@ -276,7 +276,7 @@ describe("secrets: never logged, never stored", () => {
       const uncached = (await createOperatorKey(target.db, "customer", "uncached", new Date())).apiKey.key;
 
       // Break the database under the running app (a real failure, no mock): the key table is gone.
-      await target.db.$client.execute("ALTER TABLE api_keys RENAME TO api_keys_gone");
+      await target.db.execute("ALTER TABLE api_keys RENAME TO api_keys_gone");
       try {
         const writes = await api.post("/accounts/me/keys", { name: "doomed" }, { key: apiKey.key });
         const verify = await api.get("/accounts/me", { key: uncached });
@@ -287,7 +287,7 @@ describe("secrets: never logged, never stored", () => {
           expect(JSON.stringify(res.body)).not.toMatch(/SQLITE|api_keys|SELECT|INSERT|UPDATE|\n\s+at /);
         }
       } finally {
-        await target.db.$client.execute("ALTER TABLE api_keys_gone RENAME TO api_keys");
+        await target.db.execute("ALTER TABLE api_keys_gone RENAME TO api_keys");
       }
       expect(logged.length, "the 500s were reported to the log").toBeGreaterThanOrEqual(2);
       const everything = [...logged, ...consoleLines].join("\n");

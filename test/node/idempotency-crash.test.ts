@@ -9,9 +9,8 @@
  * creates it, or the retry replays; never a second resource. And a refused
  * request (4xx) leaves no claim behind.
  */
-import type { Client } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDatabase, type Database } from "../../src/db/client";
+import type { Database } from "../../src/db/client";
 import { inProcessCaller } from "../support/in-process";
 import { keyedPosts, scalar as scalarOf, unique } from "../support/keyed-posts";
 import { nodeTarget, type NodeTarget } from "../support/node-target";
@@ -28,24 +27,22 @@ function texts(arg: unknown): string[] {
   return list.map((s) => (typeof s === "string" ? s : Array.isArray(s) ? String(s[0]) : String((s as { sql?: string })?.sql ?? "")));
 }
 
-/** `db` whose client fails the call that records a response while a fault is armed (same connection). */
+/** `db` failing the call that records a response while a fault is armed (same connection). */
 function faulty(db: Database): Database {
-  const client = new Proxy(db.$client, {
-    get(target, property, receiver) {
-      const value = Reflect.get(target, property, receiver);
-      if (typeof value !== "function") return value;
-      if (property !== "execute" && property !== "batch" && property !== "write") return value.bind(target);
-      return async (...args: unknown[]) => {
-        const mode = fault;
-        if (mode === undefined || !texts(args[0]).some((text) => RECORDS_RESPONSE.test(text))) return value.apply(target, args);
-        fault = undefined;
-        if (mode === "before") throw new Error("injected crash before the response was recorded");
-        await value.apply(target, args);
-        throw new Error("injected crash after the response was recorded");
-      };
-    },
-  }) as Client;
-  return createDatabase(client);
+  const guarded =
+    <A, R>(send: (arg: A) => Promise<R>) =>
+    async (arg: A): Promise<R> => {
+      const mode = fault;
+      if (mode === undefined || !texts(arg).some((text) => RECORDS_RESPONSE.test(text))) return send(arg);
+      fault = undefined;
+      if (mode === "before") throw new Error("injected crash before the response was recorded");
+      await send(arg);
+      throw new Error("injected crash after the response was recorded");
+    };
+  return {
+    execute: guarded((statement) => db.execute(statement)),
+    batch: (statements, mode) => guarded((list: typeof statements) => db.batch(list, mode))(statements),
+  };
 }
 
 let target: NodeTarget;
@@ -67,10 +64,10 @@ afterAll(async () => {
 });
 
 /** One number from the test database. */
-const scalar = (sql: string, args: (string | number)[] = []) => scalarOf(target.db.$client, sql, args);
+const scalar = (sql: string, args: (string | number)[] = []) => scalarOf(target.db, sql, args);
 
 const ENDPOINTS = keyedPosts(
-  () => target.db.$client,
+  () => target.db,
   () => categoryId,
 );
 

@@ -72,11 +72,11 @@ afterAll(async () => {
 });
 
 /** One number from the test database. */
-const scalar = (sql: string, args: (string | number)[] = []) => scalarOf(target.db.$client, sql, args);
+const scalar = (sql: string, args: (string | number)[] = []) => scalarOf(target.db, sql, args);
 
 /** Each POST that honours Idempotency-Key through the middleware. */
 const ENDPOINTS = keyedPosts(
-  () => target.db.$client,
+  () => target.db,
   () => categoryId,
 );
 

@@ -6,11 +6,10 @@
  * write. The loser must answer 412 `precondition_failed` and leave every row
  * and the event log exactly as the winner left them.
  */
-import type { Client } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { parseConfig } from "../../src/config";
-import { createDatabase } from "../../src/db/client";
+import type { Database } from "../../src/db/client";
 import { nodeTarget, TEST_ENV, type NodeTarget } from "../support/node-target";
 
 let target: NodeTarget;
@@ -30,29 +29,24 @@ async function call(method: string, path: string, body?: unknown, headers: Recor
 /** Every row the API writes, as one comparable value. */
 async function snapshot(): Promise<string> {
   const tables = ["categories", "pets", "inventory", "orders", "events"];
-  const rows = await Promise.all(tables.map(async (t) => (await target.db.$client.execute(`SELECT * FROM ${t} ORDER BY rowid`)).rows));
+  const rows = await Promise.all(tables.map(async (t) => (await target.db.execute(`SELECT * FROM ${t} ORDER BY rowid`)).rows));
   return JSON.stringify(rows);
 }
 
 beforeAll(async () => {
   target = await nodeTarget();
   staff = target.staffKey;
-  const client = new Proxy(target.db.$client, {
-    get(real, property, receiver) {
-      const value = Reflect.get(real, property, receiver);
-      // `write`: a plan's batch (src/db/plan.ts), group-committed.
-      if (property === "batch" || property === "write") {
-        return async (...args: unknown[]) => {
-          const interleave = beforeNextBatch;
-          beforeNextBatch = undefined;
-          if (interleave) await interleave();
-          return (value as (...a: unknown[]) => unknown).apply(real, args);
-        };
-      }
-      return typeof value === "function" ? value.bind(real) : value;
+  const real = target.db;
+  const db: Database = {
+    execute: (statement) => real.execute(statement),
+    async batch(statements, mode) {
+      const interleave = beforeNextBatch;
+      beforeNextBatch = undefined;
+      if (interleave) await interleave();
+      return real.batch(statements, mode);
     },
-  }) as Client;
-  app = createApp({ db: createDatabase(client), config: parseConfig(TEST_ENV), log: () => {} });
+  };
+  app = createApp({ db, config: parseConfig(TEST_ENV), log: () => {} });
 });
 
 afterAll(async () => {

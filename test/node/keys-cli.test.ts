@@ -17,7 +17,6 @@ import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { parseConfig } from "../../src/config";
-import type { Database } from "../../src/db/client";
 import { openTestDatabase } from "../support/database";
 import { TEST_ENV } from "../support/node-target";
 
@@ -54,7 +53,7 @@ async function withApp<T>(
   dbFile: string,
   use: (call: (method: string, path: string, key: string, body?: unknown) => Promise<Response>) => Promise<T>,
 ): Promise<T> {
-  const db: Database = await openTestDatabase(`file:${dbFile}`);
+  const db = await openTestDatabase(`file:${dbFile}`);
   try {
     const app = createApp({ db, config: parseConfig(TEST_ENV), log: () => {} });
     return await use(async (method, path, key, body) =>
@@ -65,7 +64,7 @@ async function withApp<T>(
       }),
     );
   } finally {
-    db.$client.close();
+    await db.close();
   }
 }
 
@@ -103,11 +102,11 @@ describe("npm run keys:create", () => {
     // Only hashes are in the file.
     const db = await openTestDatabase(`file:${dbFile}`);
     try {
-      const rows = await db.$client.execute("SELECT * FROM api_keys");
+      const rows = await db.execute("SELECT * FROM api_keys");
       expect(JSON.stringify(rows.rows)).not.toContain(key.slice(4));
       expect(JSON.stringify(rows.rows)).not.toContain(another.slice(4));
     } finally {
-      db.$client.close();
+      await db.close();
     }
   });
 
@@ -152,9 +151,9 @@ describe("npm run keys:create", () => {
     // Nothing was created: the database holds no account (it may not even exist).
     const db = await openTestDatabase(`file:${dbFile}`);
     try {
-      expect(Number((await db.$client.execute("SELECT count(*) AS n FROM accounts")).rows[0]!.n)).toBe(0);
+      expect(Number((await db.execute("SELECT count(*) AS n FROM accounts")).rows[0]!.n)).toBe(0);
     } finally {
-      db.$client.close();
+      await db.close();
     }
   });
 
@@ -170,7 +169,7 @@ describe("npm run keys:create", () => {
       });
       expect(signUp.status).toBe(201);
     } finally {
-      db.$client.close();
+      await db.close();
     }
     const staff = await keysCreate(dbFile, ["--role", "staff", "--name", "ops"]);
     expect(staff.code).toBe(1);

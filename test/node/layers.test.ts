@@ -126,6 +126,13 @@ describe("layers", () => {
     expect(offending).toEqual([]);
   });
 
+  it("only the entry points and the drivers import a driver (src/db/driver/): the model and the services see the port", () => {
+    const offending = local
+      .filter(({ from, to }) => to.startsWith("db/driver/") && !from.startsWith("db/driver/") && !ENTRY_POINTS.includes(layerOf(from)))
+      .map(({ from, specifier }) => `src/${from} imports "${specifier}"`);
+    expect(offending).toEqual([]);
+  });
+
   it("no import cycle between source files", () => {
     const edges = new Map<string, string[]>();
     for (const { from, to } of local) edges.set(from, [...(edges.get(from) ?? []), to]);

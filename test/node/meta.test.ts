@@ -40,7 +40,7 @@ describe("meta (Node only)", () => {
     const broken = await nodeTarget();
     try {
       const api = await connect(broken);
-      broken.db.$client.close();
+      await broken.db.close();
       for (const path of ["/health", "/pets", "/categories/1"]) {
         const res = await api.get(path);
         expect(res.status, path).toBe(503);
@@ -57,7 +57,7 @@ describe("meta (Node only)", () => {
     const broken = await nodeTarget({}, { log: (line) => lines.push(line) });
     try {
       const api = await connect(broken);
-      await broken.db.$client.execute("DROP TABLE inventory"); // a real database fault, no mock
+      await broken.db.execute("DROP TABLE inventory"); // a real database fault, no mock
       const res = await api.get("/store/inventory");
       expect(res.status).toBe(500);
       expect(Object.keys(res.body).sort()).toEqual(["code", "message", "requestId", "status"]);

@@ -25,8 +25,8 @@ import { createClient } from "@libsql/client";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed } from "vitest";
 import { startSqld, type SqldServer } from "../../scripts/sqld";
 import { readMigrationFiles } from "drizzle-orm/migrator";
-import { applyMigrations, MIGRATIONS_FOLDER } from "../../src/db/migrate";
-import { databaseSettings, openDatabase } from "../../src/db/open";
+import { MIGRATIONS_FOLDER } from "../../src/db/migrate";
+import { databaseSettings, openDatabase } from "../../src/db/driver/open";
 import { bootstrapStaffKey } from "../../src/services/accounts.service";
 import { call, REPO_ROOT, startServer, type ServerProcess } from "../support/server-process";
 
@@ -135,20 +135,18 @@ describe("several openers at the same moment, interleaved at every await (one pr
   ])("on %s: the migrations are applied once, and exactly one bootstrap staff key is made", async (_, kind) => {
     const own = kind === "sqld" ? await startSqld({ dataDir: join(dir, "sqld-race") }) : undefined;
     const url = own ? own.url : `file:${join(dir, "race.db")}`;
-    // Opened as every entry point opens it, with the migrations left to the race below.
-    const opened = await Promise.all(Array.from({ length: 4 }, () => openDatabase(databaseSettings({ DATABASE_URL: url }), { migrate: false })));
+    // Opened as every entry point opens it: the four race to migrate.
+    const opened = await Promise.all(Array.from({ length: 4 }, () => openDatabase(databaseSettings({ DATABASE_URL: url }))));
     const dbs = opened.map((o) => o.db);
-    const clients = dbs.map((db) => db.$client);
     try {
-      const applied = await Promise.all(dbs.map((db) => applyMigrations(db)));
-      expect(applied.sort()).toEqual([0, 0, 0, MIGRATIONS]);
+      expect(opened.map((o) => o.migrationsApplied).sort()).toEqual([0, 0, 0, MIGRATIONS]);
       expect(await migrationsRecorded(url)).toBe(MIGRATIONS);
       const keys = await Promise.all(dbs.map((db) => bootstrapStaffKey(db, new Date())));
       expect(keys.filter((k) => k !== null)).toHaveLength(1);
-      const staff = await clients[0]!.execute("SELECT count(*) AS accounts, (SELECT count(*) FROM api_keys) AS keys FROM accounts WHERE role = 'staff'");
+      const staff = await dbs[0]!.execute("SELECT count(*) AS accounts, (SELECT count(*) FROM api_keys) AS keys FROM accounts WHERE role = 'staff'");
       expect({ ...staff.rows[0] }).toEqual({ accounts: 1, keys: 1 });
     } finally {
-      for (const client of clients) client.close();
+      for (const o of opened) await o.close();
       await own?.stop();
     }
   });

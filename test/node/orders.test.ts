@@ -39,7 +39,7 @@ describe("store (Node only, injected clock and database rows)", () => {
     await clocked?.close();
   });
 
-  const count = async (sql: string, args: (string | number)[] = []) => Number((await clocked.db.$client.execute({ sql, args })).rows[0]!.n);
+  const count = async (sql: string, args: (string | number)[] = []) => Number((await clocked.db.execute({ sql, args })).rows[0]!.n);
 
   it("replays an Idempotency-Key for 24 h; after that the same key places a new order", async () => {
     const pet = await store.stocked(5);
@@ -110,7 +110,7 @@ describe("store (Node only, injected clock and database rows)", () => {
   it("every store write bumps the row versions it changes (If-Match relies on them)", async () => {
     const pet = await store.stocked(3);
     const versions = async () => {
-      const rs = await clocked.db.$client.execute({
+      const rs = await clocked.db.execute({
         sql: "SELECT p.version AS pv, i.version AS iv FROM pets p JOIN inventory i ON i.pet_id = p.id WHERE p.id = ?",
         args: [pet.id],
       });
@@ -120,8 +120,7 @@ describe("store (Node only, injected clock and database rows)", () => {
     const order = await store.order(customer, pet.id, 3);
     const v1 = await versions();
     expect(v1).toEqual({ pet: v0.pet + 1, inventory: v0.inventory + 1 }); // stock taken, pet pending
-    const orderVersion = async () =>
-      Number((await clocked.db.$client.execute({ sql: "SELECT version FROM orders WHERE id = ?", args: [order.id] })).rows[0]!.version);
+    const orderVersion = async () => Number((await clocked.db.execute({ sql: "SELECT version FROM orders WHERE id = ?", args: [order.id] })).rows[0]!.version);
     const o0 = await orderVersion();
     await store.update(order.id, { shipDate: "2027-01-01T00:00:00Z" });
     expect(await orderVersion()).toBe(o0 + 1);

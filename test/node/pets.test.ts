@@ -81,7 +81,7 @@ describe("pets (Node only)", () => {
     it("sold → available is allowed once quantity > 0 (a state the API itself never leaves a sold pet in)", async () => {
       const pet = await createPet(api, key, categoryId, { status: "sold" });
       expect((await api.patch(`/pets/${pet.id}`, { status: "available" }, { key })).status).toBe(409);
-      await target.db.$client.execute({ sql: "UPDATE inventory SET quantity = 3, version = version + 1 WHERE pet_id = ?", args: [pet.id] });
+      await target.db.execute({ sql: "UPDATE inventory SET quantity = 3, version = version + 1 WHERE pet_id = ?", args: [pet.id] });
       const res = await api.put(`/pets/${pet.id}`, { name: pet.name, categoryId, status: "available" }, { key });
       expect(res.status).toBe(200);
       expect(res.body.status).toBe("available");
@@ -92,12 +92,12 @@ describe("pets (Node only)", () => {
       const pet = await createPet(api, key, categoryId, { name: uniqueName("Versioned") });
       const row = async () =>
         (
-          await target.db.$client.execute({
+          await target.db.execute({
             sql: "SELECT p.version AS pv, i.version AS iv, i.quantity FROM pets p JOIN inventory i ON i.pet_id = p.id WHERE p.id = ?",
             args: [pet.id],
           })
         ).rows[0]!;
-      const events = async () => Number((await target.db.$client.execute("SELECT count(*) AS n FROM events")).rows[0]!.n);
+      const events = async () => Number((await target.db.execute("SELECT count(*) AS n FROM events")).rows[0]!.n);
       const before = await row();
       const e0 = await events();
       await api.patch(`/pets/${pet.id}`, { name: "Versioned again" }, { key });

@@ -76,7 +76,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "petstore-plans-"));
   client = createClient({ url: `file:${join(dir, "plans.db")}` });
   const { applyMigrations } = await import("../../src/db/migrate");
-  await applyMigrations({ $client: client });
+  await applyMigrations(client);
   const rows = await client.execute("SELECT name FROM sqlite_master WHERE type = 'table'");
   tables = new Set(rows.rows.map((row) => String(row.name)));
 }, 60_000);

@@ -98,7 +98,7 @@ describe("in-process read cache (Node)", () => {
 
   it("a change made outside this process shows once the TTL has passed, not before", async () => {
     await call("GET", `/categories/${categoryId}`);
-    await target.db.$client.execute({ sql: "UPDATE categories SET name = 'Renamed elsewhere' WHERE id = ?", args: [categoryId] });
+    await target.db.execute({ sql: "UPDATE categories SET name = 'Renamed elsewhere' WHERE id = ?", args: [categoryId] });
     expect((await call("GET", `/categories/${categoryId}`)).body.name).toBe("Cached");
     clock += 5001;
     const fresh = await call("GET", `/categories/${categoryId}`);

@@ -1,5 +1,5 @@
 /**
- * The database client of a libSQL server (src/db/remote.ts) under an
+ * The database client of a libSQL server (src/db/driver/remote.ts) under an
  * overloaded or silent server: a real sqld behind a real HTTP proxy that
  * answers `429 Too Many Requests` — as sqld does past
  * `--max-concurrent-requests` — to the first requests it sees, or never
@@ -14,7 +14,7 @@ import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { openRemoteDatabase, retryOverloaded } from "../../src/db/remote";
+import { openRemoteDatabase, retryOverloaded } from "../../src/db/driver/remote";
 import { startSqld, type SqldServer } from "../../scripts/sqld";
 import { call, type ServerProcess, startServer } from "../support/server-process";
 
@@ -71,7 +71,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
   proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
   const db = openRemoteDatabase(sqld.url);
-  await db.$client.execute("CREATE TABLE t (x INTEGER NOT NULL)");
+  await db.execute("CREATE TABLE t (x INTEGER NOT NULL)");
 });
 
 afterAll(async () => {
@@ -90,7 +90,7 @@ beforeEach(() => {
 });
 
 async function rows(): Promise<number[]> {
-  const rs = await openRemoteDatabase(sqld.url).$client.execute("SELECT x FROM t ORDER BY x");
+  const rs = await openRemoteDatabase(sqld.url).execute("SELECT x FROM t ORDER BY x");
   return rs.rows.map((r) => Number(r.x));
 }
 
@@ -98,7 +98,7 @@ describe("openRemoteDatabase against a server that sheds load (429)", () => {
   it("a write batch refused 3 times is sent again and applies exactly once", async () => {
     refuseNext = 3;
     const db = openRemoteDatabase(proxyUrl);
-    await db.$client.batch(
+    await db.batch(
       [
         { sql: "INSERT INTO t (x) VALUES (?)", args: [1] },
         { sql: "INSERT INTO t (x) VALUES (?)", args: [2] },
@@ -113,7 +113,7 @@ describe("openRemoteDatabase against a server that sheds load (429)", () => {
     refuseNext = 1_000;
     // Waits of ~10, 20, 40, 80 ms fit a 300 ms budget; the next (~160) would not: 5 attempts.
     const db = openRemoteDatabase(proxyUrl, { retry: { budgetMs: 300, baseDelayMs: 10, random: () => 0.999 } });
-    const failure = await db.$client.batch([{ sql: "INSERT INTO t (x) VALUES (?)", args: [3] }], "write").then(
+    const failure = await db.batch([{ sql: "INSERT INTO t (x) VALUES (?)", args: [3] }], "write").then(
       () => undefined,
       (error: unknown) => error as { code?: string; message?: string },
     );
@@ -125,7 +125,7 @@ describe("openRemoteDatabase against a server that sheds load (429)", () => {
   it("waits are capped, so a client refused many times keeps asking within its budget", async () => {
     refuseNext = 12;
     const db = openRemoteDatabase(proxyUrl, { retry: { budgetMs: 2_000, baseDelayMs: 10, maxDelayMs: 40, random: () => 0.999 } });
-    await db.$client.batch([{ sql: "INSERT INTO t (x) VALUES (?)", args: [4] }], "write");
+    await db.batch([{ sql: "INSERT INTO t (x) VALUES (?)", args: [4] }], "write");
     // 12 refusals: waits of 10, 20, then 40 ms each (~430 ms in all), then the 13th attempt commits.
     expect(received).toBe(13);
     expect(await rows()).toEqual([1, 2, 4]);
@@ -146,13 +146,13 @@ describe("a libSQL server that never answers a request", () => {
   it("the call fails at its time limit as a timeout, and the next call is answered", async () => {
     silenceNext = 1;
     const db = openRemoteDatabase(proxyUrl, { timeoutMs: 300 });
-    const failure = await db.$client.execute("SELECT 1").then(
+    const failure = await db.execute("SELECT 1").then(
       () => undefined,
       (error: unknown) => error as Error,
     );
     expect(failure?.name).toBe("TypeError");
     expect(String((failure?.cause as Error | undefined)?.name)).toBe("TimeoutError");
-    expect((await db.$client.execute("SELECT 2 AS two")).rows[0]?.two).toBe(2);
+    expect((await db.execute("SELECT 2 AS two")).rows[0]?.two).toBe(2);
     expect(received).toBe(2);
   });
 

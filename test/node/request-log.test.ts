@@ -86,7 +86,7 @@ describe("request log", () => {
     const { target, lines, parsed } = await logged({ LOG_LEVEL: "warn" });
     expect((await target.fetch("/health")).status).toBe(200);
     expect(lines).toHaveLength(0);
-    await target.db.$client.execute("DROP TABLE inventory"); // a real database fault
+    await target.db.execute("DROP TABLE inventory"); // a real database fault
     const res = await target.fetch("/store/inventory");
     expect(res.status).toBe(500);
     const requestId = res.headers.get("x-request-id");

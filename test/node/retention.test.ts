@@ -12,6 +12,7 @@ import { parseConfig } from "../../src/config";
 import { apiKeys, events, webhookDeliveries, webhooks } from "../../src/db/schema";
 import { MAX_ROUNDS, PRUNE_BATCH, pruneExpired, scheduleRetention } from "../../src/services/retention";
 import { connect, type ApiClient } from "../support/client";
+import { queries } from "../support/database";
 import { nodeTarget, type NodeTarget } from "../support/node-target";
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -37,7 +38,7 @@ async function setup(start: string): Promise<{ api: ApiClient; clock: ManualCloc
   return { api: await connect(target), clock, t: target };
 }
 
-const eventIds = async (t: NodeTarget) => (await t.db.select({ id: events.id }).from(events).orderBy(events.id)).map((r) => r.id);
+const eventIds = async (t: NodeTarget) => (await queries(t.db).select({ id: events.id }).from(events).orderBy(events.id)).map((r) => r.id);
 
 describe("EVENT_RETENTION_DAYS", () => {
   it("defaults to 30 days, and a bad value names the variable", () => {
@@ -89,11 +90,11 @@ describe("pruning events", () => {
     const { api, clock, t } = await setup("2026-09-01T10:00:00Z");
     for (let i = 0; i < 4; i++) await api.post("/categories", { name: `Hooked ${i}` }, { key: t.staffKey });
     const ids = await eventIds(t);
-    const [hook] = await t.db
+    const [hook] = await queries(t.db)
       .insert(webhooks)
       .values({ url: "https://example.com/h", events: '["*"]', secret: "whsec_x", createdAt: clock.now().toISOString() })
       .returning({ id: webhooks.id });
-    await t.db.insert(webhookDeliveries).values({ webhookId: hook!.id, eventId: ids[2]!, nextAttemptAt: clock.now().toISOString() });
+    await queries(t.db).insert(webhookDeliveries).values({ webhookId: hook!.id, eventId: ids[2]!, nextAttemptAt: clock.now().toISOString() });
     clock.advanceDays(31);
     expect((await pruneExpired(t.db, 30, clock.now())).events).toBe(2);
     expect(await eventIds(t)).toEqual(ids.slice(2));
@@ -105,7 +106,7 @@ describe("pruning events", () => {
     const at = clock.now().toISOString();
     for (let from = 0; from < total; from += 500) {
       const rows = Array.from({ length: Math.min(500, total - from) }, () => ({ type: "category.created" as const, occurredAt: at, data: "{}" }));
-      await t.db.insert(events).values(rows);
+      await queries(t.db).insert(events).values(rows);
     }
     clock.advanceDays(31);
     expect(await pruneExpired(t.db, 30, clock.now())).toEqual({ events: PRUNE_BATCH * MAX_ROUNDS, keys: 0, idempotency: 0, deliveries: 0, rounds: MAX_ROUNDS });
@@ -121,7 +122,9 @@ describe("the log stays whole", () => {
     const day = (d: number) => new Date(clock.ms + d * DAY).toISOString();
     // Several processes commit events: times need not follow ids (ids 1–2 old, 3 young, 4–6 old, 7 young).
     const times = [day(0), day(0), day(20), day(0), day(0), day(0), day(25)];
-    await t.db.insert(events).values(times.map((occurredAt) => ({ type: "category.created" as const, occurredAt, data: "{}" })));
+    await queries(t.db)
+      .insert(events)
+      .values(times.map((occurredAt) => ({ type: "category.created" as const, occurredAt, data: "{}" })));
     const ids = await eventIds(t);
     clock.advanceDays(31);
     expect((await pruneExpired(t.db, 30, clock.now())).events).toBe(2);
@@ -161,7 +164,7 @@ describe("pruning revoked keys", () => {
     clock.advanceDays(6);
 
     expect((await pruneExpired(t.db, 30, clock.now())).keys).toBe(1);
-    const left = (await t.db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.accountId, signUp.body.account.id))).map((r) => r.id).sort();
+    const left = (await queries(t.db).select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.accountId, signUp.body.account.id))).map((r) => r.id).sort();
     expect(left).toEqual([signUp.body.apiKey.id, late.id].sort());
     expect((await api.get("/accounts/me", { key })).status).toBe(200);
   });

@@ -31,7 +31,7 @@ describe("seedCatalogue", () => {
     await target?.close();
   });
 
-  const count = async (table: string) => Number((await target.db.$client.execute(`SELECT count(*) AS n FROM ${table}`)).rows[0]!.n);
+  const count = async (table: string) => Number((await target.db.execute(`SELECT count(*) AS n FROM ${table}`)).rows[0]!.n);
   const petsOf = async (name: string) => {
     const category = categories.find((c) => c.name === name)!;
     expect(category, name).toBeDefined();
@@ -57,7 +57,7 @@ describe("seedCatalogue", () => {
     expect(available).toBeGreaterThan(pending + sold);
     expect(pending).toBeGreaterThan(0);
     expect(sold).toBeGreaterThan(0);
-    const categoriesWithPets = Number((await target.db.$client.execute("SELECT count(DISTINCT category_id) AS n FROM pets")).rows[0]!.n);
+    const categoriesWithPets = Number((await target.db.execute("SELECT count(DISTINCT category_id) AS n FROM pets")).rows[0]!.n);
     expect(categoriesWithPets).toBe(categories.length);
     // The inventory agrees with each status (docs/api.md#stock-and-ordering: sold ⇒ 0, else 1).
     const soldStock = (await walkPages<{ quantity: number }>(api, "/store/inventory?status=sold&limit=100", 100)).flat();
@@ -110,7 +110,7 @@ describe("seedCatalogue without corpora", () => {
     try {
       const report = await seedCatalogue(target.db, join(DEFAULT_CORPORA_DIR, "does-not-exist"), new Date());
       expect(report).toEqual({ corporaFound: false, categories: { created: 0, existing: 0 }, pets: { created: 0, existing: 0 } });
-      expect(Number((await target.db.$client.execute("SELECT count(*) AS n FROM pets")).rows[0]!.n)).toBe(0);
+      expect(Number((await target.db.execute("SELECT count(*) AS n FROM pets")).rows[0]!.n)).toBe(0);
     } finally {
       await target.close();
     }

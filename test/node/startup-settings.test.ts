@@ -7,8 +7,9 @@
 import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { listenSettings } from "../../src/config";
-import { openDatabase } from "../../src/db/open";
+import { openDatabase } from "../../src/db/driver/open";
 import { categories } from "../../src/db/schema";
+import { queries } from "../support/database";
 import { REPO_ROOT } from "../support/server-process";
 
 describe('openDatabase({ url: ":memory:" })', () => {
@@ -17,8 +18,8 @@ describe('openDatabase({ url: ":memory:" })', () => {
     try {
       expect(opened.kind).toBe("file");
       expect(opened.migrationsApplied).toBeGreaterThan(0);
-      await opened.db.insert(categories).values({ name: "Memory", nameKey: "memory" });
-      expect((await opened.db.select({ name: categories.name }).from(categories)).map((r) => r.name)).toEqual(["Memory"]);
+      await queries(opened.db).insert(categories).values({ name: "Memory", nameKey: "memory" });
+      expect((await queries(opened.db).select({ name: categories.name }).from(categories)).map((r) => r.name)).toEqual(["Memory"]);
       await opened.check();
     } finally {
       await opened.close();

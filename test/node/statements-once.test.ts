@@ -5,13 +5,12 @@
  * wrapping the SQLite dialect's `sqlToQuery`, which every query built or
  * prepared by Drizzle goes through.
  */
-import type { Client } from "@libsql/client";
 import { sql } from "drizzle-orm";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { parseConfig } from "../../src/config";
-import { createDatabase } from "../../src/db/client";
+import { type Database, qb } from "../../src/db/client";
 import { pets } from "../../src/db/schema";
 import { inProcessCaller } from "../support/in-process";
 import { nodeTarget, TEST_ENV, type NodeTarget } from "../support/node-target";
@@ -66,11 +65,11 @@ async function pass(n: number): Promise<Record<string, number>> {
 
 beforeAll(async () => {
   target = await nodeTarget();
-  const client: Client = target.db.$client;
-  // A new handle per request, the way the Worker gets its database.
-  const perRequest = () => {
+  const real = target.db;
+  // A new database per request, the way the Worker gets its database.
+  const perRequest = (): Database => {
     handles += 1;
-    return createDatabase(client);
+    return { execute: (statement) => real.execute(statement), batch: (statements, mode) => real.batch(statements, mode) };
   };
   app = createApp({ db: perRequest, config: parseConfig(TEST_ENV), log: () => {} });
   customer = (await call("POST", "/accounts", undefined, { name: "Once", email: "once@example.com" })).body.apiKey.key;
@@ -88,7 +87,7 @@ afterAll(async () => {
 describe("statements built once per process", () => {
   it("the count sees a statement being built", () => {
     builds = 0;
-    createDatabase(target.db.$client).select({ id: pets.id }).from(pets).where(sql`1`).prepare();
+    qb.select({ id: pets.id }).from(pets).where(sql`1`).prepare();
     expect(builds).toBe(1);
   });
 

@@ -142,7 +142,7 @@ describe("webhook bounds", () => {
     const db = await openTestDatabase(databaseUrl);
     for (let i = 0; i < 50; i++) await createWebhook(db, { url: receiver.url(`/drain/${i}`), events: ["*"] }, { allowPrivateTargets: true, now: new Date() });
     for (let i = 0; i < 3000; i++) await createCategoryRow(db, { name: `Drain ${i}` }, new Date());
-    db.$client.close();
+    await db.close();
 
     const server: ServerProcess = await startServer({ databaseUrl, env: { ...UNLIMITED_ENV, WEBHOOKS_ALLOW_PRIVATE: "true" } });
     cleanups.push(() => server.stop());

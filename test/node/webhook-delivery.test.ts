@@ -18,7 +18,7 @@ import { parseConfig, type AppConfig } from "../../src/config";
 import { afterWrites } from "../../src/middleware/after-writes";
 import { isPrivateHost } from "../../src/lib/private-address";
 import { createWebhookDispatcher, dispatchDue, WebhookDispatcher, type DispatchReport } from "../../src/services/webhooks/dispatch";
-import { backoffDelayMs } from "../../src/services/webhooks/schedule";
+import { backoffDelayMs } from "../../src/domain/backoff";
 import { connect, type ApiClient } from "../support/client";
 import { nodeTarget, TEST_ENV, type NodeTarget } from "../support/node-target";
 import { createCategory, expectValidationError } from "../scenarios/categories.scenarios";

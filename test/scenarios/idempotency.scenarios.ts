@@ -146,7 +146,7 @@ export function idempotencyScenarios(getTarget: () => Target): void {
       await api.put(`/store/inventory/${pet.id}`, { quantity: 5 }, { key });
       // The holder: a POST /categories whose claim is taken but whose response is not stored yet.
       const fingerprint = await requestFingerprint("POST", "/categories", { name: category.name });
-      await db.$client.execute({
+      await db.execute({
         sql: `INSERT INTO idempotency_keys (account_id, key, method, path, request_hash, response_status, response_body, response_headers, created_at, claim_token)
               VALUES (?, ?, 'POST', '/categories', ?, 0, '', '{}', ?, 'holder')`,
         args: [accountId, held, fingerprint, new Date().toISOString()],
@@ -164,19 +164,19 @@ export function idempotencyScenarios(getTarget: () => Target): void {
         const res = await api.post(path, body, { key, headers });
         expect([path, res.status, res.body.code]).toEqual([path, 409, "concurrent_update"]);
       }
-      const row = await db.$client.execute({
+      const row = await db.execute({
         sql: "SELECT claim_token, response_status FROM idempotency_keys WHERE account_id = ? AND key = ?",
         args: [accountId, held],
       });
       expect(row.rows.map((r) => [r.claim_token, r.response_status])).toEqual([["holder", 0]]);
       expect((await api.get(`/store/inventory/${pet.id}`)).body.quantity).toBe(5);
-      const made = await db.$client.execute({
+      const made = await db.execute({
         sql: "SELECT (SELECT count(*) FROM pets WHERE name = ?) + (SELECT count(*) FROM api_keys WHERE name = ?)",
         args: [name, name],
       });
       expect(Number(made.rows[0]![0])).toBe(0);
       // The holder stores its response (only its token matches): the same request now replays it.
-      const stored = await db.$client.execute({
+      const stored = await db.execute({
         sql: "UPDATE idempotency_keys SET response_status = 201, response_body = ?, response_headers = ? WHERE account_id = ? AND key = ? AND claim_token = 'holder'",
         args: [JSON.stringify(category), JSON.stringify({ Location: `/categories/${category.id}` }), accountId, held],
       });

@@ -14,13 +14,13 @@
  * change and none for refused ones (the `events` table, docs/api.md#events-and-webhooks), and
  * `GET /health` 200 afterwards.
  */
-import type { Client } from "@libsql/client";
+import type { Database } from "../../src/db/client";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Target } from "../support/target";
 
 /** A target under load, plus a libSQL client on the same database for row checks. */
 export interface LoadTarget extends Target {
-  sql: Client;
+  sql: Database;
 }
 
 interface Reply {

@@ -9,12 +9,12 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Client } from "@libsql/client";
+import { type Client, createClient } from "@libsql/client";
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import { startSqld, type SqldServer } from "../../scripts/sqld";
 import type { Database } from "../../src/db/client";
 import { applyMigrations, MIGRATIONS_FOLDER } from "../../src/db/migrate";
-import { openRemoteDatabase, type RequestFetch } from "../../src/db/remote";
+import { openRemoteDatabase, type RequestFetch } from "../../src/db/driver/remote";
 
 /** One statement as sqld ran it: its SQL and its counters. */
 export interface MeteredStatement {
@@ -260,7 +260,7 @@ export async function startCostDatabase(options: { scale: number; now: Date; hoo
   let sqld: SqldServer | undefined;
   try {
     sqld = await startSqld({ dataDir: join(dir, "sqld") });
-    const raw = openRemoteDatabase(sqld.url).$client;
+    const raw = createClient({ url: sqld.url });
     // The data goes into the first schema (0000_init), as production data did; later migrations
     // then run over it, so whatever state they derive from the data is as they would make it.
     const [first] = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER });
@@ -273,7 +273,7 @@ export async function startCostDatabase(options: { scale: number; now: Date; hoo
       "write",
     );
     for (const statement of datasetStatements(options.scale, options.now, options.hookUrl)) await raw.execute(statement);
-    await applyMigrations({ $client: raw });
+    await applyMigrations(raw);
     const tables = (
       await raw.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '\\_%' ESCAPE '\\'")
     ).rows.map((row) => String(row.name));

@@ -3,7 +3,7 @@
  * idempotency drive them: a fresh body each time, the status of a replay, and
  * how many resources a body created (counted in the test's database).
  */
-import type { Client } from "@libsql/client";
+import type { Database } from "../../src/db/client";
 
 /** One keyed POST: its path, a fresh body, a replay's status, and how many resources `body` made. */
 export interface KeyedPost {
@@ -14,7 +14,7 @@ export interface KeyedPost {
 }
 
 /** One number from `client` (the first column of the first row). */
-export async function scalar(client: Client, sql: string, args: (string | number)[] = []): Promise<number> {
+export async function scalar(client: Database, sql: string, args: (string | number)[] = []): Promise<number> {
   const result = await client.execute({ sql, args });
   return Number(result.rows[0]![0]);
 }
@@ -25,7 +25,7 @@ let serial = 0;
 export const unique = (prefix: string): string => `${prefix}-${Date.now()}-${++serial}`;
 
 /** The keyed POSTs over `client`; pets go into the category `categoryId()` names (read when a body is made). */
-export function keyedPosts(client: () => Client, categoryId: () => number): KeyedPost[] {
+export function keyedPosts(client: () => Database, categoryId: () => number): KeyedPost[] {
   /** Rows of `table` whose `column` holds the body's member of that name. */
   const count = (table: string, column: "name" | "url") => (body: Record<string, unknown>) =>
     scalar(client(), `SELECT count(*) FROM ${table} WHERE ${column} = ?`, [String(body[column])]);

@@ -7,14 +7,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp, type AppDeps } from "../../src/app";
 import { parseConfig } from "../../src/config";
-import type { Database } from "../../src/db/client";
-import { openTestDatabase } from "./database";
+
+import { openTestDatabase, type TestDatabase } from "./database";
 import { nodeAssets } from "../../src/runtime/node-assets";
 import { createStaffKeyFor } from "./staff-key";
 import type { Target } from "./target";
 
 export interface NodeTarget extends Target {
-  db: Database;
+  db: TestDatabase;
   app: ReturnType<typeof createApp>;
 }
 
@@ -41,7 +41,7 @@ export async function nodeTarget(env: Record<string, string> = {}, deps: Partial
     staffKey: await createStaffKeyFor(db),
     fetch: async (path, init) => app.request(`http://localhost${path}`, init),
     close: async () => {
-      db.$client.close();
+      await db.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -7,7 +7,7 @@
  */
 import { createClient } from "@libsql/client";
 import { inject } from "vitest";
-import { createDatabase, type Database } from "../../src/db/client";
+import type { Database } from "../../src/db/client";
 import type { Target } from "./target";
 
 /** What the Worker suite's global setup provides to test files. */
@@ -68,7 +68,7 @@ function targetAt(info: WorkerSuiteInfo, url: string, stop?: () => Promise<void>
   return {
     name: "worker",
     url,
-    db: createDatabase(client),
+    db: client,
     staffKey: info.staffKey,
     purgeRecorderUrl: info.purgeRecorderUrl,
     fetch: (path, init) => fetch(`${url}${path}`, { redirect: "manual", ...init }),

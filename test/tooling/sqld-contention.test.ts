@@ -2,7 +2,7 @@
  * The Worker's local sqld (scripts/sqld.ts `ONE_CONNECTION`: the Worker suite,
  * `npm run dev:worker`, the bench's `worker:` rows) under the Worker's access
  * pattern at its worst: 200 requests writing at once, each through its own
- * libSQL HTTP client (src/db/remote.ts `openRemoteDatabase`, 429s retried),
+ * libSQL HTTP client (src/db/driver/remote.ts `openRemoteDatabase`, 429s retried),
  * each write one `batch(…, "write")` that updates a shared row and appends a
  * 2 KB row (so the WAL passes SQLite's auto-checkpoint many times).
  *
@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ONE_CONNECTION, startSqld, type SqldServer } from "../../scripts/sqld";
-import { openRemoteDatabase } from "../../src/db/remote";
+import { openRemoteDatabase } from "../../src/db/driver/remote";
 
 const WRITERS = 200;
 const WRITES_EACH = 50;
@@ -32,7 +32,7 @@ describe("the local sqld under 200 concurrent writers", () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "petstore-sqld-contention-"));
     sqld = await startSqld({ dataDir: join(dir, "sqld"), ...ONE_CONNECTION });
-    const setup = openRemoteDatabase(sqld.url).$client;
+    const setup = openRemoteDatabase(sqld.url);
     await setup.batch(
       [
         "CREATE TABLE counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)",
@@ -68,7 +68,7 @@ describe("the local sqld under 200 concurrent writers", () => {
 
     async function writer(id: number): Promise<void> {
       for (let i = 0; i < WRITES_EACH; i++) {
-        const client = openRemoteDatabase(sqld.url).$client;
+        const client = openRemoteDatabase(sqld.url);
         try {
           await client.batch(
             [
@@ -96,7 +96,7 @@ describe("the local sqld under 200 concurrent writers", () => {
     expect(longestPause, `no commit for ${longestPause} ms after ${committed} commits (sqld stalled)`).toBeLessThan(STALL_MS);
     expect(errors.slice(0, 5)).toEqual([]);
     expect(committed).toBe(WRITERS * WRITES_EACH);
-    const check = openRemoteDatabase(sqld.url).$client;
+    const check = openRemoteDatabase(sqld.url);
     const rs = await check.execute("SELECT (SELECT n FROM counter) AS n, (SELECT count(*) FROM entries) AS rows");
     check.close();
     expect({ n: Number(rs.rows[0]!.n), rows: Number(rs.rows[0]!.rows) }).toEqual({ n: WRITERS * WRITES_EACH, rows: WRITERS * WRITES_EACH });

@@ -12,7 +12,6 @@ import { createClient } from "@libsql/client";
 import type { TestProject } from "vitest/node";
 import { startLocalWorker, type LocalWorker } from "../../scripts/local-worker";
 import { migrateServer, ONE_CONNECTION, startSqld } from "../../scripts/sqld";
-import { createDatabase } from "../../src/db/client";
 import { RATE_LIMIT_BINDING_NAMES, signupBindingLimitPerMinute } from "../../src/runtime/workers-rate-limiter";
 import { TEST_ENV } from "../support/node-target";
 import { PURGE_REPEAT_MS, startPurgeRecorder, type PurgeRecorder } from "../support/purge-recorder";
@@ -38,7 +37,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     buildAssets(); // public/ for the [assets] binding
     const client = createClient({ url: sqld.url });
     const { createStaffKeyFor } = await import("../support/staff-key");
-    const staffKey = await createStaffKeyFor(createDatabase(client));
+    const staffKey = await createStaffKeyFor(client);
     client.close();
     // The local rate limit bindings count for real: raise them like the variables.
     const rateLimits = {

@@ -36,7 +36,7 @@ afterAll(async () => {
 loadScenarios(
   () => ({
     ...target,
-    sql: target.db.$client,
+    sql: target.db,
     fetch: (path, init) =>
       undiciFetch(`${target.url}${path}`, { redirect: "manual", ...init, dispatcher } as Parameters<typeof undiciFetch>[1]) as unknown as Promise<Response>,
   }),

@@ -9,6 +9,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiKeys } from "../../src/db/schema";
 import { connect, uniqueName, type ApiClient } from "../support/client";
+import { queries } from "../support/database";
 import { workerTarget, type WorkerTarget } from "../support/worker-target";
 
 let target: WorkerTarget;
@@ -39,11 +40,11 @@ describe("retention on the Worker", () => {
     const recent = (await api.post("/accounts/me/keys", { name: "recent" }, { key })).body;
     for (const k of [old, recent]) expect((await api.request("DELETE", `/accounts/me/keys/${k.id}`, undefined, { key })).status).toBe(204);
     // Revoked 31 days ago (the default retention is 30 days).
-    await target.db
+    await queries(target.db)
       .update(apiKeys)
       .set({ revokedAt: new Date(Date.now() - 31 * 24 * 60 * 60 * 1000).toISOString() })
       .where(eq(apiKeys.id, old.id));
-    const exists = async (id: number) => (await target.db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.id, id))).length > 0;
+    const exists = async (id: number) => (await queries(target.db).select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.id, id))).length > 0;
 
     const cron = await fetch(`${target.url}/__scheduled?cron=0+*+*+*+*`);
     await cron.body?.cancel();

@@ -49,7 +49,7 @@ describe("webhook delivery from the Worker", () => {
     const hook = await subscribe(api, target.staffKey, receiver.url("/worker/cron"), ["category.created"]);
     // An event committed without a request to dispatch it (as if that Worker invocation had been cut short).
     const data = { id: 987654321, name: "Written behind the API's back" };
-    await target.db.$client.execute({
+    await target.db.execute({
       sql: "INSERT INTO events (type, occurred_at, data) VALUES ('category.created', ?, ?)",
       args: [new Date().toISOString(), JSON.stringify(data)],
     });

@@ -14,7 +14,8 @@ import { guarded, plan, runEach, statement, type Plan, type Steps } from "../../
 import { webhookDeliveries, webhooks } from "../../db/schema";
 import type { DeliveryError } from "../../domain/webhooks";
 import { isPrivateHost } from "../../lib/private-address";
-import { backoffDelayMs, leaseEnd } from "./schedule";
+import { backoffDelayMs } from "../../domain/backoff";
+import { leaseEnd } from "./schedule";
 import { signedWebhookHeaders, webhookMessageId } from "./signing";
 
 /** `fetch` as deliveries use it (the runtime's; injectable for tests). */

@@ -1,5 +1,5 @@
 /**
- * When webhook work is due (docs/api.md#events-and-webhooks): the retry backoff of a failed attempt,
+ * When webhook work is due (docs/api.md#events-and-webhooks):
  * the lease of a claimed attempt, and how long finished deliveries are kept.
  */
 
@@ -8,17 +8,6 @@ export const DELIVERY_RETENTION_MS = 7 * 24 * 3600 * 1000;
 
 /** Extra lease beyond the attempt timeout before a claimed attempt counts as lost, ms. */
 const LEASE_MARGIN_MS = 30_000;
-
-/**
- * Delay before attempt `attempt + 1` after attempt `attempt` (1-based) failed, ms:
- * exponential `min(capMs, baseMs * 2^(attempt-1))` with "equal jitter" (half
- * fixed, half `random()` in [0, 1)), so retries spread out but never come back
- * sooner than half the nominal delay.
- */
-export function backoffDelayMs(attempt: number, baseMs: number, capMs: number, random: () => number = Math.random): number {
-  const nominal = Math.min(capMs, baseMs * 2 ** Math.min(Math.max(attempt - 1, 0), 40));
-  return Math.round(nominal / 2 + random() * (nominal / 2));
-}
 
 /** When an attempt claimed at `now` with a `timeoutMs` request timeout counts as lost (and is due again). */
 export function leaseEnd(now: Date, timeoutMs: number): Date {

@@ -1,40 +1,32 @@
 /**
  * The one way Node code (server, seed, keys:create, db:migrate, bench, tests)
- * opens the database named by the environment (docs/scaling.md):
+ * opens the database named by the environment (docs/scaling.md), as the
+ * database port (src/db/client.ts):
  *
- * - `file:<path>`: an embedded libSQL file through `NativeFileClient`
- *   (src/db/native-client.ts: each SQL text compiled once). One connection
- *   (SQL runs synchronously, and the per-connection pragmas below must hold
- *   for every statement), journal WAL + synchronous=FULL (a batch resolves only
- *   after its commit is fsynced: acknowledged writes survive a crash or power
- *   loss), foreign_keys=ON. Lock waits and a deleted/replaced file are handled
- *   by `GuardedClient` (src/db/guarded-client.ts).
+ * - `file:<path>`: the embedded file driver (native-file.ts: each SQL text
+ *   compiled once), one connection, journal WAL + synchronous=FULL (a batch
+ *   resolves only after its commit is fsynced), foreign_keys=ON; lock waits
+ *   and a deleted or replaced file handled by busy-wait.ts.
  * - `http(s)://`, `libsql://`, `ws(s)://`: a libSQL server (sqld, Turso) with
- *   `DATABASE_AUTH_TOKEN`; no pragmas (sqld refuses file pragmas such as
- *   busy_timeout), the client's own concurrency (20 requests in flight);
- *   SQLITE_BUSY from contending writers is waited out (`GuardedClient`).
+ *   `DATABASE_AUTH_TOKEN` through `@libsql/client`; SQLITE_BUSY from
+ *   contending writers is waited out (busy-wait.ts).
  * - `file:<path>` + `DATABASE_SYNC_URL`: an embedded replica of that server
- *   (`createClient({ url, syncUrl, authToken })`): reads from the local file,
- *   writes go to the primary and a client reads its own writes (the driver's
- *   `readYourWrites`, on by default); other processes' writes arrive with the
- *   next sync, every `DATABASE_SYNC_INTERVAL_SECONDS`. No pragmas: the driver
- *   owns the replica file.
- *   (https://docs.turso.tech/features/embedded-replicas/introduction)
+ *   (https://docs.turso.tech/features/embedded-replicas/introduction): reads
+ *   from the local file, writes go to the primary, a client reads its own
+ *   writes; other processes' writes arrive with the next sync.
  *
- * Migrations run on open (on the primary for a replica), once even when
- * several processes start together (src/db/migrate.ts).
- *
- * Every kind group-commits its write batches (src/db/group-commit.ts): the
- * batches of concurrent requests share one transaction and one fsync.
+ * Migrations run on open through `@libsql/client` (on the primary for a
+ * replica), once even when several processes start together (src/db/migrate.ts).
+ * Every kind group-commits its write batches (group-commit.ts).
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { type Client, createClient } from "@libsql/client";
-import { createDatabase, type Database } from "./client";
-import { GroupCommitClient } from "./group-commit";
-import { GuardedClient, waitOutBusy } from "./guarded-client";
-import { NativeFileClient } from "./native-client";
-import { applyMigrations } from "./migrate";
+import type { Database } from "../client";
+import { applyMigrations } from "../migrate";
+import { sharedFile, waitingOutBusy, waitOutBusy } from "./busy-wait";
+import { type GroupCommitted, groupCommit } from "./group-commit";
+import { NativeFile } from "./native-file";
 import { serverFetch } from "./remote";
 
 /** Longest wait for one request to a libSQL server, answer included, ms (`DATABASE_REQUEST_TIMEOUT_MS`). */
@@ -58,6 +50,7 @@ export interface DatabaseSettings {
 
 /** What `openDatabase` returns. */
 export interface OpenedDatabase {
+  /** The database port; its write batches are group-committed. */
   db: Database;
   kind: "file" | "server" | "replica";
   /** The URL to show in logs: no credentials, no query. */
@@ -131,69 +124,76 @@ function filePath(url: string): string | undefined {
  * @throws the driver's error when the database cannot be opened or migrated.
  */
 export async function openDatabase(settings: DatabaseSettings, options: { migrate?: boolean } = {}): Promise<OpenedDatabase> {
-  const { url, authToken, syncUrl } = settings;
+  const { url, authToken, syncUrl, lockWaitMs } = settings;
   const migrate = options.migrate ?? true;
   const shown = syncUrl ? `${displayUrl(url)} (replica of ${displayUrl(syncUrl)})` : displayUrl(url);
+  const path = filePath(url);
+  if (path) mkdirSync(dirname(path), { recursive: true });
+  /** Run the migrations through `client` (once, even with several processes opening together); then close it unless `keep`. */
+  const migrated = async (client: Client, keep = false) => {
+    try {
+      return migrate ? await waitOutBusy(() => applyMigrations(client), lockWaitMs) : 0;
+    } finally {
+      if (!keep) client.close();
+    }
+  };
 
   if (syncUrl) {
-    const path = filePath(url);
-    if (path) mkdirSync(dirname(path), { recursive: true });
-    // Migrate on the primary, then bring the replica up to date.
-    let migrationsApplied = 0;
-    if (migrate) {
-      const primary = createClient({ url: syncUrl, authToken });
-      try {
-        migrationsApplied = await applyMigrations({ $client: primary });
-      } finally {
-        primary.close();
-      }
-    }
+    // Migrate on the primary, then bring the replica up to date; writes go to the primary, where contending writers may get SQLITE_BUSY.
+    const migrationsApplied = await migrated(createClient({ url: syncUrl, authToken }));
     const replica = createClient({ url, syncUrl, authToken, syncInterval: settings.syncIntervalSeconds || undefined, readYourWrites: true });
-    // Writes go to the primary, where contending writers may get SQLITE_BUSY.
-    const client = new GroupCommitClient(new GuardedClient(replica, { lockWaitMs: settings.lockWaitMs }));
-    await client.sync();
-    const check = () => client.execute("SELECT 1").then(() => undefined);
-    return { db: createDatabase(client), kind: "replica", displayUrl: shown, migrationsApplied, check, close: () => client.closeGracefully() };
+    await replica.sync();
+    const db = groupCommit(waitingOutBusy(replica, lockWaitMs));
+    return opened(db, "replica", shown, migrationsApplied, () => replica.close());
   }
 
   if (!url.startsWith("file:") && url !== ":memory:") {
-    // Contending writers get SQLITE_BUSY from the server: waited out like a file's lock.
-    // A saturated server answers 429 before running anything: sent again after a backoff (src/db/remote.ts).
+    // A saturated server answers 429 before running anything: sent again after a backoff (src/db/driver/remote.ts).
     const server = createClient({ url, authToken, fetch: serverFetch({ timeoutMs: settings.requestTimeoutMs }) });
-    const client = new GroupCommitClient(new GuardedClient(server, { lockWaitMs: settings.lockWaitMs }));
-    const db = createDatabase(client);
-    const migrationsApplied = migrate ? await applyMigrations(db) : 0;
-    const check = () => client.execute("SELECT 1").then(() => undefined);
-    return { db, kind: "server", displayUrl: shown, migrationsApplied, check, close: () => client.closeGracefully() };
+    const migrationsApplied = await migrated(server, true);
+    return opened(groupCommit(waitingOutBusy(server, lockWaitMs)), "server", shown, migrationsApplied, () => server.close());
   }
 
-  const path = filePath(url);
-  if (path) mkdirSync(dirname(path), { recursive: true });
+  if (!path) {
+    // `:memory:`: the driver's own client, which the migrations must share.
+    const memory = createClient({ url, concurrency: 1 });
+    await memory.execute("PRAGMA foreign_keys = ON");
+    const migrationsApplied = await migrated(memory, true);
+    return opened(groupCommit(memory), "file", shown, migrationsApplied, () => memory.close());
+  }
+
+  // Busy timeout 0: lock waits are on a timer, never a blocked event loop. Opening probes the
+  // file, which another process creating it may hold locked for a moment.
   const connectionSetup = ["PRAGMA synchronous = FULL", "PRAGMA foreign_keys = ON"];
-  // Busy timeout 0: GuardedClient waits for locks on a timer instead of blocking the event loop.
-  // Opening probes the file, which another process creating it may hold locked for a moment.
-  // A file: statements compiled once per SQL text (src/db/native-client.ts); `:memory:`: the driver's own client.
-  const inner: Client = await waitOutBusy(
-    () => (path ? new NativeFileClient(path, { connectionSetup }) : createClient({ url, concurrency: 1 })),
-    settings.lockWaitMs,
-  );
-  const guarded = path ? new GuardedClient(inner, { lockWaitMs: settings.lockWaitMs, file: { path, connectionSetup } }) : undefined;
-  const client = new GroupCommitClient(guarded ?? inner);
+  const native = await waitOutBusy(() => new NativeFile(path, { connectionSetup }), lockWaitMs);
+  const file = sharedFile(native, path, lockWaitMs);
   // WAL is a property of the file (set once, kept); the others hold per connection.
-  if (path) await client.execute("PRAGMA journal_mode = WAL");
-  for (const sql of connectionSetup) await client.execute(sql);
-  const db = createDatabase(client);
-  const migrationsApplied = migrate ? await applyMigrations(db) : 0;
+  await file.execute("PRAGMA journal_mode = WAL");
+  const migrationsApplied = await migrated(createClient({ url }));
+  const db = groupCommit(file);
+  return {
+    ...opened(db, "file", shown, migrationsApplied, () => file.closeCheckpointed()),
+    check: async () => {
+      file.assertWritable();
+      await db.execute("SELECT 1");
+    },
+  };
+}
+
+/** What `openDatabase` returns for `db`: `close` first lets queued writes commit, then calls `closeDriver`. */
+function opened(db: GroupCommitted, kind: OpenedDatabase["kind"], shown: string, migrationsApplied: number, closeDriver: () => unknown): OpenedDatabase {
+  let closing: Promise<void> | undefined;
   return {
     db,
-    kind: "file",
+    kind,
     displayUrl: shown,
     migrationsApplied,
-    check: async () => {
-      guarded?.assertWritable();
-      await client.execute("SELECT 1");
-    },
-    // Queued writes commit first; then the WAL is copied into the file, so that a stopped server leaves one file behind.
-    close: () => client.closeGracefully(guarded && (() => guarded.closeCheckpointed())),
+    check: () => db.execute("SELECT 1").then(() => undefined),
+    // Once: a second call waits for the first.
+    close: () =>
+      (closing ??= (async () => {
+        await db.drain();
+        await closeDriver();
+      })()),
   };
 }

@@ -1,17 +1,18 @@
 /**
- * The database of the Worker: Drizzle over a libSQL server (Turso, sqld)
- * reached with `@libsql/client/web` (Hrana over HTTP, fetch-based). Build one
- * per request (src/worker.ts); it costs no round trip. A server's 429
+ * The database port on a libSQL server (Turso, sqld) reached with
+ * `@libsql/client/web` (Hrana over HTTP, fetch-based): the Worker's database,
+ * one per request (src/worker.ts; it costs no round trip). A server's 429
  * (overloaded, nothing ran) is retried within the request for up to a budget
  * of waiting time; then the caller gets it (503 `database_unavailable`).
  * Node's server client gives each request a time limit (`timeLimited`,
- * src/db/open.ts), so a server that stops answering fails calls instead of
+ * src/db/driver/open.ts), so a server that stops answering fails calls instead of
  * holding them, and every write queued behind them, for as long as the
  * connection stays open.
  * Why retrying is safe: docs/architecture.md, "Workers: database overload".
  */
 import { createClient } from "@libsql/client/web";
-import { createDatabase, type Database } from "./client";
+import { backoffDelayMs } from "../../domain/backoff";
+import type { Database } from "../client";
 
 /** `fetch` as the libSQL client calls it: with a `Request`. */
 export type RequestFetch = (request: Request) => Promise<Response>;
@@ -29,7 +30,7 @@ export interface RetryOptions {
 
 /**
  * `fetchFn`, but a `429 Too Many Requests` answer is retried after
- * min(`maxDelayMs`, `baseDelayMs` · 2^(n−1)), jittered, while the waits add up
+ * `backoffDelayMs(n, baseDelayMs, maxDelayMs)` (src/domain/backoff.ts), while the waits add up
  * to at most `budgetMs`; then the last answer is returned whatever it is.
  * Each attempt sends a clone of `request`.
  */
@@ -41,8 +42,7 @@ export function retryOverloaded(fetchFn: RequestFetch, options: RetryOptions = {
   return async (request) => {
     let waited = 0;
     for (let attempt = 1; ; attempt++) {
-      const nominal = Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1));
-      const delay = nominal / 2 + random() * (nominal / 2);
+      const delay = backoffDelayMs(attempt, baseDelayMs, maxDelayMs, random);
       const last = waited + delay > budgetMs;
       const response = await fetchFn(last ? request : request.clone()).catch(unreachable);
       if (response.status !== 429 || last) return response;
@@ -93,10 +93,10 @@ export function serverFetch(options: RemoteDatabaseOptions = {}): RequestFetch {
   return retryOverloaded(options.timeoutMs ? timeLimited(fetchFn, options.timeoutMs) : fetchFn, options.retry);
 }
 
-/**
- * A new database handle over a new libSQL HTTP client for `url` (http(s):// or
- * libsql://), for ONE request (see the module comment).
- */
-export function openRemoteDatabase(url: string, options: RemoteDatabaseOptions = {}): Database {
-  return createDatabase(createClient({ url, authToken: options.authToken, fetch: serverFetch(options) }));
+/** The port on a new libSQL HTTP client for `url` (http(s):// or libsql://); `close()` ends its streams. */
+export type RemoteDatabase = Database & { close(): void };
+
+/** A new libSQL HTTP client for `url` (http(s):// or libsql://), for ONE request on Workers (see the module comment). */
+export function openRemoteDatabase(url: string, options: RemoteDatabaseOptions = {}): RemoteDatabase {
+  return createClient({ url, authToken: options.authToken, fetch: serverFetch(options) });
 }

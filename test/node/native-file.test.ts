@@ -1,8 +1,8 @@
 /**
- * NativeFileClient (src/db/native-client.ts) against `@libsql/client`'s file
+ * The file driver (src/db/driver/native-file.ts) against `@libsql/client`'s file
  * client on two fresh database files: the same statements give the same
  * result sets (rows by position and by name, enumerable names only,
- * rowsAffected, lastInsertRowid, JSON), the same errors (codes, the failed
+ * rowsAffected, lastInsertRowid, JSON of the rows), the same errors (codes, the failed
  * statement of a batch, rollback), and each SQL text is compiled once, also
  * after a statement of it failed.
  */
@@ -12,10 +12,11 @@ import { join } from "node:path";
 import { type Client, createClient, type InArgs, type InStatement, type ResultSet } from "@libsql/client";
 import Database from "libsql";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { NativeFileClient } from "../../src/db/native-client";
+import type { Database as Port } from "../../src/db/client";
+import { NativeFile } from "../../src/db/driver/native-file";
 
 let dir: string;
-let native: NativeFileClient;
+let native: NativeFile;
 let reference: Client;
 
 const SCHEMA = [
@@ -37,11 +38,10 @@ function observed(rs: ResultSet) {
     spread: rs.rows.map((row) => ({ ...row })),
     lengths: rs.rows.map((row) => row.length),
     json: JSON.stringify(rs.rows),
-    toJSON: rs.toJSON(),
   };
 }
 
-async function both<T>(run: (client: Client) => Promise<T>): Promise<[T, T]> {
+async function both<T>(run: (db: Port) => Promise<T>): Promise<[T, T]> {
   return [await run(native), await run(reference)];
 }
 
@@ -56,7 +56,7 @@ async function failure(promise: Promise<unknown>) {
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "petstore-native-"));
   const setup = ["PRAGMA foreign_keys = ON"];
-  native = new NativeFileClient(join(dir, "native.db"), { connectionSetup: setup });
+  native = new NativeFile(join(dir, "native.db"), { connectionSetup: setup });
   reference = createClient({ url: `file:${join(dir, "reference.db")}`, concurrency: 1 });
   for (const sql of setup) await reference.execute(sql);
   for (const client of [native, reference]) for (const sql of SCHEMA) await client.execute(sql);
@@ -68,7 +68,7 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe("NativeFileClient", () => {
+describe("the file driver", () => {
   it("answers like @libsql/client: writes, RETURNING, reads by position and name, blobs, reals, duplicate column names", async () => {
     const statements: { sql: string; args: InArgs }[] = [
       { sql: "INSERT INTO items (name, qty, data, price) VALUES (?, ?, ?, ?)", args: ["a", 3, new Uint8Array([1, 2, 3]).buffer, 1.5] },
@@ -126,14 +126,5 @@ describe("NativeFileClient", () => {
     } finally {
       prepare.mockRestore();
     }
-  });
-
-  it("an interactive transaction holds the connection until it commits", async () => {
-    const tx = await native.transaction("write");
-    await tx.execute({ sql: "INSERT INTO items (name, qty) VALUES (?, ?)", args: ["tx", 1] });
-    expect(await failure(native.execute("SELECT 1"))).toMatchObject({ code: "TRANSACTION_ACTIVE" });
-    await tx.commit();
-    expect(tx.closed).toBe(true);
-    expect((await native.execute("SELECT qty FROM items WHERE name = 'tx'")).rows[0]!.qty).toBe(1);
   });
 });

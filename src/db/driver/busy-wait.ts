@@ -1,0 +1,141 @@
+/**
+ * The database port for a database shared with other processes (a file, or a
+ * libSQL server several servers write to): SQLITE_BUSY is waited out on a
+ * timer (capped exponential backoff, up to `lockWaitMs`), never in SQLite's
+ * busy handler, so the event loop is never blocked; after SQLITE_BUSY on a
+ * file the connection is replaced. A file operation fails with
+ * SQLITE_CANTOPEN once the path no longer names the file it opened.
+ * Why: docs/architecture.md, "Sharing the database".
+ */
+import { accessSync, constants, statSync } from "node:fs";
+import { dirname } from "node:path";
+import { LibsqlError } from "@libsql/client";
+import { backoffDelayMs } from "../../domain/backoff";
+import type { Database } from "../client";
+
+/** Device and inode of a file: what identifies it while a path may be re-pointed. */
+interface FileIdentity {
+  dev: number;
+  ino: number;
+}
+
+function identityOf(path: string): FileIdentity | undefined {
+  const stats = statSync(path, { throwIfNoEntry: false });
+  return stats ? { dev: stats.dev, ino: stats.ino } : undefined;
+}
+
+/** SQLITE_BUSY or SQLITE_LOCKED, primary or extended. */
+export function isBusy(error: unknown): boolean {
+  const code = String((error as { code?: unknown } | null)?.code ?? "");
+  return code === "SQLITE_BUSY" || code.startsWith("SQLITE_BUSY_") || code === "SQLITE_LOCKED";
+}
+
+/**
+ * Run `attempt` until it does not fail with SQLITE_BUSY/SQLITE_LOCKED, waiting
+ * 1, 2, 4 … 64 ms (jittered, so that waiting processes do not retry in step)
+ * between attempts, for at most `lockWaitMs` in all; then rethrow.
+ */
+export async function waitOutBusy<T>(attempt: () => T | Promise<T>, lockWaitMs: number): Promise<T> {
+  const deadline = Date.now() + lockWaitMs;
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      const remaining = deadline - Date.now();
+      if (!isBusy(error) || remaining <= 0) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(remaining, backoffDelayMs(n, 1, 64))));
+    }
+  }
+}
+
+/** A file driver (src/db/driver/native-file.ts): the port, plus a way to replace its connection. */
+export interface FileDriver extends Database {
+  reconnect(): void;
+  close(): void;
+}
+
+/** The port over a shared file, with what the server needs of the file. */
+export interface SharedFile extends Database {
+  /**
+   * @throws LibsqlError `SQLITE_CANTOPEN` when the path no longer names the opened file
+   * (deleted or replaced), `SQLITE_READONLY` when the file or its folder (WAL, index) cannot be written.
+   */
+  assertWritable(): void;
+  /**
+   * Close after moving the WAL into the file: `wal_checkpoint(TRUNCATE)`, then,
+   * when no other connection has the file open, `journal_mode = DELETE`, which
+   * removes `-wal` and `-shm` (the next open sets WAL again). With other
+   * processes on the file, SQLITE_BUSY leaves WAL on and the last one to close
+   * cleans up. One attempt each, no lock wait; skipped when the file was deleted or replaced.
+   */
+  closeCheckpointed(): Promise<void>;
+}
+
+/** `server` (a libSQL server's client) with SQLITE_BUSY waited out for up to `lockWaitMs`. */
+export function waitingOutBusy(server: Database, lockWaitMs: number): Database {
+  return {
+    execute: (statement) => waitOutBusy(() => server.execute(statement), lockWaitMs),
+    batch: (statements, mode) => waitOutBusy(() => server.batch(statements, mode), lockWaitMs),
+  };
+}
+
+/**
+ * `file` (opened with busy timeout 0 on the existing file at `path`) with
+ * SQLITE_BUSY waited out for up to `lockWaitMs` and the file's identity checked.
+ * @throws LibsqlError SQLITE_CANTOPEN when the file does not exist.
+ */
+export function sharedFile(file: FileDriver, path: string, lockWaitMs: number): SharedFile {
+  const opened = identityOf(path);
+  if (!opened) throw new LibsqlError(`The database file ${path} does not exist.`, "SQLITE_CANTOPEN");
+  /** The connection saw SQLITE_BUSY: libsql 0.5 leaves the busy statement active, and then every COMMIT fails. */
+  let stale = false;
+
+  const assertSameFile = () => {
+    const now = identityOf(path);
+    if (!now || now.dev !== opened.dev || now.ino !== opened.ino) {
+      throw new LibsqlError(`The database file ${path} was ${now ? "replaced" : "deleted"} while the server ran; restart it.`, "SQLITE_CANTOPEN");
+    }
+  };
+
+  /** Run `operation` (on a fresh connection after SQLITE_BUSY), waiting out SQLITE_BUSY; then check the file. */
+  const guarded = <T>(operation: () => Promise<T>): Promise<T> =>
+    waitOutBusy(async () => {
+      try {
+        if (stale) {
+          file.reconnect();
+          stale = false;
+        }
+        const result = await operation();
+        assertSameFile();
+        return result;
+      } catch (error) {
+        if (isBusy(error)) stale = true;
+        throw error;
+      }
+    }, lockWaitMs);
+
+  return {
+    execute: (statement) => guarded(() => file.execute(statement)),
+    batch: (statements, mode) => guarded(() => file.batch(statements, mode)),
+    assertWritable() {
+      assertSameFile();
+      try {
+        accessSync(path, constants.W_OK);
+        accessSync(dirname(path), constants.W_OK);
+      } catch (error) {
+        throw new LibsqlError(`The database file ${path} cannot be written: ${(error as Error).message}`, "SQLITE_READONLY");
+      }
+    },
+    async closeCheckpointed() {
+      try {
+        assertSameFile();
+        await file.execute("PRAGMA wal_checkpoint(TRUNCATE)");
+        await file.execute("PRAGMA journal_mode = DELETE");
+      } catch (error) {
+        if (!isBusy(error) && !String((error as { code?: unknown }).code).startsWith("SQLITE_CANTOPEN")) throw error;
+      } finally {
+        file.close();
+      }
+    },
+  };
+}
