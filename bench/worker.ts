@@ -8,7 +8,7 @@
  * Bare Hono answering a constant under workerd is measured last.
  */
 import { join } from "node:path";
-import { RATE_LIMIT_BINDING_NAMES } from "../src/runtime/workers-rate-limiter";
+import { RATE_LIMIT_BINDING_NAMES } from "../src/runtime/workers/rate-limiter";
 import { buildAssets } from "../scripts/build-assets";
 import { startLocalWorker } from "../scripts/local-worker";
 import { freePort, ONE_CONNECTION, startSqld } from "../scripts/sqld";

@@ -7,7 +7,7 @@
 import { copyFileSync, mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { scalarStandaloneScriptPath } from "../src/runtime/node-assets";
+import { scalarStandaloneScriptPath } from "../src/runtime/node/assets";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 

@@ -12,26 +12,26 @@ import { requestId } from "hono/request-id";
 import { secureHeaders } from "hono/secure-headers";
 import type { AppConfig } from "./config";
 import type { Database } from "./db/client";
-import type { AppEnv } from "./lib/context";
-import { createRouter } from "./lib/create-router";
-import { ApiError } from "./lib/errors";
-import { MemoryRateLimiter, type RateLimiter } from "./lib/rate-limiter";
+import type { AppEnv } from "./http/context";
+import { createRouter } from "./http/router";
+import { ApiError } from "./http/errors";
+import { MemoryRateLimiter, type RateLimiter } from "./http/rate-limiter";
 import { authenticate } from "./middleware/auth";
-import { KeyCache } from "./lib/key-cache";
+import { KeyCache } from "./http/key-cache";
 import { compileRoutes, errorHandler, notFoundHandler } from "./middleware/errors";
 import { idempotency } from "./middleware/idempotency";
 import { requestLog } from "./middleware/request-log";
 import { closeAfterUnreadBody, limitBody } from "./middleware/unread-body";
 import { roundTripsPerRequest } from "./db/round-trips";
 import { ping } from "./db/plan";
-import { consoleSink, jsonLogger, type Logger, type LogSink } from "./lib/logger";
+import { consoleSink, jsonLogger, type Logger, type LogSink } from "./logger";
 import { rateLimit, type ClientIp } from "./middleware/rate-limit";
 import { accountsRouter } from "./routes/accounts/accounts.index";
 import { ordersRouter } from "./routes/orders/orders.index";
 import { categoriesRouter } from "./routes/categories/categories.index";
 import { inventoryRouter } from "./routes/inventory/inventory.index";
 import { createMetaRouter } from "./routes/meta/meta.index";
-import type { AssetSource } from "./lib/assets";
+import type { AssetSource } from "./http/assets";
 import { petsRouter } from "./routes/pets/pets.index";
 import { eventsRouter } from "./routes/events/events.index";
 import { webhooksRouter } from "./routes/webhooks/webhooks.index";
@@ -61,7 +61,7 @@ export interface AppDeps {
    * errors, at `config.logLevel` and above; default: console). Never receives secrets.
    */
   log?: LogSink;
-  /** The logger itself, instead of JSON lines to `log` (Node: pino, src/runtime/pino-logger.ts). */
+  /** The logger itself, instead of JSON lines to `log` (Node: pino, src/runtime/node/pino-logger.ts). */
   logger?: Logger;
   /** Static files of the docs page (Node: node_modules; Workers: static assets). */
   assets?: AssetSource;
@@ -76,7 +76,7 @@ export interface AppDeps {
   clientIp?: ClientIp;
   /**
    * Runtime middleware run after authentication and rate limiting, before the
-   * routes (Workers: Workers Cache tags and purges, src/runtime/workers-cache.ts; Node: the read cache).
+   * routes (Workers: Workers Cache tags and purges, src/runtime/workers/cache.ts; Node: the read cache).
    */
   middleware?: MiddlewareHandler<AppEnv>[];
 }

@@ -3,7 +3,7 @@
  * Node, the Worker `env` binding object on Workers). Fails fast on bad values.
  */
 import { z } from "zod";
-import { LOG_LEVELS, type LogLevel } from "./lib/logger";
+import { LOG_LEVELS, type LogLevel } from "./logger";
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 const positiveInt = z.coerce.number().int().positive();

@@ -9,7 +9,7 @@
  * "listening" line. A port that is taken ends the process with one line and
  * exit code 1 before any key exists. Shutdown: stop accepting, answer every
  * request that reached the server with `Connection: close` and close idle
- * keep-alive connections (src/runtime/node-drain.ts), finish the webhook
+ * keep-alive connections (src/runtime/node/drain.ts), finish the webhook
  * delivery in progress, checkpoint and close the database (a file database
  * leaves no `-wal`/`-shm` behind). The same in each process of a cluster,
  * whether the primary stops them all or one alone gets SIGTERM.
@@ -17,11 +17,11 @@
  * Webhook deliveries run in this process (src/services/webhooks/dispatch.ts).
  *
  * WEB_CONCURRENCY (1; "auto": one per core) server processes share the port
- * and the database (node:cluster, src/runtime/node-cluster.ts).
+ * and the database (node:cluster, src/runtime/node/cluster.ts).
  *
  * Environment: the database variables of `databaseSettings` (DATABASE_URL,
  * DATABASE_AUTH_TOKEN, DATABASE_SYNC_URL, …), HOST (127.0.0.1), PORT (8787),
- * TRUST_PROXY (false; src/runtime/client-address.ts), WEB_CONCURRENCY and the
+ * TRUST_PROXY (false; src/runtime/node/client-address.ts), WEB_CONCURRENCY and the
  * variables of `parseConfig`.
  */
 import cluster from "node:cluster";
@@ -31,17 +31,17 @@ import { getConnInfo } from "@hono/node-server/conninfo";
 import { createApp } from "./app";
 import { listenSettings, parseConfig } from "./config";
 import { databaseSettings, openDatabase } from "./db/driver/open";
-import { MemoryRateLimiter } from "./lib/rate-limiter";
-import { clientAddress, incomingClientAddress, parseTrustProxy } from "./runtime/client-address";
-import { cacheHits } from "./runtime/node-cache-hits";
-import { memoryReadCache } from "./runtime/memory-read-cache";
-import { announceListening, clusterPurges, parseWebConcurrency, reportStartFailure, runPrimary } from "./runtime/node-cluster";
-import { nodeAssets } from "./runtime/node-assets";
-import { answerClientErrors } from "./runtime/node-client-error";
-import { drainable } from "./runtime/node-drain";
-import { pinoLogger } from "./runtime/pino-logger";
-import { answerUnknownMethods } from "./runtime/node-unknown-methods";
-import { guardedWebhookFetch } from "./runtime/node-webhook-fetch";
+import { MemoryRateLimiter } from "./http/rate-limiter";
+import { clientAddress, incomingClientAddress, parseTrustProxy } from "./runtime/node/client-address";
+import { cacheHits } from "./runtime/node/cache-hits";
+import { memoryReadCache } from "./runtime/node/memory-read-cache";
+import { announceListening, clusterPurges, parseWebConcurrency, reportStartFailure, runPrimary } from "./runtime/node/cluster";
+import { nodeAssets } from "./runtime/node/assets";
+import { answerClientErrors } from "./runtime/node/client-error";
+import { drainable } from "./runtime/node/drain";
+import { pinoLogger } from "./runtime/node/pino-logger";
+import { answerUnknownMethods } from "./runtime/node/unknown-methods";
+import { guardedWebhookFetch } from "./runtime/node/webhook-fetch";
 import { bootstrapStaffKey } from "./services/accounts.service";
 import { scheduleRetention } from "./services/retention";
 import { createWebhookDispatcher } from "./services/webhooks/dispatch";
@@ -100,7 +100,7 @@ async function main(): Promise<void> {
   // Requests Node's HTTP server refuses (bad framing, no Host, FOO) or diverts (CONNECT) before the app: Error objects too.
   answerUnknownMethods(server);
   answerClientErrors(server);
-  // After the listeners above: the drain sees every request first (src/runtime/node-drain.ts).
+  // After the listeners above: the drain sees every request first (src/runtime/node/drain.ts).
   const drain = drainable(server);
   let boundPort: number;
   try {
@@ -156,7 +156,7 @@ async function closeDatabaseLast(): Promise<void> {
   await database.close();
 }
 
-/** One server process, or with WEB_CONCURRENCY > 1 the primary of that many (src/runtime/node-cluster.ts). */
+/** One server process, or with WEB_CONCURRENCY > 1 the primary of that many (src/runtime/node/cluster.ts). */
 function start(): void {
   const processes = parseWebConcurrency(process.env.WEB_CONCURRENCY);
   if (processes > 1 && cluster.isPrimary) {

@@ -13,14 +13,14 @@ import { createApp } from "./app";
 import { parseConfig, type AppConfig } from "./config";
 import type { Database } from "./db/client";
 import { openRemoteDatabase } from "./db/driver/remote";
-import type { AppEnv } from "./lib/context";
-import { loggableError } from "./lib/logger";
-import { MemoryRateLimiter } from "./lib/rate-limiter";
-import { type CoordinatorEnv, coordinatorOf, flushPurges, isPurgeFlush } from "./runtime/purge-coordinator";
-import type { PurgeBatch } from "./runtime/purge-budget";
-import { forEdge, workersCache } from "./runtime/workers-cache";
-import { WorkersRateLimiter } from "./runtime/workers-rate-limiter";
-import { workerWebhookFetch } from "./runtime/worker-webhook-fetch";
+import type { AppEnv } from "./http/context";
+import { loggableError } from "./logger";
+import { MemoryRateLimiter } from "./http/rate-limiter";
+import { type CoordinatorEnv, coordinatorOf, flushPurges, isPurgeFlush } from "./runtime/workers/purge-coordinator";
+import type { PurgeBatch } from "./runtime/workers/purge-budget";
+import { forEdge, workersCache } from "./runtime/workers/cache";
+import { WorkersRateLimiter } from "./runtime/workers/rate-limiter";
+import { workerWebhookFetch } from "./runtime/workers/webhook-fetch";
 import { pruneExpired } from "./services/retention";
 import { dispatchDue } from "./services/webhooks/dispatch";
 import { SubscribedTypes } from "./services/webhooks/interest";
@@ -118,11 +118,11 @@ function purgeFallback(captureUrl: string | undefined): ((purge: PurgeBatch) => 
   return captureUrl ? (purge) => postPurge(captureUrl, purge) : undefined;
 }
 
-export { PurgeCoordinator } from "./runtime/purge-coordinator";
+export { PurgeCoordinator } from "./runtime/workers/purge-coordinator";
 
 export default {
   async fetch(request, env, ctx): Promise<Response> {
-    // The purge coordinator's alarm calls back here to purge in this entrypoint (src/runtime/purge-coordinator.ts).
+    // The purge coordinator's alarm calls back here to purge in this entrypoint (src/runtime/workers/purge-coordinator.ts).
     if (isPurgeFlush(request))
       return flushPurges(request, env, ctx, { fallback: purgeFallback(env.CACHE_PURGE_CAPTURE_URL), log: (line) => console.error(line) });
     return forEdge(await appFor(env).app.fetch(request, env, ctx));

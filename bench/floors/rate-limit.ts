@@ -9,7 +9,7 @@ export interface FloorBindings {
   RATE_LIMITER?: { limit(options: { key: string }): Promise<{ success: boolean }> };
 }
 
-/** Call `RATE_LIMITER.limit` `RATE_LIMIT_CALLS` times at once, as src/runtime/workers-rate-limiter.ts does. */
+/** Call `RATE_LIMITER.limit` `RATE_LIMIT_CALLS` times at once, as src/runtime/workers/rate-limiter.ts does. */
 export async function spendRateLimits(env: FloorBindings): Promise<void> {
   const { RATE_LIMITER: binding } = env;
   if (!binding) return;

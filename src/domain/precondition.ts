@@ -1,7 +1,7 @@
 /**
  * What a conditional write expects of the resource it changes: the domain form
  * of `If-Match` (RFC 9110 §13.1.1). The handler builds it from the header
- * (src/lib/http-cache.ts, `ifMatchPrecondition`); the service reads the
+ * (src/http/caching.ts, `ifMatchPrecondition`); the service reads the
  * resource, asks whether its current representation is the one expected, and
  * writes only at the version it checked.
  */

@@ -7,7 +7,7 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { type CommittedEvent, recordCommitted, withCommitLog } from "../db/commit-log";
-import type { AppEnv } from "../lib/context";
+import type { AppEnv } from "../http/context";
 import type { SubscribedTypes } from "../services/webhooks/interest";
 
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);

@@ -11,12 +11,12 @@
 import { createMiddleware } from "hono/factory";
 import type { MiddlewareHandler } from "hono";
 import type { Role } from "../domain/principal";
-import type { AppEnv } from "../lib/context";
-import { ApiError } from "../lib/errors";
+import type { AppEnv } from "../http/context";
+import { ApiError } from "../http/errors";
 import { looksLikeApiKey, sha256Hex } from "../services/api-keys";
 import { verifyKey } from "../services/key-verification";
 import { keyHashesAfter } from "../services/key-index";
-import { KEY_INDEX_REFRESH_MS, type KeyCache } from "../lib/key-cache";
+import { KEY_INDEX_REFRESH_MS, type KeyCache } from "../http/key-cache";
 import { rateLimited } from "./rate-limit";
 
 /** Global middleware: sets `principal` when a valid key is presented, `authProblem` when a bad one is. */

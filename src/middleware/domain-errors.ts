@@ -6,8 +6,8 @@
  */
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { type AnyDomainError, Conflict, type ConflictCode, type DomainError, type DomainErrorName, type Resource } from "../domain/errors";
-import { ApiError, type ErrorCode, type ErrorDetail } from "../lib/errors";
-import { representationEtag } from "../lib/http-cache";
+import { ApiError, type ErrorCode, type ErrorDetail } from "../http/errors";
+import { representationEtag } from "../http/caching";
 
 /** A resource in messages: with its id as a subject (`Pet 7`), and as a noun (`the pet`). */
 const NAMES: Record<Resource, { title: string; noun: string }> = {

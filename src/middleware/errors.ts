@@ -6,9 +6,9 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { DomainError } from "../domain/errors";
-import type { AppEnv } from "../lib/context";
-import { ApiError, type ErrorCode } from "../lib/errors";
-import { type Logger, loggableError } from "../lib/logger";
+import type { AppEnv } from "../http/context";
+import { ApiError, type ErrorCode } from "../http/errors";
+import { type Logger, loggableError } from "../logger";
 import { domainErrorResponse } from "./domain-errors";
 
 const HTTP_EXCEPTION_CODES: Partial<Record<number, ErrorCode>> = {

@@ -12,8 +12,8 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { StoredResponse } from "../domain/idempotency";
-import type { AppEnv } from "../lib/context";
-import { ApiError } from "../lib/errors";
+import type { AppEnv } from "../http/context";
+import { ApiError } from "../http/errors";
 import { newClaimToken, requestFingerprint } from "../services/idempotency.service";
 
 /** The POSTs whose service honours `keyClaim`. */

@@ -2,7 +2,7 @@
  * Rate limiting (docs/api.md#rate-limits): per key and per account (across all its keys,
  * the same limit) when a valid key is given, per client IP otherwise, plus
  * sign-ups per IP per hour; each in any rolling window of its length
- * (src/lib/rate-limiter.ts). Every counted response carries
+ * (src/http/rate-limiter.ts). Every counted response carries
  * `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds;
  * draft-ietf-httpapi-ratelimit-headers); a refusal is 429 `rate_limited` with
  * `Retry-After` (RFC 9110 §10.2.3). The limiter and the client address come
@@ -10,9 +10,9 @@
  */
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "../lib/context";
-import { ApiError } from "../lib/errors";
-import type { BucketLimit, RateLimitDecision } from "../lib/rate-limiter";
+import type { AppEnv } from "../http/context";
+import { ApiError } from "../http/errors";
+import type { BucketLimit, RateLimitDecision } from "../http/rate-limiter";
 
 /** How the runtime tells a client's address (socket on Node, CF-Connecting-IP on Workers). */
 export type ClientIp = (c: Context<AppEnv>) => string | undefined;

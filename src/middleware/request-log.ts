@@ -15,8 +15,8 @@
 import type { MiddlewareHandler } from "hono";
 import { routePath } from "hono/route";
 import type { RequestRoundTrips } from "../db/round-trips";
-import type { AppEnv } from "../lib/context";
-import type { Logger } from "../lib/logger";
+import type { AppEnv } from "../http/context";
+import type { Logger } from "../logger";
 
 /** The fields of one request's line. */
 export type RequestLine = {

@@ -7,7 +7,7 @@ import type { MiddlewareHandler } from "hono";
 import type { Role } from "../domain/principal";
 import { requireRole } from "./auth";
 import { strictJson } from "./strict-json";
-import { privateRead, privateResponse } from "../lib/http-cache";
+import { privateRead, privateResponse } from "../http/caching";
 
 /** Spread into `createRoute({...})` of a public operation. */
 export const publicOperation = { security: [] as Record<string, string[]>[] };

@@ -10,8 +10,8 @@
 import { parse, type AnyNode } from "@humanwhocodes/momoa";
 import type { MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "../lib/context";
-import { ApiError } from "../lib/errors";
+import type { AppEnv } from "../http/context";
+import { ApiError } from "../http/errors";
 
 /** `application/json` with at most a `charset=utf-8` parameter (RFC 9110 §8.3.1: case-insensitive, optional whitespace and quotes). */
 const ACCEPTED = /^application\/json[ \t]*(;[ \t]*charset[ \t]*=[ \t]*("utf-8"|utf-8)[ \t]*)?$/i;

@@ -11,7 +11,7 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "../lib/context";
+import type { AppEnv } from "../http/context";
 
 /** Most bytes of a refused body read and discarded before answering. */
 export const DRAIN_BYTES = 8 * 1024 * 1024;

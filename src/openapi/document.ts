@@ -5,7 +5,7 @@
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppConfig } from "../config";
-import type { AppEnv } from "../lib/context";
+import type { AppEnv } from "../http/context";
 
 const DESCRIPTION = `HTTP API of the pet store: pets, categories, orders and inventory.
 

@@ -1,6 +1,6 @@
 /**
  * The keys that exist, read in id order for the in-process index of existing
- * keys (src/lib/key-cache.ts), which lets an address that sends unknown keys
+ * keys (src/http/key-cache.ts), which lets an address that sends unknown keys
  * be refused without a lookup while valid keys are still looked up
  * (docs/api.md; docs/architecture.md "Unknown API keys").
  */

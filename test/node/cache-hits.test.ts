@@ -1,6 +1,6 @@
 /**
  * Read-cache hits answered by the Node server before the app
- * (src/runtime/node-cache-hits.ts), on the real server process: the same
+ * (src/runtime/node/cache-hits.ts), on the real server process: the same
  * headers and body as a hit the app answers, the same per-address budget
  * (docs/api.md#rate-limits), a request line in the log, and a write seen at once.
  */

@@ -1,10 +1,10 @@
 /**
  * TRUST_PROXY parsing and the X-Forwarded-For hop rule of
- * src/runtime/client-address.ts (the server-level behaviour is in
+ * src/runtime/node/client-address.ts (the server-level behaviour is in
  * server-lifecycle.test.ts).
  */
 import { describe, expect, it } from "vitest";
-import { forwardedClient, parseTrustProxy } from "../../src/runtime/client-address";
+import { forwardedClient, parseTrustProxy } from "../../src/runtime/node/client-address";
 
 describe("parseTrustProxy", () => {
   it.each([

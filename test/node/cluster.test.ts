@@ -1,5 +1,5 @@
 /**
- * Every core (src/runtime/node-cluster.ts): `npm start` with WEB_CONCURRENCY=2
+ * Every core (src/runtime/node/cluster.ts): `npm start` with WEB_CONCURRENCY=2
  * runs two server processes on one port and one database file, each with its
  * own group commit. 200 concurrent orders for a stock of 50 → exactly 50
  * accepted; a write through either process purges the read cache of both
@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { alive, childrenOf } from "../support/processes";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseWebConcurrency } from "../../src/runtime/node-cluster";
+import { parseWebConcurrency } from "../../src/runtime/node/cluster";
 import { buildServerBundle, call, REPO_ROOT, startServer, type ServerProcess } from "../support/server-process";
 
 let dir: string;

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { parseConfig } from "../../src/config";
-import { nodeAssets } from "../../src/runtime/node-assets";
+import { nodeAssets } from "../../src/runtime/node/assets";
 import { pruneExpired } from "../../src/services/retention";
 import { dispatchDue } from "../../src/services/webhooks/dispatch";
 import { SubscribedTypes } from "../../src/services/webhooks/interest";

@@ -17,7 +17,7 @@ import {
   StaleVersion,
 } from "../../src/domain/errors";
 import { requireMatch } from "../../src/domain/precondition";
-import { ifMatchPrecondition, representationEtag } from "../../src/lib/http-cache";
+import { ifMatchPrecondition, representationEtag } from "../../src/http/caching";
 import { toApiError } from "../../src/middleware/errors";
 
 /** The response parts of `error`: status, body (without request id) and extra headers. */

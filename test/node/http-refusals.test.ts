@@ -1,6 +1,6 @@
 /**
  * What Node's HTTP server refuses before the app runs gets an Error object
- * (src/runtime/node-client-error.ts), and a refusal that leaves a request body
+ * (src/runtime/node/client-error.ts), and a refusal that leaves a request body
  * unread never leaves a keep-alive client waiting for an answer that will not
  * come (RFC 9112 §9.6): against the real server process, over raw sockets.
  */

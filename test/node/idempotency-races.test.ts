@@ -11,7 +11,7 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AppEnv } from "../../src/lib/context";
+import type { AppEnv } from "../../src/http/context";
 import { inProcessCaller } from "../support/in-process";
 import { keyedPosts, scalar as scalarOf, unique } from "../support/keyed-posts";
 import { nodeTarget, type NodeTarget } from "../support/node-target";

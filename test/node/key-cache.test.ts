@@ -1,11 +1,11 @@
 /**
- * The key cache (src/lib/key-cache.ts) on a clock moved by hand: a verified or
+ * The key cache (src/http/key-cache.ts) on a clock moved by hand: a verified or
  * unknown key is held for the TTL and no longer, a revoked key is dropped at
  * once, and an address's pause ends when its time is up.
  */
 import { describe, expect, it } from "vitest";
 import type { Principal } from "../../src/domain/principal";
-import { KeyCache } from "../../src/lib/key-cache";
+import { KeyCache } from "../../src/http/key-cache";
 
 const owner = (apiKeyId: number) => ({ apiKeyId }) as Principal;
 

@@ -1,12 +1,13 @@
 /**
  * Layers point one way (README "Code tour"): routes → services → db, with the
- * domain types (src/domain) at the bottom, shared helpers (src/lib) beside
- * them, and the runtime adapters (src/runtime) and middleware above the
- * services. Reads every `src/**\/*.ts` file's imports (static, `export … from`,
+ * domain (src/domain) at the bottom, the HTTP edge's helpers (src/http)
+ * beside the services, and the runtime adapters (src/runtime/node,
+ * src/runtime/workers) and middleware above them. Reads every `src/**\/*.ts` file's imports (static, `export … from`,
  * dynamic) and fails on any import a layer may not make, on services or db
- * code that speaks HTTP (imports Hono, an HTTP helper of src/lib, a route or
- * a middleware: services throw domain errors and take domain values), and on
- * any import cycle between files, printing the offending imports.
+ * code that speaks HTTP (imports Hono, src/http, a route or a middleware:
+ * services throw domain errors and take domain values), on a driver imported
+ * outside the drivers, on one runtime importing the other, and on any import
+ * cycle between files, printing the offending imports.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, normalize, relative, sep } from "node:path";
@@ -17,27 +18,22 @@ const SRC = fileURLToPath(new URL("../../src/", import.meta.url));
 
 /** What each layer may import (besides packages); entry points (app.ts, server.ts, worker.ts) may import anything. */
 const ALLOWED: Record<string, string[]> = {
+  logger: ["logger"],
   domain: ["domain"],
   db: ["db", "domain"],
-  lib: ["lib", "domain", "db", "config"],
-  config: ["config", "lib"],
-  services: ["services", "db", "domain", "lib", "config"],
-  openapi: ["openapi", "lib", "domain", "config"],
-  middleware: ["middleware", "services", "db", "domain", "lib", "config"],
-  runtime: ["runtime", "middleware", "services", "db", "domain", "lib", "config"],
-  routes: ["routes", "middleware", "services", "openapi", "domain", "lib", "config"],
+  config: ["config", "logger"],
+  services: ["services", "db", "domain", "config", "logger"],
+  http: ["http", "domain", "db", "config", "logger"],
+  openapi: ["openapi", "http", "domain", "config"],
+  middleware: ["middleware", "services", "db", "domain", "http", "config", "logger"],
+  runtime: ["runtime", "middleware", "services", "db", "domain", "http", "config", "logger"],
+  routes: ["routes", "middleware", "services", "openapi", "domain", "http", "config", "logger"],
 };
 const ENTRY_POINTS = ["app", "server", "worker"];
 /** Layers that hold the rules and the data, not HTTP: no Hono in them. */
 const NO_HTTP = ["domain", "db", "services"];
-/**
- * The modules of src/lib that speak HTTP: the Error envelope, ETags and cache
- * headers, the Hono context, the router, request validation and the OpenAPI
- * schemas. The other helpers (logger, private addresses, …) serve any layer.
- */
-const HTTP_HELPERS = ["lib/errors.ts", "lib/http-cache.ts", "lib/context.ts", "lib/create-router.ts", "lib/validation.ts", "lib/schemas.ts"];
-/** Layers of the HTTP edge. */
-const HTTP_LAYERS = ["routes", "middleware"];
+/** Layers of the HTTP edge: its helpers (Error envelope, ETags, context, router, validation, schemas, …), routes and middleware. */
+const HTTP_LAYERS = ["http", "routes", "middleware"];
 
 interface Import {
   from: string;
@@ -115,12 +111,11 @@ describe("layers", () => {
   });
 
   it("services ∌ HTTP: services, db and domain import no HTTP helper, Hono, route or middleware", () => {
-    for (const helper of HTTP_HELPERS) expect(files, `${helper} is gone: update HTTP_HELPERS`).toContain(helper);
     const offending = imports
       .filter(({ from, to, specifier }) => {
         if (!NO_HTTP.includes(layerOf(from))) return false;
         if (!specifier.startsWith(".")) return /^(hono|@hono\/)/.test(specifier);
-        return HTTP_HELPERS.includes(to) || HTTP_LAYERS.includes(layerOf(to));
+        return HTTP_LAYERS.includes(layerOf(to));
       })
       .map(({ from, specifier }) => `src/${from} imports "${specifier}"`);
     expect(offending).toEqual([]);
@@ -129,6 +124,14 @@ describe("layers", () => {
   it("only the entry points and the drivers import a driver (src/db/driver/): the model and the services see the port", () => {
     const offending = local
       .filter(({ from, to }) => to.startsWith("db/driver/") && !from.startsWith("db/driver/") && !ENTRY_POINTS.includes(layerOf(from)))
+      .map(({ from, specifier }) => `src/${from} imports "${specifier}"`);
+    expect(offending).toEqual([]);
+  });
+
+  it("the Node runtime and the Workers runtime do not import each other", () => {
+    const runtimeOf = (file: string) => /^runtime\/(node|workers)\//.exec(file)?.[1];
+    const offending = local
+      .filter(({ from, to }) => runtimeOf(from) !== undefined && runtimeOf(to) !== undefined && runtimeOf(from) !== runtimeOf(to))
       .map(({ from, specifier }) => `src/${from} imports "${specifier}"`);
     expect(offending).toEqual([]);
   });

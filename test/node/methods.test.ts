@@ -3,7 +3,7 @@
  * over raw sockets; plus what only Node's own HTTP server sees: a method its
  * parser does not know (`FOO`: a parse error, by default a bare 400 with no
  * body) and CONNECT (by default the connection is just closed). Both are 501
- * Error objects now (src/runtime/node-client-error.ts, node-unknown-methods.ts).
+ * Error objects now (src/runtime/node/client-error.ts, node-unknown-methods.ts).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

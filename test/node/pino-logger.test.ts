@@ -4,8 +4,8 @@
  * out, levels below the minimum dropped, warnings and errors on the error stream.
  */
 import { describe, expect, it } from "vitest";
-import { jsonLogger, type LogLevel } from "../../src/lib/logger";
-import { pinoLogger } from "../../src/runtime/pino-logger";
+import { jsonLogger, type LogLevel } from "../../src/logger";
+import { pinoLogger } from "../../src/runtime/node/pino-logger";
 
 const capture = () => {
   const lines: string[] = [];

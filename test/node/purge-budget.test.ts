@@ -1,5 +1,5 @@
 /**
- * The edge purge budget (src/runtime/purge-budget.ts, docs/caching.md) on a
+ * The edge purge budget (src/runtime/workers/purge-budget.ts, docs/caching.md) on a
  * simulated clock: a local stand-in of Cloudflare's purge API enforces the
  * documented Free-tier token bucket (5 calls per minute, bucket of 25, ≤ 100
  * tags per call; https://developers.cloudflare.com/cache/how-to/purge-cache/)
@@ -9,7 +9,7 @@
  * the old strategy (one purge call per write) is refused by the stand-in.
  */
 import { describe, expect, it } from "vitest";
-import { type ChangedResource, edgePurgeTags, isShortLivedAtEdge, tagsToPurge } from "../../src/lib/cache-tags";
+import { type ChangedResource, edgePurgeTags, isShortLivedAtEdge, tagsToPurge } from "../../src/http/cache-tags";
 import {
   DEFAULT_PURGE_POLICY,
   FREE_TIER_PURGE_LIMITS,
@@ -18,8 +18,8 @@ import {
   type PurgeOutcome,
   PurgeScheduler,
   STALENESS_BOUNDS_MS,
-} from "../../src/runtime/purge-budget";
-import { EDGE_CACHE_CONTROL, EDGE_SHORT_CACHE_CONTROL } from "../../src/runtime/workers-cache";
+} from "../../src/runtime/workers/purge-budget";
+import { EDGE_CACHE_CONTROL, EDGE_SHORT_CACHE_CONTROL } from "../../src/runtime/workers/cache";
 
 interface Call {
   at: number;

@@ -9,7 +9,7 @@
  * Unknown keys: test/node/unknown-keys.test.ts.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { MemoryRateLimiter } from "../../src/lib/rate-limiter";
+import { MemoryRateLimiter } from "../../src/http/rate-limiter";
 import { createOperatorKey } from "../../src/services/accounts.service";
 import { connect, type ApiClient, type ApiResponse } from "../support/client";
 import { nodeTarget, type NodeTarget } from "../support/node-target";

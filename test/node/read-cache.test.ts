@@ -1,5 +1,5 @@
 /**
- * The Node server's in-process cache of public reads (src/runtime/memory-read-cache.ts):
+ * The Node server's in-process cache of public reads (src/runtime/node/memory-read-cache.ts):
  * hits, exact purges by the tags a write changed (docs/api.md#caching), TTL for writes
  * from elsewhere, conditional requests on hits, a bound in bytes (least recently
  * used first), and nothing private or keyed is ever stored.
@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { parseConfig } from "../../src/config";
-import { memoryReadCache } from "../../src/runtime/memory-read-cache";
+import { memoryReadCache } from "../../src/runtime/node/memory-read-cache";
 import { nodeTarget, TEST_ENV, type NodeTarget } from "../support/node-target";
 
 let target: NodeTarget;

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { LogLevel } from "../../src/lib/logger";
+import type { LogLevel } from "../../src/logger";
 import type { RequestLine } from "../../src/middleware/request-log";
 import { connect } from "../support/client";
 import { nodeTarget, type NodeTarget } from "../support/node-target";

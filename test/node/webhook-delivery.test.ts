@@ -16,7 +16,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parseConfig, type AppConfig } from "../../src/config";
 import { afterWrites } from "../../src/middleware/after-writes";
-import { isPrivateHost } from "../../src/lib/private-address";
+import { isPrivateHost } from "../../src/domain/private-address";
 import { createWebhookDispatcher, dispatchDue, WebhookDispatcher, type DispatchReport } from "../../src/services/webhooks/dispatch";
 import { backoffDelayMs } from "../../src/domain/backoff";
 import { connect, type ApiClient } from "../support/client";

@@ -2,7 +2,7 @@
  * SSRF by host name (docs/api.md#events-and-webhooks, issue 17): on Node, a delivery's target name
  * is resolved when the connection is made, every address is checked, and the
  * socket connects to the address that was checked — no second lookup
- * (src/runtime/node-webhook-fetch.ts). The deliveries list shows a coarse
+ * (src/runtime/node/webhook-fetch.ts). The deliveries list shows a coarse
  * outcome, never raw error text.
  *
  * Names are resolved by an injected resolver (the `dns.lookup` stand-in the
@@ -11,16 +11,16 @@
  * only through it. A delivery that arrives at the loopback receiver therefore
  * went to the address the resolver returned.
  *
- * The Worker's guard (src/runtime/worker-webhook-fetch.ts) is checked here too,
+ * The Worker's guard (src/runtime/workers/webhook-fetch.ts) is checked here too,
  * over the Node dispatcher with the receiver as its `fetch`; the real Worker
  * refusing a name is test/worker/webhook-ssrf.test.ts.
  */
 import type { LookupAddress } from "node:dns";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config";
-import { guardedWebhookFetch, type ResolveAll } from "../../src/runtime/node-webhook-fetch";
-import { workerWebhookFetch } from "../../src/runtime/worker-webhook-fetch";
-import { isIpLiteralHost, isPrivateAddress, isPrivateHost } from "../../src/lib/private-address";
+import { guardedWebhookFetch, type ResolveAll } from "../../src/runtime/node/webhook-fetch";
+import { workerWebhookFetch } from "../../src/runtime/workers/webhook-fetch";
+import { isIpLiteralHost, isPrivateAddress, isPrivateHost } from "../../src/domain/private-address";
 import type { FetchFn } from "../../src/services/webhooks/delivery";
 import { dispatchDue } from "../../src/services/webhooks/dispatch";
 import { connect } from "../support/client";

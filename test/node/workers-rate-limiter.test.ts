@@ -1,5 +1,5 @@
 /**
- * The Worker's rate limiter (src/runtime/workers-rate-limiter.ts) with fake
+ * The Worker's rate limiter (src/runtime/workers/rate-limiter.ts) with fake
  * Workers Rate Limiting bindings: a binding is a counter shared by every
  * isolate of a location, so "two isolates" are two limiters (or two apps)
  * sharing one fake binding. Also checks that wrangler.toml declares the
@@ -10,7 +10,7 @@ import { resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { parseConfig } from "../../src/config";
-import { RATE_LIMIT_BINDING_NAMES, signupBindingLimitPerMinute, WorkersRateLimiter, type RateLimitBinding } from "../../src/runtime/workers-rate-limiter";
+import { RATE_LIMIT_BINDING_NAMES, signupBindingLimitPerMinute, WorkersRateLimiter, type RateLimitBinding } from "../../src/runtime/workers/rate-limiter";
 import { nodeTarget, TEST_ENV, type NodeTarget } from "../support/node-target";
 
 /** A fake binding: `limit` requests per key per fixed `periodSeconds` window of a hand-moved clock. */

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, uniqueName, type ApiClient, type ApiResponse } from "../support/client";
 import type { Target } from "../support/target";
-import { encodeCursor } from "../../src/lib/pagination";
+import { encodeCursor } from "../../src/http/pagination";
 
 const PUBLIC = "public, max-age=0, s-maxage=30, stale-while-revalidate=60";
 

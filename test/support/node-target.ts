@@ -9,7 +9,7 @@ import { createApp, type AppDeps } from "../../src/app";
 import { parseConfig } from "../../src/config";
 
 import { openTestDatabase, type TestDatabase } from "./database";
-import { nodeAssets } from "../../src/runtime/node-assets";
+import { nodeAssets } from "../../src/runtime/node/assets";
 import { createStaffKeyFor } from "./staff-key";
 import type { Target } from "./target";
 

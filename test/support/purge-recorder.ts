@@ -2,7 +2,7 @@
  * Records the Worker's cache purges in the Worker suite. Local workerd has no
  * `ctx.cache` (Workers Cache is not emulated), so the Worker POSTs each purge
  * call it would make (a batch: `{id, tags, parts: [{source, tags}]}`, the
- * sources being request ids; src/runtime/purge-budget.ts) to
+ * sources being request ids; src/runtime/workers/purge-budget.ts) to
  * `CACHE_PURGE_CAPTURE_URL` instead; this node:http server on 127.0.0.1 keeps
  * them in order, and `GET /purges?requestId=…` lists the calls that purged for
  * one request (test files run in other processes than the global setup that

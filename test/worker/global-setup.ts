@@ -12,7 +12,7 @@ import { createClient } from "@libsql/client";
 import type { TestProject } from "vitest/node";
 import { startLocalWorker, type LocalWorker } from "../../scripts/local-worker";
 import { migrateServer, ONE_CONNECTION, startSqld } from "../../scripts/sqld";
-import { RATE_LIMIT_BINDING_NAMES, signupBindingLimitPerMinute } from "../../src/runtime/workers-rate-limiter";
+import { RATE_LIMIT_BINDING_NAMES, signupBindingLimitPerMinute } from "../../src/runtime/workers/rate-limiter";
 import { TEST_ENV } from "../support/node-target";
 import { PURGE_REPEAT_MS, startPurgeRecorder, type PurgeRecorder } from "../support/purge-recorder";
 import "../support/worker-target";

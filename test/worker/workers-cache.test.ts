@@ -1,7 +1,7 @@
 /**
  * Workers Cache purges (docs/api.md#caching, docs/caching.md) against the real Worker
  * under workerd, through the purge coordinator Durable Object
- * (src/runtime/purge-coordinator.ts) with a budget no file exhausts. Local
+ * (src/runtime/workers/purge-coordinator.ts) with a budget no file exhausts. Local
  * workerd has no `ctx.cache`, so the Worker posts each purge call to the
  * suite's recorder (test/support/purge-recorder.ts); a write granted a call
  * makes it before its response, so it is recorded by the time the response

@@ -1,9 +1,9 @@
 /** Handlers of /accounts. */
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { ApiKey } from "../../domain/accounts";
-import type { AppEnv } from "../../lib/context";
+import type { AppEnv } from "../../http/context";
 import type { Principal } from "../../domain/principal";
-import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
+import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../http/pagination";
 import { replayed } from "../../middleware/idempotency";
 import * as service from "../../services/accounts.service";
 import { sha256Hex } from "../../services/api-keys";

@@ -1,5 +1,5 @@
 /** Router of /accounts. */
-import { createRouter } from "../../lib/create-router";
+import { createRouter } from "../../http/router";
 import * as handlers from "./accounts.handlers";
 import * as routes from "./accounts.routes";
 

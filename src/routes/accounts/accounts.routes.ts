@@ -1,6 +1,6 @@
 /** OpenAPI route definitions of /accounts (docs/api.md#endpoints, #authentication; Accounts tag). */
 import { createRoute, z } from "@hono/zod-openapi";
-import { privateResponse } from "../../lib/http-cache";
+import { privateResponse } from "../../http/caching";
 import {
   errorResponses,
   idempotencyKeyHeaders,
@@ -10,7 +10,7 @@ import {
   jsonContent,
   paginationQuery,
   responseHeaders,
-} from "../../lib/schemas";
+} from "../../http/schemas";
 import { protectedOperation, publicOperation } from "../../middleware/security";
 import { signupLimit } from "../../middleware/rate-limit";
 import { strictJson } from "../../middleware/strict-json";

@@ -1,10 +1,10 @@
 /** Handlers of /categories. */
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Category } from "../../domain/categories";
-import { CATEGORIES_LIST_TAG, categoryTag } from "../../lib/cache-tags";
-import { ifMatchPrecondition, setCacheTags, setEtag } from "../../lib/http-cache";
-import type { AppEnv } from "../../lib/context";
-import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
+import { CATEGORIES_LIST_TAG, categoryTag } from "../../http/cache-tags";
+import { ifMatchPrecondition, setCacheTags, setEtag } from "../../http/caching";
+import type { AppEnv } from "../../http/context";
+import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../http/pagination";
 import { replayed } from "../../middleware/idempotency";
 import * as service from "../../services/categories.service";
 import type * as routes from "./categories.routes";

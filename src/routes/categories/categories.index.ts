@@ -1,5 +1,5 @@
 /** Router of /categories. */
-import { createRouter } from "../../lib/create-router";
+import { createRouter } from "../../http/router";
 import * as handlers from "./categories.handlers";
 import * as routes from "./categories.routes";
 

@@ -12,9 +12,9 @@ import {
   jsonBody,
   jsonContent,
   paginationQuery,
-} from "../../lib/schemas";
+} from "../../http/schemas";
 import { protectedOperation, publicOperation } from "../../middleware/security";
-import { publicRead } from "../../lib/http-cache";
+import { publicRead } from "../../http/caching";
 import { CategoriesSchema, CategoryPatchSchema, CategorySchema, NewCategorySchema } from "./categories.schemas";
 
 const tags = ["Pets"];

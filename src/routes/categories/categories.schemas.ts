@@ -1,6 +1,6 @@
 /** Payload shapes of categories (docs/api.md#resources: NewCategory, CategoryPatch, Category). */
 import { z } from "@hono/zod-openapi";
-import { MAX_ID } from "../../lib/schemas";
+import { MAX_ID } from "../../http/schemas";
 
 const name = z
   .string()

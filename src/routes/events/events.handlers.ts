@@ -1,8 +1,8 @@
 /** Handlers of /events. */
 import type { RouteHandler } from "@hono/zod-openapi";
-import type { AppEnv } from "../../lib/context";
-import { ApiError } from "../../lib/errors";
-import { DEFAULT_PAGE_SIZE } from "../../lib/pagination";
+import type { AppEnv } from "../../http/context";
+import { ApiError } from "../../http/errors";
+import { DEFAULT_PAGE_SIZE } from "../../http/pagination";
 import * as service from "../../services/events.service";
 import { cursorExpired } from "../../services/retention";
 import type * as routes from "./events.routes";

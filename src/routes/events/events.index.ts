@@ -1,5 +1,5 @@
 /** Router of /events. */
-import { createRouter } from "../../lib/create-router";
+import { createRouter } from "../../http/router";
 import * as handlers from "./events.handlers";
 import * as routes from "./events.routes";
 

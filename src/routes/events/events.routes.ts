@@ -1,6 +1,6 @@
 /** OpenAPI route definitions of /events (docs/api.md#events-and-webhooks, Events tag, beta). */
 import { createRoute, z } from "@hono/zod-openapi";
-import { errorResponses, jsonContent, MAX_ID, paginationQuery, responseHeaders } from "../../lib/schemas";
+import { errorResponses, jsonContent, MAX_ID, paginationQuery, responseHeaders } from "../../http/schemas";
 import { protectedOperation } from "../../middleware/security";
 import { EventsSchema } from "./events.schemas";
 

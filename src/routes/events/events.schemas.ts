@@ -1,6 +1,6 @@
 /** Payload shapes of the event feed (docs/api.md#events-and-webhooks): Event, EventType. */
 import { z } from "@hono/zod-openapi";
-import { MAX_ID } from "../../lib/schemas";
+import { MAX_ID } from "../../http/schemas";
 import { EVENT_TYPES } from "../../services/events.service";
 
 export const EventTypeSchema = z.enum(EVENT_TYPES).openapi("EventType", {

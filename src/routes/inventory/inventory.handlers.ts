@@ -1,9 +1,9 @@
 /** Handlers of /store/inventory. */
 import type { RouteHandler } from "@hono/zod-openapi";
-import { INVENTORY_LIST_TAG, inventoryTag } from "../../lib/cache-tags";
-import { ifMatchPrecondition, setCacheTags, setEtag } from "../../lib/http-cache";
-import type { AppEnv } from "../../lib/context";
-import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
+import { INVENTORY_LIST_TAG, inventoryTag } from "../../http/cache-tags";
+import { ifMatchPrecondition, setCacheTags, setEtag } from "../../http/caching";
+import type { AppEnv } from "../../http/context";
+import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../http/pagination";
 import * as service from "../../services/inventory.service";
 import type * as routes from "./inventory.routes";
 

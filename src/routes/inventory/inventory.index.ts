@@ -1,5 +1,5 @@
 /** Router of /store/inventory. */
-import { createRouter } from "../../lib/create-router";
+import { createRouter } from "../../http/router";
 import * as handlers from "./inventory.handlers";
 import * as routes from "./inventory.routes";
 

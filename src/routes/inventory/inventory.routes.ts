@@ -11,9 +11,9 @@ import {
   paginationQuery,
   responseHeaders,
   updatedContent,
-} from "../../lib/schemas";
+} from "../../http/schemas";
 import { protectedOperation, publicOperation } from "../../middleware/security";
-import { publicRead } from "../../lib/http-cache";
+import { publicRead } from "../../http/caching";
 import { PetStatusSchema } from "../pets/pets.schemas";
 import { InventoryItemSchema, InventoryItemsSchema, InventoryUpdateSchema } from "./inventory.schemas";
 

@@ -1,6 +1,6 @@
 /** Payload shapes of inventory (docs/api.md#resources: InventoryItem, InventoryUpdate). */
 import { z } from "@hono/zod-openapi";
-import { MAX_ID } from "../../lib/schemas";
+import { MAX_ID } from "../../http/schemas";
 import { PetStatusSchema } from "../pets/pets.schemas";
 
 export const InventoryItemSchema = z

@@ -8,10 +8,10 @@ import type { OpenAPIHono, RouteHandler } from "@hono/zod-openapi";
 import type { ReferenceProps } from "@scalar/api-reference";
 import { Scalar } from "@scalar/hono-api-reference";
 import type { Context } from "hono";
-import { SCALAR_SCRIPT_PATH, type AssetSource } from "../../lib/assets";
-import { ApiError } from "../../lib/errors";
-import { createRouter } from "../../lib/create-router";
-import type { AppEnv } from "../../lib/context";
+import { SCALAR_SCRIPT_PATH, type AssetSource } from "../../http/assets";
+import { ApiError } from "../../http/errors";
+import { createRouter } from "../../http/router";
+import type { AppEnv } from "../../http/context";
 import { buildOpenApiDocument } from "../../openapi/document";
 import * as routes from "./meta.routes";
 

@@ -1,6 +1,6 @@
 /** OpenAPI route definitions of the Meta tag: /health, /openapi.json, /docs. */
 import { createRoute, z } from "@hono/zod-openapi";
-import { errorResponses, jsonContent } from "../../lib/schemas";
+import { errorResponses, jsonContent } from "../../http/schemas";
 import { publicOperation } from "../../middleware/security";
 
 const tags = ["Meta"];

@@ -1,9 +1,9 @@
 /** Handlers of /store/orders. */
 import type { RouteHandler } from "@hono/zod-openapi";
-import { ifMatchPrecondition, setEtag } from "../../lib/http-cache";
-import type { AppEnv } from "../../lib/context";
+import { ifMatchPrecondition, setEtag } from "../../http/caching";
+import type { AppEnv } from "../../http/context";
 import type { Principal } from "../../domain/principal";
-import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
+import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../http/pagination";
 import { cancelOrder } from "../../services/orders/cancel";
 import { changeOrder } from "../../services/orders/change";
 import { getOrder, listOrders } from "../../services/orders/list";

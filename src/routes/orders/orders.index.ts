@@ -1,5 +1,5 @@
 /** Router of /store/orders. */
-import { createRouter } from "../../lib/create-router";
+import { createRouter } from "../../http/router";
 import * as handlers from "./orders.handlers";
 import * as routes from "./orders.routes";
 

@@ -14,7 +14,7 @@ import {
   paginationQuery,
   responseHeaders,
   updatedContent,
-} from "../../lib/schemas";
+} from "../../http/schemas";
 import { protectedOperation, protectedRead } from "../../middleware/security";
 import { NewOrderSchema, OrderSchema, OrdersSchema, OrderUpdateSchema } from "./orders.schemas";
 

@@ -1,6 +1,6 @@
 /** Payload shapes of orders (docs/api.md#resources: NewOrder, OrderUpdate, Order). */
 import { z } from "@hono/zod-openapi";
-import { MAX_ID } from "../../lib/schemas";
+import { MAX_ID } from "../../http/schemas";
 
 const id = z.number().int().min(1).max(MAX_ID).openapi({ format: "int64", example: 1 });
 /**

@@ -4,8 +4,8 @@
  * (RFC 8288), and 410 `endpoint_sunset` once the sunset instant has passed.
  */
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "../../lib/context";
-import { ApiError } from "../../lib/errors";
+import type { AppEnv } from "../../http/context";
+import { ApiError } from "../../http/errors";
 
 /** Middleware stamping deprecation headers on every response of the route. */
 export const deprecatedPetRead = createMiddleware<AppEnv>(async (c, next) => {

@@ -1,9 +1,9 @@
 /** Handlers of /pets: parse (done by the route), call one service function, shape the response. */
 import type { RouteHandler } from "@hono/zod-openapi";
-import { petTag, PETS_LIST_TAG } from "../../lib/cache-tags";
-import { ifMatchPrecondition, setCacheTags, setEtag } from "../../lib/http-cache";
-import type { AppEnv } from "../../lib/context";
-import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
+import { petTag, PETS_LIST_TAG } from "../../http/cache-tags";
+import { ifMatchPrecondition, setCacheTags, setEtag } from "../../http/caching";
+import type { AppEnv } from "../../http/context";
+import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../http/pagination";
 import { replayed } from "../../middleware/idempotency";
 import type { Pet } from "../../domain/pets";
 import { createPetOnce } from "../../services/pet-creation";

@@ -1,5 +1,5 @@
 /** Router of /pets. */
-import { createRouter } from "../../lib/create-router";
+import { createRouter } from "../../http/router";
 import * as handlers from "./pets.handlers";
 import * as routes from "./pets.routes";
 

@@ -14,9 +14,9 @@ import {
   jsonBody,
   jsonContent,
   paginationQuery,
-} from "../../lib/schemas";
+} from "../../http/schemas";
 import { protectedOperation, publicOperation } from "../../middleware/security";
-import { publicRead } from "../../lib/http-cache";
+import { publicRead } from "../../http/caching";
 import { NewPetSchema, PetPatchSchema, PetSchema, PetsSchema, PetStatusSchema } from "./pets.schemas";
 import { deprecatedPetRead } from "./pets.deprecation";
 

@@ -4,7 +4,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { PET_STATUSES } from "../../domain/pets";
-import { MAX_ID } from "../../lib/schemas";
+import { MAX_ID } from "../../http/schemas";
 
 export const PetStatusSchema = z.enum(PET_STATUSES).openapi("PetStatus", { description: "Status of the pet.", example: "available" });
 

@@ -1,8 +1,8 @@
 /** Handlers of /webhooks. */
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Webhook } from "../../domain/webhooks";
-import type { AppEnv } from "../../lib/context";
-import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../lib/pagination";
+import type { AppEnv } from "../../http/context";
+import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../http/pagination";
 import { listDeliveries } from "../../services/webhooks/delivery-log";
 import { replayed } from "../../middleware/idempotency";
 import * as service from "../../services/webhooks/subscriptions";

@@ -1,5 +1,5 @@
 /** Router of /webhooks. */
-import { createRouter } from "../../lib/create-router";
+import { createRouter } from "../../http/router";
 import * as handlers from "./webhooks.handlers";
 import * as routes from "./webhooks.routes";
 

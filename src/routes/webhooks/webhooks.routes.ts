@@ -9,7 +9,7 @@ import {
   jsonContent,
   paginationQuery,
   responseHeaders,
-} from "../../lib/schemas";
+} from "../../http/schemas";
 import { protectedOperation } from "../../middleware/security";
 import { DeliveryStatusSchema, NewWebhookSchema, WebhookDeliveriesSchema, WebhookSchema, WebhooksSchema, WebhookWithSecretSchema } from "./webhooks.schemas";
 

@@ -1,6 +1,6 @@
 /** Payload shapes of webhook subscriptions and deliveries (docs/api.md#events-and-webhooks, experimental). */
 import { z } from "@hono/zod-openapi";
-import { MAX_ID } from "../../lib/schemas";
+import { MAX_ID } from "../../http/schemas";
 import { EVENT_TYPES } from "../../services/events.service";
 
 const id = z.number().int().min(1).max(MAX_ID).openapi({ format: "int64", example: 1 });

@@ -13,7 +13,7 @@ import { qb, type Database } from "../../db/client";
 import { guarded, plan, runEach, statement, type Plan, type Steps } from "../../db/plan";
 import { webhookDeliveries, webhooks } from "../../db/schema";
 import type { DeliveryError } from "../../domain/webhooks";
-import { isPrivateHost } from "../../lib/private-address";
+import { isPrivateHost } from "../../domain/private-address";
 import { backoffDelayMs } from "../../domain/backoff";
 import { leaseEnd } from "./schedule";
 import { signedWebhookHeaders, webhookMessageId } from "./signing";
@@ -176,7 +176,7 @@ export function classifyFetchError(error: unknown): DeliveryError {
 /** Send one signed attempt of `head` at `at` with `fetchFn`. Never throws. */
 export async function attempt(head: Claimed, options: { config: AppConfig; at: Date; fetch: FetchFn }): Promise<AttemptResult> {
   const { webhooks: settings } = options.config;
-  // IP literals are never looked up: checked here (names by the runtime's fetch: src/runtime/node-webhook-fetch.ts, worker-webhook-fetch.ts).
+  // IP literals are never looked up: checked here (names by the runtime's fetch: src/runtime/node/webhook-fetch.ts, worker-webhook-fetch.ts).
   if (!settings.allowPrivateTargets && isPrivateHost(new URL(head.url).hostname)) {
     return { ok: false, statusCode: null, error: "private_address" };
   }

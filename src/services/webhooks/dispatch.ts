@@ -16,7 +16,7 @@ import { qb, type Database } from "../../db/client";
 import { execute, plan, run, statement, type ResultOf } from "../../db/plan";
 import { variants } from "../../db/variants";
 import { events, webhookDeliveries, webhookFanout, webhooks } from "../../db/schema";
-import { loggableError } from "../../lib/logger";
+import { loggableError } from "../../logger";
 import { attemptAll, claim, type FetchFn, type Head } from "./delivery";
 import { fanOut, fanOutRange, skipTo, yieldToEventLoop } from "./fan-out";
 import type { SubscribedTypes } from "./interest";

@@ -4,7 +4,7 @@
  * `["*"]`) plus a signing secret `whsec_…` returned once, by create; it
  * receives the events committed after it. Targets: absolute http(s) URLs
  * without credentials, ≤ 2000 characters; private hosts are refused unless
- * allowed (src/lib/private-address.ts; host names are checked at delivery).
+ * allowed (src/domain/private-address.ts; host names are checked at delivery).
  */
 import { and, count, eq, gt, lt, notExists, type SQL, sql } from "drizzle-orm";
 import { boundedDelete } from "../../db/bounded-delete";
@@ -15,7 +15,7 @@ import { jsonObject } from "../../db/select-list";
 import { InvalidInput, LimitReached, NotFound } from "../../domain/errors";
 import type { Creation, KeyClaim, StoredResponse } from "../../domain/idempotency";
 import type { NewWebhook, Webhook, WebhookStatus } from "../../domain/webhooks";
-import { isPrivateHost } from "../../lib/private-address";
+import { isPrivateHost } from "../../domain/private-address";
 import { claimStep, claimValues, keyRowStep, recordCreated, releaseStep, replayUnlessClaimed } from "../idempotency.service";
 import { generateWebhookSecret } from "./signing";
 

@@ -2,7 +2,7 @@
  * Node: the `fetch` of webhook deliveries (src/services/webhooks/delivery.ts),
  * guarded against SSRF by host name (docs/api.md#events-and-webhooks). The host is resolved once, by
  * the undici Agent's `connect.lookup` hook; every address is checked
- * (src/lib/private-address.ts) and the socket connects to exactly those
+ * (src/domain/private-address.ts) and the socket connects to exactly those
  * addresses, so a rebinding DNS answer cannot slip in. A refused resolution
  * fails with code `EPRIVATEADDRESS`. IP literals are not looked up: the
  * delivery checks them itself. Workers cannot hook their fetch: see
@@ -10,8 +10,8 @@
  */
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { Agent, fetch as undiciFetch } from "undici";
-import { isPrivateAddress } from "../lib/private-address";
-import type { FetchFn } from "../services/webhooks/delivery";
+import { isPrivateAddress } from "../../domain/private-address";
+import type { FetchFn } from "../../services/webhooks/delivery";
 
 /** `dns.lookup` with `all: true`: every address of `hostname`. */
 export type ResolveAll = (hostname: string, callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;

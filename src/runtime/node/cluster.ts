@@ -14,7 +14,7 @@
  * cache goes with it), stops every worker on SIGTERM/SIGINT and exits once
  * they have exited, replaces a worker that dies or is stopped alone while
  * serving (SIGTERM to its pid, as in a rolling restart: it drains first,
- * src/runtime/node-drain.ts), and
+ * src/runtime/node/drain.ts), and
  * ends with the first worker's start error (one line, exit code 1) when one
  * cannot start.
  */
@@ -125,7 +125,7 @@ export function reportStartFailure(message: string): void {
   process.send?.({ petstore: "failed", message } satisfies Message, () => process.exit(1));
 }
 
-/** Read-cache purges shared with the other workers (src/runtime/memory-read-cache.ts `peers`); undefined outside a cluster. */
+/** Read-cache purges shared with the other workers (src/runtime/node/memory-read-cache.ts `peers`); undefined outside a cluster. */
 export function clusterPurges(): { publish(tags: string[]): void; subscribe(onPurge: (tags: string[]) => void): void } | undefined {
   if (!cluster.isWorker) return undefined;
   return {

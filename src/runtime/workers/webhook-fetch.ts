@@ -12,9 +12,9 @@
  * unless private targets are allowed. IP literals pass: the delivery checks
  * them itself. Why, and what Cloudflare documents: docs/webhooks.md, "Targets".
  */
-import type { WebhookEgress } from "../config";
-import { isIpLiteralHost } from "../lib/private-address";
-import type { FetchFn } from "../services/webhooks/delivery";
+import type { WebhookEgress } from "../../config";
+import { isIpLiteralHost } from "../../domain/private-address";
+import type { FetchFn } from "../../services/webhooks/delivery";
 
 /** What the Worker's `fetch` can reach, whether private targets are allowed (WEBHOOKS_ALLOW_PRIVATE), and the `fetch` to guard (default: the global one). */
 export interface WorkerGuardOptions {

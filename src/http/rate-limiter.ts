@@ -1,6 +1,6 @@
 /**
  * Rate limiter interface and its in-memory sliding-window implementation (Node,
- * tests, and the per-isolate count of the Worker, src/runtime/workers-rate-limiter.ts).
+ * tests, and the per-isolate count of the Worker, src/runtime/workers/rate-limiter.ts).
  *
  * Rule (docs/api.md#rate-limits): each limit holds in any rolling window of its length, not
  * in windows aligned to the clock: a request is allowed when fewer than

@@ -1,6 +1,6 @@
 /**
  * Read-cache hits answered on Node before the app: an anonymous `GET` whose
- * complete answer the read cache holds (src/runtime/memory-read-cache.ts) is
+ * complete answer the read cache holds (src/runtime/node/memory-read-cache.ts) is
  * counted in its address's budget (docs/api.md#rate-limits), written to the socket and
  * logged like the app would, without building a Request, a Response or the
  * middleware chain. Every other request goes to the app unchanged: one with a
@@ -9,11 +9,11 @@
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { AppConfig } from "../config";
-import type { Logger } from "../lib/logger";
-import type { RateLimiter } from "../lib/rate-limiter";
-import { anonymousBudget } from "../middleware/rate-limit";
-import { elapsedMs, logRequest } from "../middleware/request-log";
+import type { AppConfig } from "../../config";
+import type { Logger } from "../../logger";
+import type { RateLimiter } from "../../http/rate-limiter";
+import { anonymousBudget } from "../../middleware/rate-limit";
+import { elapsedMs, logRequest } from "../../middleware/request-log";
 import { hitHeaders, type MemoryReadCache } from "./memory-read-cache";
 
 /** A Host @hono/node-server uses as it is (its `buildUrl`). */

@@ -7,7 +7,7 @@
  * and a binding that throws is ignored (fail open). Why two counts:
  * docs/architecture.md, "Rate limits on Workers".
  */
-import { type BucketLimit, MemoryRateLimiter, type RateLimitDecision, type RateLimiter } from "../lib/rate-limiter";
+import { type BucketLimit, MemoryRateLimiter, type RateLimitDecision, type RateLimiter } from "../../http/rate-limiter";
 
 /** The Workers Rate Limiting binding (`RateLimit` of @cloudflare/workers-types). */
 export interface RateLimitBinding {

@@ -9,7 +9,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { DEFAULT_PURGE_POLICY, initialPurgeState, type PurgeBatch, type PurgeOutcome, type PurgePolicy, PurgeScheduler, type PurgeState } from "./purge-budget";
-import { type PurgeFallback, purgeApiOf, sendPurge } from "./workers-cache";
+import { type PurgeFallback, purgeApiOf, sendPurge } from "./cache";
 
 /** Path of the alarm's call back into the Worker (never cached: POST). */
 export const PURGE_FLUSH_PATH = "/__edge-cache/flush";

@@ -5,7 +5,7 @@
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join, sep } from "node:path";
-import { SCALAR_SCRIPT_PATH, type AssetSource } from "../lib/assets";
+import { SCALAR_SCRIPT_PATH, type AssetSource } from "../../http/assets";
 
 const require = createRequire(import.meta.url);
 

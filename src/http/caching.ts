@@ -4,14 +4,14 @@
  * Public reads: strong ETag (Hono's etag middleware, SHA-1 of the body),
  * `If-None-Match` → 304, `Cache-Control: public, max-age=0, s-maxage=30,
  * stale-while-revalidate=60` and `Vary: Authorization`, and a `Cache-Tag`
- * naming what they show (docs/api.md#caching, src/lib/cache-tags.ts). Caller-dependent
+ * naming what they show (docs/api.md#caching, src/http/cache-tags.ts). Caller-dependent
  * responses: `Cache-Control: private, no-store`. A request that carries
  * `Authorization` is never answered from or into a shared cache: its answer
  * is `private, no-store` even on a public route (RFC 9111 §3.5; Workers Cache
  * keys ignore `Authorization`, hence the `Vary` on the public answer:
  * https://developers.cloudflare.com/workers/cache/cache-keys/). On Workers the
  * edge follows its own `Cloudflare-CDN-Cache-Control` instead (stale-if-error
- * bounded): src/runtime/workers-cache.ts, docs/caching.md.
+ * bounded): src/runtime/workers/cache.ts, docs/caching.md.
  */
 import { createHash } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
@@ -35,7 +35,7 @@ const publicCachePolicy: MiddlewareHandler = async (c, next) => {
 };
 
 /**
- * Name what a public read shows (`Cache-Tag`, comma-separated, src/lib/cache-tags.ts)
+ * Name what a public read shows (`Cache-Tag`, comma-separated, src/http/cache-tags.ts)
  * so that writes can purge exactly it. Call from the handler of a public read.
  */
 export function setCacheTags(c: Context, tags: readonly string[]): void {

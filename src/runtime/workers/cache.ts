@@ -4,15 +4,15 @@
  * gets its edge policy in `Cloudflare-CDN-Cache-Control` (catalogue: purged;
  * inventory: short-lived, never purged; both with a bounded stale-if-error).
  * Writes: the catalogue tags of the committed outbox events go to the purge
- * coordinator (src/runtime/purge-coordinator.ts) before the response; a write
+ * coordinator (src/runtime/workers/purge-coordinator.ts) before the response; a write
  * granted a call purges in its own request. Failures are logged, never fail
  * the write. Local workerd has no `ctx.cache`: calls go to `fallback`.
  */
 import type { Context, MiddlewareHandler } from "hono";
-import { withCommitLog } from "../db/commit-log";
-import { edgePurgeTags, isShortLivedAtEdge, tagsToPurge } from "../lib/cache-tags";
-import type { AppEnv } from "../lib/context";
-import { PUBLIC_CACHE_CONTROL } from "../lib/http-cache";
+import { withCommitLog } from "../../db/commit-log";
+import { edgePurgeTags, isShortLivedAtEdge, tagsToPurge } from "../../http/cache-tags";
+import type { AppEnv } from "../../http/context";
+import { PUBLIC_CACHE_CONTROL } from "../../http/caching";
 import type { PurgeBatch, PurgeOutcome } from "./purge-budget";
 
 /** Edge policy of catalogue reads (pets, categories): purged on change; 90 s without a purge, +300 s only while the Worker fails. */
@@ -28,7 +28,7 @@ export interface PurgeApi {
   purge(options: { tags: string[] }): Promise<{ success: boolean; errors: { code: number; message: string }[] }>;
 }
 
-/** The coordinator's RPC surface used by writes (src/runtime/purge-coordinator.ts). */
+/** The coordinator's RPC surface used by writes (src/runtime/workers/purge-coordinator.ts). */
 export interface PurgeCoordinatorApi {
   submit(tags: string[], source: string): Promise<PurgeBatch | null>;
   settle(id: number, outcome: PurgeOutcome): Promise<void>;

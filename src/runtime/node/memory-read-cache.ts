@@ -1,6 +1,6 @@
 /**
  * In-process cache of public reads for the Node server, with the tags and
- * exact purges of the edge (docs/api.md#caching, src/lib/cache-tags.ts).
+ * exact purges of the edge (docs/api.md#caching, src/http/cache-tags.ts).
  *
  * Stored: anonymous `GET`s answered 200 with a public `Cache-Control` and a
  * `Cache-Tag` (the catalogue: pets, categories, inventory), keyed by path and
@@ -21,15 +21,15 @@
  * Hits are served after authentication and rate limiting (installed after
  * them) with a fresh `X-Request-Id`. `X-Cache: HIT | MISS` says what happened.
  * `completeHit` hands a stored answer to a runtime that answers hits before
- * the app (src/runtime/node-cache-hits.ts).
+ * the app (src/runtime/node/cache-hits.ts).
  */
 import type { MiddlewareHandler } from "hono";
 import { LRUCache } from "lru-cache";
-import { withCommitLog } from "../db/commit-log";
-import { tagsToPurge } from "../lib/cache-tags";
-import type { AppEnv } from "../lib/context";
-import { REPRESENTATION_HEADERS } from "../lib/http-cache";
-import type { RateLimitDecision } from "../lib/rate-limiter";
+import { withCommitLog } from "../../db/commit-log";
+import { tagsToPurge } from "../../http/cache-tags";
+import type { AppEnv } from "../../http/context";
+import { REPRESENTATION_HEADERS } from "../../http/caching";
+import type { RateLimitDecision } from "../../http/rate-limiter";
 
 /** Per-request headers that are never replayed from the cache. */
 const UNCACHED_HEADERS = new Set([
@@ -73,7 +73,7 @@ export interface MemoryReadCacheOptions {
   maxBytes?: number;
   /** Clock in ms that entries age by (default performance.now). */
   nowMs?: () => number;
-  /** Other processes' caches on the same database (src/runtime/node-cluster.ts): this one's purges are published to them, theirs applied here. */
+  /** Other processes' caches on the same database (src/runtime/node/cluster.ts): this one's purges are published to them, theirs applied here. */
   peers?: { publish(tags: string[]): void; subscribe(onPurge: (tags: string[]) => void): void };
 }
 

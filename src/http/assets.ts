@@ -1,7 +1,7 @@
 /**
  * The docs page's static files (docs/api.md#endpoints: /docs renders with no outside
  * network): where the page loads its script from, and how a runtime serves it
- * (Node: from node_modules, src/runtime/node-assets.ts; Workers: static assets).
+ * (Node: from node_modules, src/runtime/node/assets.ts; Workers: static assets).
  */
 import type { Context } from "hono";
 import type { AppEnv } from "./context";

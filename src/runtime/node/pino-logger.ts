@@ -1,5 +1,5 @@
 /**
- * The Node server's logger: the `Logger` of src/lib/logger.ts on pino, whose
+ * The Node server's logger: the `Logger` of src/logger.ts on pino, whose
  * destinations write asynchronously (`pino.destination({ sync: false })`),
  * gathering lines into few writes (at most FLUSH_MS late; flushed on exit),
  * so a log line never blocks a request. Same lines as
@@ -7,7 +7,7 @@
  * fields left out; errors and warnings on stderr, the rest on stdout.
  */
 import pino, { type DestinationStream } from "pino";
-import type { Logger, LogLevel } from "../lib/logger";
+import type { Logger, LogLevel } from "../../logger";
 
 export interface PinoLoggerOptions {
   /** Where info and debug lines go (default: stdout, asynchronous). */
