@@ -5,7 +5,7 @@
  * while the claim holds. 2xx = delivered (a `failing` subscription becomes
  * `active`); otherwise retried after the backoff (./schedule.ts), or given up
  * after `maxAttempts` (the subscription becomes `failing`). Why claims and
- * leases: docs/architecture.md, "Webhooks".
+ * leases: docs/webhooks.md, "Design".
  */
 import { and, eq, lte, sql } from "drizzle-orm";
 import type { AppConfig } from "../../config";

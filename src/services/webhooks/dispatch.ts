@@ -6,7 +6,7 @@
  * up to `HEAD_LIMIT` (claim in one batch, send at once, record in one batch,
  * yield) until none is due. `WebhookDispatcher` runs these for one runtime
  * instance: polled and nudged on Node, nudged after writes and by the Cron
- * Trigger on Workers. Design: docs/architecture.md, "Webhooks".
+ * Trigger on Workers. Design: docs/webhooks.md, "Design".
  */
 import { and, eq, inArray, lt, lte, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
