@@ -18,7 +18,7 @@ process.env.WRANGLER_LOG_PATH ??= fileURLToPath(new URL(".wrangler/logs", import
  * files run one at a time, after the node files.
  */
 /** Node test files that run alone (the vitest project "node-alone"). */
-const ALONE = ["test/node/multi-process.test.ts", "test/tooling/sqld-contention.test.ts"];
+const ALONE = ["test/properties/multi-process.test.ts", "test/tooling/sqld-contention.test.ts"];
 
 export default defineConfig({
   test: {

@@ -3,7 +3,7 @@
  * Paths, inputs and response bodies come from the app's route tree, so `tsc`
  * rejects a wrong path, field or status. Every non-2xx answer is thrown as a
  * PetstoreApiError carrying the API's Error object (docs/api.md#errors).
- * Run by test/node/clients.test.ts against the app over a temp libSQL file.
+ * Run by test/resources/clients.test.ts against the app over a temp libSQL file.
  */
 import { hc } from "hono/client";
 import type { AppType } from "../../src/app";

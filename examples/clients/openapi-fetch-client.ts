@@ -4,7 +4,7 @@
  * ./petstore-api.d.ts; docs/clients.md). Paths, parameters, bodies and
  * responses are checked by `tsc`; every non-2xx answer arrives as `error`, the
  * API's Error object (docs/api.md#errors), and is thrown as an OpenApiError.
- * Run by test/node/clients.test.ts against the app over a temp libSQL file.
+ * Run by test/resources/clients.test.ts against the app over a temp libSQL file.
  */
 import createClient from "openapi-fetch";
 import type { components, paths } from "./petstore-api";

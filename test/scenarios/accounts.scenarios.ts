@@ -4,7 +4,7 @@
  * duplicate emails, validation and ownership of keys, and the private cache
  * policy of caller-dependent responses. Written against the Target interface
  * so the Node and Worker suites share them; no database access here (the
- * "no plaintext key in the database" checks are Node-only, test/node/hygiene.test.ts).
+ * "no plaintext key in the database" checks are Node-only, test/resources/hygiene.test.ts).
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { connect, uniqueName, type ApiClient, type ApiResponse } from "../support/client";

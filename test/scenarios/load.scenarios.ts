@@ -1,6 +1,6 @@
 /**
  * The API under real concurrent load (issue 11), shared by both runtimes: the
- * Node server as a child process over a libSQL file (test/node/load.test.ts)
+ * Node server as a child process over a libSQL file (test/properties/load.test.ts)
  * and the Worker under workerd over sqld (test/worker/load.test.ts).
  *
  * Each burst sends 200 requests at once, mixed: anonymous and

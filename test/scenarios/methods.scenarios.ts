@@ -1,7 +1,7 @@
 /**
  * Methods the router does not route (issue 11, docs/api.md#errors: every non-2xx
  * response is an Error object), shared by both runtimes over real sockets: the
- * Node server as a child process (test/node/methods.test.ts) and the Worker
+ * Node server as a child process (test/resources/methods.test.ts) and the Worker
  * under workerd (test/worker/methods.test.ts).
  *
  * The rule (RFC 9110): a method that no route supports for any resource is 501

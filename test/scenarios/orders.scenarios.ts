@@ -5,7 +5,7 @@
  * If-Match and Idempotency-Key (§4). Written against the Target interface so
  * the Node and Worker suites share them; each test builds its own pets and
  * customers, and lists are always narrowed to them (the Worker suite shares
- * one database). Node-only checks (injected clock, rows) are in test/node/orders.test.ts.
+ * one database). Node-only checks (injected clock, rows) are in test/resources/orders.test.ts.
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { connect, uniqueName, type ApiClient, type ApiResponse } from "../support/client";

@@ -3,7 +3,7 @@
  * the secret shown once, validation of targets and event types, the delivery
  * log. Written against the Target interface so the Node and Worker suites
  * share them; deliveries to a real receiver are Node-only
- * (test/node/webhook-delivery.test.ts).
+ * (test/resources/webhook-delivery.test.ts).
  *
  * Subscriptions here target a loopback sink that answers 204 (a runtime that
  * dispatches in the background, like the Worker, delivers there quietly) and

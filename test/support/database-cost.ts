@@ -3,7 +3,7 @@
  * generated dataset, and a meter that reads sqld's own counters (`rows_read`,
  * `rows_written` of every Hrana statement result) off the app's HTTP traffic.
  * Turso and D1 bill those rows (scanned, not returned), so the budgets of
- * test/node/database-cost.test.ts are stated in them.
+ * test/architecture/database-cost.test.ts are stated in them.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";

@@ -1,7 +1,7 @@
 /**
  * A keep-alive HTTP/1.1 client over raw TCP sockets that sends continuously
  * and records what happened to every request it wrote, for tests of how a
- * server ends its connections (test/node/worker-drain.test.ts).
+ * server ends its connections (test/runtime/worker-drain.test.ts).
  *
  * One request at a time per connection: the next one is written as soon as
  * the previous answer is complete, unless that answer said

@@ -14,7 +14,7 @@ import { ROOT } from "../../scripts/sqld";
 /** First path segments that name files of the repository (not build output, data or node_modules). */
 const ROOTS = new Set(["src", "test", "scripts", "docs", "drizzle", "examples", "bench", ".github", ".ci"]);
 
-/** Where a path's template begins (`src/routes/<r>/`, `test/node/...`, `src/runtime/{node,workers}/`, `*.ts`). */
+/** Where a path's template begins (`src/routes/<r>/`, `test/resources/...`, `src/runtime/{node,workers}/`, `*.ts`). */
 const TEMPLATE = /[<>…*{}$|]|\.\.\./;
 
 /** README.md, bench/README.md and every Markdown page of docs/, relative to the root. */
@@ -165,7 +165,7 @@ describe("paths named by the docs", () => {
     expect(repositoryPath("file:.data/petstore.db")).toBeUndefined();
     expect(exists("src/routes/<r>/")).toBe(true);
     expect(exists("src/nowhere/<r>/")).toBe(false);
-    expect(exists("test/node/...")).toBe(true);
+    expect(exists("test/resources/...")).toBe(true);
     expect(exists("src/app.ts/<x>")).toBe(false);
     expect(slug("Idempotency-Key and orders")).toBe("idempotency-key-and-orders");
     expect(slug("Node: read-cache hits before the app")).toBe("node-read-cache-hits-before-the-app");

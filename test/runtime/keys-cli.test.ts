@@ -6,7 +6,7 @@
  *   same database file;
  * - the Node server (src/server.ts) on a fresh database prints a bootstrap
  *   staff key once, which works; restarted on the same database it prints none.
- * (Plain boot — /health, /pets — is test/node/boot.test.ts.)
+ * (Plain boot — /health, /pets — is test/runtime/boot.test.ts.)
  */
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";

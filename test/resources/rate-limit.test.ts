@@ -6,7 +6,7 @@
  * anonymous traffic, and the keys of one account share the account's budget;
  * anonymous traffic per IP; sign-ups per IP per hour; every limit holds in any
  * rolling window, also across the clock's minute or hour (no sleeping). Small limits via env.
- * Unknown keys: test/node/unknown-keys.test.ts.
+ * Unknown keys: test/resources/unknown-keys.test.ts.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { MemoryRateLimiter } from "../../src/http/rate-limiter";

@@ -17,7 +17,7 @@ import { costliest, datasetSize, formatCostTable, rowsChanged, startCostDatabase
 import { TEST_ENV } from "../support/node-target";
 import { Receiver } from "../support/webhook-receiver";
 
-/** Dataset scale: `COST_SCALE=10 npm test -- test/node/database-cost.test.ts` checks that costs do not grow with size. */
+/** Dataset scale: `COST_SCALE=10 npm test -- test/architecture/database-cost.test.ts` checks that costs do not grow with size. */
 const SCALE = Number(process.env.COST_SCALE ?? "1");
 const NOW = new Date("2026-11-20T12:00:00.000Z");
 const SIZE = datasetSize(SCALE);
