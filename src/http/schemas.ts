@@ -134,17 +134,19 @@ const DEFAULT_ERROR_TEXT: Record<number, string> = {
 type ErrorResponse = { description: string; content: { "application/json": { schema: typeof ErrorSchema } } };
 
 /**
- * Error responses for the given statuses; pass a string to override the
- * description. The statuses stay literal in the type, so typed clients
- * (`hc<AppType>`) see each one with the Error object as its body.
+ * Error responses for `statuses` with their default descriptions, and for the
+ * statuses of `described` with the description given. The statuses stay literal
+ * in the type, so typed clients (`hc<AppType>`) see each one with the Error
+ * object as its body (`NoInfer`: a route's contextual type must not widen them).
  */
-export function errorResponses<const T extends Record<number, string | true>>(spec: T): { [S in keyof T]: ErrorResponse } {
+export function errorResponses<const S extends readonly number[], const D extends Record<number, string> = Record<never, string>>(
+  statuses: S,
+  described?: D,
+): { [K in S[number] | keyof NoInfer<D>]: ErrorResponse } {
   const out: Record<number, ErrorResponse> = {};
-  for (const [status, text] of Object.entries(spec)) {
-    const description = text === true ? (DEFAULT_ERROR_TEXT[Number(status)] ?? "Error.") : text;
-    out[Number(status)] = jsonContent(ErrorSchema, description);
-  }
-  return out as { [S in keyof T]: ErrorResponse };
+  for (const status of statuses) out[status] = jsonContent(ErrorSchema, DEFAULT_ERROR_TEXT[status] ?? "Error.");
+  for (const [status, description] of Object.entries(described ?? {})) out[Number(status)] = jsonContent(ErrorSchema, description);
+  return out as { [K in S[number] | keyof NoInfer<D>]: ErrorResponse };
 }
 
 /** `If-Match` request header (RFC 9110 §13.1.1) guarding a write to `resource`. */

@@ -18,7 +18,7 @@ import { AccountSchema, ApiKeySchema, ApiKeysSchema, NewAccountSchema, NewApiKey
 
 const tags = ["Accounts"];
 const anyKey = protectedOperation("customer", "staff");
-const authErrors = { 401: true, 429: true, 500: true, 503: true } as const;
+const authErrors = [401, 429, 500, 503] as const;
 
 export const signUp = createRoute({
   method: "post",
@@ -33,7 +33,7 @@ export const signUp = createRoute({
   request: { body: jsonBody(NewAccountSchema, "Who is signing up.") },
   responses: {
     201: { ...jsonContent(SignUpSchema, "The account and its first key."), headers: { Location: responseHeaders.Location } },
-    ...errorResponses({ 400: true, 409: "The email is taken (`duplicate_email`).", 413: true, 415: true, 429: true, 500: true, 503: true }),
+    ...errorResponses([400, 413, 415, 429, 500, 503], { 409: "The email is taken (`duplicate_email`)." }),
   },
 });
 
@@ -46,7 +46,7 @@ export const me = createRoute({
   tags,
   ...anyKey,
   "x-stability": "stable",
-  responses: { 200: jsonContent(AccountSchema, "The account of the key."), ...errorResponses({ 400: true, ...authErrors }) },
+  responses: { 200: jsonContent(AccountSchema, "The account of the key."), ...errorResponses([400, ...authErrors]) },
 });
 
 export const listKeys = createRoute({
@@ -61,7 +61,7 @@ export const listKeys = createRoute({
   request: { query: z.strictObject({ ...paginationQuery }) },
   responses: {
     200: { ...jsonContent(ApiKeysSchema, "A page of keys."), headers: { Link: responseHeaders.Link } },
-    ...errorResponses({ 400: true, ...authErrors }),
+    ...errorResponses([400, ...authErrors]),
   },
 });
 
@@ -82,13 +82,9 @@ export const createKey = createRoute({
       headers: idempotentReplayedHeader,
     },
     201: jsonContent(NewApiKeySchema, "The new key with its secret."),
-    ...errorResponses({
-      400: true,
+    ...errorResponses([400, 413, 415, ...authErrors], {
       409: "The account holds 100 active keys already (`key_limit_reached`), or a request with this Idempotency-Key is still in progress (`concurrent_update`).",
-      413: true,
-      415: true,
       422: "The Idempotency-Key was used with another body (`idempotency_key_reused`).",
-      ...authErrors,
     }),
   },
 });
@@ -103,5 +99,5 @@ export const revokeKey = createRoute({
   ...anyKey,
   "x-stability": "stable",
   request: { params: idParams("keyId") },
-  responses: { 204: { description: "Revoked." }, ...errorResponses({ 400: true, 404: true, ...authErrors }) },
+  responses: { 204: { description: "Revoked." }, ...errorResponses([400, 404, ...authErrors]) },
 });

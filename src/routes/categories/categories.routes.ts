@@ -35,7 +35,7 @@ export const list = createRoute({
   responses: {
     200: { ...jsonContent(CategoriesSchema, "A page of categories."), headers: { ETag: responseHeaders.ETag, Link: responseHeaders.Link } },
     ...notModifiedResponse,
-    ...errorResponses({ 400: true, 429: true, 500: true, 503: true }),
+    ...errorResponses([400, 429, 500, 503]),
   },
 });
 
@@ -51,17 +51,9 @@ export const create = createRoute({
   request: { headers: idempotencyKeyHeaders, body: jsonBody(NewCategorySchema, "The new category.") },
   responses: {
     201: { ...jsonContent(CategorySchema, "The created category."), headers: { Location: responseHeaders.Location, ...idempotentReplayedHeader } },
-    ...errorResponses({
-      400: true,
-      401: true,
-      403: true,
+    ...errorResponses([400, 401, 403, 413, 415, 429, 500, 503], {
       409: "The name is taken (`duplicate_name`), or a request with this Idempotency-Key is still in progress (`concurrent_update`).",
-      413: true,
-      415: true,
       422: "The Idempotency-Key was used with another body (`idempotency_key_reused`).",
-      429: true,
-      500: true,
-      503: true,
     }),
   },
 });
@@ -80,7 +72,7 @@ export const get = createRoute({
   responses: {
     200: { ...jsonContent(CategorySchema, "The category."), headers: { ETag: responseHeaders.ETag } },
     ...notModifiedResponse,
-    ...errorResponses({ 400: true, 404: true, 429: true, 500: true, 503: true }),
+    ...errorResponses([400, 404, 429, 500, 503]),
   },
 });
 
@@ -96,18 +88,8 @@ export const patch = createRoute({
   request: { params: categoryIdParams, headers: ifMatchHeader, body: jsonBody(CategoryPatchSchema, "The fields to change.") },
   responses: {
     200: updatedContent(CategorySchema, "The updated category."),
-    ...errorResponses({
-      400: true,
-      401: true,
-      403: true,
-      404: true,
+    ...errorResponses([400, 401, 403, 404, 412, 413, 415, 429, 500, 503], {
       409: "The name is taken (`duplicate_name`) or the category kept changing (`concurrent_update`).",
-      412: true,
-      413: true,
-      415: true,
-      429: true,
-      500: true,
-      503: true,
     }),
   },
 });
@@ -124,16 +106,6 @@ export const remove = createRoute({
   request: { params: categoryIdParams, headers: ifMatchHeader },
   responses: {
     204: { description: "Deleted." },
-    ...errorResponses({
-      400: true,
-      401: true,
-      403: true,
-      404: true,
-      409: "Pets reference the category (`category_in_use`).",
-      412: true,
-      429: true,
-      500: true,
-      503: true,
-    }),
+    ...errorResponses([400, 401, 403, 404, 412, 429, 500, 503], { 409: "Pets reference the category (`category_in_use`)." }),
   },
 });

@@ -40,14 +40,8 @@ export const list = createRoute({
   request: { query: z.strictObject({ after: afterQuery, limit: paginationQuery.limit }) },
   responses: {
     200: { ...jsonContent(EventsSchema, "The next events (possibly none)."), headers: { Link: responseHeaders.Link } },
-    ...errorResponses({
-      400: true,
-      401: true,
-      403: true,
+    ...errorResponses([400, 401, 403, 429, 500, 503], {
       410: "Events after `after` were deleted by retention (`cursor_expired`); start again from `after=0`.",
-      429: true,
-      500: true,
-      503: true,
     }),
   },
 });

@@ -41,7 +41,7 @@ export const list = createRoute({
   responses: {
     200: { ...jsonContent(InventoryItemsSchema, "A page of inventory entries."), headers: { ETag: responseHeaders.ETag, Link: responseHeaders.Link } },
     ...notModifiedResponse,
-    ...errorResponses({ 400: true, 429: true, 500: true, 503: true }),
+    ...errorResponses([400, 429, 500, 503]),
   },
 });
 
@@ -59,7 +59,7 @@ export const get = createRoute({
   responses: {
     200: { ...jsonContent(InventoryItemSchema, "The inventory entry."), headers: { ETag: responseHeaders.ETag } },
     ...notModifiedResponse,
-    ...errorResponses({ 400: true, 404: true, 429: true, 500: true, 503: true }),
+    ...errorResponses([400, 404, 429, 500, 503]),
   },
 });
 
@@ -75,6 +75,6 @@ export const replace = createRoute({
   request: { params: idParams("petId"), headers: ifMatchHeaders("inventory entry"), body: jsonBody(InventoryUpdateSchema, "The new stock count.") },
   responses: {
     200: updatedContent(InventoryItemSchema, "The updated inventory entry."),
-    ...errorResponses({ 400: true, 401: true, 403: true, 404: true, 412: true, 413: true, 415: true, 429: true, 500: true, 503: true }),
+    ...errorResponses([400, 401, 403, 404, 412, 413, 415, 429, 500, 503]),
   },
 });

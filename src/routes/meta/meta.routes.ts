@@ -18,12 +18,7 @@ export const health = createRoute({
   "x-stability": "stable",
   responses: {
     200: jsonContent(HealthSchema, "The service and its database are up."),
-    ...errorResponses({
-      400: "An unknown query parameter (`validation_error`).",
-      429: true,
-      503: "The database does not answer (`database_unavailable`).",
-      500: true,
-    }),
+    ...errorResponses([429, 500], { 400: "An unknown query parameter (`validation_error`).", 503: "The database does not answer (`database_unavailable`)." }),
   },
 });
 
@@ -41,7 +36,7 @@ export const openapi = createRoute({
       z.record(z.string(), z.unknown()).openapi({ type: "object", description: "An OpenAPI 3.0.3 document." }),
       "The OpenAPI 3.0.3 document of every route.",
     ),
-    ...errorResponses({ 400: "An unknown query parameter (`validation_error`).", 429: true, 500: true }),
+    ...errorResponses([429, 500], { 400: "An unknown query parameter (`validation_error`)." }),
   },
 });
 
@@ -56,6 +51,6 @@ export const docs = createRoute({
   "x-stability": "stable",
   responses: {
     200: { description: "The reference page.", content: { "text/html": { schema: z.string() } } },
-    ...errorResponses({ 400: "An unknown query parameter (`validation_error`).", 429: true, 500: true }),
+    ...errorResponses([429, 500], { 400: "An unknown query parameter (`validation_error`)." }),
   },
 });

@@ -42,7 +42,7 @@ export const list = createRoute({
   responses: {
     200: { ...jsonContent(OrdersSchema, "A page of orders."), headers: { ETag: responseHeaders.ETag, Link: responseHeaders.Link } },
     ...notModifiedResponse,
-    ...errorResponses({ 400: true, 401: true, 403: true, 429: true, 500: true, 503: true }),
+    ...errorResponses([400, 401, 403, 429, 500, 503]),
   },
 });
 
@@ -68,17 +68,9 @@ export const create = createRoute({
         ...idempotentReplayedHeader,
       },
     },
-    ...errorResponses({
-      400: true,
-      401: true,
-      403: true,
+    ...errorResponses([400, 401, 403, 413, 415, 429, 500, 503], {
       409: "The pet is not available (`pet_not_available`) or has too little stock (`insufficient_stock`); nothing changed.",
-      413: true,
-      415: true,
       422: "The pet does not exist (`pet_not_found`) or the Idempotency-Key was used with another body (`idempotency_key_reused`).",
-      429: true,
-      500: true,
-      503: true,
     }),
   },
 });
@@ -96,7 +88,7 @@ export const get = createRoute({
   responses: {
     200: { ...jsonContent(OrderSchema, "The order."), headers: { ETag: responseHeaders.ETag } },
     ...notModifiedResponse,
-    ...errorResponses({ 400: true, 401: true, 403: true, 404: true, 429: true, 500: true, 503: true }),
+    ...errorResponses([400, 401, 403, 404, 429, 500, 503]),
   },
 });
 
@@ -112,19 +104,7 @@ export const patch = createRoute({
   request: { params: orderIdParams, headers: ifMatchHeaders("order"), body: jsonBody(OrderUpdateSchema, "The changes.") },
   responses: {
     200: updatedContent(OrderSchema, "The updated order."),
-    ...errorResponses({
-      400: true,
-      401: true,
-      403: true,
-      404: true,
-      409: "The order is already fulfilled (`order_complete`).",
-      412: true,
-      413: true,
-      415: true,
-      429: true,
-      500: true,
-      503: true,
-    }),
+    ...errorResponses([400, 401, 403, 404, 412, 413, 415, 429, 500, 503], { 409: "The order is already fulfilled (`order_complete`)." }),
   },
 });
 
@@ -140,16 +120,6 @@ export const remove = createRoute({
   request: { params: orderIdParams, headers: ifMatchHeaders("order") },
   responses: {
     204: { description: "Cancelled." },
-    ...errorResponses({
-      400: true,
-      401: true,
-      403: true,
-      404: true,
-      409: "The order is fulfilled (`order_complete`).",
-      412: true,
-      429: true,
-      500: true,
-      503: true,
-    }),
+    ...errorResponses([400, 401, 403, 404, 412, 429, 500, 503], { 409: "The order is fulfilled (`order_complete`)." }),
   },
 });

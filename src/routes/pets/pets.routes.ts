@@ -45,7 +45,7 @@ export const list = createRoute({
   responses: {
     200: { ...jsonContent(PetsSchema, "A page of pets."), headers: { ETag: responseHeaders.ETag, Link: responseHeaders.Link } },
     ...notModifiedResponse,
-    ...errorResponses({ 400: true, 429: true, 500: true, 503: true }),
+    ...errorResponses([400, 429, 500, 503]),
   },
 });
 
@@ -61,17 +61,9 @@ export const create = createRoute({
   request: { headers: idempotencyKeyHeaders, body: jsonBody(NewPetSchema, "The new pet.") },
   responses: {
     201: { ...jsonContent(PetSchema, "The created pet."), headers: { Location: responseHeaders.Location, ...idempotentReplayedHeader } },
-    ...errorResponses({
-      400: true,
-      401: true,
-      403: true,
+    ...errorResponses([400, 401, 403, 413, 415, 429, 500, 503], {
       409: "A request with this Idempotency-Key is still in progress (`concurrent_update`).",
-      413: true,
-      415: true,
       422: "The category does not exist (`category_not_found`), or the Idempotency-Key was used with another body (`idempotency_key_reused`).",
-      429: true,
-      500: true,
-      503: true,
     }),
   },
 });
@@ -100,23 +92,13 @@ export const get = createRoute({
       },
     },
     ...notModifiedResponse,
-    ...errorResponses({ 400: true, 404: true, 410: true, 429: true, 500: true, 503: true }),
+    ...errorResponses([400, 404, 410, 429, 500, 503]),
   },
 });
 
-const writeErrors = errorResponses({
-  400: true,
-  401: true,
-  403: true,
-  404: true,
+const writeErrors = errorResponses([400, 401, 403, 404, 412, 413, 415, 429, 500, 503], {
   409: "The status change is not allowed (`invalid_transition`) or the pet kept changing (`concurrent_update`).",
-  412: true,
-  413: true,
-  415: true,
   422: "The category does not exist (`category_not_found`).",
-  429: true,
-  500: true,
-  503: true,
 });
 
 export const replace = createRoute({
@@ -163,16 +145,6 @@ export const remove = createRoute({
   request: { params: petIdParams, headers: ifMatchHeader },
   responses: {
     204: { description: "Deleted." },
-    ...errorResponses({
-      400: true,
-      401: true,
-      403: true,
-      404: true,
-      409: "Orders reference the pet (`pet_has_orders`).",
-      412: true,
-      429: true,
-      500: true,
-      503: true,
-    }),
+    ...errorResponses([400, 401, 403, 404, 412, 429, 500, 503], { 409: "Orders reference the pet (`pet_has_orders`)." }),
   },
 });

@@ -89,17 +89,10 @@ export const create = createRoute({
       headers: { Location: responseHeaders.Location, ...idempotentReplayedHeader },
     },
     201: { ...jsonContent(WebhookWithSecretSchema, "The subscription and its secret."), headers: { Location: responseHeaders.Location } },
-    ...errorResponses({
+    ...errorResponses([401, 403, 413, 415, 429, 500, 503], {
       400: "Invalid JSON or body, an unknown event type, or a refused target URL (`validation_error`).",
-      401: true,
-      403: true,
       409: "50 subscriptions exist already (`subscription_limit_reached`), or a request with this Idempotency-Key is still in progress (`concurrent_update`).",
-      413: true,
-      415: true,
       422: "The Idempotency-Key was used with another body (`idempotency_key_reused`).",
-      429: true,
-      500: true,
-      503: true,
     }),
   },
   callbacks: deliveryCallback,
@@ -117,7 +110,7 @@ export const list = createRoute({
   request: { query: z.strictObject({ ...paginationQuery }) },
   responses: {
     200: { ...jsonContent(WebhooksSchema, "A page of subscriptions."), headers: { Link: responseHeaders.Link } },
-    ...errorResponses({ 400: true, 401: true, 403: true, 429: true, 500: true, 503: true }),
+    ...errorResponses([400, 401, 403, 429, 500, 503]),
   },
 });
 
@@ -133,7 +126,7 @@ export const get = createRoute({
   request: { params: webhookIdParams },
   responses: {
     200: jsonContent(WebhookSchema, "The subscription (without its secret)."),
-    ...errorResponses({ 400: true, 401: true, 403: true, 404: true, 429: true, 500: true, 503: true }),
+    ...errorResponses([400, 401, 403, 404, 429, 500, 503]),
   },
 });
 
@@ -149,7 +142,7 @@ export const remove = createRoute({
   request: { params: webhookIdParams },
   responses: {
     204: { description: "Deleted." },
-    ...errorResponses({ 400: true, 401: true, 403: true, 404: true, 429: true, 500: true, 503: true }),
+    ...errorResponses([400, 401, 403, 404, 429, 500, 503]),
   },
 });
 
@@ -173,6 +166,6 @@ export const deliveries = createRoute({
   },
   responses: {
     200: { ...jsonContent(WebhookDeliveriesSchema, "A page of deliveries."), headers: { Link: responseHeaders.Link } },
-    ...errorResponses({ 400: true, 401: true, 403: true, 404: true, 429: true, 500: true, 503: true }),
+    ...errorResponses([400, 401, 403, 404, 429, 500, 503]),
   },
 });
