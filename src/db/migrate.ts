@@ -1,17 +1,15 @@
 /**
  * Apply the committed Drizzle migrations (`drizzle/`) once, even when several
- * processes start at the same moment: reading what is applied and applying the
- * rest are one write transaction (`BEGIN IMMEDIATE`), so a second migrator
- * waits, then finds nothing to do. Keeps Drizzle's `__drizzle_migrations`
- * bookkeeping. Node only (reads the files from disk); embedded files and
- * libSQL servers alike. Why not Drizzle's migrator: docs/architecture.md, "Migrations".
+ * processes start at the same moment, through the database port: read what is
+ * applied, then record and apply the rest in one write batch whose records
+ * come first. A unique index on the records' `created_at` makes a second
+ * migrator's batch fail whole (and it reads again), so no migration runs
+ * twice. Keeps Drizzle's `__drizzle_migrations` bookkeeping. Node only (reads
+ * the files from disk). Why not Drizzle's migrator: docs/architecture.md, "Migrations".
  */
 import { fileURLToPath } from "node:url";
-import type { Client } from "@libsql/client";
-import { desc, sql, TransactionRollbackError } from "drizzle-orm";
-import { drizzle } from "drizzle-orm/libsql";
 import { readMigrationFiles } from "drizzle-orm/migrator";
-import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import type { Database } from "./client";
 
 /**
  * Absolute path of the committed migrations folder. This module runs from
@@ -20,45 +18,41 @@ import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
  */
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../drizzle", import.meta.url));
 
-/**
- * Drizzle's bookkeeping table, as its migrators create it (below). Not in
- * schema.ts: it is no table of the app, and drizzle-kit must not generate it.
- */
-const appliedMigrations = sqliteTable("__drizzle_migrations", {
-  id: integer(),
-  hash: text().notNull(),
-  /** The migration folder's timestamp, ms (declared `numeric`; bound and read as an integer, as Drizzle's migrators do). */
-  createdAt: integer("created_at"),
-});
+/** Drizzle's bookkeeping table as its migrators create it, and the index that lets one batch of records win. */
+const BOOKKEEPING = [
+  "CREATE TABLE IF NOT EXISTS __drizzle_migrations (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)",
+  "CREATE UNIQUE INDEX IF NOT EXISTS __drizzle_migrations_created_at ON __drizzle_migrations (created_at)",
+  "SELECT max(created_at) AS last FROM __drizzle_migrations",
+];
 
 /**
- * Apply every pending migration, in order, in one write transaction with the
- * check of what is applied. Resolves with the number of migrations applied
- * (0 when another process had applied them).
+ * Apply every pending migration, in order, in one write batch. Resolves with
+ * the number of migrations this call applied (0 when another process had).
  * @throws the driver's error when a statement fails (nothing is applied then).
  */
-export async function applyMigrations(client: Client): Promise<number> {
+export async function applyMigrations(db: Database): Promise<number> {
   const migrations = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER });
-  try {
-    // Drizzle's libSQL transaction is the client's default, "write" (`BEGIN IMMEDIATE`).
-    return await drizzle({ client }).transaction(async (tx) => {
-      // A write first, so that the transaction holds the write lock before it reads.
-      await tx.run(sql`CREATE TABLE IF NOT EXISTS ${appliedMigrations} (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)`);
-      const [last] = await tx.select({ createdAt: appliedMigrations.createdAt }).from(appliedMigrations).orderBy(desc(appliedMigrations.createdAt)).limit(1);
-      const lastApplied = last === undefined ? undefined : (last.createdAt ?? 0);
-      const pending = migrations.filter((m) => lastApplied === undefined || lastApplied < m.folderMillis);
-      if (pending.length === 0) tx.rollback();
-      // drizzle-kit brackets table rebuilds with PRAGMA foreign_keys=OFF/ON, which do nothing
-      // inside a transaction; deferring the checks to COMMIT is what does work there.
-      await tx.run(sql`PRAGMA defer_foreign_keys = ON`);
-      for (const migration of pending) {
-        for (const statement of migration.sql) if (statement.trim()) await tx.run(sql.raw(statement));
-        await tx.insert(appliedMigrations).values({ hash: migration.hash, createdAt: migration.folderMillis });
-      }
+  for (;;) {
+    const results = await db.batch(BOOKKEEPING, "write");
+    const last = results[2]!.rows[0]?.last;
+    const pending = migrations.filter((m) => last === null || last === undefined || Number(last) < m.folderMillis);
+    if (pending.length === 0) return 0;
+    try {
+      await db.batch(
+        [
+          ...pending.map((m) => ({ sql: "INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)", args: [m.hash, m.folderMillis] })),
+          // drizzle-kit brackets table rebuilds with PRAGMA foreign_keys=OFF/ON, which do nothing
+          // inside a transaction; deferring the checks to COMMIT is what does work there.
+          "PRAGMA defer_foreign_keys = ON",
+          ...pending.flatMap((m) => m.sql.filter((statement) => statement.trim())),
+        ],
+        "write",
+      );
       return pending.length;
-    });
-  } catch (error) {
-    if (error instanceof TransactionRollbackError) return 0;
-    throw error;
+    } catch (error) {
+      // Another process recorded the first of them meanwhile: read again. Else the migration failed.
+      const now = (await db.batch(BOOKKEEPING, "write"))[2]!.rows[0]?.last;
+      if (now === null || now === undefined || Number(now) < pending[0]!.folderMillis) throw error;
+    }
   }
 }

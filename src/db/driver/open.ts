@@ -15,13 +15,13 @@
  *   from the local file, writes go to the primary, a client reads its own
  *   writes; other processes' writes arrive with the next sync.
  *
- * Migrations run on open through `@libsql/client` (on the primary for a
- * replica), once even when several processes start together (src/db/migrate.ts).
+ * Migrations run on open through the port (on the primary for a replica),
+ * once even when several processes start together (src/db/migrate.ts).
  * Every kind group-commits its write batches (group-commit.ts).
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { type Client, createClient } from "@libsql/client";
+import { createClient } from "@libsql/client";
 import type { Database } from "../client";
 import { applyMigrations } from "../migrate";
 import { sharedFile, waitingOutBusy, waitOutBusy } from "./busy-wait";
@@ -129,18 +129,13 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
   const shown = syncUrl ? `${displayUrl(url)} (replica of ${displayUrl(syncUrl)})` : displayUrl(url);
   const path = filePath(url);
   if (path) mkdirSync(dirname(path), { recursive: true });
-  /** Run the migrations through `client` (once, even with several processes opening together); then close it unless `keep`. */
-  const migrated = async (client: Client, keep = false) => {
-    try {
-      return migrate ? await waitOutBusy(() => applyMigrations(client), lockWaitMs) : 0;
-    } finally {
-      if (!keep) client.close();
-    }
-  };
+  /** Run the migrations through `db` (once, even with several processes opening together). */
+  const migrated = (db: Database) => (migrate ? applyMigrations(db) : Promise.resolve(0));
 
   if (syncUrl) {
     // Migrate on the primary, then bring the replica up to date; writes go to the primary, where contending writers may get SQLITE_BUSY.
-    const migrationsApplied = await migrated(createClient({ url: syncUrl, authToken }));
+    const primary = createClient({ url: syncUrl, authToken });
+    const migrationsApplied = await migrated(waitingOutBusy(primary, lockWaitMs)).finally(() => primary.close());
     const replica = createClient({ url, syncUrl, authToken, syncInterval: settings.syncIntervalSeconds || undefined, readYourWrites: true });
     await replica.sync();
     const db = groupCommit(waitingOutBusy(replica, lockWaitMs));
@@ -150,15 +145,16 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
   if (!url.startsWith("file:") && url !== ":memory:") {
     // A saturated server answers 429 before running anything: sent again after a backoff (src/db/driver/remote.ts).
     const server = createClient({ url, authToken, fetch: serverFetch({ timeoutMs: settings.requestTimeoutMs }) });
-    const migrationsApplied = await migrated(server, true);
-    return opened(groupCommit(waitingOutBusy(server, lockWaitMs)), "server", shown, migrationsApplied, () => server.close());
+    const waiting = waitingOutBusy(server, lockWaitMs);
+    const migrationsApplied = await migrated(waiting);
+    return opened(groupCommit(waiting), "server", shown, migrationsApplied, () => server.close());
   }
 
   if (!path) {
     // `:memory:`: the driver's own client, which the migrations must share.
     const memory = createClient({ url, concurrency: 1 });
     await memory.execute("PRAGMA foreign_keys = ON");
-    const migrationsApplied = await migrated(memory, true);
+    const migrationsApplied = await migrated(memory);
     return opened(groupCommit(memory), "file", shown, migrationsApplied, () => memory.close());
   }
 
@@ -169,7 +165,7 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
   const file = sharedFile(native, path, lockWaitMs);
   // WAL is a property of the file (set once, kept); the others hold per connection.
   await file.execute("PRAGMA journal_mode = WAL");
-  const migrationsApplied = await migrated(createClient({ url }));
+  const migrationsApplied = await migrated(file);
   const db = groupCommit(file);
   return {
     ...opened(db, "file", shown, migrationsApplied, () => file.closeCheckpointed()),
