@@ -1,7 +1,7 @@
 /** Runs the pet status transition (by PUT/PATCH, against stock and orders) scenarios against the Node app over a fresh temp-file libSQL database. */
 import { afterAll, beforeAll } from "vitest";
 import { nodeTarget, type NodeTarget } from "../support/node-target";
-import { petStatusScenarios } from "../scenarios/pet-status.scenarios";
+import { petStatusScenarios, storePetStatusScenarios } from "../scenarios/pet-status.scenarios";
 
 let target: NodeTarget;
 beforeAll(async () => {
@@ -12,3 +12,4 @@ afterAll(async () => {
 });
 
 petStatusScenarios(() => target);
+storePetStatusScenarios(() => target);

@@ -1,7 +1,7 @@
 /** Runs the pet status transition (by PUT/PATCH, against stock and orders) scenarios against the Worker entry under workerd + sqld. */
 import { afterAll, beforeAll } from "vitest";
 import { workerTarget, type WorkerTarget } from "../support/worker-target";
-import { petStatusScenarios } from "../scenarios/pet-status.scenarios";
+import { petStatusScenarios, storePetStatusScenarios } from "../scenarios/pet-status.scenarios";
 
 let target: WorkerTarget;
 beforeAll(async () => {
@@ -12,3 +12,4 @@ afterAll(async () => {
 });
 
 petStatusScenarios(() => target);
+storePetStatusScenarios(() => target);
