@@ -22,7 +22,7 @@ import { backoffDelayMs } from "../../src/domain/backoff";
 import { connect, type ApiClient } from "../support/client";
 import { nodeTarget, TEST_ENV, type NodeTarget } from "../support/node-target";
 import { createCategory, expectValidationError } from "../scenarios/categories.scenarios";
-import { eventsAfter } from "../scenarios/events.scenarios";
+import { eventsAfter } from "../support/event-log";
 import { createPet } from "../scenarios/pets.scenarios";
 import { subscribe, type DeliveryBody, type WebhookBody } from "../scenarios/webhooks.scenarios";
 import { Receiver, verified } from "../support/webhook-receiver";
