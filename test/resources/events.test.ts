@@ -1,4 +1,4 @@
-/** Runs the event log scenarios against the Node app over a fresh temp-file libSQL database. */
+/** Runs the event log (GET /events) scenarios against the Node app over a fresh temp-file libSQL database. */
 import { afterAll, beforeAll } from "vitest";
 import { nodeTarget, type NodeTarget } from "../support/node-target";
 import { eventsScenarios } from "../scenarios/events.scenarios";

@@ -1,5 +1,5 @@
 /**
- * Runs the store scenarios against the Node app, plus Node-only checks that
+ * Runs the store's transition-table scenarios against the Node app, plus Node-only checks that
  * need an injected clock or direct database rows: the 24 h lifetime of an
  * Idempotency-Key, shipDate = the server's "now", and that refused or replayed
  * orders leave no rows behind (docs/api.md#stock-and-ordering, #idempotency-key).
@@ -9,7 +9,8 @@ import { connect, uniqueName, type ApiClient } from "../support/client";
 import { nodeTarget, type NodeTarget } from "../support/node-target";
 import { signUp } from "../scenarios/accounts.scenarios";
 import { createCategory } from "../scenarios/categories.scenarios";
-import { expectError, ordersScenarios, Store } from "../scenarios/orders.scenarios";
+import { ordersScenarios } from "../scenarios/orders.scenarios";
+import { expectError, Store } from "../support/store";
 
 let target: NodeTarget;
 beforeAll(async () => {

@@ -1,5 +1,5 @@
 /**
- * Runs the pets scenarios against the Node app, plus Node-only checks that need
+ * Runs the POST /pets scenarios against the Node app, plus Node-only checks that need
  * configuration, an injected clock or direct database rows (docs/api.md#stock-and-ordering, #caching).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-/** Runs the protocol scenarios against the Node app over a fresh temp-file libSQL database. */
+/** Runs the protocol (errors, X-Request-Id) scenarios against the Node app over a fresh temp-file libSQL database. */
 import { afterAll, beforeAll } from "vitest";
 import { nodeTarget, type NodeTarget } from "../support/node-target";
 import { protocolScenarios } from "../scenarios/protocol.scenarios";

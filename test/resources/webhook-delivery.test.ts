@@ -2,42 +2,28 @@
  * Webhook deliveries end to end on Node (docs/api.md#events-and-webhooks, issue 6): a real receiver
  * on a loopback port (node:http, port 0) verifies every delivery with the
  * public `standardwebhooks` package (and an independent node:crypto HMAC),
- * while the test drives `dispatchDue` directly with an injected clock — no
- * sleeps: retries become due by moving the clock, not by waiting.
+ * while the test drives `dispatchDue` directly with an injected clock
+ * (test/support/webhook-harness.ts) — no sleeps.
  *
- * Covered: every wanted event delivered at least once, in order per
- * subscription, with the Event JSON as payload; type filters; a receiver that
- * fails three times then recovers; a receiver that never recovers ends
- * `failing` without blocking another subscription (nor its own later events);
- * redirects and timeouts are failed attempts; concurrent dispatchers send each
- * attempt once; deleted subscriptions get nothing; private targets are refused
- * unless allowed; the Node dispatcher loop and the after-write nudge.
+ * Covered: every wanted event delivered once, in order per subscription, with
+ * the Event JSON as payload; type filters; deleted subscriptions get nothing;
+ * store events; private targets are refused unless allowed; the Node
+ * dispatcher loop and the after-write nudge. Failed attempts and retries are
+ * in webhook-retries.test.ts.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { parseConfig, type AppConfig } from "../../src/config";
+import { parseConfig } from "../../src/config";
 import { afterWrites } from "../../src/middleware/after-writes";
 import { isPrivateHost } from "../../src/domain/private-address";
-import { createWebhookDispatcher, dispatchDue, WebhookDispatcher, type DispatchReport } from "../../src/services/webhooks/dispatch";
-import { backoffDelayMs } from "../../src/domain/backoff";
-import { connect, type ApiClient } from "../support/client";
-import { nodeTarget, TEST_ENV, type NodeTarget } from "../support/node-target";
+import { createWebhookDispatcher, dispatchDue, WebhookDispatcher } from "../../src/services/webhooks/dispatch";
+import { connect } from "../support/client";
+import { nodeTarget, TEST_ENV } from "../support/node-target";
+import { DELIVERY_ENV, harness, type Harness } from "../support/webhook-harness";
 import { createCategory, expectValidationError } from "../scenarios/categories.scenarios";
-import { eventsAfter } from "../scenarios/events.scenarios";
+import { eventsAfter } from "../support/event-log";
 import { createPet } from "../scenarios/pets.scenarios";
-import { subscribe, type DeliveryBody, type WebhookBody } from "../scenarios/webhooks.scenarios";
+import { subscribe } from "../scenarios/webhooks.scenarios";
 import { Receiver, verified } from "../support/webhook-receiver";
-
-// ------------------------------------------------------------------ setup
-
-const BASE_MS = 1000;
-const CAP_MS = 4000;
-const MAX_ATTEMPTS = 4;
-const DELIVERY_ENV = {
-  WEBHOOK_RETRY_BASE_MS: String(BASE_MS),
-  WEBHOOK_RETRY_CAP_MS: String(CAP_MS),
-  WEBHOOK_MAX_ATTEMPTS: String(MAX_ATTEMPTS),
-  WEBHOOK_TIMEOUT_MS: "5000",
-};
 
 let receiver: Receiver;
 beforeAll(async () => {
@@ -46,46 +32,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await receiver?.close();
 });
-
-interface Harness {
-  target: NodeTarget;
-  api: ApiClient;
-  key: string;
-  config: AppConfig;
-  clock: () => Date;
-  /** Move the injected clock forward, ms. */
-  advance(ms: number): void;
-  dispatch(): Promise<DispatchReport>;
-  deliveries(webhookId: number): Promise<DeliveryBody[]>;
-  webhook(webhookId: number): Promise<WebhookBody>;
-}
-
-/** A fresh app + database with an injected clock (starting at the real time, so signatures stay within the 5-minute tolerance). */
-async function harness(env: Record<string, string> = {}): Promise<Harness> {
-  let nowMs = Date.now();
-  const clock = () => new Date(nowMs);
-  const target = await nodeTarget({ ...DELIVERY_ENV, ...env }, { clock });
-  const config = parseConfig({ ...TEST_ENV, ...DELIVERY_ENV, ...env });
-  const api = await connect(target);
-  const key = target.staffKey;
-  return {
-    target,
-    api,
-    key,
-    config,
-    clock,
-    advance: (ms) => {
-      nowMs += ms;
-    },
-    dispatch: () => dispatchDue(target.db, { config, now: clock, fetch: (input, init) => fetch(input, init) }),
-    deliveries: async (webhookId) => {
-      const res = await api.get<DeliveryBody[]>(`/webhooks/${webhookId}/deliveries?limit=100`, { key });
-      expect(res.status).toBe(200);
-      return res.body;
-    },
-    webhook: async (webhookId) => (await api.get<WebhookBody>(`/webhooks/${webhookId}`, { key })).body,
-  };
-}
 
 let h: Harness;
 let path: string;
@@ -98,8 +44,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await h?.target.close();
 });
-
-// ------------------------------------------------------------------ tests
 
 describe("webhook delivery", () => {
   it("delivers every event after the subscription, signed, in order, as the Event of GET /events — once", async () => {
@@ -149,132 +93,6 @@ describe("webhook delivery", () => {
       "category.deleted",
     ]);
     expect((await h.deliveries(hook.id)).map((d) => d.eventType)).toEqual(["pet.created", "category.deleted"]);
-  });
-
-  it("retries a receiver that fails three times, then delivers — and holds later events back until then", async () => {
-    receiver.on(`${path}/flaky`, (n) => (n <= 3 ? 503 : 200));
-    const hook = await subscribe(h.api, h.key, receiver.url(`${path}/flaky`), ["category.created"]);
-    const a = await createCategory(h.api, h.key);
-    const b = await createCategory(h.api, h.key);
-
-    expect(await h.dispatch()).toMatchObject({ queued: 2, attempted: 1, retried: 1 });
-    let [first, second] = await h.deliveries(hook.id);
-    expect(first).toMatchObject({ eventType: "category.created", status: "pending", attempts: 1, lastStatusCode: 503, lastError: "http_status" });
-    expect(second).toMatchObject({ status: "pending", attempts: 0 });
-    // Backoff after attempt 1: between half and all of the base delay (equal jitter).
-    const delay = Date.parse(first!.nextAttemptAt!) - Date.parse(first!.lastAttemptAt!);
-    expect(delay).toBeGreaterThanOrEqual(BASE_MS / 2);
-    expect(delay).toBeLessThanOrEqual(BASE_MS);
-
-    // Not due yet: nothing is sent, in particular not the second event.
-    expect(await h.dispatch()).toMatchObject({ attempted: 0 });
-
-    for (let round = 0; round < 3; round++) {
-      h.advance(CAP_MS);
-      await h.dispatch();
-    }
-    [first, second] = await h.deliveries(hook.id);
-    expect(first).toMatchObject({ status: "delivered", attempts: 4, lastStatusCode: 200 });
-    expect(second).toMatchObject({ status: "delivered", attempts: 1, lastStatusCode: 200 });
-    expect(first!.lastError).toBeUndefined();
-
-    const log = receiver.at(`${path}/flaky`);
-    expect(log.map((r) => [verified(r, hook.secret).data.id, r.status])).toEqual([
-      [a.id, 503],
-      [a.id, 503],
-      [a.id, 503],
-      [a.id, 200],
-      [b.id, 200],
-    ]);
-    // Same message id on every retry (receivers dedupe on it), a fresh timestamp per attempt.
-    expect(new Set(log.slice(0, 4).map((r) => r.headers["webhook-id"])).size).toBe(1);
-    const stamps = log.map((r) => Number(r.headers["webhook-timestamp"]));
-    expect(stamps).toEqual([...stamps].sort((x, y) => x - y));
-    expect(stamps[3]).toBeGreaterThan(stamps[0]!);
-    expect((await h.webhook(hook.id)).status).toBe("active");
-  });
-
-  it("gives up on a receiver that never recovers: `failing`, other subscriptions unaffected, its later events still flow", async () => {
-    receiver.on(`${path}/down`, () => 500);
-    const down = await subscribe(h.api, h.key, receiver.url(`${path}/down`), ["category.created"]);
-    const ok = await subscribe(h.api, h.key, receiver.url(`${path}/ok`), ["category.created"]);
-    const a = await createCategory(h.api, h.key);
-    const b = await createCategory(h.api, h.key);
-
-    await h.dispatch();
-    // The healthy subscription has everything after the first run, while the other one is still retrying.
-    expect(receiver.at(`${path}/ok`).map((r) => verified(r, ok.secret).data.id)).toEqual([a.id, b.id]);
-    expect(receiver.at(`${path}/down`)).toHaveLength(1);
-
-    let rounds = 0;
-    while ((await h.deliveries(down.id))[0]!.status === "pending") {
-      h.advance(CAP_MS);
-      await h.dispatch();
-      expect(++rounds).toBeLessThan(10);
-    }
-    const [gaveUp, next] = await h.deliveries(down.id);
-    expect(gaveUp).toMatchObject({ eventId: expect.any(Number), status: "failed", attempts: MAX_ATTEMPTS, lastStatusCode: 500 });
-    expect(gaveUp!.nextAttemptAt).toBeUndefined();
-    expect(next).toMatchObject({ status: "pending", attempts: 1 });
-    expect(await h.webhook(down.id)).toMatchObject({ status: "failing" });
-    expect(await h.webhook(ok.id)).toMatchObject({ status: "active" });
-    // In order: event b was first tried only after a was given up.
-    expect(receiver.at(`${path}/down`).map((r) => verified(r, down.secret).data.id)).toEqual([a.id, a.id, a.id, a.id, b.id]);
-    expect((await h.api.get(`/webhooks/${down.id}/deliveries?status=failed`, { key: h.key })).body).toEqual([gaveUp]);
-
-    // The receiver comes back: the next delivery succeeds and the subscription is active again.
-    receiver.on(`${path}/down`, () => 200);
-    h.advance(CAP_MS);
-    expect(await h.dispatch()).toMatchObject({ delivered: 1 });
-    expect(await h.webhook(down.id)).toMatchObject({ status: "active" });
-    expect((await h.deliveries(down.id)).map((d) => d.status)).toEqual(["failed", "delivered"]);
-    expect(receiver.at(`${path}/ok`)).toHaveLength(2);
-  });
-
-  it("counts a redirect as a failed attempt and does not follow it", async () => {
-    receiver.on(`${path}/moved`, () => 302);
-    const hook = await subscribe(h.api, h.key, receiver.url(`${path}/moved`));
-    await createCategory(h.api, h.key);
-    expect(await h.dispatch()).toMatchObject({ attempted: 1, retried: 1 });
-    expect((await h.deliveries(hook.id))[0]).toMatchObject({ status: "pending", lastStatusCode: 302 });
-    expect(receiver.at("/elsewhere")).toHaveLength(0);
-  });
-
-  it("counts a receiver that does not answer in time as a failed attempt", async () => {
-    await h.target.close();
-    h = await harness({ WEBHOOK_TIMEOUT_MS: "200" });
-    receiver.on(`${path}/hang`, () => "hang");
-    const hook = await subscribe(h.api, h.key, receiver.url(`${path}/hang`));
-    await createCategory(h.api, h.key);
-    expect(await h.dispatch()).toMatchObject({ attempted: 1, retried: 1 });
-    const [delivery] = await h.deliveries(hook.id);
-    expect(delivery).toMatchObject({ status: "pending", attempts: 1, lastError: "timeout" });
-    expect(delivery!.lastStatusCode).toBeUndefined();
-  });
-
-  it("records a refused connection as a failed attempt", async () => {
-    const closed = await Receiver.start();
-    const url = closed.url("/gone");
-    await closed.close();
-    const hook = await subscribe(h.api, h.key, url);
-    await createCategory(h.api, h.key);
-    expect(await h.dispatch()).toMatchObject({ attempted: 1, retried: 1 });
-    // A coarse outcome, never the raw error text (which would map internal ports).
-    expect((await h.deliveries(hook.id))[0]!.lastError).toBe("refused");
-  });
-
-  it("sends each attempt once when several dispatchers run at the same time", async () => {
-    receiver.on(`${path}/race`, (n) => (n === 1 ? 503 : 204));
-    const hook = await subscribe(h.api, h.key, receiver.url(`${path}/race`));
-    const categories = [];
-    for (let i = 0; i < 5; i++) categories.push(await createCategory(h.api, h.key));
-    // First run: the deliveries exist and the first one is waiting for its retry.
-    expect(await h.dispatch()).toMatchObject({ queued: 5, attempted: 1, retried: 1 });
-    h.advance(CAP_MS);
-    // Three dispatchers see the same due head at once; only one may claim it.
-    const reports = await Promise.all([h.dispatch(), h.dispatch(), h.dispatch()]);
-    expect(reports.reduce((n, r) => n + r.attempted, 0)).toBe(5);
-    expect(receiver.at(`${path}/race`).map((r) => verified(r, hook.secret).data.id)).toEqual([categories[0]!.id, ...categories.map((c) => c.id)]);
   });
 
   it("sends nothing to a deleted subscription", async () => {
@@ -367,14 +185,6 @@ describe("private targets", () => {
     expect(isPrivateHost(host("http://localhost.example.com/"))).toBe(false);
     expect(isPrivateHost(host("http://[2001:db8::1]/"))).toBe(false);
     expect(isPrivateHost(host("http://[ff02::1]/"))).toBe(true);
-  });
-});
-
-describe("retry schedule", () => {
-  it("grows exponentially from the base, with equal jitter, up to the cap", () => {
-    expect([1, 2, 3, 4, 5].map((n) => backoffDelayMs(n, 1000, 10_000, () => 0))).toEqual([500, 1000, 2000, 4000, 5000]);
-    expect([1, 2, 3, 4, 5].map((n) => backoffDelayMs(n, 1000, 10_000, () => 0.999999))).toEqual([1000, 2000, 4000, 8000, 10_000]);
-    expect(backoffDelayMs(200, 1000, 10_000, () => 0.5)).toBe(7500);
   });
 });
 

@@ -4,7 +4,7 @@
  * replayed without it) (docs/api.md#idempotency-key), written
  * against the Target interface so the Node and Worker suites share it.
  * (POST /store/orders claims its key inside its order batch, with the same
- * fingerprint and messages: see also orders.scenarios.ts.)
+ * fingerprint and messages: see order-safe-writes.scenarios.ts.)
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { connect, uniqueName, type ApiClient } from "../support/client";

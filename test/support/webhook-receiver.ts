@@ -9,7 +9,7 @@ import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
 import { expect } from "vitest";
-import type { EventBody } from "../scenarios/events.scenarios";
+import type { EventBody } from "./event-log";
 
 export interface Received {
   path: string;

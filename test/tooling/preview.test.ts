@@ -5,10 +5,10 @@
  * the official Turso client against a local fake Platform API
  * (test/support/fake-turso-api.ts) whose databases are one real sqld. Every
  * request is recorded; an HTTP(S) proxy trap catches anything that would
- * leave the machine. Also: the names derived from branches, and the dry run.
+ * leave the machine. Also: the preview configuration wrangler.toml gives.
+ * Names and the dry run are in preview-plan.test.ts.
  */
-import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -16,49 +16,10 @@ import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { unstable_readConfig } from "wrangler";
-import { DATABASE_NAME_MAX, PRODUCTION_WORKER as PROTECTED_WORKER, assertPreviewNames, previewNames, WORKER_NAME_MAX } from "../../scripts/preview-names";
 import { ROOT, startSqld, type SqldServer } from "../../scripts/sqld";
 import { FakeCloudflareApi } from "../support/fake-cloudflare-api";
 import { FakeTursoApi } from "../support/fake-turso-api";
-
-const NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
-
-describe("preview names", () => {
-  it("derives lowercase a-z0-9- names from a branch", () => {
-    expect(previewNames("feature/Add_Cats!!")).toEqual({
-      slug: "feature-add-cats",
-      worker: "petstore-feature-add-cats",
-      database: "petstore-feature-add-cats",
-    });
-    expect(previewNames("main").worker).toBe("petstore-main");
-    expect(previewNames("dependabot/npm_and_yarn/hono-4.13.19").worker).toBe("petstore-dependabot-npm-and-yarn-hono-4-13-19");
-    expect(previewNames("Café/Ünïcode").slug).toBe("cafe-unicode");
-  });
-
-  it("refuses the production Worker (wrangler.toml's name) and the main database", () => {
-    expect(unstable_readConfig({ config: join(ROOT, "wrangler.toml") }).name).toBe(PROTECTED_WORKER);
-    expect(() => assertPreviewNames("main", "petstore-main")).toThrow(/refusing preview name petstore-main/);
-    expect(() => assertPreviewNames("Main!", "petstore-main")).toThrow(/refusing/);
-    expect(assertPreviewNames("main", "petstore-production").worker).toBe("petstore-main");
-  });
-
-  it("keeps names within their limits, distinct, and valid for any branch", () => {
-    const long = `feature/${"very-long-branch-name-".repeat(6)}a`;
-    const longer = `${long}b`;
-    for (const branch of [long, longer, "!!!", "--", "a".repeat(200), "UPPER/lower/123", "x"]) {
-      const { worker, database } = previewNames(branch);
-      expect(worker.length, worker).toBeLessThanOrEqual(WORKER_NAME_MAX);
-      expect(database.length, database).toBeLessThanOrEqual(DATABASE_NAME_MAX);
-      expect(worker).toMatch(NAME);
-      expect(database).toMatch(NAME);
-      expect(worker.startsWith("petstore-")).toBe(true);
-    }
-    expect(previewNames(long).worker).not.toBe(previewNames(longer).worker);
-    expect(previewNames(long).database).not.toBe(previewNames(longer).database);
-    expect(previewNames("!!!").worker).toMatch(/^petstore-branch-[0-9a-f]{6}$/);
-    expect(previewNames(long).worker).toMatch(/-[0-9a-f]{6}$/);
-  });
-});
+import { BRANCH, MAIN_DB, usePreviewRunner, WORKER, type Run } from "../support/preview-runner";
 
 describe("preview configuration (wrangler.toml --env preview)", () => {
   it("has no edge cache and no purge coordinator, so previews never spend production's purge budget", () => {
@@ -80,58 +41,9 @@ const ACCOUNT = "0123456789abcdef0123456789abcdef";
 const CF_TOKEN = "fake-cloudflare-token";
 const TURSO_TOKEN = "fake-turso-platform-token";
 const ORG = "acme";
-const MAIN_DB = "petstore-main";
 const PRODUCTION_WORKER = "petstore";
-const BRANCH = "feature/Add_Cats!!";
-const WORKER = "petstore-feature-add-cats";
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Where wrangler may write (home, config, logs): a temp folder per test file, removed afterwards. */
-let sandbox: string;
-beforeAll(() => {
-  sandbox = mkdtempSync(join(tmpdir(), "petstore-preview-test-"));
-  mkdirSync(join(sandbox, "home"));
-});
-afterAll(() => {
-  rmSync(sandbox, { recursive: true, force: true });
-});
-
-/**
- * `node --import tsx scripts/preview.ts …` as `npm run preview` runs it, with
- * no inherited Cloudflare, Turso, database or wrangler settings, wrangler's
- * home, config and logs in the sandbox, and `env` added.
- */
-function runPreview(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const childEnv: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) {
-    if (!/^(CLOUDFLARE_|TURSO_|DATABASE_|PREVIEW_|WRANGLER_|CF_|CORPORA_)/.test(name)) childEnv[name] = value;
-  }
-  Object.assign(childEnv, {
-    HOME: join(sandbox, "home"),
-    XDG_CONFIG_HOME: join(sandbox, "home", ".config"),
-    WRANGLER_LOG_PATH: join(sandbox, "wrangler-logs"),
-    WRANGLER_SEND_METRICS: "false",
-    ...env,
-  });
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "scripts/preview.ts", ...args], { cwd: ROOT, env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 150_000);
-    child.on("error", reject);
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? -1, stdout, stderr });
-    });
-  });
-}
+const runPreview = usePreviewRunner();
 
 /** A server answering `GET /health` with `status`; records the paths asked. */
 async function startHealth(): Promise<{ server: Server; origin: string; status: number; paths: string[] }> {
@@ -366,37 +278,5 @@ describe("npm run preview against the real wrangler CLI and Turso client", () =>
     expect([...turso.databases.keys()].sort()).toEqual(["petstore", "petstore-live-branch", MAIN_DB]);
     expectProductionUntouched();
     expectNothingElse();
-  });
-});
-
-describe("npm run preview -- <branch> --dry-run", () => {
-  it("prints the plan and builds the bundle without credentials", { timeout: 120_000 }, async () => {
-    const outdir = mkdtempSync(join(tmpdir(), "petstore-preview-"));
-    try {
-      const result = await runPreview([BRANCH, "--dry-run", "--outdir", outdir], { TURSO_MAIN_DB: MAIN_DB });
-      expect(result.code, result.stderr).toBe(0);
-      expect(result.stdout).toContain(`Worker ${WORKER}, database ${WORKER}`);
-      expect(result.stdout).toContain(
-        `$ wrangler deploy --env preview --name ${WORKER} --minify --var DATABASE_URL:<database URL> --secrets-file <DATABASE_AUTH_TOKEN>`,
-      );
-      expect(existsSync(join(outdir, "worker.js")), `the dry run built the bundle: ${readdirSync(outdir).join(", ")}`).toBe(true);
-    } finally {
-      rmSync(outdir, { recursive: true, force: true });
-    }
-  });
-
-  it("plans a removal without credentials or requests", async () => {
-    const result = await runPreview([BRANCH, "--destroy", "--dry-run"], { TURSO_MAIN_DB: MAIN_DB });
-    expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout.split("\n").filter((line) => line.startsWith("would remove"))).toEqual([
-      `would remove Worker ${WORKER}`,
-      `would remove database ${WORKER}`,
-    ]);
-  });
-
-  it("refuses to run without a branch", async () => {
-    const result = await runPreview([]);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain("usage:");
   });
 });

@@ -1,4 +1,4 @@
-/** Runs the event log scenarios against the Worker entry under workerd + sqld. */
+/** Runs the event log (GET /events) scenarios against the Worker entry under workerd + sqld. */
 import { afterAll, beforeAll } from "vitest";
 import { workerTarget, type WorkerTarget } from "../support/worker-target";
 import { eventsScenarios } from "../scenarios/events.scenarios";

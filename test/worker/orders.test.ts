@@ -1,4 +1,4 @@
-/** Runs the store (orders and inventory writes) scenarios against the Worker entry under workerd + sqld. */
+/** Runs the store's transition-table (orders and inventory writes) scenarios against the Worker entry under workerd + sqld. */
 import { afterAll, beforeAll } from "vitest";
 import { workerTarget, type WorkerTarget } from "../support/worker-target";
 import { ordersScenarios } from "../scenarios/orders.scenarios";

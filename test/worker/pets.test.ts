@@ -1,4 +1,4 @@
-/** Runs the pets scenarios against the Worker entry under workerd + sqld. */
+/** Runs the POST /pets scenarios against the Worker entry under workerd + sqld. */
 import { afterAll, beforeAll } from "vitest";
 import { workerTarget, type WorkerTarget } from "../support/worker-target";
 import { petsScenarios } from "../scenarios/pets.scenarios";

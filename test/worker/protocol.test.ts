@@ -1,4 +1,4 @@
-/** Runs the protocol scenarios against the Worker entry under workerd + sqld. */
+/** Runs the protocol (errors, X-Request-Id) scenarios against the Worker entry under workerd + sqld. */
 import { afterAll, beforeAll } from "vitest";
 import { workerTarget, type WorkerTarget } from "../support/worker-target";
 import { protocolScenarios } from "../scenarios/protocol.scenarios";

@@ -13,7 +13,7 @@ import { connect, type ApiClient } from "../support/client";
 import { Receiver, verified } from "../support/webhook-receiver";
 import { workerTarget, type WorkerTarget } from "../support/worker-target";
 import { createCategory } from "../scenarios/categories.scenarios";
-import { eventsAfter } from "../scenarios/events.scenarios";
+import { eventsAfter } from "../support/event-log";
 import { subscribe, type DeliveryBody } from "../scenarios/webhooks.scenarios";
 
 let target: WorkerTarget;

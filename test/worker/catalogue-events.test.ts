@@ -1,0 +1,14 @@
+/** Runs the catalogue write events scenarios against the Worker entry under workerd + sqld. */
+import { afterAll, beforeAll } from "vitest";
+import { workerTarget, type WorkerTarget } from "../support/worker-target";
+import { catalogueEventsScenarios } from "../scenarios/catalogue-events.scenarios";
+
+let target: WorkerTarget;
+beforeAll(async () => {
+  target = await workerTarget();
+});
+afterAll(async () => {
+  await target?.close();
+});
+
+catalogueEventsScenarios(() => target);
