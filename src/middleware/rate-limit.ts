@@ -12,7 +12,7 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
-import type { BucketLimit, RateLimitDecision } from "../http/rate-limiter";
+import { anonymousBudget, type RateLimitDecision } from "../http/rate-limiter";
 
 /** How the runtime tells a client's address (socket on Node, CF-Connecting-IP on Workers). */
 export type ClientIp = (c: Context<AppEnv>) => string | undefined;
@@ -27,11 +27,6 @@ export function rateLimited(d: RateLimitDecision, what: string): ApiError {
     ...headersOf(d),
     "Retry-After": String(d.resetSeconds),
   });
-}
-
-/** The per-minute budget of an anonymous request from `clientIp` (docs/api.md#rate-limits). */
-export function anonymousBudget(anonPerMinute: number, clientIp: string): BucketLimit[] {
-  return [{ bucket: `ip:${clientIp}`, limit: anonPerMinute, windowSeconds: 60 }];
 }
 
 /**
