@@ -12,7 +12,7 @@ import { requestId } from "hono/request-id";
 import { secureHeaders } from "hono/secure-headers";
 import type { AppConfig } from "./config";
 import type { Database } from "./db/client";
-import type { AppEnv } from "./http/context";
+import type { AppEnv, WriteListener } from "./http/context";
 import { createRouter } from "./http/router";
 import { ApiError } from "./http/errors";
 import { MemoryRateLimiter, type RateLimiter } from "./http/rate-limiter";
@@ -20,6 +20,7 @@ import { authenticate } from "./middleware/auth";
 import { KeyCache } from "./http/key-cache";
 import { compileRoutes, errorHandler, notFoundHandler } from "./middleware/errors";
 import { idempotency } from "./middleware/idempotency";
+import { afterWrites } from "./middleware/after-writes";
 import { requestLog } from "./middleware/request-log";
 import { closeAfterUnreadBody, limitBody } from "./middleware/unread-body";
 import { roundTripsPerRequest } from "./db/round-trips";
@@ -76,9 +77,11 @@ export interface AppDeps {
   clientIp?: ClientIp;
   /**
    * Runtime middleware run after authentication and rate limiting, before the
-   * routes (Workers: Workers Cache tags and purges, src/runtime/workers/cache.ts; Node: the read cache).
+   * routes (Workers: the edge policy of public reads, src/runtime/workers/cache.ts; Node: the read cache).
    */
   middleware?: MiddlewareHandler<AppEnv>[];
+  /** Called in this order after every write that committed outbox events (cache purges, dispatch nudges). */
+  afterWrite?: WriteListener[];
 }
 
 /** Request headers a browser client may send (CORS, docs/api.md#conventions). */
@@ -200,6 +203,7 @@ export function createApp(deps: AppDeps) {
     c.set("clientIp", clientIp(c) ?? "unknown");
     await next();
   });
+  app.use(afterWrites(deps.afterWrite ?? []));
   const tooLarge = () => new ApiError(413, "payload_too_large", `The request body is larger than ${config.bodyLimitBytes / 1024} KiB.`);
   app.use(limitBody(config.bodyLimitBytes, tooLarge));
   app.use(authenticate(keyCache));

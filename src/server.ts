@@ -46,7 +46,7 @@ import { bootstrapStaffKey } from "./services/accounts.service";
 import { scheduleRetention } from "./services/retention";
 import { createWebhookDispatcher } from "./services/webhooks/dispatch";
 import { SubscribedTypes } from "./services/webhooks/interest";
-import { dispatchAfterWrites } from "./middleware/after-writes";
+import { nudgeDispatcher } from "./middleware/after-writes";
 
 /** A start-up failure worth one line, not a stack trace. */
 class StartError extends Error {}
@@ -91,7 +91,8 @@ async function main(): Promise<void> {
     assets: nodeAssets(),
     checkDatabase: database.check,
     clientIp: clientAddress(trustedProxies, (c) => getConnInfo(c).remote.address),
-    middleware: [readCache.middleware, dispatchAfterWrites(interest, () => dispatcher.nudgeSoon(50))],
+    middleware: [readCache.middleware],
+    afterWrite: [readCache.purge, nudgeDispatcher(interest, () => dispatcher.nudgeSoon(50))],
   });
   const appListener = getRequestListener(app.fetch);
   // Read-cache hits are answered before the app; the rest reaches it through @hono/node-server.

@@ -3,7 +3,8 @@
  * each request's context (`c.get(...)`).
  */
 import type { AppConfig } from "../config";
-import type { Database } from "../db/client";
+import type { Context } from "hono";
+import type { CommittedEvent, Database } from "../db/client";
 import type { KeyClaim } from "../domain/idempotency";
 import type { Principal } from "../domain/principal";
 import type { KeyCache } from "./key-cache";
@@ -44,3 +45,9 @@ export interface AppEnv {
     cacheStatus?: string;
   };
 }
+
+/**
+ * A runtime's hook after a write (AppDeps.afterWrite): called with the outbox events the
+ * write committed, in commit order, before its response is sent (src/middleware/after-writes.ts).
+ */
+export type WriteListener = (c: Context<AppEnv>, committed: readonly CommittedEvent[]) => void | Promise<void>;

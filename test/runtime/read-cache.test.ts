@@ -29,12 +29,8 @@ async function call(method: string, path: string, options: { key?: string; body?
 beforeAll(async () => {
   target = await nodeTarget();
   staff = target.staffKey;
-  app = createApp({
-    db: target.db,
-    config: parseConfig(TEST_ENV),
-    log: () => {},
-    middleware: [memoryReadCache({ ttlMs: 5000, nowMs: () => clock }).middleware],
-  });
+  const cache = memoryReadCache({ ttlMs: 5000, nowMs: () => clock });
+  app = createApp({ db: target.db, config: parseConfig(TEST_ENV), log: () => {}, middleware: [cache.middleware], afterWrite: [cache.purge] });
   categoryId = (await call("POST", "/categories", { key: staff, body: { name: "Cached" } })).body.id;
   petId = (await call("POST", "/pets", { key: staff, body: { name: "Before", categoryId } })).body.id;
 });

@@ -9,9 +9,9 @@
  * UTF-16 code units, about a byte each for JSON); the least recently used
  * entries go first (an `LRUCache` from lru-cache holds them).
  *
- * Purged: a write through this process runs in a commit log
- * (src/db/commit-log.ts); the tags its committed outbox events make stale
- * (`tagsToPurge`) are dropped before its response is sent, so the next read
+ * Purged: `purge` is a write listener (AppDeps.afterWrite); the tags a write's
+ * committed outbox events make stale (`tagsToPurge`) are dropped before its
+ * response is sent, so the next read
  * sees the change, and nothing else is touched (an order on pet 7 leaves pet
  * 8 cached). A read that started before a purge of one of its tags does not
  * store its (possibly older) answer. Writes by other processes on the same
@@ -25,9 +25,8 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { LRUCache } from "lru-cache";
-import { withCommitLog } from "../../db/commit-log";
 import { tagsToPurge } from "../../http/cache-tags";
-import type { AppEnv } from "../../http/context";
+import type { AppEnv, WriteListener } from "../../http/context";
 import { REPRESENTATION_HEADERS } from "../../http/caching";
 import type { RateLimitDecision } from "../../http/rate-limiter";
 
@@ -44,7 +43,7 @@ const UNCACHED_HEADERS = new Set([
 ]);
 /** Bytes counted per entry besides its strings (map slots, arrays, numbers). */
 const ENTRY_OVERHEAD = 256;
-/** Tags whose purge time is remembered before the oldest are forgotten (see `purge`). */
+/** Tags whose purge time is remembered before the oldest are forgotten (see `purgeTags`). */
 const MAX_PURGE_MARKS = 50_000;
 
 /** Per-request headers of a complete hit, filled in on each hit. */
@@ -137,6 +136,8 @@ export interface CompleteHit {
 export interface MemoryReadCache {
   /** The middleware; install after authentication and rate limiting (AppDeps.middleware). */
   middleware: MiddlewareHandler<AppEnv>;
+  /** Drops what a write's committed events made stale, here and at `peers` (AppDeps.afterWrite). */
+  purge: WriteListener;
   /** The fresh stored answer to an anonymous `GET` of `key` (path and query, as the app sees them), when its header list is complete. */
   completeHit(key: string): CompleteHit | undefined;
 }
@@ -175,7 +176,7 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCach
   /** Reads that started before this sequence never store (purge marks were forgotten). */
   let floor = 0;
 
-  const purge = (tags: string[]) => {
+  const purgeTags = (tags: string[]) => {
     sequence += 1;
     if (purgedAt.size + tags.length > MAX_PURGE_MARKS) {
       purgedAt.clear();
@@ -187,7 +188,7 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCach
     }
   };
 
-  peers?.subscribe(purge);
+  peers?.subscribe(purgeTags);
 
   const completeHit = (key: string): CompleteHit | undefined => {
     const hit = entries.get(key);
@@ -196,18 +197,7 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCach
 
   const middleware: MiddlewareHandler<AppEnv> = async (c, next) => {
     const method = c.req.method;
-    if (ttlMs <= 0 || method === "HEAD" || method === "OPTIONS") return next();
-    if (method !== "GET") {
-      const { events, error } = await withCommitLog(next);
-      if (events.length > 0) {
-        const tags = tagsToPurge(events);
-        purge(tags);
-        peers?.publish(tags);
-      }
-      if (error !== undefined) throw error;
-      return;
-    }
-    if (c.req.header("Authorization") !== undefined) return next();
+    if (ttlMs <= 0 || method !== "GET" || c.req.header("Authorization") !== undefined) return next();
 
     const url = c.req.url;
     const key = url.slice(url.indexOf("/", url.indexOf("//") + 2));
@@ -257,5 +247,11 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCach
     if (ttl > 0) entries.set(key, { headers, complete, etag: res.headers.get("ETag"), body, tags }, { ttl, start: readAt, size });
     res.headers.set("X-Cache", "MISS");
   };
-  return { middleware, completeHit };
+  const purge: WriteListener = (_c, committed) => {
+    if (ttlMs <= 0) return;
+    const tags = tagsToPurge(committed);
+    purgeTags(tags);
+    peers?.publish(tags);
+  };
+  return { middleware, purge, completeHit };
 }
