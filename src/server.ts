@@ -28,7 +28,7 @@ import cluster from "node:cluster";
 import { createServer, type Server } from "node:http";
 import { getRequestListener } from "@hono/node-server";
 import { getConnInfo } from "@hono/node-server/conninfo";
-import { createApp } from "./app";
+import { createApp, responseHeaders } from "./app";
 import { listenSettings, parseConfig } from "./config";
 import { databaseSettings, openDatabase } from "./db/driver/open";
 import { MemoryRateLimiter } from "./http/rate-limiter";
@@ -82,7 +82,8 @@ async function main(): Promise<void> {
   const dispatcher = createWebhookDispatcher(db, { config, interest, fetch: fetchFn });
   const logger = pinoLogger(config.logLevel);
   const rateLimiter = new MemoryRateLimiter();
-  const readCache = memoryReadCache({ ttlMs: config.readCacheTtlSeconds * 1000, peers: clusterPurges() });
+  // With the headers the app adds to a public read, the cache keeps whole answers for `cacheHits`.
+  const readCache = memoryReadCache({ ttlMs: config.readCacheTtlSeconds * 1000, peers: clusterPurges(), responseHeaders: await responseHeaders() });
   const app = createApp({
     db,
     config,

@@ -44,9 +44,7 @@ export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
     : anonymousBudget(anonPerMinute, c.get("clientIp"));
   const decision = await limiter.consume(limits, c.get("now")());
   if (!decision.allowed) throw rateLimited(decision, "requests");
-  c.set("rateLimit", decision);
   await next();
-  if (c.get("stamped")) return;
   for (const [name, value] of Object.entries(headersOf(decision))) {
     if (!c.res.headers.has(name)) c.res.headers.set(name, value);
   }

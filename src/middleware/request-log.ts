@@ -31,7 +31,7 @@ export function requestLog(logger: Logger, roundTrips: RequestRoundTrips): Middl
       status: c.res.status,
       durationMs: elapsedMs(started),
       dbRoundTrips,
-      cache: c.get("cacheStatus") ?? c.res.headers.get("X-Cache"),
+      cache: c.res.headers.get("X-Cache"),
       accountId: c.get("principal")?.accountId ?? null,
     });
   };

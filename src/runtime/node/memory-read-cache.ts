@@ -20,8 +20,9 @@
  *
  * Hits are served after authentication and rate limiting (installed after
  * them) with a fresh `X-Request-Id`. `X-Cache: HIT | MISS` says what happened.
- * `completeHit` hands a stored answer to a runtime that answers hits before
- * the app (src/runtime/node/cache-hits.ts).
+ * Given the app's `responseHeaders` (src/app.ts), an entry also keeps the whole
+ * header list a client receives, and `completeHit` hands it to a runtime that
+ * answers hits before the app (src/runtime/node/cache-hits.ts).
  */
 import type { MiddlewareHandler } from "hono";
 import { LRUCache } from "lru-cache";
@@ -58,7 +59,7 @@ type Complete = Record<string, string>;
 
 interface Entry {
   headers: [string, string][];
-  /** The whole header list of a hit, when the app's stamped headers were known at store time. */
+  /** The whole header list of a hit (with `responseHeaders` only). */
   complete?: Complete;
   etag: string | null;
   body: string;
@@ -72,6 +73,8 @@ export interface MemoryReadCacheOptions {
   maxBytes?: number;
   /** Clock in ms that entries age by (default performance.now). */
   nowMs?: () => number;
+  /** The headers the app sets on a JSON read besides its route's own (src/app.ts `responseHeaders`); without them no hit is complete. */
+  responseHeaders?: readonly (readonly [string, string])[];
   /** Other processes' caches on the same database (src/runtime/node/cluster.ts): this one's purges are published to them, theirs applied here. */
   peers?: { publish(tags: string[]): void; subscribe(onPurge: (tags: string[]) => void): void };
 }
@@ -93,15 +96,10 @@ export function etagMatches(etag: string, ifNoneMatch: string): boolean {
   return (ifNoneMatch.match(/"[^"]*"/g) ?? []).some((tag) => tag === expected);
 }
 
-/**
- * The header list of a 200 hit: `stored` as the app's outer middleware leaves it
- * (JSON with its charset, src/app.ts), `stamped` over it, and the per-request names.
- */
-function completeHeaders(stored: readonly [string, string][], stamped: readonly (readonly [string, string])[], body: string): Complete {
-  const all = new Map<string, string>();
-  for (const [name, value] of stored) all.set(name, name === "content-type" && value === "application/json" ? "application/json; charset=utf-8" : value);
-  if (!all.has("cache-control")) all.set("cache-control", "no-store");
-  for (const [name, value] of stamped) all.set(name, value);
+/** The header list of a 200 hit: `stored` (the route's), the app's `added` over it, and the per-request names. */
+function completeHeaders(stored: readonly [string, string][], added: readonly (readonly [string, string])[], body: string): Complete {
+  const all = new Map<string, string>(stored);
+  for (const [name, value] of added) all.set(name, value);
   for (const name of PER_REQUEST) all.set(name, "");
   const complete: Complete = {};
   for (const name of [...all.keys()].sort()) complete[name] = all.get(name)!;
@@ -110,6 +108,9 @@ function completeHeaders(stored: readonly [string, string][], stamped: readonly 
   // every hit's copy slow; JSON.parse builds one with fast properties.
   return JSON.parse(JSON.stringify(complete)) as Complete;
 }
+
+/** The media type of a `Content-Type` value, without its parameters. */
+const mediaType = (contentType: string | null | undefined) => contentType?.split(";")[0]?.trim();
 
 function sMaxAgeMs(cacheControl: string): number {
   const match = /s-maxage=(\d+)/i.exec(cacheControl);
@@ -144,7 +145,9 @@ export interface MemoryReadCache {
 
 /** The cache: its middleware and its hits. */
 export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCache {
-  const { ttlMs, maxBytes = 32 * 1024 * 1024, nowMs = () => performance.now(), peers } = options;
+  const { ttlMs, maxBytes = 32 * 1024 * 1024, nowMs = () => performance.now(), peers, responseHeaders } = options;
+  // The app's headers are those of a JSON answer: they complete entries of the same media type.
+  const addedType = mediaType(responseHeaders?.find(([name]) => name === "content-type")?.[1]);
   const keysByTag = new Map<string, Set<string>>();
   const entries = new LRUCache<string, Entry>({
     maxSize: maxBytes,
@@ -210,13 +213,6 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCach
         c.header("X-Cache", "HIT");
         return c.body(null, 304);
       }
-      const decision = c.get("rateLimit");
-      if (hit.complete && decision) {
-        // Every header at once, in a plain object: no Headers object is built for the hit.
-        c.set("stamped", true);
-        c.set("cacheStatus", "HIT");
-        return new Response(hit.body, { status: 200, headers: hitHeaders(hit.complete, c.get("requestId"), decision) });
-      }
       for (const [name, value] of hit.headers) c.header(name, value);
       c.header("X-Cache", "HIT");
       return c.body(hit.body, 200);
@@ -239,8 +235,7 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCach
     });
     const body = await res.clone().text();
     size += body.length;
-    const stamped = c.get("stampHeaders");
-    const complete = stamped ? completeHeaders(headers, stamped, body) : undefined;
+    const complete = responseHeaders && mediaType(res.headers.get("Content-Type")) === addedType ? completeHeaders(headers, responseHeaders, body) : undefined;
     if (complete) for (const name in complete) size += name.length + complete[name]!.length;
     // An entry larger than maxBytes is not stored (lru-cache's maxEntrySize); a ttl of 0 would mean no expiry.
     const ttl = Math.min(ttlMs, sMaxAgeMs(cacheControl!));
