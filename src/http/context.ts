@@ -35,6 +35,9 @@ export interface AppEnv {
   };
 }
 
+/** How the runtime tells a client's address (socket on Node, CF-Connecting-IP on Workers). */
+export type ClientIp = (c: Context<AppEnv>) => string | undefined;
+
 /**
  * A runtime's hook after a write (AppDeps.afterWrite): called with the outbox events the
  * write committed, in commit order, before its response is sent (src/middleware/after-writes.ts).

@@ -8,14 +8,10 @@
  * `Retry-After` (RFC 9110 §10.2.3). The limiter and the client address come
  * from the context (`rateLimiter`, `clientIp`), set by the app from its runtime.
  */
-import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { anonymousBudget, type RateLimitDecision } from "../http/rate-limiter";
-
-/** How the runtime tells a client's address (socket on Node, CF-Connecting-IP on Workers). */
-export type ClientIp = (c: Context<AppEnv>) => string | undefined;
 
 function headersOf(d: RateLimitDecision): Record<string, string> {
   return { "RateLimit-Limit": String(d.limit), "RateLimit-Remaining": String(d.remaining), "RateLimit-Reset": String(d.resetSeconds) };
