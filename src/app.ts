@@ -12,7 +12,7 @@ import { requestId } from "hono/request-id";
 import { secureHeaders } from "hono/secure-headers";
 import type { AppConfig } from "./config";
 import type { Database } from "./db/client";
-import type { AppEnv } from "./http/context";
+import type { AppEnv, ClientIp, WriteListener } from "./http/context";
 import { createRouter } from "./http/router";
 import { ApiError } from "./http/errors";
 import { MemoryRateLimiter, type RateLimiter } from "./http/rate-limiter";
@@ -20,12 +20,14 @@ import { authenticate } from "./middleware/auth";
 import { KeyCache } from "./http/key-cache";
 import { compileRoutes, errorHandler, notFoundHandler } from "./middleware/errors";
 import { idempotency } from "./middleware/idempotency";
+import { afterWrites } from "./middleware/after-writes";
 import { requestLog } from "./middleware/request-log";
 import { closeAfterUnreadBody, limitBody } from "./middleware/unread-body";
 import { roundTripsPerRequest } from "./db/round-trips";
+import { PUBLIC_CACHE_CONTROL } from "./http/caching";
 import { ping } from "./db/plan";
 import { consoleSink, jsonLogger, type Logger, type LogSink } from "./logger";
-import { rateLimit, type ClientIp } from "./middleware/rate-limit";
+import { rateLimit } from "./middleware/rate-limit";
 import { accountsRouter } from "./routes/accounts/accounts.index";
 import { ordersRouter } from "./routes/orders/orders.index";
 import { categoriesRouter } from "./routes/categories/categories.index";
@@ -76,9 +78,11 @@ export interface AppDeps {
   clientIp?: ClientIp;
   /**
    * Runtime middleware run after authentication and rate limiting, before the
-   * routes (Workers: Workers Cache tags and purges, src/runtime/workers/cache.ts; Node: the read cache).
+   * routes (Workers: the edge policy of public reads, src/runtime/workers/cache.ts; Node: the read cache).
    */
   middleware?: MiddlewareHandler<AppEnv>[];
+  /** Called in this order after every write that committed outbox events (cache purges, dispatch nudges). */
+  afterWrite?: WriteListener[];
 }
 
 /** Request headers a browser client may send (CORS, docs/api.md#conventions). */
@@ -98,16 +102,67 @@ const EXPOSED_HEADERS = [
   "Idempotent-Replayed",
 ];
 
+/** Fix-ups on the final response: JSON's charset and a Cache-Control on every response. */
+const fixUps: MiddlewareHandler = async (c, next) => {
+  await next();
+  const headers = c.res.headers;
+  // docs/api.md#conventions: JSON is `application/json; charset=utf-8` (RFC 8259 §8.1: UTF-8).
+  if (headers.get("Content-Type") === "application/json") headers.set("Content-Type", "application/json; charset=utf-8");
+  // A response that states no policy is stored by no cache: Workers Cache would otherwise apply
+  // heuristic freshness (a 404 kept 3 minutes, a 200 two hours; RFC 9111 §4.2.2,
+  // https://developers.cloudflare.com/workers/cache/configuration/).
+  if (!headers.has("Cache-Control")) headers.set("Cache-Control", "no-store");
+};
+/** The security headers of every response. */
+const secure = secureHeaders({
+  // The docs page runs Scalar's script from this origin only.
+  contentSecurityPolicy: {
+    defaultSrc: ["'self'"],
+    scriptSrc: ["'self'", "'unsafe-inline'"],
+    styleSrc: ["'self'", "'unsafe-inline'"],
+    imgSrc: ["'self'", "data:"],
+    fontSrc: ["'self'", "data:"],
+    connectSrc: ["'self'"],
+  },
+  // Headers for legacy browsers and plug-ins (IE8 downloads, Flash/PDF policies, the
+  // retired XSS auditor, DNS prefetch, origin-keyed agent clusters) say nothing to
+  // an API's clients; each one costs every response its serialisation.
+  xXssProtection: false,
+  xDownloadOptions: false,
+  xDnsPrefetchControl: false,
+  xPermittedCrossDomainPolicies: false,
+  originAgentCluster: false,
+});
+const corsHeaders = cors({ origin: "*", allowHeaders: ALLOWED_HEADERS, exposeHeaders: EXPOSED_HEADERS, maxAge: 600 });
+/** Hono's cors: as it is for a preflight, on the final response for anything else. */
+const stampCors: MiddlewareHandler = async (c, next) => {
+  if (c.req.method === "OPTIONS") return corsHeaders(c, next);
+  // Hono's cors writes its headers into c.res before next(), which makes Hono copy the
+  // final response (body stream included) once the handler returns; stamping them on
+  // the final response instead keeps node-server's fast path. Same headers either way.
+  await next();
+  await corsHeaders(c, async () => {});
+};
+/** The middleware that sets the headers of every response besides its route's own, outermost first. */
+const RESPONSE_LAYERS = [fixUps, secure, stampCors];
+
 /**
- * The headers `secure` stamps, and those with `stampCors`'s, on a bodiless
- * response to a GET (lowercase names, in the order a Headers object lists them).
+ * The headers the app sets on a JSON answer of a public read besides its route's own
+ * (security, CORS, the JSON charset; lowercase names), from one probe through the
+ * app's own response middleware: what a runtime adds to a stored route answer to send
+ * what the app would (src/runtime/node/memory-read-cache.ts). Per-request headers
+ * (`X-Request-Id`, `RateLimit-*`) are not among them.
  */
-async function probeHeaders(secure: MiddlewareHandler, stampCors: MiddlewareHandler<AppEnv>): Promise<{ secure: [string, string][]; all: [string, string][] }> {
-  const probe = new Hono<AppEnv>();
-  probe.get("/secure", secure, (c) => c.body(null, 204));
-  probe.get("/all", secure, stampCors, (c) => c.body(null, 204));
-  const [secured, all] = await Promise.all([probe.request("/secure"), probe.request("/all")]);
-  return { secure: [...secured.headers], all: [...all.headers] };
+export async function responseHeaders(): Promise<[string, string][]> {
+  let own = new Headers();
+  const probe = new Hono();
+  probe.use(...RESPONSE_LAYERS, async (c, next) => {
+    await next();
+    own = new Headers(c.res.headers);
+  });
+  probe.get("/", (c) => c.json(null, 200, { "Cache-Control": PUBLIC_CACHE_CONTROL }));
+  const answer = await probe.request("/");
+  return [...answer.headers].filter(([name, value]) => own.get(name) !== value);
 }
 
 /** Build the app; its type is `AppType`. */
@@ -127,72 +182,8 @@ export function createApp(deps: AppDeps) {
   app.use(requestId());
   app.use(requestLog(logger, roundTrips));
   app.use(closeAfterUnreadBody);
+  app.use(...RESPONSE_LAYERS);
   app.use(async (c, next) => {
-    await next();
-    if (c.get("stamped")) return;
-    const headers = c.res.headers;
-    // docs/api.md#conventions: JSON is `application/json; charset=utf-8` (RFC 8259 §8.1: UTF-8).
-    if (headers.get("Content-Type") === "application/json") headers.set("Content-Type", "application/json; charset=utf-8");
-    // A response that states no policy is stored by no cache: Workers Cache would otherwise apply
-    // heuristic freshness (a 404 kept 3 minutes, a 200 two hours; RFC 9111 §4.2.2,
-    // https://developers.cloudflare.com/workers/cache/configuration/).
-    if (!headers.has("Cache-Control")) headers.set("Cache-Control", "no-store");
-  });
-  const secure = secureHeaders({
-    // The docs page runs Scalar's script from this origin only.
-    contentSecurityPolicy: {
-      defaultSrc: ["'self'"],
-      scriptSrc: ["'self'", "'unsafe-inline'"],
-      styleSrc: ["'self'", "'unsafe-inline'"],
-      imgSrc: ["'self'", "data:"],
-      fontSrc: ["'self'", "data:"],
-      connectSrc: ["'self'"],
-    },
-    // Headers for legacy browsers and plug-ins (IE8 downloads, Flash/PDF policies, the
-    // retired XSS auditor, DNS prefetch, origin-keyed agent clusters) say nothing to
-    // an API's clients; each one costs every response its serialisation.
-    xXssProtection: false,
-    xDownloadOptions: false,
-    xDnsPrefetchControl: false,
-    xPermittedCrossDomainPolicies: false,
-    originAgentCluster: false,
-  });
-  const corsHeaders = cors({ origin: "*", allowHeaders: ALLOWED_HEADERS, exposeHeaders: EXPOSED_HEADERS, maxAge: 600 });
-  /** Hono's cors for a response to anything but a preflight (none for a stamped one). */
-  const stampCors: MiddlewareHandler<AppEnv> = async (c, next) => {
-    // Hono's cors writes its headers into c.res before next(), which makes Hono copy the
-    // final response (body stream included) once the handler returns; stamping them on
-    // the final response instead keeps node-server's fast path. Same headers either way.
-    await next();
-    if (c.get("stamped")) return;
-    await corsHeaders(c, async () => {});
-  };
-  // The security and CORS headers are the same on every response but preflights: taken once
-  // from a probe through the same middleware, then stamped from these lists.
-  let secureList: readonly (readonly [string, string])[] | undefined;
-  let stampList: readonly (readonly [string, string])[] | undefined;
-  // Until the probe answers (or if it fails), Hono's middleware stamps them itself.
-  probeHeaders(secure, stampCors).then(
-    (lists) => {
-      secureList = lists.secure;
-      stampList = lists.all;
-    },
-    () => {},
-  );
-  app.use(async (c, next) => {
-    if (!secureList) return secure(c, next);
-    await next();
-    if (c.get("stamped")) return;
-    const headers = c.res.headers;
-    for (const [name, value] of secureList) headers.set(name, value);
-    headers.delete("X-Powered-By");
-  });
-  app.use(async (c, next) => {
-    if (c.req.method === "OPTIONS") return corsHeaders(c, next);
-    await stampCors(c, next);
-  });
-  app.use(async (c, next) => {
-    if (stampList) c.set("stampHeaders", stampList);
     c.set("db", resolve(db, c));
     c.set("config", config);
     c.set("now", now);
@@ -200,6 +191,7 @@ export function createApp(deps: AppDeps) {
     c.set("clientIp", clientIp(c) ?? "unknown");
     await next();
   });
+  app.use(afterWrites(deps.afterWrite ?? []));
   const tooLarge = () => new ApiError(413, "payload_too_large", `The request body is larger than ${config.bodyLimitBytes / 1024} KiB.`);
   app.use(limitBody(config.bodyLimitBytes, tooLarge));
   app.use(authenticate(keyCache));

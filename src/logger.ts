@@ -48,3 +48,27 @@ export function loggableError(error: unknown): { name: string; message: string }
   if (e instanceof DrizzleQueryError) return { name: "DrizzleQueryError", message: "a query failed (query and parameters not logged)" };
   return e instanceof Error ? { name: e.name, message: e.message } : { name: "Error", message: String(e) };
 }
+
+/** The fields of one request's line of the request log (docs/operations.md, src/middleware/request-log.ts). */
+export type RequestLine = {
+  requestId: string;
+  method: string;
+  route: string | null;
+  status: number;
+  durationMs: number;
+  dbRoundTrips: number;
+  cache: string | null;
+  accountId: number | null;
+};
+
+/** Log `line` at its status's level (`error` for 5xx but 501, else `info`). */
+export function logRequest(logger: Logger, line: RequestLine): void {
+  // 501 answers a method no route supports: the client's doing, like a 4xx, not the operator's problem.
+  const level = line.status >= 500 && line.status !== 501 ? "error" : "info";
+  if (logger.enabled(level)) logger.log(level, "request", line);
+}
+
+/** Milliseconds since `started` (a `performance.now()`), to 0.1 ms. */
+export function elapsedMs(started: number): number {
+  return Math.round((performance.now() - started) * 10) / 10;
+}

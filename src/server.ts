@@ -28,7 +28,7 @@ import cluster from "node:cluster";
 import { createServer, type Server } from "node:http";
 import { getRequestListener } from "@hono/node-server";
 import { getConnInfo } from "@hono/node-server/conninfo";
-import { createApp } from "./app";
+import { createApp, responseHeaders } from "./app";
 import { listenSettings, parseConfig } from "./config";
 import { databaseSettings, openDatabase } from "./db/driver/open";
 import { MemoryRateLimiter } from "./http/rate-limiter";
@@ -46,7 +46,7 @@ import { bootstrapStaffKey } from "./services/accounts.service";
 import { scheduleRetention } from "./services/retention";
 import { createWebhookDispatcher } from "./services/webhooks/dispatch";
 import { SubscribedTypes } from "./services/webhooks/interest";
-import { dispatchAfterWrites } from "./middleware/after-writes";
+import { nudgeDispatcher } from "./middleware/after-writes";
 
 /** A start-up failure worth one line, not a stack trace. */
 class StartError extends Error {}
@@ -82,7 +82,8 @@ async function main(): Promise<void> {
   const dispatcher = createWebhookDispatcher(db, { config, interest, fetch: fetchFn });
   const logger = pinoLogger(config.logLevel);
   const rateLimiter = new MemoryRateLimiter();
-  const readCache = memoryReadCache({ ttlMs: config.readCacheTtlSeconds * 1000, peers: clusterPurges() });
+  // With the headers the app adds to a public read, the cache keeps whole answers for `cacheHits`.
+  const readCache = memoryReadCache({ ttlMs: config.readCacheTtlSeconds * 1000, peers: clusterPurges(), responseHeaders: await responseHeaders() });
   const app = createApp({
     db,
     config,
@@ -91,7 +92,8 @@ async function main(): Promise<void> {
     assets: nodeAssets(),
     checkDatabase: database.check,
     clientIp: clientAddress(trustedProxies, (c) => getConnInfo(c).remote.address),
-    middleware: [readCache.middleware, dispatchAfterWrites(interest, () => dispatcher.nudgeSoon(50))],
+    middleware: [readCache.middleware],
+    afterWrite: [readCache.purge, nudgeDispatcher(interest, () => dispatcher.nudgeSoon(50))],
   });
   const appListener = getRequestListener(app.fetch);
   // Read-cache hits are answered before the app; the rest reaches it through @hono/node-server.

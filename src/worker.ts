@@ -18,13 +18,13 @@ import { loggableError } from "./logger";
 import { MemoryRateLimiter } from "./http/rate-limiter";
 import { type CoordinatorEnv, coordinatorOf, flushPurges, isPurgeFlush } from "./runtime/workers/purge-coordinator";
 import type { PurgeBatch } from "./runtime/workers/purge-budget";
-import { forEdge, workersCache } from "./runtime/workers/cache";
+import { edgePolicy, edgePurge, forEdge } from "./runtime/workers/cache";
 import { WorkersRateLimiter } from "./runtime/workers/rate-limiter";
 import { workerWebhookFetch } from "./runtime/workers/webhook-fetch";
 import { pruneExpired } from "./services/retention";
 import { dispatchDue } from "./services/webhooks/dispatch";
 import { SubscribedTypes } from "./services/webhooks/interest";
-import { dispatchAfterWrites } from "./middleware/after-writes";
+import { nudgeDispatcher } from "./middleware/after-writes";
 
 /**
  * Bindings, variables and secrets of the Worker: `Env`, generated from
@@ -99,14 +99,11 @@ function appFor(env: WorkerEnv): { app: OpenAPIHono<AppEnv>; config: AppConfig; 
     clientIp: (c) => c.req.header("CF-Connecting-IP"),
     // Workers Rate Limiting bindings ([[ratelimits]] in wrangler.toml) + the per-isolate count for the headers.
     rateLimiter: (c) => WorkersRateLimiter.fromEnv(workerEnv(c), onBindingError, shadow),
-    middleware: [
-      workersCache({
-        coordinator: (c) => coordinatorOf(workerEnv(c)),
-        log: (line) => console.error(line),
-        fallback: purgeFallback(captureUrl),
-      }),
+    middleware: [edgePolicy],
+    afterWrite: [
       // The dispatch after a write uses that request's database handle, inside that request's waitUntil.
-      dispatchAfterWrites(interest, (c) => c.executionCtx.waitUntil(dispatch(c.get("db"), config, interest))),
+      nudgeDispatcher(interest, (c) => c.executionCtx.waitUntil(dispatch(c.get("db"), config, interest))),
+      edgePurge({ coordinator: (c) => coordinatorOf(workerEnv(c)), log: (line) => console.error(line), fallback: purgeFallback(captureUrl) }),
     ],
   });
   cached = { env, key, app, config, interest };

@@ -10,6 +10,12 @@ import * as schema from "./schema";
 
 export type { InStatement, ResultSet };
 
+/** One committed outbox event: its type and its data (the resource after the change). */
+export interface CommittedEvent {
+  type: string;
+  data: Record<string, unknown>;
+}
+
 /** All the app asks of a database (docs/architecture.md#the-database-port). */
 export interface Database {
   /** Run one statement on its own. @throws LibsqlError. */
@@ -23,6 +29,12 @@ export interface Database {
    * @throws LibsqlError (a `LibsqlBatchError` names the failed statement); then nothing was written.
    */
   batch(statements: InStatement[], mode: "read" | "write"): Promise<ResultSet[]>;
+  /**
+   * Where plans append the outbox events their write batches committed, in commit order
+   * (src/db/plan.ts); set on a request's handle by the app (docs/architecture.md, "Events
+   * after a write"), absent elsewhere (then no event is read back).
+   */
+  readonly committed?: CommittedEvent[];
 }
 
 /**

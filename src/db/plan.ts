@@ -4,14 +4,13 @@
  * object of named steps, in the order they run, sent as one atomic batch
  * (docs/api.md#stock-and-ordering), whose results come back by name. `guarded` steps take effect
  * only when the step they name with `.after(name)` (which `plan` checks runs
- * just before) changed a row; `outbox` steps' events go to the request's commit
- * log (src/db/commit-log.ts). Design: docs/architecture.md, "Writes".
+ * just before) changed a row; `outbox` steps' events go to the handle's log of
+ * committed events (`Database.committed`). Design: docs/architecture.md, "Writes".
  */
 import type { InArgs, InStatement, ResultSet } from "@libsql/client";
 import { fillPlaceholders, type SQL, sql } from "drizzle-orm";
 import type { PreparedQueryConfig, SQLitePreparedQuery } from "drizzle-orm/sqlite-core";
-import type { Database } from "./client";
-import { isRecordingCommits, recordCommitted, type CommittedEvent } from "./commit-log";
+import type { CommittedEvent, Database } from "./client";
 
 // biome-ignore lint/suspicious/noExplicitAny: any prepared query, whatever its result type.
 type Prepared = SQLitePreparedQuery<any>;
@@ -106,8 +105,12 @@ function readResults<S extends Steps>(p: Plan<S>, results: ResultSet[], offset: 
   return out as PlanResults<S>;
 }
 
-function recordOutbox<S extends Steps>(runs: readonly (readonly [Plan<S>, Record<string, unknown>])[], results: ResultSet[]): void {
-  const committed: CommittedEvent[] = [];
+/** Append the events the outbox steps of `runs` inserted to `committed`, in commit order. */
+function recordOutbox<S extends Steps>(
+  committed: CommittedEvent[],
+  runs: readonly (readonly [Plan<S>, Record<string, unknown>])[],
+  results: ResultSet[],
+): void {
   let offset = 0;
   for (const [p] of runs) {
     for (const name of p.names) {
@@ -117,7 +120,6 @@ function recordOutbox<S extends Steps>(runs: readonly (readonly [Plan<S>, Record
       offset += 1;
     }
   }
-  recordCommitted(committed);
 }
 
 /**
@@ -129,7 +131,7 @@ function recordOutbox<S extends Steps>(runs: readonly (readonly [Plan<S>, Record
 export async function runEach<S extends Steps>(db: Database, runs: readonly (readonly [Plan<S>, Record<string, unknown>])[]): Promise<PlanResults<S>[]> {
   const statements = runs.flatMap(([p, values]) => p.names.map((name) => bind(p.steps[name]!, values)));
   const results = await db.batch(statements, "write");
-  if (isRecordingCommits()) recordOutbox(runs, results);
+  if (db.committed) recordOutbox(db.committed, runs, results);
   let offset = 0;
   return runs.map(([p]) => {
     const out = readResults(p, results, offset);

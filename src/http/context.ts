@@ -3,11 +3,12 @@
  * each request's context (`c.get(...)`).
  */
 import type { AppConfig } from "../config";
-import type { Database } from "../db/client";
+import type { Context } from "hono";
+import type { CommittedEvent, Database } from "../db/client";
 import type { KeyClaim } from "../domain/idempotency";
 import type { Principal } from "../domain/principal";
 import type { KeyCache } from "./key-cache";
-import type { RateLimitDecision, RateLimiter } from "./rate-limiter";
+import type { RateLimiter } from "./rate-limiter";
 
 /** Services and settings one request can reach. */
 export interface RequestServices {
@@ -31,16 +32,14 @@ export interface AppEnv {
     rateLimiter: RateLimiter;
     /** The client's address as the runtime reports it ("unknown" when it cannot). */
     clientIp: string;
-    /** The per-minute budget this request was counted in (set by the rate limiter before the routes). */
-    rateLimit?: RateLimitDecision;
-    /**
-     * Headers the app stamps on every response but preflights (security, CORS), lowercase
-     * names; set once known, so a middleware answering a complete response can include them.
-     */
-    stampHeaders?: readonly (readonly [string, string])[];
-    /** True when the response already carries every header the app would stamp (a read-cache hit): outer middleware leaves it as it is. */
-    stamped?: boolean;
-    /** The `X-Cache` outcome of a middleware that answered without letting the response's headers be read (the request log's `cache`). */
-    cacheStatus?: string;
   };
 }
+
+/** How the runtime tells a client's address (socket on Node, CF-Connecting-IP on Workers). */
+export type ClientIp = (c: Context<AppEnv>) => string | undefined;
+
+/**
+ * A runtime's hook after a write (AppDeps.afterWrite): called with the outbox events the
+ * write committed, in commit order, before its response is sent (src/middleware/after-writes.ts).
+ */
+export type WriteListener = (c: Context<AppEnv>, committed: readonly CommittedEvent[]) => void | Promise<void>;

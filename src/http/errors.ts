@@ -85,3 +85,14 @@ export class ApiError extends Error {
     };
   }
 }
+
+/**
+ * The Error object for a request whose method no route of the server supports
+ * for any resource: 501 `not_implemented` (RFC 9110 §15.6.2: "the server does
+ * not recognize the request method and is not capable of supporting it for any
+ * resource"), e.g. CONNECT (this server is no proxy), TRACE, PROPFIND or an
+ * unknown token. A method some route supports is 405 on the other paths.
+ */
+export function notImplemented(method: string): ApiError {
+  return new ApiError(501, "not_implemented", `This server does not implement the method ${method} for any resource.`);
+}

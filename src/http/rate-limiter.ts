@@ -25,6 +25,11 @@ export interface BucketLimit {
   windowSeconds: number;
 }
 
+/** The per-minute budget of an anonymous request from `clientIp` (docs/api.md#rate-limits). */
+export function anonymousBudget(anonPerMinute: number, clientIp: string): BucketLimit[] {
+  return [{ bucket: `ip:${clientIp}`, limit: anonPerMinute, windowSeconds: 60 }];
+}
+
 export interface RateLimiter {
   /**
    * Count one request against every budget of `limits`, all or none: it is

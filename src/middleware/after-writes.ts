@@ -1,39 +1,46 @@
 /**
- * After-write hooks: `afterWrites(onWrite)` tells a runtime that a write
- * succeeded and which outbox events it committed (src/db/commit-log.ts);
- * `dispatchAfterWrites` starts a webhook dispatch run only when a committed
- * event may be wanted by a subscription (docs/api.md#events-and-webhooks: a write with no event for
- * a subscription starts no delivery work).
+ * The one route of committed events (docs/architecture.md, "Events after a
+ * write"): `afterWrites(listeners)` gives a write's request a database handle
+ * that keeps the outbox events its plans commit (`Database.committed`), and
+ * once the handler has answered hands them, in commit order, to each listener
+ * in turn, before the response is sent. `nudgeDispatcher` is the listener that
+ * starts a webhook dispatch run only when a subscription may want one of them
+ * (docs/api.md#events-and-webhooks: a write with no event for a subscription
+ * starts no delivery work).
  */
 import type { Context, MiddlewareHandler } from "hono";
-import { type CommittedEvent, recordCommitted, withCommitLog } from "../db/commit-log";
-import type { AppEnv } from "../http/context";
+import type { CommittedEvent, Database } from "../db/client";
+import type { AppEnv, WriteListener } from "../http/context";
 import type { SubscribedTypes } from "../services/webhooks/interest";
 
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
-/**
- * App middleware (AppDeps.middleware) that calls `onWrite(c, committed)` after
- * every successful write (POST/PUT/PATCH/DELETE answered 2xx), with the outbox
- * events it committed, in commit order. The events stay in any enclosing
- * commit log (e.g. a cache purge's).
- */
-export function afterWrites(onWrite: (c: Context<AppEnv>, committed: CommittedEvent[]) => void): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    if (!WRITE_METHODS.has(c.req.method)) return next();
-    const { events, error } = await withCommitLog(next);
-    recordCommitted(events);
-    if (error !== undefined) throw error;
-    if (c.res.status >= 200 && c.res.status < 300) onWrite(c, events);
-  };
+/** `db` whose plans append their committed events to `committed`. */
+function keepingCommits(db: Database, committed: CommittedEvent[]): Database {
+  return { execute: (statement) => db.execute(statement), batch: (statements, mode) => db.batch(statements, mode), committed };
 }
 
 /**
- * `afterWrites` that calls `start(c)` (which starts a dispatch run) only when
- * `interest` says a subscription may want one of the committed event types.
+ * App middleware, after the one that sets `db`: on a write (POST/PUT/PATCH/DELETE) that
+ * committed outbox events, awaits each of `listeners` in order with them, whatever the
+ * status (the events happened). Without listeners, writes read no events back.
  */
-export function dispatchAfterWrites(interest: SubscribedTypes, start: (c: Context<AppEnv>) => void): MiddlewareHandler<AppEnv> {
-  return afterWrites((c, committed) => {
+export function afterWrites(listeners: readonly WriteListener[]): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    if (listeners.length === 0 || !WRITE_METHODS.has(c.req.method)) return next();
+    const committed: CommittedEvent[] = [];
+    c.set("db", keepingCommits(c.get("db"), committed));
+    try {
+      await next();
+    } finally {
+      if (committed.length > 0) for (const listener of listeners) await listener(c, committed);
+    }
+  };
+}
+
+/** The listener that calls `start(c)` (which starts a dispatch run) when `interest` says a subscription may want a committed event. */
+export function nudgeDispatcher(interest: SubscribedTypes, start: (c: Context<AppEnv>) => void): WriteListener {
+  return (c, committed) => {
     if (interest.mayWant(committed.map((event) => event.type))) start(c);
-  });
+  };
 }

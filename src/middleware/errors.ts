@@ -7,7 +7,7 @@ import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { DomainError } from "../domain/errors";
 import type { AppEnv } from "../http/context";
-import { ApiError, type ErrorCode } from "../http/errors";
+import { ApiError, type ErrorCode, notImplemented } from "../http/errors";
 import { type Logger, loggableError } from "../logger";
 import { domainErrorResponse } from "./domain-errors";
 
@@ -128,17 +128,6 @@ export function compileRoutes(routes: readonly { method: string; path: string }[
       method: r.method,
       regex: new RegExp(`^${r.path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z0-9_]+/g, "[^/]+")}$`),
     }));
-}
-
-/**
- * The Error object for a request whose method no route of the server supports
- * for any resource: 501 `not_implemented` (RFC 9110 §15.6.2: "the server does
- * not recognize the request method and is not capable of supporting it for any
- * resource"), e.g. CONNECT (this server is no proxy), TRACE, PROPFIND or an
- * unknown token. A method some route supports is 405 on the other paths.
- */
-export function notImplemented(method: string): ApiError {
-  return new ApiError(501, "not_implemented", `This server does not implement the method ${method} for any resource.`);
 }
 
 /**

@@ -8,14 +8,10 @@
  * `Retry-After` (RFC 9110 §10.2.3). The limiter and the client address come
  * from the context (`rateLimiter`, `clientIp`), set by the app from its runtime.
  */
-import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
-import type { BucketLimit, RateLimitDecision } from "../http/rate-limiter";
-
-/** How the runtime tells a client's address (socket on Node, CF-Connecting-IP on Workers). */
-export type ClientIp = (c: Context<AppEnv>) => string | undefined;
+import { anonymousBudget, type RateLimitDecision } from "../http/rate-limiter";
 
 function headersOf(d: RateLimitDecision): Record<string, string> {
   return { "RateLimit-Limit": String(d.limit), "RateLimit-Remaining": String(d.remaining), "RateLimit-Reset": String(d.resetSeconds) };
@@ -27,11 +23,6 @@ export function rateLimited(d: RateLimitDecision, what: string): ApiError {
     ...headersOf(d),
     "Retry-After": String(d.resetSeconds),
   });
-}
-
-/** The per-minute budget of an anonymous request from `clientIp` (docs/api.md#rate-limits). */
-export function anonymousBudget(anonPerMinute: number, clientIp: string): BucketLimit[] {
-  return [{ bucket: `ip:${clientIp}`, limit: anonPerMinute, windowSeconds: 60 }];
 }
 
 /**
@@ -49,9 +40,7 @@ export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
     : anonymousBudget(anonPerMinute, c.get("clientIp"));
   const decision = await limiter.consume(limits, c.get("now")());
   if (!decision.allowed) throw rateLimited(decision, "requests");
-  c.set("rateLimit", decision);
   await next();
-  if (c.get("stamped")) return;
   for (const [name, value] of Object.entries(headersOf(decision))) {
     if (!c.res.headers.has(name)) c.res.headers.set(name, value);
   }

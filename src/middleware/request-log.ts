@@ -16,31 +16,7 @@ import type { MiddlewareHandler } from "hono";
 import { routePath } from "hono/route";
 import type { RequestRoundTrips } from "../db/round-trips";
 import type { AppEnv } from "../http/context";
-import type { Logger } from "../logger";
-
-/** The fields of one request's line. */
-export type RequestLine = {
-  requestId: string;
-  method: string;
-  route: string | null;
-  status: number;
-  durationMs: number;
-  dbRoundTrips: number;
-  cache: string | null;
-  accountId: number | null;
-};
-
-/** Log `line` at its status's level (`error` for 5xx but 501, else `info`). */
-export function logRequest(logger: Logger, line: RequestLine): void {
-  // 501 answers a method no route supports: the client's doing, like a 4xx, not the operator's problem.
-  const level = line.status >= 500 && line.status !== 501 ? "error" : "info";
-  if (logger.enabled(level)) logger.log(level, "request", line);
-}
-
-/** Milliseconds since `started` (a `performance.now()`), to 0.1 ms. */
-export function elapsedMs(started: number): number {
-  return Math.round((performance.now() - started) * 10) / 10;
-}
+import { elapsedMs, type Logger, logRequest } from "../logger";
 
 /** Global middleware (first after the request id): times the request and logs it once answered. */
 export function requestLog(logger: Logger, roundTrips: RequestRoundTrips): MiddlewareHandler<AppEnv> {
@@ -55,7 +31,7 @@ export function requestLog(logger: Logger, roundTrips: RequestRoundTrips): Middl
       status: c.res.status,
       durationMs: elapsedMs(started),
       dbRoundTrips,
-      cache: c.get("cacheStatus") ?? c.res.headers.get("X-Cache"),
+      cache: c.res.headers.get("X-Cache"),
       accountId: c.get("principal")?.accountId ?? null,
     });
   };

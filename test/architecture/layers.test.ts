@@ -2,7 +2,8 @@
  * Layers point one way (README "Code tour"): routes → services → db, with the
  * domain (src/domain) at the bottom, the HTTP edge's helpers (src/http)
  * beside the services, and the runtime adapters (src/runtime/node,
- * src/runtime/workers) and middleware above them. Reads every `src/**\/*.ts` file's imports (static, `export … from`,
+ * src/runtime/workers) and middleware above them; the runtime does not import
+ * the middleware or the routes (it is wired to the app by the entry points). Reads every `src/**\/*.ts` file's imports (static, `export … from`,
  * dynamic) and fails on any import a layer may not make, on services or db
  * code that speaks HTTP (imports Hono, src/http, a route or a middleware:
  * services throw domain errors and take domain values), on a driver imported
@@ -26,7 +27,8 @@ const ALLOWED: Record<string, string[]> = {
   http: ["http", "domain", "db", "config", "logger"],
   openapi: ["openapi", "http", "domain", "config"],
   middleware: ["middleware", "services", "db", "domain", "http", "config", "logger"],
-  runtime: ["runtime", "middleware", "services", "db", "domain", "http", "config", "logger"],
+  // Not middleware, not routes: the runtime adapters get what they share with the app from src/http and the logger.
+  runtime: ["runtime", "services", "db", "domain", "http", "config", "logger"],
   routes: ["routes", "middleware", "services", "openapi", "domain", "http", "config", "logger"],
 };
 const ENTRY_POINTS = ["app", "server", "worker"];

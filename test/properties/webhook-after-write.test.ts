@@ -1,7 +1,7 @@
 /**
  * Dispatch after writes (docs/api.md#events-and-webhooks: a write with no event for a subscription
  * starts no delivery work), wired as src/server.ts and src/worker.ts wire it:
- * `dispatchAfterWrites` over a `SubscribedTypes` that the dispatch runs teach.
+ * `nudgeDispatcher` over a `SubscribedTypes` that the dispatch runs teach.
  * The dispatcher runs on its own statement-counting handle over the same
  * database, so "no work" is measured as zero statements sent by it after the
  * write's own batch. A subscription made by another process is simulated by
@@ -12,8 +12,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config";
 import type { Database } from "../../src/db/client";
-import { withCommitLog } from "../../src/db/commit-log";
-import { dispatchAfterWrites } from "../../src/middleware/after-writes";
+import { nudgeDispatcher } from "../../src/middleware/after-writes";
 import { createWebhookDispatcher, type WebhookDispatcher } from "../../src/services/webhooks/dispatch";
 import { SubscribedTypes } from "../../src/services/webhooks/interest";
 import { generateWebhookSecret } from "../../src/services/webhooks/signing";
@@ -70,13 +69,13 @@ afterEach(async () => {
   await rig?.target.close();
 });
 
-/** A Node app whose writes nudge a dispatcher through `dispatchAfterWrites`; the dispatcher has made its first (periodic) run. */
+/** A Node app whose writes nudge a dispatcher through `nudgeDispatcher`; the dispatcher has made its first (periodic) run. */
 async function start(): Promise<Rig> {
   let nowMs = Date.now();
   const interest = new SubscribedTypes(MAX_AGE_MS, () => nowMs);
   const runs: Promise<void>[] = [];
   let dispatcher: WebhookDispatcher | undefined;
-  const target = await nodeTarget({}, { middleware: [dispatchAfterWrites(interest, () => runs.push(dispatcher!.nudge()))] });
+  const target = await nodeTarget({}, { afterWrite: [nudgeDispatcher(interest, () => runs.push(dispatcher!.nudge()))] });
   const counted = countStatements(target.db);
   dispatcher = createWebhookDispatcher(counted.db, { config: parseConfig(TEST_ENV), interest, log: (line) => expect.fail(line) });
   await dispatcher.nudge();
@@ -169,23 +168,23 @@ describe("dispatch after writes", () => {
     expect(receiver.at(`${path}/pets`).map((r) => verified(r, other).data)).toEqual([pet, second]);
   });
 
-  it("leaves the committed events in an enclosing commit log (the Worker's cache purge reads it)", async () => {
-    const seen: string[] = [];
+  it("hands a write's committed events to every listener, in order, before the response", async () => {
+    const heard: string[] = [];
+    const listener = (name: string) => (c: { res: Response }, committed: readonly { type: string }[]) => {
+      heard.push(`${name} ${c.res.status} ${committed.map((event) => event.type).join(",")}`);
+    };
     const target = await nodeTarget(
       {},
-      {
-        middleware: [
-          async (_c, next) => {
-            const { events } = await withCommitLog(next);
-            seen.push(...events.map((event) => event.type));
-          },
-          dispatchAfterWrites(new SubscribedTypes(), () => {}),
-        ],
-      },
+      { afterWrite: [listener("first"), nudgeDispatcher(new SubscribedTypes(), () => heard.push("nudge")), listener("last")] },
     );
     try {
-      await createCategory(await connect(target), target.staffKey);
-      expect(seen).toEqual(["category.created"]);
+      const api = await connect(target);
+      const category = await createCategory(api, target.staffKey);
+      expect(heard).toEqual(["first 201 category.created", "nudge", "last 201 category.created"]);
+      // A refused write and a read commit nothing: no listener hears of them.
+      expect((await api.post("/categories", { name: category.name }, { key: target.staffKey })).status).toBe(409);
+      expect((await api.get("/categories")).status).toBe(200);
+      expect(heard).toHaveLength(3);
     } finally {
       await target.close();
     }

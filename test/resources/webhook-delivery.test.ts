@@ -13,7 +13,6 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config";
-import { afterWrites } from "../../src/middleware/after-writes";
 import { isPrivateHost } from "../../src/domain/private-address";
 import { createWebhookDispatcher, dispatchDue, WebhookDispatcher } from "../../src/services/webhooks/dispatch";
 import { connect } from "../support/client";
@@ -245,9 +244,9 @@ describe("Node dispatcher", () => {
     expect(receiver.at(`${path}/ok`).map((r) => verified(r, hook.secret).type)).toEqual(["category.created"]);
   });
 
-  it("afterWrites calls back after successful writes only", async () => {
+  it("write listeners hear the writes that committed events only", async () => {
     const seen: string[] = [];
-    const target = await nodeTarget({}, { middleware: [afterWrites((c) => seen.push(`${c.req.method} ${c.res.status}`))] });
+    const target = await nodeTarget({}, { afterWrite: [(c) => void seen.push(`${c.req.method} ${c.res.status}`)] });
     try {
       const api = await connect(target);
       const category = await createCategory(api, target.staffKey);

@@ -5,9 +5,9 @@
  * used first), and nothing private or keyed is ever stored.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApp } from "../../src/app";
+import { createApp, responseHeaders } from "../../src/app";
 import { parseConfig } from "../../src/config";
-import { memoryReadCache } from "../../src/runtime/node/memory-read-cache";
+import { hitHeaders, memoryReadCache } from "../../src/runtime/node/memory-read-cache";
 import { nodeTarget, TEST_ENV, type NodeTarget } from "../support/node-target";
 
 let target: NodeTarget;
@@ -29,12 +29,8 @@ async function call(method: string, path: string, options: { key?: string; body?
 beforeAll(async () => {
   target = await nodeTarget();
   staff = target.staffKey;
-  app = createApp({
-    db: target.db,
-    config: parseConfig(TEST_ENV),
-    log: () => {},
-    middleware: [memoryReadCache({ ttlMs: 5000, nowMs: () => clock }).middleware],
-  });
+  const cache = memoryReadCache({ ttlMs: 5000, nowMs: () => clock });
+  app = createApp({ db: target.db, config: parseConfig(TEST_ENV), log: () => {}, middleware: [cache.middleware], afterWrite: [cache.purge] });
   categoryId = (await call("POST", "/categories", { key: staff, body: { name: "Cached" } })).body.id;
   petId = (await call("POST", "/pets", { key: staff, body: { name: "Before", categoryId } })).body.id;
 });
@@ -59,13 +55,39 @@ describe("in-process read cache (Node)", () => {
     const first = await call("GET", `/pets/${petId}`);
     const second = await call("GET", `/pets/${petId}`);
     expect(second.headers.get("x-cache")).toBe("HIT");
-    // Content-Length: the HTTP server adds it to every answer; a hit states it itself.
-    const perRequest = new Set(["x-request-id", "x-cache", "ratelimit-remaining", "content-length"]);
+    const perRequest = new Set(["x-request-id", "x-cache", "ratelimit-remaining"]);
     const others = (headers: Headers) => [...headers].filter(([name]) => !perRequest.has(name));
     expect(others(second.headers)).toEqual(others(first.headers));
-    expect([...second.headers.keys()].filter((name) => name !== "content-length")).toEqual([...first.headers.keys()]);
-    expect(second.headers.get("content-length")).toBe(String(Buffer.byteLength(JSON.stringify(second.body))));
+    expect([...second.headers.keys()]).toEqual([...first.headers.keys()]);
     expect(Number(second.headers.get("ratelimit-remaining"))).toBe(Number(first.headers.get("ratelimit-remaining")) - 1);
+  });
+
+  it("a complete hit (answered before the app, src/runtime/node/cache-hits.ts) has the headers of the app's own answer", async () => {
+    const cache = memoryReadCache({ ttlMs: 60_000, nowMs: () => clock, responseHeaders: await responseHeaders() });
+    const cached = createApp({ db: target.db, config: parseConfig(TEST_ENV), log: () => {}, middleware: [cache.middleware] });
+    const path = `/pets?id=${petId}&status=available`;
+    const miss = await cached.request(`http://localhost${path}`);
+    const own = await cached.request(`http://localhost${path}`);
+    expect([miss.headers.get("x-cache"), own.headers.get("x-cache")]).toEqual(["MISS", "HIT"]);
+    const hit = cache.completeHit(path)!;
+    const header = (name: string) => own.headers.get(name)!;
+    const decision = {
+      allowed: true,
+      limit: Number(header("ratelimit-limit")),
+      remaining: Number(header("ratelimit-remaining")),
+      resetSeconds: Number(header("ratelimit-reset")),
+    };
+    const fast = new Headers(hitHeaders(hit.headers, header("x-request-id"), decision));
+    // Content-Length: the HTTP server adds it to every answer; a complete hit states it itself.
+    expect(fast.get("content-length")).toBe(String(Buffer.byteLength(hit.body)));
+    fast.delete("content-length");
+    expect([...fast]).toEqual([...own.headers]);
+    expect(hit.body).toBe(await own.text());
+    // The same as the app's answer that stored it, but for the per-request values.
+    const perRequest = new Set(["x-request-id", "x-cache", "ratelimit-remaining"]);
+    const others = (headers: Headers) => [...headers].filter(([name]) => !perRequest.has(name));
+    expect(others(fast)).toEqual(others(miss.headers));
+    expect(hit.body).toBe(await miss.text());
   });
 
   it("answers If-None-Match on a hit with 304", async () => {

@@ -10,10 +10,8 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AppConfig } from "../../config";
-import type { Logger } from "../../logger";
-import type { RateLimiter } from "../../http/rate-limiter";
-import { anonymousBudget } from "../../middleware/rate-limit";
-import { elapsedMs, logRequest } from "../../middleware/request-log";
+import { elapsedMs, type Logger, logRequest } from "../../logger";
+import { anonymousBudget, type RateLimiter } from "../../http/rate-limiter";
 import { hitHeaders, type MemoryReadCache } from "./memory-read-cache";
 
 /** A Host @hono/node-server uses as it is (its `buildUrl`). */

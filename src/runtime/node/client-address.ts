@@ -10,8 +10,7 @@
 import type { IncomingMessage } from "node:http";
 import { isIP } from "node:net";
 import type { Context } from "hono";
-import type { AppEnv } from "../../http/context";
-import type { ClientIp } from "../../middleware/rate-limit";
+import type { AppEnv, ClientIp } from "../../http/context";
 
 /**
  * Parse `TRUST_PROXY`: unset, "", "false" → 0; "true" → 1; a whole number ≥ 0 as is.

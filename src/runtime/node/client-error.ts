@@ -11,8 +11,7 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
-import { ApiError, type ErrorCode } from "../../http/errors";
-import { notImplemented } from "../../middleware/errors";
+import { ApiError, type ErrorCode, notImplemented } from "../../http/errors";
 
 const REASONS: Record<number, string> = { 400: "Bad Request", 408: "Request Timeout", 431: "Request Header Fields Too Large", 501: "Not Implemented" };
 

@@ -9,9 +9,9 @@
  * UTF-16 code units, about a byte each for JSON); the least recently used
  * entries go first (an `LRUCache` from lru-cache holds them).
  *
- * Purged: a write through this process runs in a commit log
- * (src/db/commit-log.ts); the tags its committed outbox events make stale
- * (`tagsToPurge`) are dropped before its response is sent, so the next read
+ * Purged: `purge` is a write listener (AppDeps.afterWrite); the tags a write's
+ * committed outbox events make stale (`tagsToPurge`) are dropped before its
+ * response is sent, so the next read
  * sees the change, and nothing else is touched (an order on pet 7 leaves pet
  * 8 cached). A read that started before a purge of one of its tags does not
  * store its (possibly older) answer. Writes by other processes on the same
@@ -20,14 +20,14 @@
  *
  * Hits are served after authentication and rate limiting (installed after
  * them) with a fresh `X-Request-Id`. `X-Cache: HIT | MISS` says what happened.
- * `completeHit` hands a stored answer to a runtime that answers hits before
- * the app (src/runtime/node/cache-hits.ts).
+ * Given the app's `responseHeaders` (src/app.ts), an entry also keeps the whole
+ * header list a client receives, and `completeHit` hands it to a runtime that
+ * answers hits before the app (src/runtime/node/cache-hits.ts).
  */
 import type { MiddlewareHandler } from "hono";
 import { LRUCache } from "lru-cache";
-import { withCommitLog } from "../../db/commit-log";
 import { tagsToPurge } from "../../http/cache-tags";
-import type { AppEnv } from "../../http/context";
+import type { AppEnv, WriteListener } from "../../http/context";
 import { REPRESENTATION_HEADERS } from "../../http/caching";
 import type { RateLimitDecision } from "../../http/rate-limiter";
 
@@ -44,7 +44,7 @@ const UNCACHED_HEADERS = new Set([
 ]);
 /** Bytes counted per entry besides its strings (map slots, arrays, numbers). */
 const ENTRY_OVERHEAD = 256;
-/** Tags whose purge time is remembered before the oldest are forgotten (see `purge`). */
+/** Tags whose purge time is remembered before the oldest are forgotten (see `purgeTags`). */
 const MAX_PURGE_MARKS = 50_000;
 
 /** Per-request headers of a complete hit, filled in on each hit. */
@@ -59,7 +59,7 @@ type Complete = Record<string, string>;
 
 interface Entry {
   headers: [string, string][];
-  /** The whole header list of a hit, when the app's stamped headers were known at store time. */
+  /** The whole header list of a hit (with `responseHeaders` only). */
   complete?: Complete;
   etag: string | null;
   body: string;
@@ -73,6 +73,8 @@ export interface MemoryReadCacheOptions {
   maxBytes?: number;
   /** Clock in ms that entries age by (default performance.now). */
   nowMs?: () => number;
+  /** The headers the app sets on a JSON read besides its route's own (src/app.ts `responseHeaders`); without them no hit is complete. */
+  responseHeaders?: readonly (readonly [string, string])[];
   /** Other processes' caches on the same database (src/runtime/node/cluster.ts): this one's purges are published to them, theirs applied here. */
   peers?: { publish(tags: string[]): void; subscribe(onPurge: (tags: string[]) => void): void };
 }
@@ -94,15 +96,10 @@ export function etagMatches(etag: string, ifNoneMatch: string): boolean {
   return (ifNoneMatch.match(/"[^"]*"/g) ?? []).some((tag) => tag === expected);
 }
 
-/**
- * The header list of a 200 hit: `stored` as the app's outer middleware leaves it
- * (JSON with its charset, src/app.ts), `stamped` over it, and the per-request names.
- */
-function completeHeaders(stored: readonly [string, string][], stamped: readonly (readonly [string, string])[], body: string): Complete {
-  const all = new Map<string, string>();
-  for (const [name, value] of stored) all.set(name, name === "content-type" && value === "application/json" ? "application/json; charset=utf-8" : value);
-  if (!all.has("cache-control")) all.set("cache-control", "no-store");
-  for (const [name, value] of stamped) all.set(name, value);
+/** The header list of a 200 hit: `stored` (the route's), the app's `added` over it, and the per-request names. */
+function completeHeaders(stored: readonly [string, string][], added: readonly (readonly [string, string])[], body: string): Complete {
+  const all = new Map<string, string>(stored);
+  for (const [name, value] of added) all.set(name, value);
   for (const name of PER_REQUEST) all.set(name, "");
   const complete: Complete = {};
   for (const name of [...all.keys()].sort()) complete[name] = all.get(name)!;
@@ -111,6 +108,9 @@ function completeHeaders(stored: readonly [string, string][], stamped: readonly 
   // every hit's copy slow; JSON.parse builds one with fast properties.
   return JSON.parse(JSON.stringify(complete)) as Complete;
 }
+
+/** The media type of a `Content-Type` value, without its parameters. */
+const mediaType = (contentType: string | null | undefined) => contentType?.split(";")[0]?.trim();
 
 function sMaxAgeMs(cacheControl: string): number {
   const match = /s-maxage=(\d+)/i.exec(cacheControl);
@@ -137,13 +137,17 @@ export interface CompleteHit {
 export interface MemoryReadCache {
   /** The middleware; install after authentication and rate limiting (AppDeps.middleware). */
   middleware: MiddlewareHandler<AppEnv>;
+  /** Drops what a write's committed events made stale, here and at `peers` (AppDeps.afterWrite). */
+  purge: WriteListener;
   /** The fresh stored answer to an anonymous `GET` of `key` (path and query, as the app sees them), when its header list is complete. */
   completeHit(key: string): CompleteHit | undefined;
 }
 
 /** The cache: its middleware and its hits. */
 export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCache {
-  const { ttlMs, maxBytes = 32 * 1024 * 1024, nowMs = () => performance.now(), peers } = options;
+  const { ttlMs, maxBytes = 32 * 1024 * 1024, nowMs = () => performance.now(), peers, responseHeaders } = options;
+  // The app's headers are those of a JSON answer: they complete entries of the same media type.
+  const addedType = mediaType(responseHeaders?.find(([name]) => name === "content-type")?.[1]);
   const keysByTag = new Map<string, Set<string>>();
   const entries = new LRUCache<string, Entry>({
     maxSize: maxBytes,
@@ -175,7 +179,7 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCach
   /** Reads that started before this sequence never store (purge marks were forgotten). */
   let floor = 0;
 
-  const purge = (tags: string[]) => {
+  const purgeTags = (tags: string[]) => {
     sequence += 1;
     if (purgedAt.size + tags.length > MAX_PURGE_MARKS) {
       purgedAt.clear();
@@ -187,7 +191,7 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCach
     }
   };
 
-  peers?.subscribe(purge);
+  peers?.subscribe(purgeTags);
 
   const completeHit = (key: string): CompleteHit | undefined => {
     const hit = entries.get(key);
@@ -196,18 +200,7 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCach
 
   const middleware: MiddlewareHandler<AppEnv> = async (c, next) => {
     const method = c.req.method;
-    if (ttlMs <= 0 || method === "HEAD" || method === "OPTIONS") return next();
-    if (method !== "GET") {
-      const { events, error } = await withCommitLog(next);
-      if (events.length > 0) {
-        const tags = tagsToPurge(events);
-        purge(tags);
-        peers?.publish(tags);
-      }
-      if (error !== undefined) throw error;
-      return;
-    }
-    if (c.req.header("Authorization") !== undefined) return next();
+    if (ttlMs <= 0 || method !== "GET" || c.req.header("Authorization") !== undefined) return next();
 
     const url = c.req.url;
     const key = url.slice(url.indexOf("/", url.indexOf("//") + 2));
@@ -219,13 +212,6 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCach
         for (const [name, value] of hit.headers) if (!REPRESENTATION_HEADERS.has(name)) c.header(name, value);
         c.header("X-Cache", "HIT");
         return c.body(null, 304);
-      }
-      const decision = c.get("rateLimit");
-      if (hit.complete && decision) {
-        // Every header at once, in a plain object: no Headers object is built for the hit.
-        c.set("stamped", true);
-        c.set("cacheStatus", "HIT");
-        return new Response(hit.body, { status: 200, headers: hitHeaders(hit.complete, c.get("requestId"), decision) });
       }
       for (const [name, value] of hit.headers) c.header(name, value);
       c.header("X-Cache", "HIT");
@@ -249,13 +235,18 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCach
     });
     const body = await res.clone().text();
     size += body.length;
-    const stamped = c.get("stampHeaders");
-    const complete = stamped ? completeHeaders(headers, stamped, body) : undefined;
+    const complete = responseHeaders && mediaType(res.headers.get("Content-Type")) === addedType ? completeHeaders(headers, responseHeaders, body) : undefined;
     if (complete) for (const name in complete) size += name.length + complete[name]!.length;
     // An entry larger than maxBytes is not stored (lru-cache's maxEntrySize); a ttl of 0 would mean no expiry.
     const ttl = Math.min(ttlMs, sMaxAgeMs(cacheControl!));
     if (ttl > 0) entries.set(key, { headers, complete, etag: res.headers.get("ETag"), body, tags }, { ttl, start: readAt, size });
     res.headers.set("X-Cache", "MISS");
   };
-  return { middleware, completeHit };
+  const purge: WriteListener = (_c, committed) => {
+    if (ttlMs <= 0) return;
+    const tags = tagsToPurge(committed);
+    purgeTags(tags);
+    peers?.publish(tags);
+  };
+  return { middleware, purge, completeHit };
 }

@@ -8,7 +8,7 @@
  */
 import type { Server } from "node:http";
 import type { Duplex } from "node:stream";
-import { notImplemented } from "../../middleware/errors";
+import { notImplemented } from "../../http/errors";
 import { answerRaw } from "./client-error";
 
 /** Install the `connect` handler described above on `server`. */

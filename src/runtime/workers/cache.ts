@@ -1,17 +1,16 @@
 /**
  * Workers Cache for the Worker (docs/api.md#caching, docs/caching.md,
- * https://developers.cloudflare.com/workers/cache/). Reads: a public answer
- * gets its edge policy in `Cloudflare-CDN-Cache-Control` (catalogue: purged;
+ * https://developers.cloudflare.com/workers/cache/). Reads (`edgePolicy`): a public
+ * answer gets its edge policy in `Cloudflare-CDN-Cache-Control` (catalogue: purged;
  * inventory: short-lived, never purged; both with a bounded stale-if-error).
- * Writes: the catalogue tags of the committed outbox events go to the purge
- * coordinator (src/runtime/workers/purge-coordinator.ts) before the response; a write
+ * Writes (`edgePurge`, a write listener): the catalogue tags of the committed outbox
+ * events go to the purge coordinator (src/runtime/workers/purge-coordinator.ts) before the response; a write
  * granted a call purges in its own request. Failures are logged, never fail
  * the write. Local workerd has no `ctx.cache`: calls go to `fallback`.
  */
 import type { Context, MiddlewareHandler } from "hono";
-import { withCommitLog } from "../../db/commit-log";
 import { edgePurgeTags, isShortLivedAtEdge, tagsToPurge } from "../../http/cache-tags";
-import type { AppEnv } from "../../http/context";
+import type { AppEnv, WriteListener } from "../../http/context";
 import { PUBLIC_CACHE_CONTROL } from "../../http/caching";
 import type { PurgeBatch, PurgeOutcome } from "./purge-budget";
 
@@ -37,7 +36,7 @@ export interface PurgeCoordinatorApi {
 /** Where a batch goes when the runtime has no `ctx.cache` (local workerd): the batch as recorded. */
 export type PurgeFallback = (batch: PurgeBatch) => Promise<void>;
 
-export interface WorkersCacheOptions {
+export interface EdgePurgeOptions {
   /** The purge coordinator of this Worker, or undefined where the edge cache is off (previews). */
   coordinator: (c: Context<AppEnv>) => PurgeCoordinatorApi | undefined;
   /** Where purges go when the runtime has no `ctx.cache` (local workerd). */
@@ -83,12 +82,18 @@ export async function sendPurge(batch: PurgeBatch, options: { api?: PurgeApi; fa
   }
 }
 
-const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+/** The edge policy of public reads (AppDeps.middleware): `Cloudflare-CDN-Cache-Control` on a public answer. */
+export const edgePolicy: MiddlewareHandler<AppEnv> = async (c, next) => {
+  await next();
+  if (c.res.headers.get("Cache-Control") === PUBLIC_CACHE_CONTROL)
+    c.res.headers.set("Cloudflare-CDN-Cache-Control", edgeCacheControl(c.res.headers.get("Cache-Tag")));
+};
 
-/** The middleware (see the module docs); install after authentication and rate limiting. */
-export function workersCache(options: WorkersCacheOptions): MiddlewareHandler<AppEnv> {
-  const afterWrite = async (c: Context<AppEnv>, tags: string[]) => {
-    const coordinator = options.coordinator(c);
+/** The write listener (AppDeps.afterWrite) that hands a write's catalogue tags to the coordinator and purges when granted. */
+export function edgePurge(options: EdgePurgeOptions): WriteListener {
+  return async (c, committed) => {
+    const tags = edgePurgeTags(tagsToPurge(committed));
+    const coordinator = tags.length > 0 ? options.coordinator(c) : undefined;
     if (!coordinator) return;
     const requestId = c.get("requestId");
     try {
@@ -102,19 +107,6 @@ export function workersCache(options: WorkersCacheOptions): MiddlewareHandler<Ap
     } catch (error) {
       options.log(`${requestId} purge coordinator failed for ${tags.join(",")}: ${error instanceof Error ? error.message : String(error)}`);
     }
-  };
-
-  return async (c, next) => {
-    if (WRITE_METHODS.has(c.req.method)) {
-      const { events, error } = await withCommitLog(next);
-      const tags = edgePurgeTags(tagsToPurge(events));
-      if (tags.length > 0) await afterWrite(c, tags);
-      if (error !== undefined) throw error;
-      return;
-    }
-    await next();
-    if (c.res.headers.get("Cache-Control") === PUBLIC_CACHE_CONTROL)
-      c.res.headers.set("Cloudflare-CDN-Cache-Control", edgeCacheControl(c.res.headers.get("Cache-Tag")));
   };
 }
 
