@@ -9,13 +9,10 @@ import { qb } from "./client";
 
 /**
  * `DELETE FROM table WHERE id IN (SELECT id FROM table WHERE where LIMIT limit)`,
- * prepared once: at most `limit` rows per statement (its `rowsAffected` tells
+ * to prepare once: at most `limit` rows per statement (its `rowsAffected` tells
  * whether another round is needed).
- * @example boundedDelete(apiKeys, apiKeys.id, lt(apiKeys.revokedAt, sql.placeholder("before")), 500)
+ * @example p.prepare(boundedDelete(apiKeys, apiKeys.id, lt(apiKeys.revokedAt, p("before")), 500))
  */
 export function boundedDelete(table: SQLiteTable, id: SQLiteColumn, where: SQL | undefined, limit: number) {
-  return qb
-    .delete(table)
-    .where(inArray(id, qb.select({ id }).from(table).where(where).limit(limit)))
-    .prepare();
+  return qb.delete(table).where(inArray(id, qb.select({ id }).from(table).where(where).limit(limit)));
 }

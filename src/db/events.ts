@@ -4,24 +4,25 @@
  * <the write's condition>`, so an event exists exactly when its change did.
  * Event data is the resource's representation, built by SQLite's JSON functions.
  * Use: `outbox(qb.insert(events).select(qb.select(eventColumns("pet.created", petData)).from(pets).where(…)).returning(outboxRow).prepare())`
- * at module level; the occurrence time is the placeholder `occurredAt`.
+ * at module level; the occurrence time is the value `occurredAt` of the statement's `params`.
  */
 import { and, eq, type Placeholder, sql, type SQL } from "drizzle-orm";
 import type { EventType } from "../domain/events";
 import { qb } from "./client";
+import type { Params } from "./plan";
 import { categories, events, inventory, orders, pets } from "./schema";
 import { aliasedColumns } from "./select-list";
 
 /**
  * The select list of an outbox insert: every column of `events` in table order
- * (Drizzle's insert-select requires that, each SQL aliased: `aliasedColumns`): a new id, `type`, the placeholder
- * `occurredAt` (RFC 3339 UTC), and `data`.
+ * (Drizzle's insert-select requires that, each SQL aliased: `aliasedColumns`): a new id, `type`, the value
+ * `occurredAt` of `p` (RFC 3339 UTC), and `data`.
  */
-export function eventColumns(type: EventType, data: SQL<string>) {
+export function eventColumns<V extends { occurredAt: string }>(p: Params<V>, type: EventType, data: SQL<string>) {
   return aliasedColumns({
     id: sql<number>`NULL`,
     type: sql<EventType>`${type}`,
-    occurredAt: sql<string>`${sql.placeholder("occurredAt")}`,
+    occurredAt: sql<string>`${p("occurredAt")}`,
     data,
   } satisfies Record<keyof typeof events.$inferSelect, SQL>);
 }
@@ -54,17 +55,17 @@ export function inventoryDataWith(quantity: SQL<number>, status: SQL<string>): S
  * builder, "the step just before changed the pet". For `qb.insert(events).select(…)`
  * or a `unionAll` of them.
  */
-export function petUpdatedIfChanged(petId: SQL | Placeholder, changed: SQL) {
+export function petUpdatedIfChanged<V extends { occurredAt: string }>(p: Params<V>, petId: SQL | Placeholder, changed: SQL) {
   return qb
-    .select(eventColumns("pet.updated", petData))
+    .select(eventColumns(p, "pet.updated", petData))
     .from(pets)
     .where(and(eq(pets.id, petId), changed));
 }
 
 /** The select of an `inventory.updated` event for the pet whose id is `petId` (its inventory row joined to the pet), written when `condition` holds. */
-export function inventoryUpdatedWhen(petId: SQL | Placeholder, condition: SQL) {
+export function inventoryUpdatedWhen<V extends { occurredAt: string }>(p: Params<V>, petId: SQL | Placeholder, condition: SQL) {
   return qb
-    .select(eventColumns("inventory.updated", inventoryData))
+    .select(eventColumns(p, "inventory.updated", inventoryData))
     .from(inventory)
     .innerJoin(pets, eq(pets.id, inventory.petId))
     .where(and(eq(inventory.petId, petId), condition));

@@ -1,54 +1,85 @@
 /**
  * Statements and write plans (docs/architecture.md#writes-one-batch-named-plans). A statement is a Drizzle prepared
- * query built once per process on `qb` (src/db/client.ts); a write plan is an
+ * query built once per process on `qb` (src/db/client.ts) with the typed
+ * placeholders of `params<V>()`, which type it as taking the values `V`; a write plan is an
  * object of named steps, in the order they run, sent as one atomic batch
- * (docs/api.md#stock-and-ordering), whose results come back by name. `guarded` steps take effect
- * only when the step they name with `.after(name)` (which `plan` checks runs
- * just before) changed a row; `outbox` steps' events go to the handle's log of
- * committed events (`Database.committed`). Design: docs/architecture.md, "Writes".
+ * (docs/api.md#stock-and-ordering), whose results come back by name. `run`, `read` and `execute`
+ * take exactly the values of their statements. `guarded` steps take effect only when
+ * the step just before them in the plan changed a row; `outbox` steps' events go to the
+ * handle's log of committed events (`Database.committed`). Design: docs/architecture.md, "Writes".
  */
 import type { InArgs, InStatement, ResultSet } from "@libsql/client";
-import { fillPlaceholders, type SQL, sql } from "drizzle-orm";
+import { fillPlaceholders, type Placeholder, type SQL, sql } from "drizzle-orm";
 import type { PreparedQueryConfig, SQLitePreparedQuery } from "drizzle-orm/sqlite-core";
 import type { CommittedEvent, Database } from "./client";
 
 // biome-ignore lint/suspicious/noExplicitAny: any prepared query, whatever its result type.
 type Prepared = SQLitePreparedQuery<any>;
+/** A type only: no such property exists. */
+declare const VALUES: unique symbol;
+
+/** A prepared query whose placeholders take the values `V` (built with `params<V>()`). */
+export type Query<V, R extends Prepared = Prepared> = R & { readonly [VALUES]: (values: V) => V };
+// biome-ignore lint/suspicious/noExplicitAny: any query, whatever its values.
+type AnyQuery = Query<any>;
+
+/** The values a query takes. */
+export type ValuesOf<Q> = Q extends { readonly [VALUES]: (values: infer V) => unknown } ? V : never;
 
 /** What a prepared query's `execute()` returns: typed rows, or the driver's `ResultSet` for a plain write. */
-export type ResultOf<Q> = Q extends SQLitePreparedQuery<infer T extends PreparedQueryConfig> ? T["execute"] : never;
+export type ResultOf<Q> = Q extends { execute(values?: Record<string, unknown>): Promise<infer R> } ? R : never;
 
-/** One step of a plan: a prepared statement, the step whose changes guard it, and whether it is an outbox insert. */
-export interface Step<Q extends Prepared = Prepared> {
-  readonly query: Q;
-  /** The step that must run just before this one: its `changes()` guard this step. */
-  readonly after?: string;
-  /** An outbox insert returning the `type` and `data` of the events it inserted. */
-  readonly outbox: boolean;
+type Builder = { prepare(): Prepared };
+
+/**
+ * Values `V`: `p(name)` is `sql.placeholder(name)` for a key of `V`; `p.prepare(builder)`,
+ * `p.statement(builder)` and `p.guarded(build)` are `builder.prepare()`, `statement` and `guarded`, typed as taking `V`.
+ * @example const p = params<{ petId: number }>(); const byId = p.prepare(qb.select().from(pets).where(eq(pets.id, p("petId"))));
+ */
+export interface Params<V> {
+  <K extends keyof V & string>(name: K): Placeholder<K, V[K]>;
+  prepare<B extends Builder>(builder: B): Query<V, ReturnType<B["prepare"]>>;
+  statement<B extends Builder>(builder: B): Step<Query<V, ReturnType<B["prepare"]>>>;
+  guarded<B extends Builder>(build: (changed: SQL) => B): Step<Query<V, ReturnType<B["prepare"]>>>;
 }
 
-/** A step whose guard still needs the name of the step it follows. */
-export interface GuardedStep<Q extends Prepared> {
-  /** The step whose changes guard this one; it must run just before it (`plan` checks). */
-  after(name: string): Step<Q>;
+/** Typed placeholders, statements and steps for the values `V` (see `Params`). */
+export function params<V extends object>(): Params<V> {
+  const prepare = (builder: Builder) => builder.prepare() as AnyQuery;
+  return Object.assign((name: string) => sql.placeholder(name), {
+    prepare,
+    statement: (builder: Builder) => statement(prepare(builder)),
+    guarded: (build: (changed: SQL) => Builder) => guarded((changed) => prepare(build(changed))),
+  }) as Params<V>;
+}
+
+/** `A` with no key beyond those of `V`: an extra value does not compile. */
+type Exactly<V, A> = A & { [K in Exclude<keyof A, keyof V>]: never };
+
+/** One step of a plan: a prepared statement, whether the step before guards it, and whether it is an outbox insert. */
+export interface Step<Q extends AnyQuery = AnyQuery> {
+  readonly query: Q;
+  /** Takes effect only when the step just before it in the plan changed one row. */
+  readonly guarded: boolean;
+  /** An outbox insert returning the `type` and `data` of the events it inserted. */
+  readonly outbox: boolean;
 }
 
 /** The guard of `guarded` steps: true when the statement just before changed exactly one row. */
 const CHANGED: SQL = sql`changes() = 1`;
 
 /** A step running `query` with no condition on other steps. */
-export function statement<Q extends Prepared>(query: Q): Step<Q> {
-  return { query, outbox: false };
+export function statement<Q extends AnyQuery>(query: Q): Step<Q> {
+  return { query, guarded: false, outbox: false };
 }
 
 /**
  * A step built by `build(changed)`, where `changed` is the SQL condition
- * "the step just before changed one row"; name that step with `.after(name)`.
- * @example guarded((changed) => qb.insert(orders).select(…where(and(…, changed)))).after("take")
+ * "the step just before it in the plan changed one row".
+ * @example plan({ take: takeStock, order: guarded((changed) => p.prepare(qb.insert(orders).select(…where(and(…, changed))))) })
  */
-export function guarded<Q extends Prepared>(build: (changed: SQL) => Q): GuardedStep<Q> {
-  const query = build(CHANGED);
-  return { after: (name) => ({ query, after: name, outbox: false }) };
+export function guarded<Q extends AnyQuery>(build: (changed: SQL) => Q): Step<Q> {
+  return { query: build(CHANGED), guarded: true, outbox: false };
 }
 
 /** The row an outbox insert returns for each event it inserted (`.returning({ type: events.type, data: events.data })`). */
@@ -58,8 +89,8 @@ export interface OutboxRow {
 }
 
 /** `step` marked as an outbox insert: its query must return `OutboxRow`s. */
-export function outbox<Q extends SQLitePreparedQuery<PreparedQueryConfig & { execute: OutboxRow[] }>>(step: Step<Q> | Q): Step<Q> {
-  return "query" in step && "outbox" in step ? { ...step, outbox: true } : { query: step as Q, outbox: true };
+export function outbox<Q extends AnyQuery & SQLitePreparedQuery<PreparedQueryConfig & { execute: OutboxRow[] }>>(step: Step<Q> | Q): Step<Q> {
+  return "query" in step && "outbox" in step ? { ...step, outbox: true } : { query: step as Q, guarded: false, outbox: true };
 }
 
 /** A plan: named steps in the order they run. */
@@ -68,6 +99,11 @@ export type Steps = Record<string, Step>;
 /** The results of a plan's steps, by name, each typed by its query. */
 export type PlanResults<S extends Steps> = { [K in keyof S]: ResultOf<S[K]["query"]> };
 
+type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
+
+/** The values a plan takes: those of all its statements. */
+export type PlanValues<S extends Steps> = Intersection<{ [K in keyof S]: ValuesOf<S[K]["query"]> }[keyof S]>;
+
 /** A checked plan (see `plan`). */
 export interface Plan<S extends Steps> {
   readonly steps: S;
@@ -75,26 +111,28 @@ export interface Plan<S extends Steps> {
   readonly names: readonly string[];
 }
 
+/** A plan with its values, for `runEach` (`withValues`). */
+export type PlanRun<S extends Steps = Steps> = readonly [Plan<S>, PlanValues<S>];
+
 /**
- * Check and freeze a plan: every step built with `guarded(…).after(name)` runs
- * just after the step `name`.
- * @throws Error at build time when a guarded step does not follow the step it names.
+ * Freeze a plan; a `guarded` step is guarded by the step before it in `steps`.
+ * @throws Error at build time when the first step is guarded: it would read the `changes()` of another batch.
  */
 export function plan<S extends Steps>(steps: S): Plan<S> {
   const names = Object.keys(steps);
-  names.forEach((name, index) => {
-    const { after } = steps[name]!;
-    if (after !== undefined && names[index - 1] !== after) {
-      throw new Error(`plan: step "${name}" is guarded by "${after}", which must run just before it (order: ${names.join(", ")})`);
-    }
-  });
+  if (steps[names[0]!]?.guarded) throw new Error(`plan: the first step "${names[0]}" is guarded, but no step runs before it`);
   return { steps, names };
 }
 
+/** `p` with exactly its `values`, for `runEach`. */
+export function withValues<S extends Steps, A extends PlanValues<S>>(p: Plan<S>, values: Exactly<PlanValues<S>, A>): PlanRun<S> {
+  return [p, values];
+}
+
 /** The statement a step sends for `values` (one value per placeholder name). */
-function bind(step: Step, values: Record<string, unknown>): InStatement {
+function bind(step: Step, values: unknown): InStatement {
   const { sql: text, params } = step.query.getQuery();
-  return { sql: text, args: fillPlaceholders(params, values) as InArgs };
+  return { sql: text, args: fillPlaceholders(params, values as Record<string, unknown>) as InArgs };
 }
 
 function readResults<S extends Steps>(p: Plan<S>, results: ResultSet[], offset: number): PlanResults<S> {
@@ -106,11 +144,7 @@ function readResults<S extends Steps>(p: Plan<S>, results: ResultSet[], offset: 
 }
 
 /** Append the events the outbox steps of `runs` inserted to `committed`, in commit order. */
-function recordOutbox<S extends Steps>(
-  committed: CommittedEvent[],
-  runs: readonly (readonly [Plan<S>, Record<string, unknown>])[],
-  results: ResultSet[],
-): void {
+function recordOutbox<S extends Steps>(committed: CommittedEvent[], runs: readonly (readonly [Plan<S>, unknown])[], results: ResultSet[]): void {
   let offset = 0;
   for (const [p] of runs) {
     for (const name of p.names) {
@@ -128,7 +162,7 @@ function recordOutbox<S extends Steps>(
  * @returns each plan's results by name, in the order given.
  * @throws the driver's error (LibsqlError) when a statement fails; then nothing was written.
  */
-export async function runEach<S extends Steps>(db: Database, runs: readonly (readonly [Plan<S>, Record<string, unknown>])[]): Promise<PlanResults<S>[]> {
+export async function runEach<S extends Steps>(db: Database, runs: readonly PlanRun<S>[]): Promise<PlanResults<S>[]> {
   const statements = runs.flatMap(([p, values]) => p.names.map((name) => bind(p.steps[name]!, values)));
   const results = await db.batch(statements, "write");
   if (db.committed) recordOutbox(db.committed, runs, results);
@@ -141,17 +175,17 @@ export async function runEach<S extends Steps>(db: Database, runs: readonly (rea
 }
 
 /**
- * Run `p` with `values` (one per placeholder name) as one atomic write transaction.
+ * Run `p` with `values` (exactly its statements' values) as one atomic write transaction.
  * @returns each step's result by name: typed rows, or a `ResultSet` (`rowsAffected`) for a plain write.
  * @throws the driver's error (LibsqlError) when a statement fails; then nothing was written.
  */
-export async function run<S extends Steps>(db: Database, p: Plan<S>, values: Record<string, unknown> = {}): Promise<PlanResults<S>> {
+export async function run<S extends Steps, A extends PlanValues<S>>(db: Database, p: Plan<S>, values: Exactly<PlanValues<S>, A>): Promise<PlanResults<S>> {
   const [results] = await runEach(db, [[p, values]]);
   return results!;
 }
 
 /** Run `p`'s statements as one read transaction (one snapshot, one round trip); results by name. */
-export async function read<S extends Steps>(db: Database, p: Plan<S>, values: Record<string, unknown> = {}): Promise<PlanResults<S>> {
+export async function read<S extends Steps, A extends PlanValues<S>>(db: Database, p: Plan<S>, values: Exactly<PlanValues<S>, A>): Promise<PlanResults<S>> {
   const results = await db.batch(
     p.names.map((name) => bind(p.steps[name]!, values)),
     "read",
@@ -160,10 +194,10 @@ export async function read<S extends Steps>(db: Database, p: Plan<S>, values: Re
 }
 
 /**
- * Run one prepared query (built once, on `qb`) on `db` with `values`.
+ * Run one prepared query (built once, on `qb`, with `params`) on `db` with exactly its `values`.
  * @returns what the query's `execute()` returns (typed rows, or a `ResultSet`).
  */
-export async function execute<Q extends Prepared>(db: Database, query: Q, values: Record<string, unknown> = {}): Promise<ResultOf<Q>> {
+export async function execute<Q extends AnyQuery, A extends ValuesOf<Q>>(db: Database, query: Q, values: Exactly<ValuesOf<Q>, A>): Promise<ResultOf<Q>> {
   const result = await db.execute(bind(statement(query), values));
   return query.mapResult(result, true) as ResultOf<Q>;
 }

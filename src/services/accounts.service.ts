@@ -6,7 +6,7 @@
 import { and, count, eq, gt, isNull, lt, or, type SQL, sql } from "drizzle-orm";
 import { type Database, qb } from "../db/client";
 import { isConstraintError } from "../db/errors";
-import { execute, guarded, plan, run, statement } from "../db/plan";
+import { execute, guarded, type Params, params, plan, run } from "../db/plan";
 import { accounts, apiKeys } from "../db/schema";
 import { jsonObject } from "../db/select-list";
 import type { Account, ApiKey, NewApiKey } from "../domain/accounts";
@@ -21,15 +21,18 @@ const ACCOUNT = { id: accounts.id, name: accounts.name, email: accounts.email, r
 /** The columns of the ApiKey representation. */
 const API_KEY = { id: apiKeys.id, name: apiKeys.name, prefix: apiKeys.prefix, createdAt: apiKeys.createdAt, lastUsedAt: apiKeys.lastUsedAt };
 
+/** The values of a new key besides its account and name. */
+type KeyMaterial = { prefix: string; secretHash: string; createdAt: string };
+
 /** Every column of a new `api_keys` row in table order (an insert-select needs them all), for `accountId`. */
-function newKeyColumns(accountId: SQL<number>, name: SQL<string | null>) {
+function newKeyColumns<V extends KeyMaterial>(p: Params<V>, accountId: SQL<number>, name: SQL<string | null>) {
   return {
     id: sql<number>`NULL`.as("id"),
     accountId: accountId.as("account_id"),
     name: name.as("name"),
-    prefix: sql<string>`${sql.placeholder("prefix")}`.as("prefix"),
-    secretHash: sql<string>`${sql.placeholder("secretHash")}`.as("secret_hash"),
-    createdAt: sql<string>`${sql.placeholder("createdAt")}`.as("created_at"),
+    prefix: sql<string>`${p("prefix")}`.as("prefix"),
+    secretHash: sql<string>`${p("secretHash")}`.as("secret_hash"),
+    createdAt: sql<string>`${p("createdAt")}`.as("created_at"),
     lastUsedAt: sql<string | null>`NULL`.as("last_used_at"),
     revokedAt: sql<string | null>`NULL`.as("revoked_at"),
   };
@@ -40,34 +43,33 @@ export function emailKey(email: string): string {
   return email.trim().normalize("NFC").toLowerCase();
 }
 
-/** Sign-up (placeholders `name`, `email`, `emailKey`, `role`, `createdAt`, `keyName`, `prefix`, `secretHash`): the account and its first key. */
+const signing = params<KeyMaterial & { name: string; email: string; emailKey: string; role: Role; keyName: string }>();
+/** Sign-up: the account and its first key. */
 const signUp = plan({
-  account: statement(
+  account: signing.statement(
     qb
       .insert(accounts)
       .values({
-        name: sql.placeholder("name"),
-        email: sql.placeholder("email"),
-        emailKey: sql.placeholder("emailKey"),
-        role: sql.placeholder("role"),
-        createdAt: sql.placeholder("createdAt"),
+        name: signing("name"),
+        email: signing("email"),
+        emailKey: signing("emailKey"),
+        role: signing("role"),
+        createdAt: signing("createdAt"),
       })
-      .returning(ACCOUNT)
-      .prepare(),
+      .returning(ACCOUNT),
   ),
   /** The first key of the account the step before inserted (a failed insert fails the batch). */
-  key: statement(
+  key: signing.statement(
     qb
       .insert(apiKeys)
       .values({
         accountId: sql`last_insert_rowid()`,
-        name: sql.placeholder("keyName"),
-        prefix: sql.placeholder("prefix"),
-        secretHash: sql.placeholder("secretHash"),
-        createdAt: sql.placeholder("createdAt"),
+        name: signing("keyName"),
+        prefix: signing("prefix"),
+        secretHash: signing("secretHash"),
+        createdAt: signing("createdAt"),
       })
-      .returning(API_KEY)
-      .prepare(),
+      .returning(API_KEY),
   ),
 });
 
@@ -104,11 +106,13 @@ export async function createAccount(
   }
 }
 
-const getAccountQuery = qb
-  .select(ACCOUNT)
-  .from(accounts)
-  .where(eq(accounts.id, sql.placeholder("id")))
-  .prepare();
+const byId = params<{ id: number }>();
+const getAccountQuery = byId.prepare(
+  qb
+    .select(ACCOUNT)
+    .from(accounts)
+    .where(eq(accounts.id, byId("id"))),
+);
 
 /** @throws NotFound when absent. */
 export async function getAccount(db: Database, accountId: number): Promise<Account> {
@@ -117,11 +121,13 @@ export async function getAccount(db: Database, accountId: number): Promise<Accou
   return account;
 }
 
-const findAccountQuery = qb
-  .select(ACCOUNT)
-  .from(accounts)
-  .where(eq(accounts.emailKey, sql.placeholder("emailKey")))
-  .prepare();
+const byEmail = params<{ emailKey: string }>();
+const findAccountQuery = byEmail.prepare(
+  qb
+    .select(ACCOUNT)
+    .from(accounts)
+    .where(eq(accounts.emailKey, byEmail("emailKey"))),
+);
 
 /** The account with this email, if any. */
 export async function findAccountByEmail(db: Database, email: string): Promise<Account | undefined> {
@@ -132,62 +138,67 @@ export async function findAccountByEmail(db: Database, email: string): Promise<A
 /** `role = 'staff'` as a literal, so that the partial index of staff accounts applies. */
 const isStaff = sql`${accounts.role} = 'staff'`;
 
-const anyStaffQuery = qb.select({ id: accounts.id }).from(accounts).where(isStaff).limit(1).prepare();
+const anyStaffQuery = params<Record<never, never>>().prepare(qb.select({ id: accounts.id }).from(accounts).where(isStaff).limit(1));
 
 /** True when at least one staff account exists. */
 export async function hasStaffAccount(db: Database): Promise<boolean> {
-  return (await execute(db, anyStaffQuery)).length > 0;
+  return (await execute(db, anyStaffQuery, {})).length > 0;
 }
 
 /** Most active (not revoked) keys an account may hold (docs/api.md#limits). */
 export const MAX_ACTIVE_KEYS = 100;
 
-const listKeysQuery = qb
-  .select(API_KEY)
-  .from(apiKeys)
-  .where(and(eq(apiKeys.accountId, sql.placeholder("accountId")), isNull(apiKeys.revokedAt), gt(apiKeys.id, sql.placeholder("afterId"))))
-  .orderBy(apiKeys.id)
-  .limit(sql.placeholder("limit"))
-  .prepare();
+const page = params<{ accountId: number; afterId: number; limit: number }>();
+const listKeysQuery = page.prepare(
+  qb
+    .select(API_KEY)
+    .from(apiKeys)
+    .where(and(eq(apiKeys.accountId, page("accountId")), isNull(apiKeys.revokedAt), gt(apiKeys.id, page("afterId"))))
+    .orderBy(apiKeys.id)
+    .limit(page("limit")),
+);
 
 /** Up to `limit` of the account's keys that are not revoked with id > `afterId`, by id. One round trip. */
 export async function listKeys(db: Database, accountId: number, afterId: number, limit: number): Promise<ApiKey[]> {
   return execute(db, listKeysQuery, { accountId, afterId, limit });
 }
 
+/** Creating a key: at most `max` active keys. */
+const keys = params<KeyMaterial & { accountId: number; name: string | null; max: number }>();
 const activeKeys = qb
   .select({ n: count().as("n") })
   .from(apiKeys)
-  .where(and(eq(apiKeys.accountId, sql.placeholder("accountId")), isNull(apiKeys.revokedAt)))
+  .where(and(eq(apiKeys.accountId, keys("accountId")), isNull(apiKeys.revokedAt)))
   .as("active_keys");
 
 /** Inserts only while the account holds fewer than `max` active keys and `guard` (if any) holds: check and insert are one statement. */
 function insertKey(guard?: SQL) {
-  return qb
-    .insert(apiKeys)
-    .select(
-      qb
-        .select(newKeyColumns(sql<number>`${sql.placeholder("accountId")}`, sql<string | null>`${sql.placeholder("name")}`))
-        .from(activeKeys)
-        .where(and(lt(activeKeys.n, sql.placeholder("max")), guard)),
-    )
-    .returning(API_KEY)
-    .prepare();
+  return keys.prepare(
+    qb
+      .insert(apiKeys)
+      .select(
+        qb
+          .select(newKeyColumns(keys, sql<number>`${keys("accountId")}`, sql<string | null>`${keys("name")}`))
+          .from(activeKeys)
+          .where(and(lt(activeKeys.n, keys("max")), guard)),
+      )
+      .returning(API_KEY),
+  );
 }
 
 /** `insertKey` without a guard: creating a key without an Idempotency-Key. */
 const insertKeyQuery = insertKey();
 
 /**
- * Creating a key with an Idempotency-Key (placeholders of `insertKey` and of
+ * Creating a key with an Idempotency-Key (the values of `insertKey` and of
  * `claimValues`): the claim guards the insert, the response (200, the key
  * without its secret) is recorded on the claim in the same batch, and a
  * refused key releases its claim.
  */
 const keyedKeyCreation = plan({
   claim: claimStep,
-  key: guarded(insertKey).after("claim"),
-  record: recordCreated(200, sql<string>`(select ${jsonObject(API_KEY)} from ${apiKeys} where ${apiKeys.id} = last_insert_rowid())`).after("key"),
+  key: guarded(insertKey),
+  record: recordCreated(200, sql<string>`(select ${jsonObject(API_KEY)} from ${apiKeys} where ${apiKeys.id} = last_insert_rowid())`),
   release: releaseStep,
   existing: keyRowStep,
 });
@@ -221,11 +232,13 @@ export async function createKeyOnce(db: Database, accountId: number, name: strin
   throw new LimitReached("apiKeys", MAX_ACTIVE_KEYS);
 }
 
-const revokeKeyQuery = qb
-  .update(apiKeys)
-  .set({ revokedAt: sql`${sql.placeholder("revokedAt")}` })
-  .where(and(eq(apiKeys.id, sql.placeholder("id")), eq(apiKeys.accountId, sql.placeholder("accountId")), isNull(apiKeys.revokedAt)))
-  .prepare();
+const revoking = params<{ revokedAt: string; id: number; accountId: number }>();
+const revokeKeyQuery = revoking.prepare(
+  qb
+    .update(apiKeys)
+    .set({ revokedAt: sql`${revoking("revokedAt")}` })
+    .where(and(eq(apiKeys.id, revoking("id")), eq(apiKeys.accountId, revoking("accountId")), isNull(apiKeys.revokedAt))),
+);
 
 /** Revoke one of the account's keys. @throws NotFound when it is not theirs or already revoked. */
 export async function revokeKey(db: Database, accountId: number, keyId: number, now: Date): Promise<void> {
@@ -249,46 +262,43 @@ export async function createOperatorKey(db: Database, role: Role, name: string, 
   return createAccount(db, { name, email, keyName: name }, role, now);
 }
 
+const booting = params<KeyMaterial & { email: string; emailKey: string }>();
 const staffOrEmail = qb
   .select({ n: count().as("n") })
   .from(accounts)
-  .where(or(isStaff, eq(accounts.emailKey, sql.placeholder("emailKey"))))
+  .where(or(isStaff, eq(accounts.emailKey, booting("emailKey"))))
   .as("taken");
 
-/** The bootstrap staff account and its key (placeholders `email`, `emailKey`, `createdAt`, `prefix`, `secretHash`). */
+/** The bootstrap staff account and its key. */
 const bootstrap = plan({
   /** The account, only while no staff account and no account with its email exist. */
-  account: statement(
-    qb
-      .insert(accounts)
-      .select(
-        qb
-          .select({
-            id: sql<number>`NULL`.as("id"),
-            name: sql<string>`'bootstrap'`.as("name"),
-            email: sql<string>`${sql.placeholder("email")}`.as("email"),
-            emailKey: sql<string>`${sql.placeholder("emailKey")}`.as("email_key"),
-            role: sql<Role>`'staff'`.as("role"),
-            createdAt: sql<string>`${sql.placeholder("createdAt")}`.as("created_at"),
-          })
-          .from(staffOrEmail)
-          .where(eq(staffOrEmail.n, 0)),
-      )
-      .prepare(),
+  account: booting.statement(
+    qb.insert(accounts).select(
+      qb
+        .select({
+          id: sql<number>`NULL`.as("id"),
+          name: sql<string>`'bootstrap'`.as("name"),
+          email: sql<string>`${booting("email")}`.as("email"),
+          emailKey: sql<string>`${booting("emailKey")}`.as("email_key"),
+          role: sql<Role>`'staff'`.as("role"),
+          createdAt: sql<string>`${booting("createdAt")}`.as("created_at"),
+        })
+        .from(staffOrEmail)
+        .where(eq(staffOrEmail.n, 0)),
+    ),
   ),
   /** The key, only when the step before inserted the account. */
-  key: guarded((changed) =>
+  key: booting.guarded((changed) =>
     qb
       .insert(apiKeys)
       .select(
         qb
-          .select(newKeyColumns(sql<number>`${accounts.id}`, sql<string>`'bootstrap'`))
+          .select(newKeyColumns(booting, sql<number>`${accounts.id}`, sql<string>`'bootstrap'`))
           .from(accounts)
           .where(and(eq(accounts.id, sql`last_insert_rowid()`), changed)),
       )
-      .returning(API_KEY)
-      .prepare(),
-  ).after("account"),
+      .returning(API_KEY),
+  ),
 });
 
 /**

@@ -8,7 +8,7 @@ import { and, eq, exists, gt, notExists, type SQL, sql } from "drizzle-orm";
 import { type Database, qb } from "../db/client";
 import { isConstraintError } from "../db/errors";
 import { categoryData, eventColumns, outboxRow } from "../db/events";
-import { execute, guarded, outbox, plan, run, statement } from "../db/plan";
+import { execute, guarded, outbox, params, plan, run, statement } from "../db/plan";
 import { categories, events, pets } from "../db/schema";
 import type { Category, NewCategory } from "../domain/categories";
 import { Conflict, NotFound, StaleVersion } from "../domain/errors";
@@ -27,12 +27,14 @@ export function nameKey(name: string): string {
 /** The columns of the Category representation. */
 const CATEGORY = { id: categories.id, name: categories.name, description: categories.description };
 
-/** The category (placeholder `id`) with its version. */
-const getQuery = qb
-  .select({ ...CATEGORY, version: categories.version })
-  .from(categories)
-  .where(eq(categories.id, sql.placeholder("id")))
-  .prepare();
+const byId = params<{ id: number }>();
+/** The category `id` with its version. */
+const getQuery = byId.prepare(
+  qb
+    .select({ ...CATEGORY, version: categories.version })
+    .from(categories)
+    .where(eq(categories.id, byId("id"))),
+);
 
 function toCategory(row: { id: number; name: string; description: string | null }): Category {
   const out: Category = { id: row.id, name: row.name };
@@ -44,13 +46,15 @@ function duplicateName(name: string): Conflict {
   return new Conflict("duplicate_name", { name });
 }
 
-const listQuery = qb
-  .select(CATEGORY)
-  .from(categories)
-  .where(gt(categories.id, sql.placeholder("afterId")))
-  .orderBy(categories.id)
-  .limit(sql.placeholder("limit"))
-  .prepare();
+const page = params<{ afterId: number; limit: number }>();
+const listQuery = page.prepare(
+  qb
+    .select(CATEGORY)
+    .from(categories)
+    .where(gt(categories.id, page("afterId")))
+    .orderBy(categories.id)
+    .limit(page("limit")),
+);
 
 /** Up to `limit` categories with id > `afterId`, ascending. One round trip. */
 export async function listCategories(db: Database, afterId: number, limit: number): Promise<Category[]> {
@@ -65,60 +69,62 @@ export async function getCategory(db: Database, categoryId: number): Promise<Cat
   return toCategory(row);
 }
 
-/** Inserts a category (placeholders `name`, `nameKey`, `description`) when `guard` (if any) holds. */
+/** Creating a category. */
+const creating = params<{ name: string; nameKey: string; description: string | null; occurredAt: string }>();
+/** Inserts a category when `guard` (if any) holds. */
 function insertCategory(guard?: SQL) {
-  return qb
-    .insert(categories)
-    .select(
-      qb
-        .select({
-          id: sql<number>`NULL`.as("id"),
-          name: sql<string>`${sql.placeholder("name")}`.as("name"),
-          nameKey: sql<string>`${sql.placeholder("nameKey")}`.as("name_key"),
-          description: sql<string | null>`${sql.placeholder("description")}`.as("description"),
-          version: sql<number>`1`.as("version"),
-        })
-        .from(sql`(select 1)`)
-        .where(guard),
-    )
-    .returning(CATEGORY)
-    .prepare();
+  return creating.prepare(
+    qb
+      .insert(categories)
+      .select(
+        qb
+          .select({
+            id: sql<number>`NULL`.as("id"),
+            name: sql<string>`${creating("name")}`.as("name"),
+            nameKey: sql<string>`${creating("nameKey")}`.as("name_key"),
+            description: sql<string | null>`${creating("description")}`.as("description"),
+            version: sql<number>`1`.as("version"),
+          })
+          .from(sql`(select 1)`)
+          .where(guard),
+      )
+      .returning(CATEGORY),
+  );
 }
 
 /** The `category.created` event of the category just inserted (last_insert_rowid()), when the step just before changed a row. */
-const categoryCreated = guarded((changed) =>
+const categoryCreated = creating.guarded((changed) =>
   qb
     .insert(events)
     .select(
       qb
-        .select(eventColumns("category.created", categoryData))
+        .select(eventColumns(creating, "category.created", categoryData))
         .from(categories)
         .where(and(eq(categories.id, sql`last_insert_rowid()`), changed)),
     )
-    .returning(outboxRow)
-    .prepare(),
+    .returning(outboxRow),
 );
 
-/** Creating a category (placeholders `name`, `nameKey`, `description`, `occurredAt`); the event reads the row just inserted. */
+/** Creating a category; the event reads the row just inserted. */
 const creation = plan({
   category: statement(insertCategory()),
-  event: outbox(categoryCreated.after("category")),
+  event: outbox(categoryCreated),
 });
 
 /** The category just inserted (last_insert_rowid()), for its stored response. */
 const newCategory = (expression: SQL) => sql<string>`(select ${expression} from ${categories} where ${categories.id} = last_insert_rowid())`;
 
 /**
- * Creating a category with an Idempotency-Key (placeholders of `creation` and
+ * Creating a category with an Idempotency-Key (the values of `creation` and
  * of `claimValues`): the claim guards the insert; the response (the category
  * as its event shows it, and its Location) is recorded on the claim in the
  * same batch. A taken name fails the whole batch: no claim is left.
  */
 const keyedCreation = plan({
   claim: claimStep,
-  category: guarded(insertCategory).after("claim"),
-  record: recordCreated(201, newCategory(categoryData), newCategory(sql`'/categories/' || ${categories.id}`)).after("category"),
-  event: outbox(categoryCreated.after("record")),
+  category: guarded(insertCategory),
+  record: recordCreated(201, newCategory(categoryData), newCategory(sql`'/categories/' || ${categories.id}`)),
+  event: outbox(categoryCreated),
   existing: keyRowStep,
 });
 
@@ -158,34 +164,33 @@ export async function createCategoryOnce(db: Database, input: NewCategory, now: 
   }
 }
 
-/** Changing a category (placeholders `id`, `version` (read), `name`, `nameKey`, `description`, `occurredAt`): nothing when it changed meanwhile. */
+/** Changing a category: `version` is the version read; nothing when it changed meanwhile. */
+const changing = params<{ id: number; version: number; name: string; nameKey: string; description: string | null; occurredAt: string }>();
 const change = plan({
-  category: statement(
+  category: changing.statement(
     qb
       .update(categories)
       .set({
-        name: sql`${sql.placeholder("name")}`,
-        nameKey: sql`${sql.placeholder("nameKey")}`,
-        description: sql`${sql.placeholder("description")}`,
+        name: sql`${changing("name")}`,
+        nameKey: sql`${changing("nameKey")}`,
+        description: sql`${changing("description")}`,
         version: sql`${categories.version} + 1`,
       })
-      .where(and(eq(categories.id, sql.placeholder("id")), eq(categories.version, sql.placeholder("version"))))
-      .returning(CATEGORY)
-      .prepare(),
+      .where(and(eq(categories.id, changing("id")), eq(categories.version, changing("version"))))
+      .returning(CATEGORY),
   ),
   event: outbox(
-    guarded((changed) =>
+    changing.guarded((changed) =>
       qb
         .insert(events)
         .select(
           qb
-            .select(eventColumns("category.updated", categoryData))
+            .select(eventColumns(changing, "category.updated", categoryData))
             .from(categories)
-            .where(and(eq(categories.id, sql.placeholder("id")), changed)),
+            .where(and(eq(categories.id, changing("id")), changed)),
         )
-        .returning(outboxRow)
-        .prepare(),
-    ).after("category"),
+        .returning(outboxRow),
+    ),
   ),
 });
 
@@ -226,30 +231,37 @@ export async function updateCategory(db: Database, { categoryId, patch, expected
 
 const hasPets = qb.select({ one: sql`1` }).from(pets).where(eq(pets.categoryId, categories.id));
 
-/** A category that can be deleted (placeholders `id`, `version`): no pet uses it, and its version is `version` unless that is NULL (no If-Match). */
+/** Deleting a category: `version` is NULL without If-Match. */
+const removal = params<{ id: number; version: number | null; occurredAt: string }>();
+/** A category that can be deleted: no pet uses it, and its version is `version` unless that is NULL (no If-Match). */
 const deletable = and(
-  eq(categories.id, sql.placeholder("id")),
-  sql`(${sql.placeholder("version")} IS NULL OR ${categories.version} = ${sql.placeholder("version")})`,
+  eq(categories.id, removal("id")),
+  sql`(${removal("version")} IS NULL OR ${categories.version} = ${removal("version")})`,
   notExists(hasPets),
 );
 
-/** Deleting a category (placeholders `id`, `version`, `occurredAt`): event and delete share one condition, so both happen or neither. */
+/** Deleting a category: event and delete share one condition, so both happen or neither. */
 const deletion = plan({
   event: outbox(
-    qb
-      .insert(events)
-      .select(qb.select(eventColumns("category.deleted", categoryData)).from(categories).where(deletable))
-      .returning(outboxRow)
-      .prepare(),
+    removal.prepare(
+      qb
+        .insert(events)
+        .select(
+          qb
+            .select(eventColumns(removal, "category.deleted", categoryData))
+            .from(categories)
+            .where(deletable),
+        )
+        .returning(outboxRow),
+    ),
   ),
-  deleted: statement(qb.delete(categories).where(deletable).prepare()),
+  deleted: removal.statement(qb.delete(categories).where(deletable)),
   /** Why a delete changed nothing: the category's version, and whether pets use it (no row: absent). */
-  outcome: statement(
+  outcome: removal.statement(
     qb
       .select({ version: categories.version, inUse: exists(hasPets).mapWith(Boolean) })
       .from(categories)
-      .where(eq(categories.id, sql.placeholder("id")))
-      .prepare(),
+      .where(eq(categories.id, removal("id"))),
   ),
 });
 

@@ -4,22 +4,24 @@
  * commit order (one writer at a time), so a reader resuming after the last id
  * it saw misses nothing.
  */
-import { gt, sql } from "drizzle-orm";
+import { gt } from "drizzle-orm";
 import { qb, type Database } from "../db/client";
-import { execute } from "../db/plan";
+import { execute, params } from "../db/plan";
 import { events } from "../db/schema";
 import { EVENT_TYPES, type Event, type EventType } from "../domain/events";
 
 export { EVENT_TYPES, type EventType };
 
 /** A page of the log: events with id > `afterId`, at most `limit`. */
-const eventsAfter = qb
-  .select()
-  .from(events)
-  .where(gt(events.id, sql.placeholder("afterId")))
-  .orderBy(events.id)
-  .limit(sql.placeholder("limit"))
-  .prepare();
+const page = params<{ afterId: number; limit: number }>();
+const eventsAfter = page.prepare(
+  qb
+    .select()
+    .from(events)
+    .where(gt(events.id, page("afterId")))
+    .orderBy(events.id)
+    .limit(page("limit")),
+);
 
 /** Map an `events` row: `data` is JSON text of an object. */
 export function toEvent(row: typeof events.$inferSelect): Event {

@@ -13,7 +13,7 @@
  */
 import { and, eq, type SQL, sql } from "drizzle-orm";
 import { qb } from "../db/client";
-import { guarded, statement } from "../db/plan";
+import { type Params, params, statement } from "../db/plan";
 import { idempotencyKeys } from "../db/schema";
 import { IdempotencyKeyInProgress, IdempotencyKeyReused } from "../domain/errors";
 import type { KeyClaim, StoredResponse } from "../domain/idempotency";
@@ -57,71 +57,76 @@ export const keyColumns = {
 /** A key's row as `keyColumns` selects it. */
 export type KeyRow = Pick<typeof idempotencyKeys.$inferSelect, keyof typeof keyColumns>;
 
-/** The row of key `key` of account `accountId` (placeholders). */
-const thisKey = and(eq(idempotencyKeys.accountId, sql.placeholder("accountId")), eq(idempotencyKeys.key, sql.placeholder("key")));
+/** The values of a claim's statements (`claimValues`). */
+type ClaimValues = ReturnType<typeof claimValues>;
 
-/** That row while it is the unfinished claim of this request (placeholder `claimToken`). */
-const ownClaim = and(thisKey, eq(idempotencyKeys.claimToken, sql.placeholder("claimToken")), sql`${idempotencyKeys.responseStatus} = 0`);
+/** The values that name this request's claim: the key `key` of account `accountId`, claimed with `claimToken`. */
+export type OwnClaim = Pick<ClaimValues, "accountId" | "key" | "claimToken">;
+
+const claiming = params<ClaimValues>();
+const keyRow = params<Pick<ClaimValues, "accountId" | "key">>();
+const own = params<OwnClaim>();
+/** The row of key `key` of account `accountId`. */
+function thisKey<V extends Pick<ClaimValues, "accountId" | "key">>(p: Params<V>) {
+  return and(eq(idempotencyKeys.accountId, p("accountId")), eq(idempotencyKeys.key, p("key")));
+}
+
+/** The condition "this request still holds its unfinished claim" (`OwnClaim`), for a plan's own record step. */
+export function ownClaim<V extends OwnClaim>(p: Params<V>) {
+  return and(thisKey(p), eq(idempotencyKeys.claimToken, p("claimToken")), sql`${idempotencyKeys.responseStatus} = 0`);
+}
 
 /**
  * Claims the key for a request (one row, `response_status` 0): inserts it, or
  * takes over a row whose response expired (24 h) or whose claim was abandoned
  * (60 s). Changes one row (`changes() = 1`, returns `{ claimed: 1 }`) when the
- * claim is this request's, none otherwise. Placeholders: see `claimValues`.
+ * claim is this request's, none otherwise.
  */
-const claimQuery = qb
-  .insert(idempotencyKeys)
-  .values({
-    accountId: sql.placeholder("accountId"),
-    key: sql.placeholder("key"),
-    method: sql.placeholder("method"),
-    path: sql.placeholder("path"),
-    requestHash: sql.placeholder("fingerprint"),
-    responseStatus: sql`0`,
-    responseBody: sql`''`,
-    responseHeaders: sql`'{}'`,
-    createdAt: sql.placeholder("at"),
-    claimToken: sql.placeholder("claimToken"),
-  })
-  .onConflictDoUpdate({
-    target: [idempotencyKeys.accountId, idempotencyKeys.key],
-    set: {
-      method: sql`excluded.method`,
-      path: sql`excluded.path`,
-      requestHash: sql`excluded.request_hash`,
+const claimQuery = claiming.prepare(
+  qb
+    .insert(idempotencyKeys)
+    .values({
+      accountId: claiming("accountId"),
+      key: claiming("key"),
+      method: claiming("method"),
+      path: claiming("path"),
+      requestHash: claiming("fingerprint"),
       responseStatus: sql`0`,
       responseBody: sql`''`,
       responseHeaders: sql`'{}'`,
-      createdAt: sql`excluded.created_at`,
-      claimToken: sql`excluded.claim_token`,
-    },
-    setWhere: sql`(${idempotencyKeys.responseStatus} <> 0 and ${idempotencyKeys.createdAt} < ${sql.placeholder("storedBefore")})
-        or (${idempotencyKeys.responseStatus} = 0 and ${idempotencyKeys.createdAt} < ${sql.placeholder("claimedBefore")})`,
-  })
-  .returning({ claimed: sql<number>`1` })
-  .prepare();
-
-/** The key's row (`keyColumns`), if any. */
-const keyQuery = qb.select(keyColumns).from(idempotencyKeys).where(thisKey).prepare();
-
-/** Releases this request's claim when it did not succeed; another request's claim or stored response is never touched. */
-const releaseQuery = qb.delete(idempotencyKeys).where(ownClaim).prepare();
-
-/** The condition "this request still holds its unfinished claim" (placeholders `accountId`, `key`, `claimToken`), for a plan's own record step. */
-export const ownClaimCondition = ownClaim!;
+      createdAt: claiming("at"),
+      claimToken: claiming("claimToken"),
+    })
+    .onConflictDoUpdate({
+      target: [idempotencyKeys.accountId, idempotencyKeys.key],
+      set: {
+        method: sql`excluded.method`,
+        path: sql`excluded.path`,
+        requestHash: sql`excluded.request_hash`,
+        responseStatus: sql`0`,
+        responseBody: sql`''`,
+        responseHeaders: sql`'{}'`,
+        createdAt: sql`excluded.created_at`,
+        claimToken: sql`excluded.claim_token`,
+      },
+      setWhere: sql`(${idempotencyKeys.responseStatus} <> 0 and ${idempotencyKeys.createdAt} < ${claiming("storedBefore")})
+        or (${idempotencyKeys.responseStatus} = 0 and ${idempotencyKeys.createdAt} < ${claiming("claimedBefore")})`,
+    })
+    .returning({ claimed: sql<number>`1` }),
+);
 
 /** The plan step that claims a key (values: `claimValues`): one row when the claim is this request's, none otherwise. */
 export const claimStep = statement(claimQuery);
 
-/** The plan step that releases this request's claim when it did not succeed (placeholders `accountId`, `key`, `claimToken`). */
-export const releaseStep = statement(releaseQuery);
+/** The plan step that releases this request's claim when it did not succeed; another request's claim or stored response is never touched. */
+export const releaseStep = own.statement(qb.delete(idempotencyKeys).where(ownClaim(own)));
 
 /** A random claim token: 32 hex digits, the 122 random bits of a version-4 UUID (RFC 9562 §5.4). */
 export function newClaimToken(): string {
   return crypto.randomUUID().replaceAll("-", "");
 }
 
-/** The placeholder values of `claimStep` for `claim`. */
+/** The values of `claimStep` for `claim`. */
 export function claimValues(claim: KeyClaim) {
   const { now, token, ...rest } = claim;
   return {
@@ -146,16 +151,16 @@ export function existingResponse(row: KeyRow, fingerprint: string): StoredRespon
 }
 
 /** The plan step that reads the key's row (`keyColumns`) at the end of a keyed batch: the other request's row when the claim failed. */
-export const keyRowStep = statement(keyQuery);
+export const keyRowStep = keyRow.statement(qb.select(keyColumns).from(idempotencyKeys).where(thisKey(keyRow)));
 
 /**
  * The step that stores the resource just created as this request's response,
- * on its own unfinished claim only, when the step just before (name it with
- * `.after`) changed one row: `status`, the body and the `Location` (if any)
- * built in SQL from the created row, without any secret.
+ * on its own unfinished claim only, when the step just before it changed one
+ * row: `status`, the body and the `Location` (if any) built in SQL from the
+ * created row (no placeholders), without any secret.
  */
 export function recordCreated(status: number, body: SQL<string>, location?: SQL<string>) {
-  return guarded((changed) =>
+  return own.guarded((changed) =>
     qb
       .update(idempotencyKeys)
       .set({
@@ -163,8 +168,7 @@ export function recordCreated(status: number, body: SQL<string>, location?: SQL<
         responseBody: body,
         responseHeaders: location === undefined ? sql`'{}'` : sql`json_object('Location', ${location})`,
       })
-      .where(and(ownClaim, changed))
-      .prepare(),
+      .where(and(ownClaim(own), changed)),
   );
 }
 

@@ -6,7 +6,7 @@ import { and, eq, gt, sql } from "drizzle-orm";
 import { unionAll } from "drizzle-orm/sqlite-core";
 import { type Database, qb } from "../db/client";
 import { eventColumns, inventoryDataWith, outboxRow, petDataWithStatus } from "../db/events";
-import { execute, guarded, outbox, plan, run, statement } from "../db/plan";
+import { execute, outbox, params, plan, run, statement } from "../db/plan";
 import { events, inventory, orders, pets } from "../db/schema";
 import { variants } from "../db/variants";
 import { NotFound, StaleVersion } from "../domain/errors";
@@ -22,9 +22,10 @@ export interface InventoryFilter {
 /** The columns of the InventoryItem representation, from `inventory` joined to `pets`. */
 const itemColumns = { petId: inventory.petId, quantity: inventory.quantity, status: pets.status };
 
+const list = params<{ afterPetId: number; limit: number; status: PetStatus | null; petIds: string | null }>();
 /**
- * The list query for one combination of filters (placeholders `afterPetId`,
- * `limit`, and `status`, `petIds` (a JSON array) when filtered): a fixed query
+ * The list query for one combination of filters (`status` and `petIds`, a JSON
+ * array, are used only when filtered): a fixed query
  * per combination, built once per process. A page walks `pets` in id order
  * (by primary key, or the (status, id) index) and looks each entry up by its
  * key, so it reads about what it returns. The pets are matched through
@@ -32,20 +33,21 @@ const itemColumns = { petId: inventory.petId, quantity: inventory.quantity, stat
  * looks each one up by primary key, as with `IN (?, …)`.
  */
 const listQuery = variants((byStatus: boolean, byPets: boolean) =>
-  qb
-    .select(itemColumns)
-    .from(pets)
-    .innerJoin(inventory, eq(inventory.petId, pets.id))
-    .where(
-      and(
-        gt(pets.id, sql.placeholder("afterPetId")),
-        byStatus ? eq(pets.status, sql.placeholder("status")) : undefined,
-        byPets ? sql`${pets.id} in (select value from json_each(${sql.placeholder("petIds")}))` : undefined,
-      ),
-    )
-    .orderBy(pets.id)
-    .limit(sql.placeholder("limit"))
-    .prepare(),
+  list.prepare(
+    qb
+      .select(itemColumns)
+      .from(pets)
+      .innerJoin(inventory, eq(inventory.petId, pets.id))
+      .where(
+        and(
+          gt(pets.id, list("afterPetId")),
+          byStatus ? eq(pets.status, list("status")) : undefined,
+          byPets ? sql`${pets.id} in (select value from json_each(${list("petIds")}))` : undefined,
+        ),
+      )
+      .orderBy(pets.id)
+      .limit(list("limit")),
+  ),
 );
 
 /** Up to `limit` entries with petId > `afterPetId`, ascending. One round trip. */
@@ -54,13 +56,15 @@ export async function listInventory(db: Database, filter: InventoryFilter, after
   return execute(db, query, { afterPetId, limit, status: filter.status ?? null, petIds: filter.petIds ? JSON.stringify(filter.petIds) : null });
 }
 
-/** The entry of the pet (placeholder `petId`). */
-const itemQuery = qb
-  .select(itemColumns)
-  .from(inventory)
-  .innerJoin(pets, eq(pets.id, inventory.petId))
-  .where(eq(inventory.petId, sql.placeholder("petId")))
-  .prepare();
+const byPet = params<{ petId: number }>();
+/** The entry of the pet `petId`. */
+const itemQuery = byPet.prepare(
+  qb
+    .select(itemColumns)
+    .from(inventory)
+    .innerJoin(pets, eq(pets.id, inventory.petId))
+    .where(eq(inventory.petId, byPet("petId"))),
+);
 
 /** @throws NotFound when the pet has no entry (no such pet). One round trip. */
 export async function getInventoryItem(db: Database, petId: number): Promise<InventoryItem> {
@@ -69,27 +73,25 @@ export async function getInventoryItem(db: Database, petId: number): Promise<Inv
   return item;
 }
 
-/** The entry of the pet (placeholder `petId`) with the versions of both rows behind it. */
-const versionedItemQuery = qb
-  .select({ ...itemColumns, inventoryVersion: inventory.version, petVersion: pets.version })
-  .from(inventory)
-  .innerJoin(pets, eq(pets.id, inventory.petId))
-  .where(eq(inventory.petId, sql.placeholder("petId")))
-  .prepare();
+/** The entry of the pet `petId` with the versions of both rows behind it. */
+const versionedItemQuery = byPet.prepare(
+  qb
+    .select({ ...itemColumns, inventoryVersion: inventory.version, petVersion: pets.version })
+    .from(inventory)
+    .innerJoin(pets, eq(pets.id, inventory.petId))
+    .where(eq(inventory.petId, byPet("petId"))),
+);
 
-/*
- * Setting a pet's stock. Placeholders: `petId`, `quantity`, `occurredAt` (now),
- * `inventoryVersion` and `petVersion` (the versions checked; NULL without If-Match).
- */
-
+/** Setting a pet's stock: `inventoryVersion` and `petVersion` are the versions checked (NULL without If-Match). */
+const p = params<{ petId: number; quantity: number; occurredAt: string; inventoryVersion: number | null; petVersion: number | null }>();
 /** The precondition, on rows not yet written by this batch (always true without If-Match). */
-const checked = sql`(${sql.placeholder("inventoryVersion")} is null or (
-    (select ${inventory.version} from ${inventory} where ${inventory.petId} = ${sql.placeholder("petId")}) = ${sql.placeholder("inventoryVersion")}
-    and (select ${pets.version} from ${pets} where ${pets.id} = ${sql.placeholder("petId")}) = ${sql.placeholder("petVersion")}))`;
+const checked = sql`(${p("inventoryVersion")} is null or (
+    (select ${inventory.version} from ${inventory} where ${inventory.petId} = ${p("petId")}) = ${p("inventoryVersion")}
+    and (select ${pets.version} from ${pets} where ${pets.id} = ${p("petId")}) = ${p("petVersion")}))`;
 
 /** The pet's status with the new quantity (docs/api.md#stock-and-ordering). */
-const newStatus = sql<PetStatus>`(case when ${sql.placeholder("quantity")} > 0 then 'available'
-    when exists (select 1 from ${orders} where ${orders.petId} = ${sql.placeholder("petId")} and ${orders.complete} = 0) then 'pending' else 'sold' end)`;
+const newStatus = sql<PetStatus>`(case when ${p("quantity")} > 0 then 'available'
+    when exists (select 1 from ${orders} where ${orders.petId} = ${p("petId")} and ${orders.complete} = 0) then 'pending' else 'sold' end)`;
 
 const setting = plan({
   /**
@@ -98,38 +100,37 @@ const setting = plan({
    * statement, whose UNION ALL members SQLite runs (and numbers) in order.
    */
   events: outbox(
-    qb
-      .insert(events)
-      .select(
-        unionAll(
-          qb
-            .select(eventColumns("pet.updated", petDataWithStatus(newStatus)))
-            .from(pets)
-            .where(and(eq(pets.id, sql.placeholder("petId")), sql`${pets.status} <> ${newStatus}`, checked)),
-          qb
-            .select(eventColumns("inventory.updated", inventoryDataWith(sql<number>`${sql.placeholder("quantity")}`, newStatus)))
-            .from(inventory)
-            .where(and(eq(inventory.petId, sql.placeholder("petId")), checked)),
-        ),
-      )
-      .returning(outboxRow)
-      .prepare(),
+    p.prepare(
+      qb
+        .insert(events)
+        .select(
+          unionAll(
+            qb
+              .select(eventColumns(p, "pet.updated", petDataWithStatus(newStatus)))
+              .from(pets)
+              .where(and(eq(pets.id, p("petId")), sql`${pets.status} <> ${newStatus}`, checked)),
+            qb
+              .select(eventColumns(p, "inventory.updated", inventoryDataWith(sql<number>`${p("quantity")}`, newStatus)))
+              .from(inventory)
+              .where(and(eq(inventory.petId, p("petId")), checked)),
+          ),
+        )
+        .returning(outboxRow),
+    ),
   ),
   /** The pet row is updated whenever the check holds; its version moves only when its status does. */
-  pet: statement(
+  pet: p.statement(
     qb
       .update(pets)
       .set({ status: newStatus, version: sql`${pets.version} + (${pets.status} <> ${newStatus})` })
-      .where(and(eq(pets.id, sql.placeholder("petId")), checked))
-      .prepare(),
+      .where(and(eq(pets.id, p("petId")), checked)),
   ),
-  quantity: guarded((changed) =>
+  quantity: p.guarded((changed) =>
     qb
       .update(inventory)
-      .set({ quantity: sql`${sql.placeholder("quantity")}`, version: sql`${inventory.version} + 1` })
-      .where(and(eq(inventory.petId, sql.placeholder("petId")), changed))
-      .prepare(),
-  ).after("pet"),
+      .set({ quantity: sql`${p("quantity")}`, version: sql`${inventory.version} + 1` })
+      .where(and(eq(inventory.petId, p("petId")), changed)),
+  ),
   item: statement(itemQuery),
 });
 

@@ -4,19 +4,21 @@
  * be refused without a lookup while valid keys are still looked up
  * (docs/api.md; docs/architecture.md "Unknown API keys").
  */
-import { asc, gt, sql } from "drizzle-orm";
+import { asc, gt } from "drizzle-orm";
 import { type Database, qb } from "../db/client";
-import { execute } from "../db/plan";
+import { execute, params } from "../db/plan";
 import { apiKeys } from "../db/schema";
 
 /** A range of the primary key: `SEARCH api_keys USING INTEGER PRIMARY KEY (rowid>?)`, no scan of older keys. */
-const keyHashesAfterQuery = qb
-  .select({ id: apiKeys.id, secretHash: apiKeys.secretHash })
-  .from(apiKeys)
-  .where(gt(apiKeys.id, sql.placeholder("afterId")))
-  .orderBy(asc(apiKeys.id))
-  .limit(sql.placeholder("limit"))
-  .prepare();
+const page = params<{ afterId: number; limit: number }>();
+const keyHashesAfterQuery = page.prepare(
+  qb
+    .select({ id: apiKeys.id, secretHash: apiKeys.secretHash })
+    .from(apiKeys)
+    .where(gt(apiKeys.id, page("afterId")))
+    .orderBy(asc(apiKeys.id))
+    .limit(page("limit")),
+);
 
 /**
  * Up to `limit` keys (revoked ones too) with id > `afterId`, ascending: their

@@ -5,7 +5,7 @@
  */
 import { and, eq, isNull, sql } from "drizzle-orm";
 import { type Database, qb } from "../db/client";
-import { plan, run, statement } from "../db/plan";
+import { params, plan, run } from "../db/plan";
 import { accounts, apiKeys } from "../db/schema";
 import type { Role } from "../domain/principal";
 
@@ -19,32 +19,31 @@ export interface KeyOwner {
 /** How often a key's `lastUsedAt` is written at most, ms: within this, a verification writes nothing. */
 export const LAST_USED_INTERVAL_MS = 60_000;
 
+const p = params<{ now: string; staleBefore: string; secretHash: string }>();
 /**
- * Verifying a key (placeholders `secretHash`, `now`, `staleBefore`): its use
- * is recorded only when the last record is older than `staleBefore`, so that
- * processes and isolates that each verify it write at most once a minute.
+ * Verifying a key: its use is recorded only when the last record is older than
+ * `staleBefore`, so that processes and isolates that each verify it write at
+ * most once a minute.
  */
 const verification = plan({
-  touch: statement(
+  touch: p.statement(
     qb
       .update(apiKeys)
-      .set({ lastUsedAt: sql`${sql.placeholder("now")}` })
+      .set({ lastUsedAt: sql`${p("now")}` })
       .where(
         and(
-          eq(apiKeys.secretHash, sql.placeholder("secretHash")),
+          eq(apiKeys.secretHash, p("secretHash")),
           isNull(apiKeys.revokedAt),
-          sql`(${apiKeys.lastUsedAt} is null or ${apiKeys.lastUsedAt} < ${sql.placeholder("staleBefore")})`,
+          sql`(${apiKeys.lastUsedAt} is null or ${apiKeys.lastUsedAt} < ${p("staleBefore")})`,
         ),
-      )
-      .prepare(),
+      ),
   ),
-  owner: statement(
+  owner: p.statement(
     qb
       .select({ accountId: apiKeys.accountId, role: accounts.role, apiKeyId: apiKeys.id })
       .from(apiKeys)
       .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
-      .where(and(eq(apiKeys.secretHash, sql.placeholder("secretHash")), isNull(apiKeys.revokedAt)))
-      .prepare(),
+      .where(and(eq(apiKeys.secretHash, p("secretHash")), isNull(apiKeys.revokedAt))),
   ),
 });
 

@@ -8,84 +8,81 @@
 import { and, eq, type SQL, sql } from "drizzle-orm";
 import { type Database, qb } from "../db/client";
 import { eventColumns, outboxRow, petData } from "../db/events";
-import { guarded, outbox, plan, run, runEach, statement } from "../db/plan";
+import { guarded, outbox, params, plan, run, runEach, statement, withValues } from "../db/plan";
 import { categories, events, inventory, pets } from "../db/schema";
 import type { Creation, KeyClaim } from "../domain/idempotency";
 import type { NewPet, Pet, PetStatus } from "../domain/pets";
 import { claimStep, claimValues, keyRowStep, recordCreated, releaseStep, replayUnlessClaimed } from "./idempotency.service";
 import { categoryNotFound, PET_FIELDS } from "./pets.service";
 
-const ph = sql.placeholder;
-
-/** Inserts the pet (placeholders `name`, `categoryId`, `status`) only when its category exists and `guard` (if any) holds. */
+/** The values of creating a pet (`creationValues`). */
+const p = params<ReturnType<typeof creationValues>>();
+/** Inserts the pet only when its category exists and `guard` (if any) holds. */
 function insertPet(guard?: SQL) {
-  return qb
-    .insert(pets)
-    .select(
-      qb
-        .select({
-          id: sql<number>`NULL`.as("id"),
-          name: sql<string>`${ph("name")}`.as("name"),
-          categoryId: categories.id,
-          status: sql<PetStatus>`${ph("status")}`.as("status"),
-          version: sql<number>`1`.as("version"),
-        })
-        .from(categories)
-        .where(and(eq(categories.id, ph("categoryId")), guard)),
-    )
-    .returning(PET_FIELDS)
-    .prepare();
+  return p.prepare(
+    qb
+      .insert(pets)
+      .select(
+        qb
+          .select({
+            id: sql<number>`NULL`.as("id"),
+            name: sql<string>`${p("name")}`.as("name"),
+            categoryId: categories.id,
+            status: sql<PetStatus>`${p("status")}`.as("status"),
+            version: sql<number>`1`.as("version"),
+          })
+          .from(categories)
+          .where(and(eq(categories.id, p("categoryId")), guard)),
+      )
+      .returning(PET_FIELDS),
+  );
 }
 
-/** The pet's inventory row (placeholder `quantity`), when the pet was inserted just before: last_insert_rowid() is its id. */
-const insertInventory = guarded((changed) =>
-  qb
-    .insert(inventory)
-    .select(
-      qb
-        .select({ petId: pets.id, quantity: sql<number>`${ph("quantity")}`.as("quantity"), version: sql<number>`1`.as("version") })
-        .from(pets)
-        .where(and(eq(pets.id, sql`last_insert_rowid()`), changed)),
-    )
-    .prepare(),
-).after("pet");
+/** The pet's inventory row (`quantity`), when the pet was inserted just before: last_insert_rowid() is its id. */
+const insertInventory = p.guarded((changed) =>
+  qb.insert(inventory).select(
+    qb
+      .select({ petId: pets.id, quantity: sql<number>`${p("quantity")}`.as("quantity"), version: sql<number>`1`.as("version") })
+      .from(pets)
+      .where(and(eq(pets.id, sql`last_insert_rowid()`), changed)),
+  ),
+);
 
 /** The `pet.created` event, when the step just before changed a row; inventory.pet_id is its rowid, so last_insert_rowid() is still the pet's id. */
-const petCreated = guarded((changed) =>
+const petCreated = p.guarded((changed) =>
   qb
     .insert(events)
     .select(
       qb
-        .select(eventColumns("pet.created", petData))
+        .select(eventColumns(p, "pet.created", petData))
         .from(pets)
         .where(and(eq(pets.id, sql`last_insert_rowid()`), changed)),
     )
-    .returning(outboxRow)
-    .prepare(),
+    .returning(outboxRow),
 );
 
-/** Creating a pet (placeholders `name`, `categoryId`, `status`, `quantity`, `occurredAt`): nothing when its category does not exist. */
+/** Creating a pet: nothing when its category does not exist. */
 const creation = plan({
   pet: statement(insertPet()),
   inventory: insertInventory,
-  events: outbox(petCreated.after("inventory")),
+  events: outbox(petCreated),
 });
 
 /** The pet just inserted (last_insert_rowid()), for its stored response. */
 const newPet = (expression: SQL) => sql<string>`(select ${expression} from ${pets} where ${pets.id} = last_insert_rowid())`;
 
 /**
- * Creating a pet with an Idempotency-Key (placeholders of `creation` and of
+ * Creating a pet with an Idempotency-Key (the values of `creation` and of
  * `claimValues`): the claim guards the pet; the response is recorded (the pet
  * as its event shows it, and its Location) before the event, while
  * last_insert_rowid() is still the pet's id; a refused pet releases its claim.
  */
 const keyedCreation = plan({
   claim: claimStep,
-  pet: guarded(insertPet).after("claim"),
+  pet: guarded(insertPet),
   inventory: insertInventory,
-  record: recordCreated(201, newPet(petData), newPet(sql`'/pets/' || ${pets.id}`)).after("inventory"),
-  events: outbox(petCreated.after("record")),
+  record: recordCreated(201, newPet(petData), newPet(sql`'/pets/' || ${pets.id}`)),
+  events: outbox(petCreated),
   release: releaseStep,
   existing: keyRowStep,
 });
@@ -138,7 +135,7 @@ export async function createPets(db: Database, inputs: NewPet[], now: Date): Pro
   const at = now.toISOString();
   const results = await runEach(
     db,
-    inputs.map((input) => [creation, creationValues(input, at)] as const),
+    inputs.map((input) => withValues(creation, creationValues(input, at))),
   );
   return results.map(({ pet: [pet] }) => pet ?? null);
 }

@@ -8,7 +8,7 @@
 import { and, eq, gt, type SQL, sql } from "drizzle-orm";
 import { type Database, qb } from "../db/client";
 import { eventColumns, inventoryUpdatedWhen, outboxRow, petData, petUpdatedIfChanged } from "../db/events";
-import { execute, guarded, outbox, plan, run, statement } from "../db/plan";
+import { execute, outbox, params, plan, run } from "../db/plan";
 import { categories, events, inventory, orders, pets } from "../db/schema";
 import { variants } from "../db/variants";
 import { Conflict, InvalidReference, NotFound, StaleVersion } from "../domain/errors";
@@ -28,22 +28,22 @@ export interface PetFilter {
 /** The columns of the Pet representation, typed by the schema. */
 export const PET_FIELDS = { id: pets.id, name: pets.name, categoryId: pets.categoryId, status: pets.status };
 
-const ph = sql.placeholder;
-
+const list = params<{ afterId: number; limit: number; status: PetStatus | undefined; categoryId: number | undefined; ids: string | undefined }>();
 /** A list with the filters that apply: one prepared variant per combination (a fixed WHERE keeps the indexes usable). */
 const listQuery = variants((byStatus: boolean, byCategory: boolean, byIds: boolean) => {
-  const where: SQL[] = [gt(pets.id, ph("afterId"))];
-  if (byStatus) where.push(eq(pets.status, ph("status")));
-  if (byCategory) where.push(eq(pets.categoryId, ph("categoryId")));
+  const where: SQL[] = [gt(pets.id, list("afterId"))];
+  if (byStatus) where.push(eq(pets.status, list("status")));
+  if (byCategory) where.push(eq(pets.categoryId, list("categoryId")));
   // The ids as one JSON array argument: one statement text whatever their number.
-  if (byIds) where.push(sql`${pets.id} in (select value from json_each(${ph("ids")}))`);
-  return qb
-    .select(PET_FIELDS)
-    .from(pets)
-    .where(and(...where))
-    .orderBy(pets.id)
-    .limit(ph("limit"))
-    .prepare();
+  if (byIds) where.push(sql`${pets.id} in (select value from json_each(${list("ids")}))`);
+  return list.prepare(
+    qb
+      .select(PET_FIELDS)
+      .from(pets)
+      .where(and(...where))
+      .orderBy(pets.id)
+      .limit(list("limit")),
+  );
 });
 
 /** The input's `categoryId` names no category. */
@@ -57,11 +57,13 @@ export async function listPets(db: Database, filter: PetFilter, afterId: number,
   return execute(db, query, { afterId, limit, status: filter.status, categoryId: filter.categoryId, ids: filter.ids && JSON.stringify(filter.ids) });
 }
 
-const getQuery = qb
-  .select(PET_FIELDS)
-  .from(pets)
-  .where(eq(pets.id, ph("id")))
-  .prepare();
+const byId = params<{ id: number }>();
+const getQuery = byId.prepare(
+  qb
+    .select(PET_FIELDS)
+    .from(pets)
+    .where(eq(pets.id, byId("id"))),
+);
 
 /** @throws NotFound when absent. One round trip. */
 export async function getPet(db: Database, petId: number): Promise<Pet> {
@@ -70,19 +72,21 @@ export async function getPet(db: Database, petId: number): Promise<Pet> {
   return pet;
 }
 
-/** The pet (placeholder `id`) with what a status change depends on, and whether category `categoryId` exists. */
-const stateQuery = qb
-  .select({
-    ...PET_FIELDS,
-    version: pets.version,
-    quantity: inventory.quantity,
-    openOrders: sql<number>`(select count(*) from ${orders} where ${orders.petId} = ${pets.id} and ${orders.complete} = 0)`,
-    categoryExists: sql<boolean>`exists (select 1 from ${categories} where ${categories.id} = ${ph("categoryId")})`.mapWith(Boolean),
-  })
-  .from(pets)
-  .innerJoin(inventory, eq(inventory.petId, pets.id))
-  .where(eq(pets.id, ph("id")))
-  .prepare();
+const state = params<{ id: number; categoryId: number }>();
+/** The pet `id` with what a status change depends on, and whether category `categoryId` exists. */
+const stateQuery = state.prepare(
+  qb
+    .select({
+      ...PET_FIELDS,
+      version: pets.version,
+      quantity: inventory.quantity,
+      openOrders: sql<number>`(select count(*) from ${orders} where ${orders.petId} = ${pets.id} and ${orders.complete} = 0)`,
+      categoryExists: sql<boolean>`exists (select 1 from ${categories} where ${categories.id} = ${state("categoryId")})`.mapWith(Boolean),
+    })
+    .from(pets)
+    .innerJoin(inventory, eq(inventory.petId, pets.id))
+    .where(eq(pets.id, state("id"))),
+);
 
 interface PetState {
   pet: Pet;
@@ -99,57 +103,51 @@ async function readPetState(db: Database, petId: number, categoryId: number): Pr
   return { pet, version, quantity, openOrders, categoryExists };
 }
 
+/** Updating a pet: `version` is the version read. */
+const change = params<{ id: number; name: string; categoryId: number; status: PetStatus; version: number; occurredAt: string }>();
 /** The `pet.updated` event, when the update just before changed the pet. */
 const petUpdated = outbox(
-  guarded((changed) =>
+  change.guarded((changed) =>
     qb
       .insert(events)
-      .select(petUpdatedIfChanged(ph("id"), changed))
-      .returning(outboxRow)
-      .prepare(),
-  ).after("update"),
+      .select(petUpdatedIfChanged(change, change("id"), changed))
+      .returning(outboxRow),
+  ),
 );
 
 /** Selling empties the stock, when the pet was updated (its event inserted). */
-const zeroStock = guarded((changed) =>
+const zeroStock = change.guarded((changed) =>
   qb
     .update(inventory)
     .set({ quantity: 0, version: sql`${inventory.version} + 1` })
-    .where(and(eq(inventory.petId, ph("id")), changed))
-    .prepare(),
-).after("event");
+    .where(and(eq(inventory.petId, change("id")), changed)),
+);
 
 /** The `inventory.updated` event, when the stock was emptied. */
 const inventoryUpdated = outbox(
-  guarded((changed) =>
+  change.guarded((changed) =>
     qb
       .insert(events)
-      .select(inventoryUpdatedWhen(ph("id"), changed))
-      .returning(outboxRow)
-      .prepare(),
-  ).after("stock"),
+      .select(inventoryUpdatedWhen(change, change("id"), changed))
+      .returning(outboxRow),
+  ),
 );
 
-/**
- * Updating a pet (placeholders `id`, `name`, `categoryId`, `status`, `version`
- * (read), `occurredAt`), re-checking its transition's guard; `zeroing` also
- * empties its stock (sold).
- */
+/** Updating a pet, re-checking its transition's guard; `zeroing` also empties its stock (sold). */
 function updatePlans(guard: SQL | undefined) {
-  const update = statement(
+  const update = change.statement(
     qb
       .update(pets)
-      .set({ name: sql`${ph("name")}`, categoryId: sql`${ph("categoryId")}`, status: sql`${ph("status")}`, version: sql`${pets.version} + 1` })
+      .set({ name: sql`${change("name")}`, categoryId: sql`${change("categoryId")}`, status: sql`${change("status")}`, version: sql`${pets.version} + 1` })
       .where(
         and(
-          eq(pets.id, ph("id")),
-          eq(pets.version, ph("version")),
-          sql`exists (select 1 from ${categories} where ${categories.id} = ${ph("categoryId")})`,
+          eq(pets.id, change("id")),
+          eq(pets.version, change("version")),
+          sql`exists (select 1 from ${categories} where ${categories.id} = ${change("categoryId")})`,
           guard,
         ),
       )
-      .returning(PET_FIELDS)
-      .prepare(),
+      .returning(PET_FIELDS),
   );
   return {
     plain: plan({ update, event: petUpdated }),
@@ -206,30 +204,37 @@ export async function updatePet(db: Database, { petId, change, replace, expected
   throw new Conflict("concurrent_update", { resource: "pet", id: petId });
 }
 
+/** Deleting a pet: `version` is NULL without If-Match. */
+const removal = params<{ id: number; version: number | null; occurredAt: string }>();
 /** "Pet `id` may be deleted": its version matches (when one is given) and no order references it. */
 const deletable = and(
-  eq(pets.id, ph("id")),
-  sql`(${ph("version")} is null or ${pets.version} = ${ph("version")})`,
+  eq(pets.id, removal("id")),
+  sql`(${removal("version")} is null or ${pets.version} = ${removal("version")})`,
   sql`not exists (select 1 from ${orders} where ${orders.petId} = ${pets.id})`,
 )!;
 
-/** Deleting a pet (placeholders `id`, `version`, `occurredAt`): the event and both deletes share one condition, so all happen or none. */
+/** Deleting a pet: the event and both deletes share one condition, so all happen or none. */
 const deletion = plan({
   event: outbox(
-    qb
-      .insert(events)
-      .select(qb.select(eventColumns("pet.deleted", petData)).from(pets).where(deletable))
-      .returning(outboxRow)
-      .prepare(),
+    removal.prepare(
+      qb
+        .insert(events)
+        .select(
+          qb
+            .select(eventColumns(removal, "pet.deleted", petData))
+            .from(pets)
+            .where(deletable),
+        )
+        .returning(outboxRow),
+    ),
   ),
-  inventory: statement(qb.delete(inventory).where(sql`${inventory.petId} in (select ${pets.id} from ${pets} where ${deletable})`).prepare()),
-  pet: statement(qb.delete(pets).where(deletable).prepare()),
-  hasOrders: statement(
+  inventory: removal.statement(qb.delete(inventory).where(sql`${inventory.petId} in (select ${pets.id} from ${pets} where ${deletable})`)),
+  pet: removal.statement(qb.delete(pets).where(deletable)),
+  hasOrders: removal.statement(
     qb
-      .select({ hasOrders: sql<boolean>`exists (select 1 from ${orders} where ${orders.petId} = ${ph("id")})`.mapWith(Boolean) })
+      .select({ hasOrders: sql<boolean>`exists (select 1 from ${orders} where ${orders.petId} = ${removal("id")})`.mapWith(Boolean) })
       .from(pets)
-      .where(eq(pets.id, ph("id")))
-      .prepare(),
+      .where(eq(pets.id, removal("id"))),
   ),
 });
 

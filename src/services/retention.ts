@@ -13,7 +13,7 @@ import type { AppConfig } from "../config";
 import type { Database } from "../db/client";
 import { qb } from "../db/client";
 import { boundedDelete } from "../db/bounded-delete";
-import { run, plan, statement } from "../db/plan";
+import { params, run, plan, statement } from "../db/plan";
 import { apiKeys, events, idempotencyKeys, webhookDeliveries } from "../db/schema";
 import { IDEMPOTENCY_TTL_MS } from "./idempotency.service";
 import { pruneFinishedDeliveries } from "./webhooks/dispatch";
@@ -38,6 +38,8 @@ const logHead = qb
 
 const NONE = Number.MAX_SAFE_INTEGER;
 
+/** A retention round: what is older than `before` (events, revoked keys), `storedBefore` (idempotent responses). */
+const p = params<{ before: string; storedBefore: string }>();
 /**
  * The oldest events up to (not including) the first one at or after `before`,
  * at most `PRUNE_BATCH` ids: a prefix of the log by id, even where times are
@@ -45,28 +47,28 @@ const NONE = Number.MAX_SAFE_INTEGER;
  * never one a delivery refers to. One range of the primary key, whose bounds
  * read a row each when there is nothing to delete.
  */
-const pruneEvents = qb
-  .delete(events)
-  .where(
+const pruneEvents = p.prepare(
+  qb.delete(events).where(
     lt(
       events.id,
       sql`min(
         (SELECT min(${events.id}) FROM ${events}) + ${PRUNE_BATCH},
-        coalesce((SELECT ${logHead.id} FROM ${logHead} WHERE ${logHead.occurredAt} >= ${sql.placeholder("before")} LIMIT 1), ${NONE}),
+        coalesce((SELECT ${logHead.id} FROM ${logHead} WHERE ${logHead.occurredAt} >= ${p("before")} LIMIT 1), ${NONE}),
         (SELECT max(${events.id}) FROM ${events}),
         coalesce((SELECT min(${webhookDeliveries.eventId}) FROM ${webhookDeliveries}), ${NONE}))`,
     ),
-  )
-  .prepare();
+  ),
+);
 
 /** Up to `PRUNE_BATCH` stored idempotent responses (and abandoned claims) made before `storedBefore`. */
-const pruneIdempotencyKeys = qb
-  .delete(idempotencyKeys)
-  .where(sql`rowid in (select rowid from ${idempotencyKeys} where ${idempotencyKeys.createdAt} < ${sql.placeholder("storedBefore")} limit ${PRUNE_BATCH})`)
-  .prepare();
+const pruneIdempotencyKeys = p.prepare(
+  qb
+    .delete(idempotencyKeys)
+    .where(sql`rowid in (select rowid from ${idempotencyKeys} where ${idempotencyKeys.createdAt} < ${p("storedBefore")} limit ${PRUNE_BATCH})`),
+);
 
 /** Up to `PRUNE_BATCH` keys revoked before `before`. */
-const pruneRevokedKeys = boundedDelete(apiKeys, apiKeys.id, lt(apiKeys.revokedAt, sql.placeholder("before")), PRUNE_BATCH);
+const pruneRevokedKeys = p.prepare(boundedDelete(apiKeys, apiKeys.id, lt(apiKeys.revokedAt, p("before")), PRUNE_BATCH));
 
 const round = plan({
   events: statement(pruneEvents),

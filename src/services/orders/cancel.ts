@@ -8,15 +8,15 @@ import { and, eq, exists, sql } from "drizzle-orm";
 import { alias, unionAll } from "drizzle-orm/sqlite-core";
 import { type Database, qb } from "../../db/client";
 import { eventColumns, inventoryUpdatedWhen, orderData, outboxRow, petUpdatedIfChanged } from "../../db/events";
-import { guarded, outbox, plan, run, statement } from "../../db/plan";
+import { outbox, params, plan, run, statement } from "../../db/plan";
 import { events, inventory, orders, pets } from "../../db/schema";
 import { Conflict, NotFound, StaleVersion } from "../../domain/errors";
 import type { Precondition } from "../../domain/precondition";
 import type { Principal } from "../../domain/principal";
 import { orderState, versionMatching, viewer, visibleTo } from "./shared";
 
-/* Placeholders: `orderId`, `version` (NULL without If-Match), `accountId` (see `visibleTo`), `occurredAt` (now). */
-
+/** The values of a cancellation: `version` NULL without If-Match, `accountId` as `visibleTo` has it. */
+const p = params<{ orderId: number; version: number | null; accountId: number | null; occurredAt: string }>();
 const o = alias(orders, "o");
 
 /** The order is open, the caller's to see, and (with If-Match) at the version checked. */
@@ -24,37 +24,28 @@ const cancellable = exists(
   qb
     .select({ one: sql`1` })
     .from(o)
-    .where(
-      and(
-        eq(o.id, sql.placeholder("orderId")),
-        sql`${o.complete} = 0`,
-        visibleTo(o.accountId),
-        sql`(${sql.placeholder("version")} is null or ${o.version} = ${sql.placeholder("version")})`,
-      ),
-    ),
+    .where(and(eq(o.id, p("orderId")), sql`${o.complete} = 0`, visibleTo(p, o.accountId), sql`(${p("version")} is null or ${o.version} = ${p("version")})`)),
 );
 
-const petOfOrder = sql`(select ${orders.petId} from ${orders} where ${orders.id} = ${sql.placeholder("orderId")})`;
+const petOfOrder = sql`(select ${orders.petId} from ${orders} where ${orders.id} = ${p("orderId")})`;
 
 const cancellation = plan({
   /** The order's quantity returns to stock. */
-  restock: statement(
+  restock: p.statement(
     qb
       .update(inventory)
       .set({
-        quantity: sql`${inventory.quantity} + (select ${orders.quantity} from ${orders} where ${orders.id} = ${sql.placeholder("orderId")})`,
+        quantity: sql`${inventory.quantity} + (select ${orders.quantity} from ${orders} where ${orders.id} = ${p("orderId")})`,
         version: sql`${inventory.version} + 1`,
       })
-      .where(and(sql`${inventory.petId} = ${petOfOrder}`, cancellable))
-      .prepare(),
+      .where(and(sql`${inventory.petId} = ${petOfOrder}`, cancellable)),
   ),
   /** A pending pet becomes available again. */
-  available: statement(
+  available: p.statement(
     qb
       .update(pets)
       .set({ status: "available", version: sql`${pets.version} + 1` })
-      .where(and(sql`${pets.id} = ${petOfOrder}`, sql`${pets.status} = 'pending'`, cancellable))
-      .prepare(),
+      .where(and(sql`${pets.id} = ${petOfOrder}`, sql`${pets.status} = 'pending'`, cancellable)),
   ),
   /**
    * The events, in this order: `pet.updated` (when the pet became available,
@@ -62,29 +53,23 @@ const cancellation = plan({
    * whose UNION ALL members SQLite runs (and numbers) in order.
    */
   events: outbox(
-    guarded((changed) =>
+    p.guarded((changed) =>
       qb
         .insert(events)
         .select(
           unionAll(
-            petUpdatedIfChanged(petOfOrder, changed),
-            inventoryUpdatedWhen(petOfOrder, cancellable),
+            petUpdatedIfChanged(p, petOfOrder, changed),
+            inventoryUpdatedWhen(p, petOfOrder, cancellable),
             qb
-              .select(eventColumns("order.cancelled", orderData))
+              .select(eventColumns(p, "order.cancelled", orderData))
               .from(orders)
-              .where(and(eq(orders.id, sql.placeholder("orderId")), cancellable)),
+              .where(and(eq(orders.id, p("orderId")), cancellable)),
           ),
         )
-        .returning(outboxRow)
-        .prepare(),
-    ).after("available"),
+        .returning(outboxRow),
+    ),
   ),
-  deleted: statement(
-    qb
-      .delete(orders)
-      .where(and(eq(orders.id, sql.placeholder("orderId")), cancellable))
-      .prepare(),
-  ),
+  deleted: p.statement(qb.delete(orders).where(and(eq(orders.id, p("orderId")), cancellable))),
   state: statement(orderState),
 });
 

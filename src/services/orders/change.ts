@@ -7,7 +7,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { type Database, qb } from "../../db/client";
 import { eventColumns, orderData, outboxRow, petUpdatedIfChanged } from "../../db/events";
-import { guarded, outbox, plan, run, statement } from "../../db/plan";
+import { outbox, params, plan, run, statement } from "../../db/plan";
 import { events, inventory, orders, pets } from "../../db/schema";
 import { Conflict, NotFound, StaleVersion } from "../../domain/errors";
 import type { EventType } from "../../domain/events";
@@ -16,58 +16,47 @@ import type { Precondition } from "../../domain/precondition";
 import type { Principal } from "../../domain/principal";
 import { orderColumns, orderState, toOrder, versionMatching, viewer } from "./shared";
 
-/*
- * Placeholders: `orderId`, `shipDate` (NULL: keep; fulfilling: now),
- * `version` (NULL without If-Match), `occurredAt` (now), `accountId` (see `visibleTo`).
- */
-
+/** The values of a change: `shipDate` NULL keeps it (fulfilling: now), `version` NULL without If-Match, `accountId` as `visibleTo` has it. */
+const p = params<{ orderId: number; shipDate: string | null; version: number | null; occurredAt: string; accountId: number | null }>();
 /** Changes the order while it is open (at the version checked, with If-Match); returns it as changed. */
 function updateOrder(fulfil: boolean) {
-  return qb
-    .update(orders)
-    .set({
-      complete: fulfil,
-      shipDate: fulfil
-        ? sql`coalesce(${sql.placeholder("shipDate")}, ${orders.shipDate}, ${sql.placeholder("occurredAt")})`
-        : sql`coalesce(${sql.placeholder("shipDate")}, ${orders.shipDate})`,
-      version: sql`${orders.version} + 1`,
-    })
-    .where(
-      and(
-        eq(orders.id, sql.placeholder("orderId")),
-        sql`${orders.complete} = 0`,
-        sql`(${sql.placeholder("version")} is null or ${orders.version} = ${sql.placeholder("version")})`,
-      ),
-    )
-    .returning(orderColumns)
-    .prepare();
+  return p.prepare(
+    qb
+      .update(orders)
+      .set({
+        complete: fulfil,
+        shipDate: fulfil ? sql`coalesce(${p("shipDate")}, ${orders.shipDate}, ${p("occurredAt")})` : sql`coalesce(${p("shipDate")}, ${orders.shipDate})`,
+        version: sql`${orders.version} + 1`,
+      })
+      .where(and(eq(orders.id, p("orderId")), sql`${orders.complete} = 0`, sql`(${p("version")} is null or ${orders.version} = ${p("version")})`))
+      .returning(orderColumns),
+  );
 }
 
 /** The order's event (`type`), when the update just before changed it. */
 function orderEvent(type: EventType) {
   return outbox(
-    guarded((changed) =>
+    p.guarded((changed) =>
       qb
         .insert(events)
         .select(
           qb
-            .select(eventColumns(type, orderData))
+            .select(eventColumns(p, type, orderData))
             .from(orders)
-            .where(and(eq(orders.id, sql.placeholder("orderId")), changed)),
+            .where(and(eq(orders.id, p("orderId")), changed)),
         )
-        .returning(outboxRow)
-        .prepare(),
-    ).after("update"),
+        .returning(outboxRow),
+    ),
   );
 }
 
-const orderOfPet = sql`(select ${orders.petId} from ${orders} where ${orders.id} = ${sql.placeholder("orderId")})`;
+const orderOfPet = sql`(select ${orders.petId} from ${orders} where ${orders.id} = ${p("orderId")})`;
 
 /** Fulfilling: the order's pet is sold when the order changed, its stock is 0 and no other order is open. */
 const fulfilment = plan({
   update: statement(updateOrder(true)),
   orderEvent: orderEvent("order.fulfilled"),
-  sold: guarded((changed) =>
+  sold: p.guarded((changed) =>
     qb
       .update(pets)
       .set({ status: "sold", version: sql`${pets.version} + 1` })
@@ -79,10 +68,16 @@ const fulfilment = plan({
           sql`(select ${inventory.quantity} from ${inventory} where ${inventory.petId} = ${pets.id}) = 0`,
           sql`not exists (select 1 from ${orders} where ${orders.petId} = ${pets.id} and ${orders.complete} = 0)`,
         ),
-      )
-      .prepare(),
-  ).after("orderEvent"),
-  petEvent: outbox(guarded((changed) => qb.insert(events).select(petUpdatedIfChanged(orderOfPet, changed)).returning(outboxRow).prepare()).after("sold")),
+      ),
+  ),
+  petEvent: outbox(
+    p.guarded((changed) =>
+      qb
+        .insert(events)
+        .select(petUpdatedIfChanged(p, orderOfPet, changed))
+        .returning(outboxRow),
+    ),
+  ),
   state: statement(orderState),
 });
 

@@ -2,9 +2,9 @@
  * Reading orders (docs/api.md#endpoints): a page of the orders the caller may see (a
  * customer their own, staff all), and one order by id.
  */
-import { and, eq, gt, sql } from "drizzle-orm";
+import { and, eq, gt } from "drizzle-orm";
 import { type Database, qb } from "../../db/client";
-import { execute } from "../../db/plan";
+import { execute, params } from "../../db/plan";
 import { orders } from "../../db/schema";
 import { variants } from "../../db/variants";
 import type { Order } from "../../domain/orders";
@@ -16,27 +16,28 @@ export interface OrderFilter {
   complete?: boolean;
 }
 
+const p = params<{ afterId: number; limit: number; accountId: number; petId: number | null; complete: boolean | null }>();
 /**
- * The list query for one combination of filters (placeholders `afterId`,
- * `limit`, and `accountId`, `petId`, `complete` when filtered), so each uses
- * its index (a customer's orders: `orders_account_id_id_idx`; a pet's:
- * `orders_pet_id_complete_idx`).
+ * The list query for one combination of filters (`accountId`, `petId`,
+ * `complete` are used only when filtered), so each uses its index (a
+ * customer's orders: `orders_account_id_id_idx`; a pet's: `orders_pet_id_complete_idx`).
  */
 const listQuery = variants((own: boolean, byPet: boolean, byComplete: boolean) =>
-  qb
-    .select(orderColumns)
-    .from(orders)
-    .where(
-      and(
-        gt(orders.id, sql.placeholder("afterId")),
-        own ? eq(orders.accountId, sql.placeholder("accountId")) : undefined,
-        byPet ? eq(orders.petId, sql.placeholder("petId")) : undefined,
-        byComplete ? eq(orders.complete, sql.placeholder("complete")) : undefined,
-      ),
-    )
-    .orderBy(orders.id)
-    .limit(sql.placeholder("limit"))
-    .prepare(),
+  p.prepare(
+    qb
+      .select(orderColumns)
+      .from(orders)
+      .where(
+        and(
+          gt(orders.id, p("afterId")),
+          own ? eq(orders.accountId, p("accountId")) : undefined,
+          byPet ? eq(orders.petId, p("petId")) : undefined,
+          byComplete ? eq(orders.complete, p("complete")) : undefined,
+        ),
+      )
+      .orderBy(orders.id)
+      .limit(p("limit")),
+  ),
 );
 
 /** A page request: orders with id > `afterId`, at most `limit` of them. */

@@ -9,7 +9,7 @@ import { and, eq, gte, type SQL, sql } from "drizzle-orm";
 import { unionAll } from "drizzle-orm/sqlite-core";
 import { type Database, qb } from "../../db/client";
 import { eventColumns, inventoryUpdatedWhen, orderData, outboxRow, petUpdatedIfChanged } from "../../db/events";
-import { guarded, outbox, plan, run, statement } from "../../db/plan";
+import { guarded, outbox, params, plan, run, statement } from "../../db/plan";
 import { events, idempotencyKeys, inventory, orders, pets } from "../../db/schema";
 import { aliasedColumns } from "../../db/select-list";
 import { Conflict, InvalidReference } from "../../domain/errors";
@@ -22,7 +22,8 @@ import {
   existingResponse,
   keyColumns,
   newClaimToken,
-  ownClaimCondition,
+  type OwnClaim,
+  ownClaim,
   releaseStep,
   requestFingerprint,
 } from "../idempotency.service";
@@ -36,71 +37,66 @@ export interface PlacedOrder {
   replayed: boolean;
 }
 
-/*
- * Placeholders of every statement below: `petId`, `accountId`, `quantity`,
- * `shipDate`, `token` (the placement token), `occurredAt` (now), `key` (the
- * Idempotency-Key, NULL without one; the claim's own: `claimValues`, whose
- * claim token is the placement token).
- */
-
-/** "The order placed by this batch": the order row tagged with the placeholder `token`. */
-const placedHere = sql`exists (select 1 from ${orders} where ${orders.placementToken} = ${sql.placeholder("token")})`;
+/** The values of a placement: `token` is the placement token, `key` the Idempotency-Key (NULL without one). */
+type PlacementValues = { petId: number; accountId: number; quantity: number; shipDate: string | null; token: string; occurredAt: string; key: string | null };
+const p = params<PlacementValues>();
+/** A keyed placement's own statements also name the claim (`OwnClaim`; its claim token is the placement token). */
+const keyed = params<PlacementValues & OwnClaim>();
+/** "The order placed by this batch": the order row tagged with `token`. */
+const placedHere = sql`exists (select 1 from ${orders} where ${orders.placementToken} = ${p("token")})`;
 
 /** Takes the stock of the order while the pet is available; with `claimed`, only when the step before (the claim) changed a row. */
 function takeStock(claimed?: SQL) {
-  return qb
-    .update(inventory)
-    .set({ quantity: sql`${inventory.quantity} - ${sql.placeholder("quantity")}`, version: sql`${inventory.version} + 1` })
-    .where(
-      and(
-        eq(inventory.petId, sql.placeholder("petId")),
-        gte(inventory.quantity, sql.placeholder("quantity")),
-        sql`(select ${pets.status} from ${pets} where ${pets.id} = ${sql.placeholder("petId")}) = 'available'`,
-        claimed,
+  return p.prepare(
+    qb
+      .update(inventory)
+      .set({ quantity: sql`${inventory.quantity} - ${p("quantity")}`, version: sql`${inventory.version} + 1` })
+      .where(
+        and(
+          eq(inventory.petId, p("petId")),
+          gte(inventory.quantity, p("quantity")),
+          sql`(select ${pets.status} from ${pets} where ${pets.id} = ${p("petId")}) = 'available'`,
+          claimed,
+        ),
       ),
-    )
-    .prepare();
+  );
 }
 
 /** Inserts the order, tagged with `token`, only when taking the stock changed a row. */
-const insertOrder = guarded((changed) =>
-  qb
-    .insert(orders)
-    .select(
-      qb
-        .select(
-          aliasedColumns({
-            id: sql<number>`NULL`,
-            petId: inventory.petId,
-            accountId: sql<number>`${sql.placeholder("accountId")}`,
-            quantity: sql<number>`${sql.placeholder("quantity")}`,
-            shipDate: sql<string | null>`${sql.placeholder("shipDate")}`,
-            complete: sql<boolean>`0`,
-            createdAt: sql<string>`${sql.placeholder("occurredAt")}`,
-            version: sql<number>`1`,
-            placementToken: sql<string>`${sql.placeholder("token")}`,
-          }),
-        )
-        .from(inventory)
-        .where(and(eq(inventory.petId, sql.placeholder("petId")), changed)),
-    )
-    .prepare(),
-).after("take");
+const insertOrder = p.guarded((changed) =>
+  qb.insert(orders).select(
+    qb
+      .select(
+        aliasedColumns({
+          id: sql<number>`NULL`,
+          petId: inventory.petId,
+          accountId: sql<number>`${p("accountId")}`,
+          quantity: sql<number>`${p("quantity")}`,
+          shipDate: sql<string | null>`${p("shipDate")}`,
+          complete: sql<boolean>`0`,
+          createdAt: sql<string>`${p("occurredAt")}`,
+          version: sql<number>`1`,
+          placementToken: sql<string>`${p("token")}`,
+        }),
+      )
+      .from(inventory)
+      .where(and(eq(inventory.petId, p("petId")), changed)),
+  ),
+);
 
 /** The pet becomes pending when this batch's order took its last unit. */
-const petPending = statement(
+const petPending = p.statement(
   qb
     .update(pets)
     .set({ status: "pending", version: sql`${pets.version} + 1` })
     .where(
       and(
-        eq(pets.id, sql.placeholder("petId")),
+        eq(pets.id, p("petId")),
         sql`${pets.status} = 'available'`,
-        sql`(select ${inventory.quantity} from ${inventory} where ${inventory.petId} = ${sql.placeholder("petId")}) = 0`,
+        sql`(select ${inventory.quantity} from ${inventory} where ${inventory.petId} = ${p("petId")}) = 0`,
         placedHere,
       ),
-    )
-    .prepare(),
+    ),
 );
 
 /**
@@ -109,50 +105,47 @@ const petPending = statement(
  * UNION ALL members SQLite runs (and numbers) in order.
  */
 const placementEvents = outbox(
-  guarded((changed) =>
+  p.guarded((changed) =>
     qb
       .insert(events)
       .select(
         unionAll(
-          petUpdatedIfChanged(sql.placeholder("petId"), changed),
+          petUpdatedIfChanged(p, p("petId"), changed),
           qb
-            .select(eventColumns("order.placed", orderData))
+            .select(eventColumns(p, "order.placed", orderData))
             .from(orders)
-            .where(eq(orders.placementToken, sql.placeholder("token"))),
-          inventoryUpdatedWhen(sql.placeholder("petId"), placedHere),
+            .where(eq(orders.placementToken, p("token"))),
+          inventoryUpdatedWhen(p, p("petId"), placedHere),
         ),
       )
-      .returning(outboxRow)
-      .prepare(),
-  ).after("pending"),
+      .returning(outboxRow),
+  ),
 );
 
 /** Stores the placed order as the response of the Idempotency-Key (`accountId`, `key`), on this batch's own claim only. */
-const recordOrder = statement(
+const recordOrder = keyed.statement(
   qb
     .update(idempotencyKeys)
     .set({
       responseStatus: 201,
-      responseBody: sql`(select ${orderData} from ${orders} where ${orders.placementToken} = ${sql.placeholder("token")})`,
-      responseHeaders: sql`(select json_object('Location', '/store/orders/' || ${orders.id}) from ${orders} where ${orders.placementToken} = ${sql.placeholder("token")})`,
+      responseBody: sql`(select ${orderData} from ${orders} where ${orders.placementToken} = ${keyed("token")})`,
+      responseHeaders: sql`(select json_object('Location', '/store/orders/' || ${orders.id}) from ${orders} where ${orders.placementToken} = ${keyed("token")})`,
     })
-    .where(and(ownClaimCondition, placedHere))
-    .prepare(),
+    .where(and(ownClaim(keyed), placedHere)),
 );
 
 /** One row: the order placed by this batch (if any), the pet's state, and the Idempotency-Key's row (if any). */
-const readBack = statement(
+const readBack = p.statement(
   qb
     .select({
       order: orderColumns,
-      petStatus: sql<PetStatus | null>`(select ${pets.status} from ${pets} where ${pets.id} = ${sql.placeholder("petId")})`,
-      quantity: sql<number | null>`(select ${inventory.quantity} from ${inventory} where ${inventory.petId} = ${sql.placeholder("petId")})`,
+      petStatus: sql<PetStatus | null>`(select ${pets.status} from ${pets} where ${pets.id} = ${p("petId")})`,
+      quantity: sql<number | null>`(select ${inventory.quantity} from ${inventory} where ${inventory.petId} = ${p("petId")})`,
       key: keyColumns,
     })
     .from(sql`(select 1)`)
-    .leftJoin(orders, eq(orders.placementToken, sql.placeholder("token")))
-    .leftJoin(idempotencyKeys, and(eq(idempotencyKeys.accountId, sql.placeholder("accountId")), eq(idempotencyKeys.key, sql.placeholder("key"))))
-    .prepare(),
+    .leftJoin(orders, eq(orders.placementToken, p("token")))
+    .leftJoin(idempotencyKeys, and(eq(idempotencyKeys.accountId, p("accountId")), eq(idempotencyKeys.key, p("key")))),
 );
 
 /** Placing without an Idempotency-Key. */
@@ -171,7 +164,7 @@ const placement = plan({
  */
 const keyedPlacement = plan({
   claim: claimStep,
-  take: guarded(takeStock).after("claim"),
+  take: guarded(takeStock),
   order: insertOrder,
   pending: petPending,
   events: placementEvents,
@@ -210,8 +203,8 @@ export async function placeOrder(db: Database, { principal, input, idempotencyKe
     idempotencyKey === undefined
       ? await run(db, placement, values)
       : await run(db, keyedPlacement, {
-          ...claimValues({ accountId, key: idempotencyKey, method: "POST", path: "/store/orders", fingerprint, token: values.token, now }),
           ...values,
+          ...claimValues({ accountId, key: idempotencyKey, method: "POST", path: "/store/orders", fingerprint, token: values.token, now }),
         });
   const [row] = readBack;
   if (!row) throw new Error("the read-back of an order placement returned no row");

@@ -6,7 +6,7 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { type Database, qb } from "../../db/client";
-import { execute } from "../../db/plan";
+import { execute, type Params, params } from "../../db/plan";
 import { orders } from "../../db/schema";
 import { NotFound } from "../../domain/errors";
 import type { Order } from "../../domain/orders";
@@ -28,32 +28,35 @@ export function toOrder(row: OrderRow): Order {
 
 /**
  * "The caller may see the order", on the `accountId` column of orders or of
- * an alias of it: the placeholder `accountId` is the customer's account, NULL
+ * an alias of it: the value `accountId` of `p` is the customer's account, NULL
  * for staff (all orders). For lookups by id only: on lists it would keep
  * SQLite from using the account's index (list.ts has a variant per role).
  */
-export function visibleTo(accountId: SQLiteColumn): SQL {
-  return sql`(${sql.placeholder("accountId")} is null or ${accountId} = ${sql.placeholder("accountId")})`;
+export function visibleTo<V extends { accountId: number | null }>(p: Params<V>, accountId: SQLiteColumn): SQL {
+  return sql`(${p("accountId")} is null or ${accountId} = ${p("accountId")})`;
 }
 
-/** The value of the placeholder `accountId` of `visibleTo` for `principal`. */
+/** The value `accountId` of `visibleTo` for `principal`. */
 export function viewer(principal: Principal): number | null {
   return principal.role === "staff" ? null : principal.accountId;
 }
 
-/** The order (placeholder `orderId`) with its version, if the caller (`accountId`, see `visibleTo`) may see it. */
-const orderQuery = qb
-  .select({ ...orderColumns, version: orders.version })
-  .from(orders)
-  .where(and(eq(orders.id, sql.placeholder("orderId")), visibleTo(orders.accountId)))
-  .prepare();
+const p = params<{ orderId: number; accountId: number | null }>();
+/** The order `orderId` with its version, if the caller (`accountId`, see `visibleTo`) may see it. */
+const orderQuery = p.prepare(
+  qb
+    .select({ ...orderColumns, version: orders.version })
+    .from(orders)
+    .where(and(eq(orders.id, p("orderId")), visibleTo(p, orders.accountId))),
+);
 
-/** What the order (placeholder `orderId`) is now, if the caller may see it: why a change was refused. */
-export const orderState = qb
-  .select({ complete: orders.complete })
-  .from(orders)
-  .where(and(eq(orders.id, sql.placeholder("orderId")), visibleTo(orders.accountId)))
-  .prepare();
+/** What the order `orderId` is now, if the caller may see it: why a change was refused. */
+export const orderState = p.prepare(
+  qb
+    .select({ complete: orders.complete })
+    .from(orders)
+    .where(and(eq(orders.id, p("orderId")), visibleTo(p, orders.accountId))),
+);
 
 /**
  * The order `orderId` and its version, as `principal` may see it. One round trip.

@@ -2,9 +2,9 @@
  * A subscription's delivery log (docs/api.md#events-and-webhooks): its (subscription, event)
  * deliveries and their attempts so far, as `GET /webhooks/{id}/deliveries` shows them.
  */
-import { and, eq, gt, sql } from "drizzle-orm";
+import { and, eq, gt } from "drizzle-orm";
 import { qb, type Database } from "../../db/client";
-import { plan, read, statement, type PlanResults } from "../../db/plan";
+import { params, plan, read, type PlanResults } from "../../db/plan";
 import { events as eventLog, webhookDeliveries, webhooks } from "../../db/schema";
 import { variants } from "../../db/variants";
 import { NotFound } from "../../domain/errors";
@@ -34,30 +34,23 @@ const LOG_COLUMNS = {
  * order: a subscription's deliveries are created in event order, so event
  * order is id order.
  */
+const p = params<Omit<DeliveryPage, "status"> & { status: DeliveryStatus | null }>();
 const logPage = variants((byStatus: boolean) =>
   plan({
-    subscription: statement(
+    subscription: p.statement(
       qb
         .select({ id: webhooks.id })
         .from(webhooks)
-        .where(eq(webhooks.id, sql.placeholder("webhookId")))
-        .prepare(),
+        .where(eq(webhooks.id, p("webhookId"))),
     ),
-    deliveries: statement(
+    deliveries: p.statement(
       qb
         .select(LOG_COLUMNS)
         .from(d)
         .innerJoin(eventLog, eq(eventLog.id, d.eventId))
-        .where(
-          and(
-            eq(d.webhookId, sql.placeholder("webhookId")),
-            byStatus ? eq(d.status, sql.placeholder("status")) : undefined,
-            gt(d.eventId, sql.placeholder("afterEventId")),
-          ),
-        )
+        .where(and(eq(d.webhookId, p("webhookId")), byStatus ? eq(d.status, p("status")) : undefined, gt(d.eventId, p("afterEventId"))))
         .orderBy(d.eventId)
-        .limit(sql.placeholder("limit"))
-        .prepare(),
+        .limit(p("limit")),
     ),
   }),
 );

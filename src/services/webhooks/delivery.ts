@@ -10,7 +10,7 @@
 import { and, eq, lte, sql } from "drizzle-orm";
 import type { AppConfig } from "../../config";
 import { qb, type Database } from "../../db/client";
-import { guarded, plan, runEach, statement, type Plan, type Steps } from "../../db/plan";
+import { params, plan, type PlanRun, runEach, withValues } from "../../db/plan";
 import { webhookDeliveries, webhooks } from "../../db/schema";
 import type { DeliveryError } from "../../domain/webhooks";
 import { isPrivateHost } from "../../domain/private-address";
@@ -48,77 +48,78 @@ interface AttemptResult {
 
 const d = webhookDeliveries;
 
+/** An attempt's outcome, recorded on delivery `id` of subscription `webhookId`, if this run's claim (`attempts`) holds. */
+type Recorded = { id: number; webhookId: number; attempts: number; statusCode: number | null; error: DeliveryError | null };
+
+const claimP = params<{ id: number; leaseEnd: string; now: string }>();
+const deliveredP = params<Pick<Recorded, "id" | "webhookId" | "statusCode"> & { now: string }>();
+const givenUpP = params<Recorded & { now: string }>();
+const retriedP = params<Omit<Recorded, "webhookId"> & { next: string }>();
 /** Counts the attempt and leases the delivery until `leaseEnd`, if still pending and due at `now`. */
 const claiming = plan({
-  claim: statement(
+  claim: claimP.statement(
     qb
       .update(d)
-      .set({ attempts: sql`${d.attempts} + 1`, nextAttemptAt: sql`${sql.placeholder("leaseEnd")}`, lastAttemptAt: sql`${sql.placeholder("now")}` })
-      .where(and(eq(d.id, sql.placeholder("id")), eq(d.status, "pending"), lte(d.nextAttemptAt, sql.placeholder("now"))))
-      .returning({ id: d.id, attempts: d.attempts })
-      .prepare(),
+      .set({ attempts: sql`${d.attempts} + 1`, nextAttemptAt: sql`${claimP("leaseEnd")}`, lastAttemptAt: sql`${claimP("now")}` })
+      .where(and(eq(d.id, claimP("id")), eq(d.status, "pending"), lte(d.nextAttemptAt, claimP("now"))))
+      .returning({ id: d.id, attempts: d.attempts }),
   ),
 });
 
 /** A 2xx answer: the delivery is done at `now`, and its subscription healthy again. */
 const delivered = plan({
-  delivery: statement(
+  delivery: deliveredP.statement(
     qb
       .update(d)
       .set({
         status: "delivered",
-        deliveredAt: sql`${sql.placeholder("now")}`,
-        nextAttemptAt: sql`${sql.placeholder("now")}`,
-        lastStatusCode: sql`${sql.placeholder("statusCode")}`,
+        deliveredAt: sql`${deliveredP("now")}`,
+        nextAttemptAt: sql`${deliveredP("now")}`,
+        lastStatusCode: sql`${deliveredP("statusCode")}`,
         lastError: null,
       })
-      .where(and(eq(d.id, sql.placeholder("id")), eq(d.status, "pending")))
-      .prepare(),
+      .where(and(eq(d.id, deliveredP("id")), eq(d.status, "pending"))),
   ),
-  subscription: statement(
+  subscription: deliveredP.statement(
     qb
       .update(webhooks)
       .set({ status: "active" })
-      .where(and(eq(webhooks.id, sql.placeholder("webhookId")), eq(webhooks.status, "failing")))
-      .prepare(),
+      .where(and(eq(webhooks.id, deliveredP("webhookId")), eq(webhooks.status, "failing"))),
   ),
 });
 
 /** The last attempt failed: the delivery is given up at `now` if this run's claim (`attempts`) holds, and then its subscription is `failing`. */
 const givenUp = plan({
-  delivery: statement(
+  delivery: givenUpP.statement(
     qb
       .update(d)
       .set({
         status: "failed",
-        nextAttemptAt: sql`${sql.placeholder("now")}`,
-        lastStatusCode: sql`${sql.placeholder("statusCode")}`,
-        lastError: sql`${sql.placeholder("error")}`,
+        nextAttemptAt: sql`${givenUpP("now")}`,
+        lastStatusCode: sql`${givenUpP("statusCode")}`,
+        lastError: sql`${givenUpP("error")}`,
       })
-      .where(and(eq(d.id, sql.placeholder("id")), eq(d.status, "pending"), eq(d.attempts, sql.placeholder("attempts"))))
-      .prepare(),
+      .where(and(eq(d.id, givenUpP("id")), eq(d.status, "pending"), eq(d.attempts, givenUpP("attempts")))),
   ),
-  subscription: guarded((changed) =>
+  subscription: givenUpP.guarded((changed) =>
     qb
       .update(webhooks)
       .set({ status: "failing" })
-      .where(and(eq(webhooks.id, sql.placeholder("webhookId")), changed))
-      .prepare(),
-  ).after("delivery"),
+      .where(and(eq(webhooks.id, givenUpP("webhookId")), changed)),
+  ),
 });
 
 /** A failed attempt with attempts left: the next is due at `next`, if this run's claim (`attempts`) holds. */
 const retried = plan({
-  delivery: statement(
+  delivery: retriedP.statement(
     qb
       .update(d)
       .set({
-        nextAttemptAt: sql`${sql.placeholder("next")}`,
-        lastStatusCode: sql`${sql.placeholder("statusCode")}`,
-        lastError: sql`${sql.placeholder("error")}`,
+        nextAttemptAt: sql`${retriedP("next")}`,
+        lastStatusCode: sql`${retriedP("statusCode")}`,
+        lastError: sql`${retriedP("error")}`,
       })
-      .where(and(eq(d.id, sql.placeholder("id")), eq(d.status, "pending"), eq(d.attempts, sql.placeholder("attempts"))))
-      .prepare(),
+      .where(and(eq(d.id, retriedP("id")), eq(d.status, "pending"), eq(d.attempts, retriedP("attempts")))),
   ),
 });
 
@@ -131,7 +132,7 @@ export async function claim(db: Database, heads: Head[], options: { now: Date; t
   const values = { now: options.now.toISOString(), leaseEnd: leaseEnd(options.now, options.timeoutMs).toISOString() };
   const results = await runEach(
     db,
-    heads.map((head) => [claiming, { ...values, id: head.id }] as const),
+    heads.map((head) => withValues(claiming, { ...values, id: head.id })),
   );
   const won = new Map(results.flatMap(({ claim: rows }) => rows.map((row) => [row.id, row.attempts] as const)));
   return heads.flatMap((head) => {
@@ -197,19 +198,16 @@ export async function attempt(head: Claimed, options: { config: AppConfig; at: D
   }
 }
 
-/** A plan to run in a batch of several, with its values. */
-type PlanRun = readonly [Plan<Steps>, Record<string, unknown>];
-
 /** The plan run that records `result` for `head` at `now`, and what becomes of the delivery. */
 function recording(head: Claimed, result: AttemptResult, options: { config: AppConfig; now: Date; random: () => number }): { outcome: Outcome; run: PlanRun } {
   const now = options.now.toISOString();
   const { statusCode, error } = result;
-  const claimed = { id: head.id, webhookId: head.webhookId, attempts: head.attempts, statusCode, error };
-  if (result.ok) return { outcome: "delivered", run: [delivered, { ...claimed, now }] };
+  const { id, webhookId, attempts } = head;
+  if (result.ok) return { outcome: "delivered", run: withValues(delivered, { id, webhookId, statusCode, now }) };
   const { maxAttempts, retryBaseMs, retryCapMs } = options.config.webhooks;
-  if (head.attempts >= maxAttempts) return { outcome: "givenUp", run: [givenUp, { ...claimed, now }] };
-  const next = new Date(options.now.getTime() + backoffDelayMs(head.attempts, retryBaseMs, retryCapMs, options.random)).toISOString();
-  return { outcome: "retried", run: [retried, { ...claimed, next }] };
+  if (attempts >= maxAttempts) return { outcome: "givenUp", run: withValues(givenUp, { id, webhookId, attempts, statusCode, error, now }) };
+  const next = new Date(options.now.getTime() + backoffDelayMs(attempts, retryBaseMs, retryCapMs, options.random)).toISOString();
+  return { outcome: "retried", run: withValues(retried, { id, attempts, statusCode, error, next }) };
 }
 
 /**

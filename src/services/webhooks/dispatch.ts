@@ -13,7 +13,7 @@ import { alias } from "drizzle-orm/sqlite-core";
 import type { AppConfig } from "../../config";
 import { boundedDelete } from "../../db/bounded-delete";
 import { qb, type Database } from "../../db/client";
-import { execute, plan, run, statement, type ResultOf } from "../../db/plan";
+import { execute, params, plan, run, statement, type ResultOf } from "../../db/plan";
 import { variants } from "../../db/variants";
 import { events, webhookDeliveries, webhookFanout, webhooks } from "../../db/schema";
 import { loggableError } from "../../logger";
@@ -79,31 +79,31 @@ const queue = alias(webhookDeliveries, "p");
  * exists (one more row), so that a process can learn that nobody subscribes
  * without a run.
  */
+const due = params<{ now: string }>();
 const anythingDue = variants((learning: boolean) =>
-  qb
-    .select({
-      subscribed: learning ? sql<number | null>`EXISTS (SELECT 1 FROM ${webhooks})` : sql<number | null>`NULL`,
-      due: sql<number>`EXISTS (SELECT 1 FROM ${events} WHERE ${events.id} > ${webhookFanout.lastEventId})
-        OR EXISTS (SELECT 1 FROM ${d} WHERE ${d.status} = 'pending' AND ${d.nextAttemptAt} <= ${sql.placeholder("now")})`,
-    })
-    .from(webhookFanout)
-    .where(eq(webhookFanout.id, 1))
-    .prepare(),
+  due.prepare(
+    qb
+      .select({
+        subscribed: learning ? sql<number | null>`EXISTS (SELECT 1 FROM ${webhooks})` : sql<number | null>`NULL`,
+        due: sql<number>`EXISTS (SELECT 1 FROM ${events} WHERE ${events.id} > ${webhookFanout.lastEventId})
+        OR EXISTS (SELECT 1 FROM ${d} WHERE ${d.status} = 'pending' AND ${d.nextAttemptAt} <= ${due("now")})`,
+      })
+      .from(webhookFanout)
+      .where(eq(webhookFanout.id, 1)),
+  ),
 );
 
 /** The start of a run: retention, the fan-out range, and what the subscriptions want. */
 /** Up to `PRUNE_BATCH` finished deliveries that finished before `finishedBefore`, found through the (status, next_attempt_at) index. */
-export const pruneFinishedDeliveries = boundedDelete(
-  d,
-  d.id,
-  and(inArray(d.status, ["delivered", "failed"]), lt(d.nextAttemptAt, sql.placeholder("finishedBefore"))),
-  PRUNE_BATCH,
+const finished = params<{ finishedBefore: string }>();
+export const pruneFinishedDeliveries = finished.prepare(
+  boundedDelete(d, d.id, and(inArray(d.status, ["delivered", "failed"]), lt(d.nextAttemptAt, finished("finishedBefore"))), PRUNE_BATCH),
 );
 
 const start = plan({
   prune: statement(pruneFinishedDeliveries),
   range: statement(fanOutRange),
-  subscriptions: statement(qb.select({ events: webhooks.events }).from(webhooks).prepare()),
+  subscriptions: statement(params<Record<never, never>>().prepare(qb.select({ events: webhooks.events }).from(webhooks))),
 });
 
 /**
@@ -111,35 +111,37 @@ const start = plan({
  * with the lowest event id, found through the (webhook_id, status, event_id)
  * index, kept when due at `now`; oldest first, at most `limit`.
  */
-const dueHeads = qb
-  .select({
-    id: d.id,
-    webhookId: d.webhookId,
-    eventId: d.eventId,
-    url: webhooks.url,
-    secret: webhooks.secret,
-    type: events.type,
-    occurredAt: events.occurredAt,
-    data: events.data,
-  })
-  .from(webhooks)
-  .innerJoin(
-    d,
-    eq(
-      d.id,
-      qb
-        .select({ id: queue.id })
-        .from(queue)
-        .where(and(eq(queue.webhookId, webhooks.id), eq(queue.status, "pending")))
-        .orderBy(queue.eventId)
-        .limit(1),
-    ),
-  )
-  .innerJoin(events, eq(events.id, d.eventId))
-  .where(lte(d.nextAttemptAt, sql.placeholder("now")))
-  .orderBy(d.nextAttemptAt, d.id)
-  .limit(sql.placeholder("limit"))
-  .prepare();
+const heads = params<{ now: string; limit: number }>();
+const dueHeads = heads.prepare(
+  qb
+    .select({
+      id: d.id,
+      webhookId: d.webhookId,
+      eventId: d.eventId,
+      url: webhooks.url,
+      secret: webhooks.secret,
+      type: events.type,
+      occurredAt: events.occurredAt,
+      data: events.data,
+    })
+    .from(webhooks)
+    .innerJoin(
+      d,
+      eq(
+        d.id,
+        qb
+          .select({ id: queue.id })
+          .from(queue)
+          .where(and(eq(queue.webhookId, webhooks.id), eq(queue.status, "pending")))
+          .orderBy(queue.eventId)
+          .limit(1),
+      ),
+    )
+    .innerJoin(events, eq(events.id, d.eventId))
+    .where(lte(d.nextAttemptAt, heads("now")))
+    .orderBy(d.nextAttemptAt, d.id)
+    .limit(heads("limit")),
+);
 
 /** The payload is the Event representation, exactly as GET /events shows it. */
 function toHead(row: ResultOf<typeof dueHeads>[number]): Head {

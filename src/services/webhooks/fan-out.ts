@@ -12,7 +12,7 @@
  */
 import { and, eq, gt, inArray, lt, lte, ne, or, sql } from "drizzle-orm";
 import { qb, type Database } from "../../db/client";
-import { plan, run, statement } from "../../db/plan";
+import { params, plan, run, statement } from "../../db/plan";
 import { events, webhookDeliveries, webhookEventTypes, webhookFanout, webhooks } from "../../db/schema";
 
 /** Events fanned out per write batch: at most 50 subscriptions × 10 = 500 rows. */
@@ -20,6 +20,9 @@ const FANOUT_STEP_EVENTS = 10;
 
 const d = webhookDeliveries;
 
+/** A fan-out batch: the events in (`from`, `upTo`], at most `maxPending` pending deliveries per failing subscription. */
+const p = params<{ from: number; upTo: number; now: string; maxPending: number }>();
+const cursor = params<{ upTo: number }>();
 /** Pending deliveries per `failing` subscription (the partial index of failing subscriptions finds them). */
 const backlog = qb.$with("backlog").as(
   qb
@@ -47,7 +50,7 @@ const wanted = qb.$with("wanted").as(
     .innerJoin(webhookEventTypes, sql`${webhookEventTypes.type} IN (${events.type}, '*')`)
     .innerJoin(webhooks, and(eq(webhooks.id, webhookEventTypes.webhookId), gt(events.id, webhooks.lastEventId)))
     .leftJoin(backlog, eq(backlog.webhookId, webhooks.id))
-    .where(and(gt(events.id, sql.placeholder("from")), lte(events.id, sql.placeholder("upTo")))),
+    .where(and(gt(events.id, p("from")), lte(events.id, p("upTo")))),
 );
 
 /**
@@ -55,24 +58,26 @@ const wanted = qb.$with("wanted").as(
  * (null without subscriptions): after the cursor, or after the oldest
  * subscription's start when that is later.
  */
-export const fanOutRange = qb
-  .select({
-    maxEvent: sql<number>`coalesce((SELECT max(${events.id}) FROM ${events}), 0)`,
-    from: sql<number | null>`max(min(${webhooks.lastEventId}), (SELECT ${webhookFanout.lastEventId} FROM ${webhookFanout} WHERE ${webhookFanout.id} = 1))`,
-  })
-  .from(webhooks)
-  .prepare();
+export const fanOutRange = params<Record<never, never>>().prepare(
+  qb
+    .select({
+      maxEvent: sql<number>`coalesce((SELECT max(${events.id}) FROM ${events}), 0)`,
+      from: sql<number | null>`max(min(${webhooks.lastEventId}), (SELECT ${webhookFanout.lastEventId} FROM ${webhookFanout} WHERE ${webhookFanout.id} = 1))`,
+    })
+    .from(webhooks),
+);
 
 /** The cursor moved forward to `upTo` (never back). */
-const moveCursor = qb
-  .update(webhookFanout)
-  .set({ lastEventId: sql`${sql.placeholder("upTo")}` })
-  .where(and(eq(webhookFanout.id, 1), lt(webhookFanout.lastEventId, sql.placeholder("upTo"))))
-  .prepare();
+const moveCursor = cursor.prepare(
+  qb
+    .update(webhookFanout)
+    .set({ lastEventId: sql`${cursor("upTo")}` })
+    .where(and(eq(webhookFanout.id, 1), lt(webhookFanout.lastEventId, cursor("upTo")))),
+);
 
 /** One fan-out batch: the missing deliveries of events in (`from`, `upTo`], then the cursor moved to `upTo`. */
 const fanning = plan({
-  deliveries: statement(
+  deliveries: p.statement(
     qb
       .with(backlog, wanted)
       .insert(d)
@@ -85,19 +90,18 @@ const fanning = plan({
             eventId: wanted.eventId,
             status: sql<"pending">`'pending'`.as("status"),
             attempts: sql<number>`0`.as("attempts"),
-            nextAttemptAt: sql<string>`${sql.placeholder("now")}`.as("next_attempt_at"),
+            nextAttemptAt: sql<string>`${p("now")}`.as("next_attempt_at"),
             lastStatusCode: sql<null>`NULL`.as("last_status_code"),
             lastError: sql<null>`NULL`.as("last_error"),
             lastAttemptAt: sql<null>`NULL`.as("last_attempt_at"),
             deliveredAt: sql<null>`NULL`.as("delivered_at"),
           })
           .from(wanted)
-          .where(or(ne(wanted.status, "failing"), lte(sql`${wanted.pending} + ${wanted.position}`, sql.placeholder("maxPending"))))
+          .where(or(ne(wanted.status, "failing"), lte(sql`${wanted.pending} + ${wanted.position}`, p("maxPending"))))
           // `sql` around CTE fields: orderBy takes columns or SQL, not aliased fields.
           .orderBy(sql`${wanted.webhookId}`, sql`${wanted.eventId}`),
       )
-      .onConflictDoNothing({ target: [d.webhookId, d.eventId] })
-      .prepare(),
+      .onConflictDoNothing({ target: [d.webhookId, d.eventId] }),
   ),
   cursor: statement(moveCursor),
 });

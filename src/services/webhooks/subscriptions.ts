@@ -9,7 +9,7 @@
 import { and, count, eq, gt, lt, notExists, type SQL, sql } from "drizzle-orm";
 import { boundedDelete } from "../../db/bounded-delete";
 import { qb, type Database } from "../../db/client";
-import { execute, guarded, plan, run, statement } from "../../db/plan";
+import { execute, guarded, params, plan, run, statement } from "../../db/plan";
 import { events as eventLog, webhookDeliveries, webhookEventTypes, webhooks } from "../../db/schema";
 import { jsonObject } from "../../db/select-list";
 import { InvalidInput, LimitReached, NotFound } from "../../domain/errors";
@@ -32,26 +32,29 @@ const subscriptionCount = qb
   .from(webhooks)
   .as("subscriptions");
 
+/** Creating a subscription: `events` is a JSON array; at most `max` subscriptions. */
+const creating = params<{ url: string; events: string; secret: string; createdAt: string; max: number }>();
 /** Inserts only while fewer than `max` subscriptions exist and `guard` (if any) holds: check and insert are one statement. */
 function insertSubscription(guard?: SQL) {
-  return qb
-    .insert(webhooks)
-    .select(
-      qb
-        .select({
-          id: sql<number>`NULL`.as("id"),
-          url: sql<string>`${sql.placeholder("url")}`.as("url"),
-          events: sql<string>`${sql.placeholder("events")}`.as("events"),
-          secret: sql<string>`${sql.placeholder("secret")}`.as("secret"),
-          status: sql<WebhookStatus>`'active'`.as("status"),
-          createdAt: sql<string>`${sql.placeholder("createdAt")}`.as("created_at"),
-          lastEventId: sql<number>`${lastEventId}`.as("last_event_id"),
-        })
-        .from(subscriptionCount)
-        .where(and(lt(subscriptionCount.n, sql.placeholder("max")), guard)),
-    )
-    .returning(WEBHOOK)
-    .prepare();
+  return creating.prepare(
+    qb
+      .insert(webhooks)
+      .select(
+        qb
+          .select({
+            id: sql<number>`NULL`.as("id"),
+            url: sql<string>`${creating("url")}`.as("url"),
+            events: sql<string>`${creating("events")}`.as("events"),
+            secret: sql<string>`${creating("secret")}`.as("secret"),
+            status: sql<WebhookStatus>`'active'`.as("status"),
+            createdAt: sql<string>`${creating("createdAt")}`.as("created_at"),
+            lastEventId: sql<number>`${lastEventId}`.as("last_event_id"),
+          })
+          .from(subscriptionCount)
+          .where(and(lt(subscriptionCount.n, creating("max")), guard)),
+      )
+      .returning(WEBHOOK),
+  );
 }
 
 /**
@@ -59,62 +62,63 @@ function insertSubscription(guard?: SQL) {
  * step just before changed a row (the newest subscription is this one: the
  * batch holds the write lock).
  */
-const eventTypes = guarded((changed) =>
-  qb
-    .insert(webhookEventTypes)
-    .select(
-      qb
-        .select({
-          type: sql<string>`value`.as("type"),
-          webhookId: sql<number>`(SELECT max(${webhooks.id}) FROM ${webhooks})`.as("webhook_id"),
-        })
-        .from(sql`json_each(${sql.placeholder("events")})`)
-        .where(changed),
-    )
-    .prepare(),
+const eventTypes = creating.guarded((changed) =>
+  qb.insert(webhookEventTypes).select(
+    qb
+      .select({
+        type: sql<string>`value`.as("type"),
+        webhookId: sql<number>`(SELECT max(${webhooks.id}) FROM ${webhooks})`.as("webhook_id"),
+      })
+      .from(sql`json_each(${creating("events")})`)
+      .where(changed),
+  ),
 );
 
 /** Creating a subscription: the subscription (see `insertSubscription`), then, only if it was inserted, its event types. */
 const creation = plan({
   subscription: statement(insertSubscription()),
-  types: eventTypes.after("subscription"),
+  types: eventTypes,
 });
 
 /** The subscription just inserted (last_insert_rowid()), for its stored response. */
 const newSubscription = (expression: SQL) => sql<string>`(select ${expression} from ${webhooks} where ${webhooks.id} = last_insert_rowid())`;
 
 /**
- * Creating a subscription with an Idempotency-Key (placeholders of `creation`
+ * Creating a subscription with an Idempotency-Key (the values of `creation`
  * and of `claimValues`): the claim guards the insert; the response (200, the
  * subscription without its secret, and its Location) is recorded on the claim
  * in the same batch; a refused subscription releases its claim.
  */
 const keyedCreation = plan({
   claim: claimStep,
-  subscription: guarded(insertSubscription).after("claim"),
+  subscription: guarded(insertSubscription),
   record: recordCreated(
     200,
     newSubscription(jsonObject({ ...WEBHOOK, events: sql`json(${webhooks.events})` })),
     newSubscription(sql`'/webhooks/' || ${webhooks.id}`),
-  ).after("subscription"),
-  types: eventTypes.after("record"),
+  ),
+  types: eventTypes,
   release: releaseStep,
   existing: keyRowStep,
 });
 
-const listSubscriptions = qb
-  .select(WEBHOOK)
-  .from(webhooks)
-  .where(gt(webhooks.id, sql.placeholder("afterId")))
-  .orderBy(webhooks.id)
-  .limit(sql.placeholder("limit"))
-  .prepare();
+const page = params<{ afterId: number; limit: number }>();
+const byId = params<{ id: number }>();
+const listSubscriptions = page.prepare(
+  qb
+    .select(WEBHOOK)
+    .from(webhooks)
+    .where(gt(webhooks.id, page("afterId")))
+    .orderBy(webhooks.id)
+    .limit(page("limit")),
+);
 
-const subscriptionById = qb
-  .select(WEBHOOK)
-  .from(webhooks)
-  .where(eq(webhooks.id, sql.placeholder("id")))
-  .prepare();
+const subscriptionById = byId.prepare(
+  qb
+    .select(WEBHOOK)
+    .from(webhooks)
+    .where(eq(webhooks.id, byId("id"))),
+);
 
 /** Most deliveries one removal round deletes. */
 export const REMOVAL_BATCH = 1000;
@@ -125,29 +129,25 @@ export const REMOVAL_BATCH = 1000;
  * cascade never deletes an unbounded log in one statement).
  */
 const removal = plan({
-  exists: statement(
+  exists: byId.statement(
     qb
       .select({ id: webhooks.id })
       .from(webhooks)
-      .where(eq(webhooks.id, sql.placeholder("id")))
-      .prepare(),
+      .where(eq(webhooks.id, byId("id"))),
   ),
-  deliveries: statement(boundedDelete(webhookDeliveries, webhookDeliveries.id, eq(webhookDeliveries.webhookId, sql.placeholder("id")), REMOVAL_BATCH)),
-  subscription: statement(
-    qb
-      .delete(webhooks)
-      .where(
-        and(
-          eq(webhooks.id, sql.placeholder("id")),
-          notExists(
-            qb
-              .select({ one: sql`1` })
-              .from(webhookDeliveries)
-              .where(eq(webhookDeliveries.webhookId, sql.placeholder("id"))),
-          ),
+  deliveries: byId.statement(boundedDelete(webhookDeliveries, webhookDeliveries.id, eq(webhookDeliveries.webhookId, byId("id")), REMOVAL_BATCH)),
+  subscription: byId.statement(
+    qb.delete(webhooks).where(
+      and(
+        eq(webhooks.id, byId("id")),
+        notExists(
+          qb
+            .select({ one: sql`1` })
+            .from(webhookDeliveries)
+            .where(eq(webhookDeliveries.webhookId, byId("id"))),
         ),
-      )
-      .prepare(),
+      ),
+    ),
   ),
 });
 
