@@ -143,6 +143,11 @@ function readResults<S extends Steps>(p: Plan<S>, results: ResultSet[], offset: 
   return out as PlanResults<S>;
 }
 
+/** `db` whose plans append the events they commit to `committed` (the route of committed events, src/middleware/after-writes.ts). */
+export function keepingCommits(db: Database, committed: CommittedEvent[]): Database {
+  return { execute: (statement) => db.execute(statement), batch: (statements, mode) => db.batch(statements, mode), committed };
+}
+
 /** Append the events the outbox steps of `runs` inserted to `committed`, in commit order. */
 function recordOutbox<S extends Steps>(committed: CommittedEvent[], runs: readonly (readonly [Plan<S>, unknown])[], results: ResultSet[]): void {
   let offset = 0;

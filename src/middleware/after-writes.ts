@@ -9,16 +9,12 @@
  * starts no delivery work).
  */
 import type { Context, MiddlewareHandler } from "hono";
-import type { CommittedEvent, Database } from "../db/client";
+import type { CommittedEvent } from "../db/client";
+import { keepingCommits } from "../db/plan";
 import type { AppEnv, WriteListener } from "../http/context";
 import type { SubscribedTypes } from "../services/webhooks/interest";
 
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
-
-/** `db` whose plans append their committed events to `committed`. */
-function keepingCommits(db: Database, committed: CommittedEvent[]): Database {
-  return { execute: (statement) => db.execute(statement), batch: (statements, mode) => db.batch(statements, mode), committed };
-}
 
 /**
  * App middleware, after the one that sets `db`: on a write (POST/PUT/PATCH/DELETE) that
