@@ -4,7 +4,7 @@
  * Cache (https://developers.cloudflare.com/workers/cache/purge/) and the Node
  * read cache. An item carries its own tag; a list page its list tag plus the
  * tag of every item on it. Tags are printable ASCII (0x21–0x7E, ≤ 1024 chars,
- * ≤ 1000 per response). Why these tags: docs/architecture.md, "Cache tags".
+ * ≤ 1000 per response). Why these tags: docs/caching.md, "Tags".
  */
 
 export const PETS_LIST_TAG = "pets";
@@ -24,7 +24,7 @@ export interface ChangedResource {
   data: Record<string, unknown>;
 }
 
-/** The tags made stale by committed changes (docs/architecture.md, "Cache tags"), deduplicated, in first-seen order. */
+/** The tags made stale by committed changes (docs/caching.md, "Tags"), deduplicated, in first-seen order. */
 export function tagsToPurge(changes: readonly ChangedResource[]): string[] {
   const tags = new Set<string>();
   for (const { type, data } of changes) {
