@@ -8,7 +8,7 @@
  * src/db/driver/open.ts), so a server that stops answering fails calls instead of
  * holding them, and every write queued behind them, for as long as the
  * connection stays open.
- * Why retrying is safe: docs/architecture.md, "Workers: database overload".
+ * Why retrying is safe: docs/scaling.md, "A saturated or silent server".
  */
 import { createClient } from "@libsql/client/web";
 import { backoffDelayMs } from "../../domain/backoff";

@@ -5,7 +5,7 @@
  * on top of a per-isolate count (`MemoryRateLimiter`). A request is allowed
  * only if both allow it; the RateLimit-* headers come from the isolate's count,
  * and a binding that throws is ignored (fail open). Why two counts:
- * docs/architecture.md, "Rate limits on Workers".
+ * docs/configuration.md, "Rate limits on Workers: the bindings".
  */
 import { type BucketLimit, MemoryRateLimiter, type RateLimitDecision, type RateLimiter } from "../../http/rate-limiter";
 
