@@ -17,6 +17,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Database } from "../../src/db/client";
+import { groupCommit } from "../../src/db/driver/group-commit";
+import { NativeFile } from "../../src/db/driver/native-file";
 import { databaseSettings, openDatabase } from "../../src/db/driver/open";
 import { createCategory } from "../../src/services/categories.service";
 import { dispatchDue } from "../../src/services/webhooks/dispatch";
@@ -180,6 +182,39 @@ describe("closing with writes queued", () => {
         await again.close();
       }
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("a merged write whose answer is lost is not sent again: each of its batches gets the error, and each row is stored once", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "petstore-lost-"));
+    const file = new NativeFile(join(dir, "lost.db"));
+    try {
+      await file.execute("CREATE TABLE t (x INTEGER NOT NULL)");
+      // A libSQL server that commits the merged transaction, then loses its answer (as a time limit does).
+      let lose = true;
+      const lossy: Database = {
+        execute: (statement) => file.execute(statement),
+        async batch(statements, mode) {
+          const results = await file.batch(statements, mode);
+          if (lose && mode === "write" && statements.length > 1) {
+            lose = false;
+            throw new TypeError("fetch failed: the database did not answer");
+          }
+          return results;
+        },
+      };
+      const db = groupCommit(lossy);
+      const outcomes = await Promise.allSettled([1, 2, 3].map((x) => db.batch([{ sql: "INSERT INTO t (x) VALUES (?)", args: [x] }], "write")));
+      expect(outcomes.map((outcome) => outcome.status)).toEqual(["rejected", "rejected", "rejected"]);
+      const stored = await file.execute("SELECT x, count(*) AS n FROM t GROUP BY x ORDER BY x");
+      expect(stored.rows.map((row) => [row.x, row.n])).toEqual([
+        [1, 1],
+        [2, 1],
+        [3, 1],
+      ]);
+    } finally {
+      file.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });

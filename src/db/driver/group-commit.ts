@@ -2,8 +2,9 @@
  * Group commit: write batches that arrive while a commit is running share the
  * next `BEGIN IMMEDIATE … COMMIT` (one fsync), in arrival order. Each caller
  * gets the result sets of its own statements once that transaction has
- * committed; when a merged transaction fails, each batch still gets the
- * outcome it would have had alone. Why, and what merged batches can see of
+ * committed; when SQLite refuses a merged transaction, each batch still gets
+ * the outcome it would have had alone, and when the outcome is unknown (a
+ * server's answer was lost) every batch of it gets the error. Why, and what merged batches can see of
  * each other: docs/architecture.md, "Group commit".
  */
 import type { Database, InStatement, ResultSet } from "../client";
@@ -18,6 +19,16 @@ interface Pending {
 export interface GroupCommitted extends Database {
   /** Resolves once no write batch is queued or committing. */
   drain(): Promise<void>;
+}
+
+/**
+ * True when `error` is SQLite's refusal (a `SQLITE_*` code): the transaction was
+ * rolled back and nothing of it was written. A lost or late answer of a libSQL
+ * server (fetch failed, timeout, a protocol error) proves nothing: the server
+ * may have committed.
+ */
+function rolledBack(error: unknown): boolean {
+  return String((error as { code?: unknown } | null)?.code ?? "").startsWith("SQLITE_");
 }
 
 /** The index of the failed statement of a failed batch, when the driver tells it. */
@@ -63,6 +74,11 @@ export function groupCommit(inner: Database, maxStatements = 2000): GroupCommitt
         "write",
       );
     } catch (error) {
+      // Sending the batches again could write them twice: each caller gets the error (its Idempotency-Key covers a retry).
+      if (!rolledBack(error)) {
+        for (const pending of group) pending.reject(error);
+        return;
+      }
       // The batch that holds the failed statement fails alone; the ones around it commit again.
       const failed = failedStatementIndex(error);
       let end = 0;
