@@ -191,7 +191,7 @@ export function createApp(deps: AppDeps) {
     c.set("clientIp", clientIp(c) ?? "unknown");
     await next();
   });
-  app.use(afterWrites(deps.afterWrite ?? []));
+  app.use(afterWrites(deps.afterWrite ?? [], logger));
   const tooLarge = () => new ApiError(413, "payload_too_large", `The request body is larger than ${config.bodyLimitBytes / 1024} KiB.`);
   app.use(limitBody(config.bodyLimitBytes, tooLarge));
   app.use(authenticate(keyCache));

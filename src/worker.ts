@@ -101,9 +101,10 @@ function appFor(env: WorkerEnv): { app: OpenAPIHono<AppEnv>; config: AppConfig; 
     rateLimiter: (c) => WorkersRateLimiter.fromEnv(workerEnv(c), onBindingError, shadow),
     middleware: [edgePolicy],
     afterWrite: [
-      // The dispatch after a write uses that request's database handle, inside that request's waitUntil.
-      nudgeDispatcher(interest, (c) => c.executionCtx.waitUntil(dispatch(c.get("db"), config, interest))),
+      // Purges first: a stale edge answer costs every client; the dispatch after a write uses
+      // that request's database handle, inside that request's waitUntil.
       edgePurge({ coordinator: (c) => coordinatorOf(workerEnv(c)), log: (line) => console.error(line), fallback: purgeFallback(captureUrl) }),
+      nudgeDispatcher(interest, (c) => c.executionCtx.waitUntil(dispatch(c.get("db"), config, interest))),
     ],
   });
   cached = { env, key, app, config, interest };

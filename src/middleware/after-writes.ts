@@ -12,6 +12,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { CommittedEvent } from "../db/client";
 import { keepingCommits } from "../db/plan";
 import type { AppEnv, WriteListener } from "../http/context";
+import { type Logger, loggableError } from "../logger";
 import type { SubscribedTypes } from "../services/webhooks/interest";
 
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
@@ -19,9 +20,9 @@ const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 /**
  * App middleware, after the one that sets `db`: on a write (POST/PUT/PATCH/DELETE) that
  * committed outbox events, awaits each of `listeners` in order with them, whatever the
- * status (the events happened). Without listeners, writes read no events back.
+ * status (the events happened); a listener's failure goes to `logger`. Without listeners, writes read no events back.
  */
-export function afterWrites(listeners: readonly WriteListener[]): MiddlewareHandler<AppEnv> {
+export function afterWrites(listeners: readonly WriteListener[], logger: Logger): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     if (listeners.length === 0 || !WRITE_METHODS.has(c.req.method)) return next();
     const committed: CommittedEvent[] = [];
@@ -29,7 +30,12 @@ export function afterWrites(listeners: readonly WriteListener[]): MiddlewareHand
     try {
       await next();
     } finally {
-      if (committed.length > 0) for (const listener of listeners) await listener(c, committed);
+      // The write committed: a listener that fails is logged, and neither the answer nor the next listener depends on it.
+      for (const listener of committed.length > 0 ? listeners : []) {
+        await Promise.resolve()
+          .then(() => listener(c, committed))
+          .catch((error: unknown) => logger.log("error", "write listener failed", { requestId: c.get("requestId"), error: loggableError(error) }));
+      }
     }
   };
 }

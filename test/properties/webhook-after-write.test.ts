@@ -189,4 +189,21 @@ describe("dispatch after writes", () => {
       await target.close();
     }
   });
+
+  it("a listener that fails is logged; the committed write still answers 201 and the next listener still hears it", async () => {
+    const heard: string[] = [];
+    const lines: string[] = [];
+    const failing = () => {
+      throw new Error("purge endpoint down");
+    };
+    const target = await nodeTarget({}, { afterWrite: [failing, (_c, committed) => void heard.push(committed[0]!.type)], log: (line) => lines.push(line) });
+    try {
+      const api = await connect(target);
+      await createCategory(api, target.staffKey);
+      expect(heard).toEqual(["category.created"]);
+      expect(lines.some((line) => line.includes("write listener failed") && line.includes("purge endpoint down"))).toBe(true);
+    } finally {
+      await target.close();
+    }
+  });
 });
