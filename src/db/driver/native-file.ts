@@ -244,11 +244,11 @@ export class NativeFile implements Database {
     }
   }
 
-  /** A new connection, with its setup statements; the compiled statements of the old one are dropped. @throws LibsqlError. */
+  /** A new connection, with its setup statements; the compiled statements of the old one are dropped. @throws LibsqlError (CLIENT_CLOSED once closed). */
   reconnect(): void {
+    if (this.#closed) throw new LibsqlError("The client is closed", "CLIENT_CLOSED");
     this.#connection.close();
     this.#connection = new Connection(this.#path, this.#maxStatements, this.#setup);
-    this.#closed = false;
   }
 
   get closed(): boolean {

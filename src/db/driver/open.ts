@@ -146,7 +146,10 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
     // A saturated server answers 429 before running anything: sent again after a backoff (src/db/driver/remote.ts).
     const server = createClient({ url, authToken, fetch: serverFetch({ timeoutMs: settings.requestTimeoutMs }) });
     const waiting = waitingOutBusy(server, lockWaitMs);
-    const migrationsApplied = await migrated(waiting);
+    const migrationsApplied = await migrated(waiting).catch((error: unknown) => {
+      server.close();
+      throw error;
+    });
     return opened(groupCommit(waiting), "server", shown, migrationsApplied, () => server.close());
   }
 
@@ -164,8 +167,13 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
   const native = await waitOutBusy(() => new NativeFile(path, { connectionSetup }), lockWaitMs);
   const file = sharedFile(native, path, lockWaitMs);
   // WAL is a property of the file (set once, kept); the others hold per connection.
-  await file.execute("PRAGMA journal_mode = WAL");
-  const migrationsApplied = await migrated(file);
+  const migrationsApplied = await file
+    .execute("PRAGMA journal_mode = WAL")
+    .then(() => migrated(file))
+    .catch((error: unknown) => {
+      native.close();
+      throw error;
+    });
   const db = groupCommit(file);
   return {
     ...opened(db, "file", shown, migrationsApplied, () => file.closeCheckpointed()),

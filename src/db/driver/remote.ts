@@ -80,8 +80,15 @@ export function timeLimited(fetchFn: RequestFetch, timeoutMs: number): RequestFe
     const aborted = new Promise<never>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true }));
     aborted.catch(() => {});
     const response = await Promise.race([fetchFn(new Request(request, { signal })), aborted]);
-    const body = await Promise.race([response.arrayBuffer(), aborted]);
-    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+    const body = await Promise.race([response.arrayBuffer(), aborted]).catch((error: unknown) => {
+      response.body?.cancel(error).catch(() => undefined);
+      throw error;
+    });
+    // The body is decoded already: its wire encoding and length no longer describe it.
+    const headers = new Headers(response.headers);
+    for (const name of ["content-encoding", "content-length", "transfer-encoding"]) headers.delete(name);
+    const empty = response.status === 204 || response.status === 205 || response.status === 304;
+    return new Response(empty ? null : body, { status: response.status, statusText: response.statusText, headers });
   };
 }
 
