@@ -11,110 +11,92 @@
  * dispatcher loop and the after-write nudge. Failed attempts and retries are
  * in webhook-retries.test.ts.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config";
 import { isPrivateHost } from "../../src/domain/private-address";
 import { createWebhookDispatcher, dispatchDue, WebhookDispatcher } from "../../src/services/webhooks/dispatch";
 import { connect } from "../support/client";
 import { nodeTarget, TEST_ENV } from "../support/node-target";
-import { DELIVERY_ENV, harness, type Harness } from "../support/webhook-harness";
+import { DELIVERY_ENV, harness, useDeliveryRig } from "../support/webhook-harness";
 import { createCategory, expectValidationError } from "../scenarios/categories.scenarios";
 import { eventsAfter } from "../support/event-log";
 import { createPet } from "../scenarios/pets.scenarios";
 import { subscribe } from "../scenarios/webhooks.scenarios";
-import { Receiver, verified } from "../support/webhook-receiver";
+import { verified } from "../support/webhook-receiver";
 
-let receiver: Receiver;
-beforeAll(async () => {
-  receiver = await Receiver.start();
-});
-afterAll(async () => {
-  await receiver?.close();
-});
-
-let h: Harness;
-let path: string;
-let counter = 0;
-beforeEach(async () => {
-  h = await harness();
-  counter += 1;
-  path = `/t${counter}`;
-});
-afterEach(async () => {
-  await h?.target.close();
-});
+const rig = useDeliveryRig();
 
 describe("webhook delivery", () => {
   it("delivers every event after the subscription, signed, in order, as the Event of GET /events — once", async () => {
-    const before = await createCategory(h.api, h.key);
-    const hook = await subscribe(h.api, h.key, receiver.url(`${path}/ok`));
-    const category = await createCategory(h.api, h.key);
-    const pet = await createPet(h.api, h.key, category.id);
-    expect((await h.api.patch(`/pets/${pet.id}`, { status: "sold" }, { key: h.key })).status).toBe(200);
-    expect((await h.api.delete(`/pets/${pet.id}`, { key: h.key })).status).toBe(204);
-    expect((await h.api.patch(`/categories/${category.id}`, { description: "changed" }, { key: h.key })).status).toBe(200);
+    const before = await createCategory(rig.h.api, rig.h.key);
+    const hook = await subscribe(rig.h.api, rig.h.key, rig.receiver.url(`${rig.path}/ok`));
+    const category = await createCategory(rig.h.api, rig.h.key);
+    const pet = await createPet(rig.h.api, rig.h.key, category.id);
+    expect((await rig.h.api.patch(`/pets/${pet.id}`, { status: "sold" }, { key: rig.h.key })).status).toBe(200);
+    expect((await rig.h.api.delete(`/pets/${pet.id}`, { key: rig.h.key })).status).toBe(204);
+    expect((await rig.h.api.patch(`/categories/${category.id}`, { description: "changed" }, { key: rig.h.key })).status).toBe(200);
 
-    const log = await eventsAfter(h.api, h.key, 0);
+    const log = await eventsAfter(rig.h.api, rig.h.key, 0);
     const expected = log.filter((e) => e.id > log.find((x) => x.data.id === before.id)!.id);
     expect(expected.map((e) => e.type)).toEqual(["category.created", "pet.created", "pet.updated", "inventory.updated", "pet.deleted", "category.updated"]);
 
-    const report = await h.dispatch();
+    const report = await rig.h.dispatch();
     expect(report).toEqual({ queued: 6, attempted: 6, delivered: 6, retried: 0, givenUp: 0 });
-    const got = receiver.at(`${path}/ok`).map((r) => verified(r, hook.secret));
+    const got = rig.receiver.at(`${rig.path}/ok`).map((r) => verified(r, hook.secret));
     expect(got).toEqual(expected);
 
-    const deliveries = await h.deliveries(hook.id);
+    const deliveries = await rig.h.deliveries(hook.id);
     expect(deliveries.map((d) => [d.eventId, d.eventType, d.status, d.attempts, d.lastStatusCode])).toEqual(
       expected.map((e) => [e.id, e.type, "delivered", 1, 204]),
     );
-    for (const d of deliveries) expect(d.deliveredAt).toBe(h.clock().toISOString());
+    for (const d of deliveries) expect(d.deliveredAt).toBe(rig.h.clock().toISOString());
 
     // Nothing is due any more: a second run sends nothing.
-    expect(await h.dispatch()).toEqual({ queued: 0, attempted: 0, delivered: 0, retried: 0, givenUp: 0 });
-    expect(receiver.at(`${path}/ok`)).toHaveLength(6);
+    expect(await rig.h.dispatch()).toEqual({ queued: 0, attempted: 0, delivered: 0, retried: 0, givenUp: 0 });
+    expect(rig.receiver.at(`${rig.path}/ok`)).toHaveLength(6);
   });
 
   it("sends only the subscribed event types", async () => {
-    const hook = await subscribe(h.api, h.key, receiver.url(`${path}/some`), ["pet.created", "category.deleted"]);
-    const all = await subscribe(h.api, h.key, receiver.url(`${path}/all`), ["*"]);
-    const category = await createCategory(h.api, h.key);
-    const pet = await createPet(h.api, h.key, category.id);
-    await h.api.patch(`/pets/${pet.id}`, { name: "Renamed" }, { key: h.key });
-    await h.api.delete(`/pets/${pet.id}`, { key: h.key });
-    await h.api.delete(`/categories/${category.id}`, { key: h.key });
-    await h.dispatch();
-    expect(receiver.at(`${path}/some`).map((r) => verified(r, hook.secret).type)).toEqual(["pet.created", "category.deleted"]);
-    expect(receiver.at(`${path}/all`).map((r) => verified(r, all.secret).type)).toEqual([
+    const hook = await subscribe(rig.h.api, rig.h.key, rig.receiver.url(`${rig.path}/some`), ["pet.created", "category.deleted"]);
+    const all = await subscribe(rig.h.api, rig.h.key, rig.receiver.url(`${rig.path}/all`), ["*"]);
+    const category = await createCategory(rig.h.api, rig.h.key);
+    const pet = await createPet(rig.h.api, rig.h.key, category.id);
+    await rig.h.api.patch(`/pets/${pet.id}`, { name: "Renamed" }, { key: rig.h.key });
+    await rig.h.api.delete(`/pets/${pet.id}`, { key: rig.h.key });
+    await rig.h.api.delete(`/categories/${category.id}`, { key: rig.h.key });
+    await rig.h.dispatch();
+    expect(rig.receiver.at(`${rig.path}/some`).map((r) => verified(r, hook.secret).type)).toEqual(["pet.created", "category.deleted"]);
+    expect(rig.receiver.at(`${rig.path}/all`).map((r) => verified(r, all.secret).type)).toEqual([
       "category.created",
       "pet.created",
       "pet.updated",
       "pet.deleted",
       "category.deleted",
     ]);
-    expect((await h.deliveries(hook.id)).map((d) => d.eventType)).toEqual(["pet.created", "category.deleted"]);
+    expect((await rig.h.deliveries(hook.id)).map((d) => d.eventType)).toEqual(["pet.created", "category.deleted"]);
   });
 
   it("sends nothing to a deleted subscription", async () => {
-    const hook = await subscribe(h.api, h.key, receiver.url(`${path}/ok`));
-    await createCategory(h.api, h.key);
-    await h.dispatch();
-    await createCategory(h.api, h.key);
-    expect((await h.api.delete(`/webhooks/${hook.id}`, { key: h.key })).status).toBe(204);
-    expect(await h.dispatch()).toMatchObject({ attempted: 0 });
-    expect(receiver.at(`${path}/ok`)).toHaveLength(1);
+    const hook = await subscribe(rig.h.api, rig.h.key, rig.receiver.url(`${rig.path}/ok`));
+    await createCategory(rig.h.api, rig.h.key);
+    await rig.h.dispatch();
+    await createCategory(rig.h.api, rig.h.key);
+    expect((await rig.h.api.delete(`/webhooks/${hook.id}`, { key: rig.h.key })).status).toBe(204);
+    expect(await rig.h.dispatch()).toMatchObject({ attempted: 0 });
+    expect(rig.receiver.at(`${rig.path}/ok`)).toHaveLength(1);
   });
 
   it("delivers store events too", async () => {
-    const hook = await subscribe(h.api, h.key, receiver.url(`${path}/ok`), ["order.placed", "order.cancelled"]);
-    const category = await createCategory(h.api, h.key);
-    const pet = await createPet(h.api, h.key, category.id);
-    const order = await h.api.post("/store/orders", { petId: pet.id, quantity: 1 }, { key: h.key });
+    const hook = await subscribe(rig.h.api, rig.h.key, rig.receiver.url(`${rig.path}/ok`), ["order.placed", "order.cancelled"]);
+    const category = await createCategory(rig.h.api, rig.h.key);
+    const pet = await createPet(rig.h.api, rig.h.key, category.id);
+    const order = await rig.h.api.post("/store/orders", { petId: pet.id, quantity: 1 }, { key: rig.h.key });
     expect(order.status).toBe(201);
-    expect((await h.api.delete(`/store/orders/${order.body.id}`, { key: h.key })).status).toBe(204);
-    await h.dispatch();
+    expect((await rig.h.api.delete(`/store/orders/${order.body.id}`, { key: rig.h.key })).status).toBe(204);
+    await rig.h.dispatch();
     expect(
-      receiver
-        .at(`${path}/ok`)
+      rig.receiver
+        .at(`${rig.path}/ok`)
         .map((r) => verified(r, hook.secret))
         .map((e) => [e.type, e.data]),
     ).toEqual([
@@ -167,12 +149,12 @@ describe("private targets", () => {
   });
 
   it("are not contacted by a dispatcher whose configuration refuses them", async () => {
-    const hook = await subscribe(h.api, h.key, receiver.url(`${path}/ok`));
-    await createCategory(h.api, h.key);
+    const hook = await subscribe(rig.h.api, rig.h.key, rig.receiver.url(`${rig.path}/ok`));
+    await createCategory(rig.h.api, rig.h.key);
     const strictConfig = parseConfig({ ...TEST_ENV, ...DELIVERY_ENV, WEBHOOKS_ALLOW_PRIVATE: "false" });
-    expect(await dispatchDue(h.target.db, { config: strictConfig, now: h.clock, fetch })).toMatchObject({ attempted: 1, retried: 1 });
-    expect(receiver.at(`${path}/ok`)).toHaveLength(0);
-    expect((await h.deliveries(hook.id))[0]!.lastError).toBe("private_address");
+    expect(await dispatchDue(rig.h.target.db, { config: strictConfig, now: rig.h.clock, fetch })).toMatchObject({ attempted: 1, retried: 1 });
+    expect(rig.receiver.at(`${rig.path}/ok`)).toHaveLength(0);
+    expect((await rig.h.deliveries(hook.id))[0]!.lastError).toBe("private_address");
   });
 
   it("isPrivateHost classifies literal addresses as URL.hostname gives them", () => {
@@ -208,15 +190,18 @@ describe("Node dispatcher", () => {
   });
 
   it("starts no new attempt (nor fan-out batch) once stopped (shutdown): the run's signal is aborted", async () => {
-    await subscribe(h.api, h.key, receiver.url(`${path}/ok`));
-    await createCategory(h.api, h.key);
+    await subscribe(rig.h.api, rig.h.key, rig.receiver.url(`${rig.path}/ok`));
+    await createCategory(rig.h.api, rig.h.key);
     const stopped = new AbortController();
     stopped.abort();
-    expect(await dispatchDue(h.target.db, { config: h.config, now: h.clock, fetch, signal: stopped.signal })).toMatchObject({ queued: 0, attempted: 0 });
+    expect(await dispatchDue(rig.h.target.db, { config: rig.h.config, now: rig.h.clock, fetch, signal: stopped.signal })).toMatchObject({
+      queued: 0,
+      attempted: 0,
+    });
     // Likewise past the run's time limit.
-    expect(await dispatchDue(h.target.db, { config: h.config, now: h.clock, fetch, maxRunMs: 0 })).toMatchObject({ attempted: 0 });
-    expect(receiver.at(`${path}/ok`)).toHaveLength(0);
-    expect(await h.dispatch()).toMatchObject({ attempted: 1, delivered: 1 });
+    expect(await dispatchDue(rig.h.target.db, { config: rig.h.config, now: rig.h.clock, fetch, maxRunMs: 0 })).toMatchObject({ attempted: 0 });
+    expect(rig.receiver.at(`${rig.path}/ok`)).toHaveLength(0);
+    expect(await rig.h.dispatch()).toMatchObject({ attempted: 1, delivered: 1 });
   });
 
   it("logs a failed run and keeps going", async () => {
@@ -236,12 +221,12 @@ describe("Node dispatcher", () => {
   });
 
   it("polls on its timer and delivers", async () => {
-    const hook = await subscribe(h.api, h.key, receiver.url(`${path}/ok`));
-    await createCategory(h.api, h.key);
-    const dispatcher = createWebhookDispatcher(h.target.db, { config: h.config, now: h.clock }).start(5);
-    await receiver.waitFor(`${path}/ok`, 1);
+    const hook = await subscribe(rig.h.api, rig.h.key, rig.receiver.url(`${rig.path}/ok`));
+    await createCategory(rig.h.api, rig.h.key);
+    const dispatcher = createWebhookDispatcher(rig.h.target.db, { config: rig.h.config, now: rig.h.clock }).start(5);
+    await rig.receiver.waitFor(`${rig.path}/ok`, 1);
     await dispatcher.stop();
-    expect(receiver.at(`${path}/ok`).map((r) => verified(r, hook.secret).type)).toEqual(["category.created"]);
+    expect(rig.receiver.at(`${rig.path}/ok`).map((r) => verified(r, hook.secret).type)).toEqual(["category.created"]);
   });
 
   it("write listeners hear the writes that committed events only", async () => {

@@ -4,12 +4,13 @@
  * runs `dispatchDue` once — retries become due by moving the clock, not by
  * waiting — plus reads of a subscription and its deliveries.
  */
-import { expect } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from "vitest";
 import { parseConfig, type AppConfig } from "../../src/config";
 import { dispatchDue, type DispatchReport } from "../../src/services/webhooks/dispatch";
 import { connect, type ApiClient } from "./client";
 import { nodeTarget, TEST_ENV, type NodeTarget } from "./node-target";
 import type { DeliveryBody, WebhookBody } from "../scenarios/webhooks.scenarios";
+import { Receiver } from "./webhook-receiver";
 
 export const BASE_MS = 1000;
 export const CAP_MS = 4000;
@@ -59,4 +60,32 @@ export async function harness(env: Record<string, string> = {}): Promise<Harness
     },
     webhook: async (webhookId) => (await api.get<WebhookBody>(`/webhooks/${webhookId}`, { key })).body,
   };
+}
+
+/** A test file's delivery rig: one receiver for the file; a fresh harness and a receiver path of its own (`/tN`) for each test. */
+export interface DeliveryRig {
+  receiver: Receiver;
+  h: Harness;
+  path: string;
+}
+
+/** Register the hooks that keep a {@link DeliveryRig} for each test of the calling file. */
+export function useDeliveryRig(): DeliveryRig {
+  const rig = {} as DeliveryRig;
+  let counter = 0;
+  beforeAll(async () => {
+    rig.receiver = await Receiver.start();
+  });
+  afterAll(async () => {
+    await rig.receiver?.close();
+  });
+  beforeEach(async () => {
+    rig.h = await harness();
+    counter += 1;
+    rig.path = `/t${counter}`;
+  });
+  afterEach(async () => {
+    await rig.h?.target.close();
+  });
+  return rig;
 }
