@@ -15,7 +15,8 @@ import type { AppEnv, WriteListener } from "../http/context";
 import { type Logger, loggableError } from "../logger";
 import type { SubscribedTypes } from "../services/webhooks/interest";
 
-const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+/** The methods that write (RFC 9110 §9.2.1: not safe). */
+export const WRITE_METHODS: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /**
  * App middleware, after the one that sets `db`: on a write (POST/PUT/PATCH/DELETE) that

@@ -15,15 +15,13 @@ import type { StoredResponse } from "../domain/idempotency";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { newClaimToken, requestFingerprint } from "../services/idempotency.service";
+import { WRITE_METHODS } from "./after-writes";
 
 /** The POSTs whose service honours `keyClaim`. */
 const HONOURING = new Set(["/pets", "/categories", "/accounts/me/keys", "/webhooks"]);
 
 /** The POST that honours Idempotency-Key in its own batch (src/services/orders/place.ts). */
 const ORDERS = "/store/orders";
-
-/** Methods whose request may change something (RFC 9110 §9.2.1: not safe). */
-const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /** 400 `validation_error` about the `Idempotency-Key` header. */
 function headerError(message: string): ApiError {
@@ -37,7 +35,7 @@ function headerError(message: string): ApiError {
  */
 export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
   const key = c.req.header("Idempotency-Key");
-  if (key === undefined || !WRITES.has(c.req.method)) return next();
+  if (key === undefined || !WRITE_METHODS.has(c.req.method)) return next();
   const honoured = c.req.method === "POST" && (HONOURING.has(c.req.path) || c.req.path === ORDERS);
   if (!honoured) {
     throw headerError(

@@ -24,6 +24,7 @@ import { dirname } from "node:path";
 import { createClient } from "@libsql/client";
 import type { Database } from "../client";
 import { applyMigrations } from "../migrate";
+import { ping } from "../plan";
 import { sharedFile, waitingOutBusy, waitOutBusy } from "./busy-wait";
 import { type GroupCommitted, groupCommit } from "./group-commit";
 import { NativeFile } from "./native-file";
@@ -179,7 +180,7 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
     ...opened(db, "file", shown, migrationsApplied, () => file.closeCheckpointed()),
     check: async () => {
       file.assertWritable();
-      await db.execute("SELECT 1");
+      await ping(db);
     },
   };
 }
@@ -192,7 +193,7 @@ function opened(db: GroupCommitted, kind: OpenedDatabase["kind"], shown: string,
     kind,
     displayUrl: shown,
     migrationsApplied,
-    check: () => db.execute("SELECT 1").then(() => undefined),
+    check: () => ping(db),
     // Once: a second call waits for the first.
     close: () =>
       (closing ??= (async () => {
