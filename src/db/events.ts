@@ -2,15 +2,15 @@
  * The transactional outbox (docs/api.md#events-and-webhooks): each write inserts its events in its
  * own batch, `INSERT INTO events … SELECT <data> FROM <changed row> WHERE
  * <the write's condition>`, so an event exists exactly when its change did.
- * Event data is the resource's representation, built by SQLite's JSON functions.
- * Use: `outbox(qb.insert(events).select(qb.select(eventColumns("pet.created", petData)).from(pets).where(…)).returning(outboxRow).prepare())`
+ * Event data is the resource's representation, built by SQLite's JSON functions (`PET.json()`, src/db/representation.ts).
+ * Use: `outbox(qb.insert(events).select(qb.select(eventColumns(p, "pet.created", PET.json())).from(pets).where(…)).returning(outboxRow))`
  * at module level; the occurrence time is the value `occurredAt` of the statement's `params`.
  */
 import { and, eq, type Placeholder, sql, type SQL } from "drizzle-orm";
 import type { EventType } from "../domain/events";
 import { qb } from "./client";
 import type { Params } from "./plan";
-import { categories, events, inventory, orders, pets } from "./schema";
+import { events, INVENTORY_ITEM, inventory, PET, pets } from "./schema";
 import { aliasedColumns } from "./select-list";
 
 /**
@@ -27,28 +27,6 @@ export function eventColumns<V extends { occurredAt: string }>(p: Params<V>, typ
   } satisfies Record<keyof typeof events.$inferSelect, SQL>);
 }
 
-/** Event data of a pet row (the Pet representation). */
-export const petData = sql<string>`json_object('id', ${pets.id}, 'name', ${pets.name}, 'categoryId', ${pets.categoryId}, 'status', ${pets.status})`;
-
-/** Event data of a category row; `description` is left out when NULL (RFC 7396: merging a null member removes it). */
-export const categoryData = sql<string>`json_patch(json_object('id', ${categories.id}, 'name', ${categories.name}), json_object('description', ${categories.description}))`;
-
-/** Event data of an inventory row joined to its pet (the InventoryItem representation). */
-export const inventoryData = sql<string>`json_object('petId', ${inventory.petId}, 'quantity', ${inventory.quantity}, 'status', ${pets.status})`;
-
-/** Event data of an order row (the Order representation): `complete` as a JSON boolean, `shipDate` left out while NULL. */
-export const orderData = sql<string>`json_patch(json_object('id', ${orders.id}, 'petId', ${orders.petId}, 'quantity', ${orders.quantity}, 'complete', json(CASE WHEN ${orders.complete} THEN 'true' ELSE 'false' END)), json_object('shipDate', ${orders.shipDate}))`;
-
-/** Event data of a pet row as it will be with `status` (the Pet representation), for an event written before the change. */
-export function petDataWithStatus(status: SQL<string>): SQL<string> {
-  return sql<string>`json_object('id', ${pets.id}, 'name', ${pets.name}, 'categoryId', ${pets.categoryId}, 'status', ${status})`;
-}
-
-/** Event data of an inventory row as it will be with `quantity` and its pet's `status` (the InventoryItem representation), for an event written before the change. */
-export function inventoryDataWith(quantity: SQL<number>, status: SQL<string>): SQL<string> {
-  return sql<string>`json_object('petId', ${inventory.petId}, 'quantity', ${quantity}, 'status', ${status})`;
-}
-
 /**
  * The select of a `pet.updated` event for the pet whose id is `petId`, written
  * only when `changed` holds: the guard `guarded` (src/db/plan.ts) hands its
@@ -57,7 +35,7 @@ export function inventoryDataWith(quantity: SQL<number>, status: SQL<string>): S
  */
 export function petUpdatedIfChanged<V extends { occurredAt: string }>(p: Params<V>, petId: SQL | Placeholder, changed: SQL) {
   return qb
-    .select(eventColumns(p, "pet.updated", petData))
+    .select(eventColumns(p, "pet.updated", PET.json()))
     .from(pets)
     .where(and(eq(pets.id, petId), changed));
 }
@@ -65,7 +43,7 @@ export function petUpdatedIfChanged<V extends { occurredAt: string }>(p: Params<
 /** The select of an `inventory.updated` event for the pet whose id is `petId` (its inventory row joined to the pet), written when `condition` holds. */
 export function inventoryUpdatedWhen<V extends { occurredAt: string }>(p: Params<V>, petId: SQL | Placeholder, condition: SQL) {
   return qb
-    .select(eventColumns(p, "inventory.updated", inventoryData))
+    .select(eventColumns(p, "inventory.updated", INVENTORY_ITEM.json()))
     .from(inventory)
     .innerJoin(pets, eq(pets.id, inventory.petId))
     .where(and(eq(inventory.petId, petId), condition));

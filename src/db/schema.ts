@@ -11,6 +11,7 @@ import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } fro
 import { EVENT_TYPES } from "../domain/events";
 import { PET_STATUSES } from "../domain/pets";
 import { ROLES } from "../domain/principal";
+import { type Creatable, type Representation, representation } from "./representation";
 
 export const categories = sqliteTable(
   "categories",
@@ -24,6 +25,11 @@ export const categories = sqliteTable(
   },
   (t) => [uniqueIndex("categories_name_key_unique").on(t.nameKey)],
 );
+
+/** The Category representation (docs/api.md#resources) and what creates one. */
+export const CATEGORY = representation(categories, { id: categories.id, name: categories.name, description: categories.description });
+export type Category = Representation<typeof CATEGORY.columns>;
+export type NewCategory = Omit<Creatable<typeof CATEGORY>, "nameKey">;
 
 export const pets = sqliteTable(
   "pets",
@@ -44,6 +50,11 @@ export const pets = sqliteTable(
   ],
 );
 
+/** The Pet representation (docs/api.md#resources) and what creates one (a missing status means available). */
+export const PET = representation(pets, { id: pets.id, name: pets.name, categoryId: pets.categoryId, status: pets.status });
+export type Pet = Representation<typeof PET.columns>;
+export type NewPet = Creatable<typeof PET>;
+
 export const inventory = sqliteTable(
   "inventory",
   {
@@ -55,6 +66,10 @@ export const inventory = sqliteTable(
   },
   (t) => [check("inventory_quantity_check", sql`${t.quantity} >= 0`)],
 );
+
+/** The InventoryItem representation (docs/api.md#resources): the stock, with its pet's status. */
+export const INVENTORY_ITEM = representation(inventory, { petId: inventory.petId, quantity: inventory.quantity, status: pets.status });
+export type InventoryItem = Representation<typeof INVENTORY_ITEM.columns>;
 
 export const accounts = sqliteTable(
   "accounts",
@@ -128,6 +143,16 @@ export const orders = sqliteTable(
     check("orders_quantity_check", sql`${t.quantity} between 1 and 1000`),
   ],
 );
+
+/** The Order representation (docs/api.md#resources): `shipDate` absent until known. */
+export const ORDER = representation(orders, {
+  id: orders.id,
+  petId: orders.petId,
+  quantity: orders.quantity,
+  shipDate: orders.shipDate,
+  complete: orders.complete,
+});
+export type Order = Representation<typeof ORDER.columns>;
 
 export const idempotencyKeys = sqliteTable(
   "idempotency_keys",

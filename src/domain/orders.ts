@@ -1,14 +1,5 @@
 /** Orders (docs/api.md#resources, #stock-and-ordering): what an order is, what places one and what changes one. */
 
-/** Order representation (`shipDate` absent until known). */
-export interface Order {
-  id: number;
-  petId: number;
-  quantity: number;
-  shipDate?: string;
-  complete: boolean;
-}
-
 /** An order to place: `quantity` units of pet `petId`. */
 export interface NewOrder {
   petId: number;

@@ -1,18 +1,3 @@
 /** Pet statuses (docs/api.md#stock-and-ordering): the one truth of a pet's availability, shown on Pet and InventoryItem. */
 export const PET_STATUSES = ["available", "pending", "sold"] as const;
 export type PetStatus = (typeof PET_STATUSES)[number];
-
-/** Pet representation. */
-export interface Pet {
-  id: number;
-  name: string;
-  categoryId: number;
-  status: PetStatus;
-}
-
-/** A pet to create (a missing status means available). */
-export interface NewPet {
-  name: string;
-  categoryId: number;
-  status?: PetStatus;
-}

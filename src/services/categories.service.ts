@@ -7,40 +7,30 @@
 import { and, eq, exists, gt, notExists, type SQL, sql } from "drizzle-orm";
 import { type Database, qb } from "../db/client";
 import { isConstraintError } from "../db/errors";
-import { categoryData, eventColumns, outboxRow } from "../db/events";
+import { eventColumns, outboxRow } from "../db/events";
 import { execute, guarded, outbox, params, plan, run, statement } from "../db/plan";
-import { categories, events, pets } from "../db/schema";
-import type { Category, NewCategory } from "../domain/categories";
+import { CATEGORY, type Category, categories, events, type NewCategory, pets } from "../db/schema";
 import { Conflict, NotFound, StaleVersion } from "../domain/errors";
 import type { Creation, KeyClaim } from "../domain/idempotency";
 import { type Precondition, requireMatch } from "../domain/precondition";
 import { claimStep, claimValues, keyRowStep, recordCreated, replayUnlessClaimed } from "./idempotency.service";
 
-// scripts/seed.ts imports the type from here.
-export type { Category } from "../domain/categories";
+// scripts/seed.ts and the routes import the types from here.
+export type { Category, NewCategory } from "../db/schema";
 
 /** Uniqueness key of a name: Unicode lower case of the NFC form. */
 export function nameKey(name: string): string {
   return name.normalize("NFC").toLowerCase();
 }
 
-/** The columns of the Category representation. */
-const CATEGORY = { id: categories.id, name: categories.name, description: categories.description };
-
 const byId = params<{ id: number }>();
 /** The category `id` with its version. */
 const getQuery = byId.prepare(
   qb
-    .select({ ...CATEGORY, version: categories.version })
+    .select({ ...CATEGORY.columns, version: categories.version })
     .from(categories)
     .where(eq(categories.id, byId("id"))),
 );
-
-function toCategory(row: { id: number; name: string; description: string | null }): Category {
-  const out: Category = { id: row.id, name: row.name };
-  if (row.description !== null) out.description = row.description;
-  return out;
-}
 
 function duplicateName(name: string): Conflict {
   return new Conflict("duplicate_name", { name });
@@ -49,7 +39,7 @@ function duplicateName(name: string): Conflict {
 const page = params<{ afterId: number; limit: number }>();
 const listQuery = page.prepare(
   qb
-    .select(CATEGORY)
+    .select(CATEGORY.columns)
     .from(categories)
     .where(gt(categories.id, page("afterId")))
     .orderBy(categories.id)
@@ -59,14 +49,14 @@ const listQuery = page.prepare(
 /** Up to `limit` categories with id > `afterId`, ascending. One round trip. */
 export async function listCategories(db: Database, afterId: number, limit: number): Promise<Category[]> {
   const rows = await execute(db, listQuery, { afterId, limit });
-  return rows.map(toCategory);
+  return rows.map(CATEGORY.present);
 }
 
 /** @throws NotFound when absent. */
 export async function getCategory(db: Database, categoryId: number): Promise<Category> {
   const [row] = await execute(db, getQuery, { id: categoryId });
   if (!row) throw new NotFound("category", categoryId);
-  return toCategory(row);
+  return CATEGORY.present(row);
 }
 
 /** Creating a category. */
@@ -78,17 +68,11 @@ function insertCategory(guard?: SQL) {
       .insert(categories)
       .select(
         qb
-          .select({
-            id: sql<number>`NULL`.as("id"),
-            name: sql<string>`${creating("name")}`.as("name"),
-            nameKey: sql<string>`${creating("nameKey")}`.as("name_key"),
-            description: sql<string | null>`${creating("description")}`.as("description"),
-            version: sql<number>`1`.as("version"),
-          })
+          .select(CATEGORY.createColumns(creating, { nameKey: sql`${creating("nameKey")}` }))
           .from(sql`(select 1)`)
           .where(guard),
       )
-      .returning(CATEGORY),
+      .returning(CATEGORY.columns),
   );
 }
 
@@ -98,7 +82,7 @@ const categoryCreated = creating.guarded((changed) =>
     .insert(events)
     .select(
       qb
-        .select(eventColumns(creating, "category.created", categoryData))
+        .select(eventColumns(creating, "category.created", CATEGORY.json()))
         .from(categories)
         .where(and(eq(categories.id, sql`last_insert_rowid()`), changed)),
     )
@@ -123,7 +107,7 @@ const newCategory = (expression: SQL) => sql<string>`(select ${expression} from 
 const keyedCreation = plan({
   claim: claimStep,
   category: guarded(insertCategory),
-  record: recordCreated(201, newCategory(categoryData), newCategory(sql`'/categories/' || ${categories.id}`)),
+  record: recordCreated(201, newCategory(CATEGORY.json()), newCategory(sql`'/categories/' || ${categories.id}`)),
   event: outbox(categoryCreated),
   existing: keyRowStep,
 });
@@ -140,20 +124,20 @@ export async function createCategory(db: Database, input: NewCategory, now: Date
  * @throws Conflict `duplicate_name`, IdempotencyKeyInProgress, IdempotencyKeyReused.
  */
 export async function createCategoryOnce(db: Database, input: NewCategory, now: Date, claim?: KeyClaim): Promise<Creation<Category>> {
-  const values = { name: input.name, nameKey: nameKey(input.name), description: input.description ?? null, occurredAt: now.toISOString() };
+  const values = { ...CATEGORY.values(input), nameKey: nameKey(input.name), occurredAt: now.toISOString() };
   try {
     if (!claim) {
       const {
         category: [inserted],
       } = await run(db, creation, values);
-      return { created: toCategory(inserted!) };
+      return { created: CATEGORY.present(inserted!) };
     }
     const {
       claim: claimed,
       category: [inserted],
       existing,
     } = await run(db, keyedCreation, { ...values, ...claimValues(claim) });
-    if (inserted) return { created: toCategory(inserted) };
+    if (inserted) return { created: CATEGORY.present(inserted) };
     const replay = replayUnlessClaimed(claimed, existing, claim);
     // A claimed key always inserts the category, or the batch failed on the name.
     if (!replay) throw new Error("a claimed category creation inserted nothing");
@@ -170,14 +154,9 @@ const change = plan({
   category: changing.statement(
     qb
       .update(categories)
-      .set({
-        name: sql`${changing("name")}`,
-        nameKey: sql`${changing("nameKey")}`,
-        description: sql`${changing("description")}`,
-        version: sql`${categories.version} + 1`,
-      })
+      .set({ ...CATEGORY.assignments(changing), nameKey: sql`${changing("nameKey")}`, version: sql`${categories.version} + 1` })
       .where(and(eq(categories.id, changing("id")), eq(categories.version, changing("version"))))
-      .returning(CATEGORY),
+      .returning(CATEGORY.columns),
   ),
   event: outbox(
     changing.guarded((changed) =>
@@ -185,7 +164,7 @@ const change = plan({
         .insert(events)
         .select(
           qb
-            .select(eventColumns(changing, "category.updated", categoryData))
+            .select(eventColumns(changing, "category.updated", CATEGORY.json()))
             .from(categories)
             .where(and(eq(categories.id, changing("id")), changed)),
         )
@@ -211,17 +190,16 @@ export async function updateCategory(db: Database, { categoryId, patch, expected
   for (let attempt = 0; attempt < 3; attempt++) {
     const [row] = await execute(db, getQuery, { id: categoryId });
     if (!row) throw new NotFound("category", categoryId);
-    requireMatch(expected, "category", categoryId, toCategory(row));
-    const name = patch.name ?? row.name;
-    const description = patch.description === undefined ? row.description : patch.description;
+    requireMatch(expected, "category", categoryId, CATEGORY.present(row));
+    const next = CATEGORY.values({ ...row, ...patch });
     try {
-      const values = { name, nameKey: nameKey(name), description, id: categoryId, version: row.version, occurredAt: now.toISOString() };
+      const values = { ...next, nameKey: nameKey(next.name), id: categoryId, version: row.version, occurredAt: now.toISOString() };
       const {
         category: [updated],
       } = await run(db, change, values);
-      if (updated) return toCategory(updated);
+      if (updated) return CATEGORY.present(updated);
     } catch (error) {
-      if (isConstraintError(error)) throw duplicateName(name);
+      if (isConstraintError(error)) throw duplicateName(next.name);
       throw error;
     }
     if (expected) throw new StaleVersion("category", categoryId);
@@ -248,7 +226,7 @@ const deletion = plan({
         .insert(events)
         .select(
           qb
-            .select(eventColumns(removal, "category.deleted", categoryData))
+            .select(eventColumns(removal, "category.deleted", CATEGORY.json()))
             .from(categories)
             .where(deletable),
         )
@@ -271,7 +249,7 @@ export async function deleteCategory(db: Database, categoryId: number, expected:
   if (expected) {
     const [row] = await execute(db, getQuery, { id: categoryId });
     if (!row) throw new NotFound("category", categoryId);
-    requireMatch(expected, "category", categoryId, toCategory(row));
+    requireMatch(expected, "category", categoryId, CATEGORY.present(row));
     version = row.version;
   }
   const { deleted, outcome } = await run(db, deletion, { id: categoryId, version, occurredAt: now.toISOString() });

@@ -5,12 +5,11 @@
 import { and, eq, gt, sql } from "drizzle-orm";
 import { unionAll } from "drizzle-orm/sqlite-core";
 import { type Database, qb } from "../db/client";
-import { eventColumns, inventoryDataWith, outboxRow, petDataWithStatus } from "../db/events";
+import { eventColumns, outboxRow } from "../db/events";
 import { execute, outbox, params, plan, run, statement } from "../db/plan";
-import { events, inventory, orders, pets } from "../db/schema";
+import { events, INVENTORY_ITEM, type InventoryItem, inventory, orders, PET, pets } from "../db/schema";
 import { variants } from "../db/variants";
 import { NotFound, StaleVersion } from "../domain/errors";
-import type { InventoryItem } from "../domain/inventory";
 import type { PetStatus } from "../domain/pets";
 import { type Precondition, requireMatch } from "../domain/precondition";
 
@@ -18,9 +17,6 @@ export interface InventoryFilter {
   status?: PetStatus;
   petIds?: number[];
 }
-
-/** The columns of the InventoryItem representation, from `inventory` joined to `pets`. */
-const itemColumns = { petId: inventory.petId, quantity: inventory.quantity, status: pets.status };
 
 const list = params<{ afterPetId: number; limit: number; status: PetStatus | null; petIds: string | null }>();
 /**
@@ -35,7 +31,7 @@ const list = params<{ afterPetId: number; limit: number; status: PetStatus | nul
 const listQuery = variants((byStatus: boolean, byPets: boolean) =>
   list.prepare(
     qb
-      .select(itemColumns)
+      .select(INVENTORY_ITEM.columns)
       .from(pets)
       .innerJoin(inventory, eq(inventory.petId, pets.id))
       .where(
@@ -60,7 +56,7 @@ const byPet = params<{ petId: number }>();
 /** The entry of the pet `petId`. */
 const itemQuery = byPet.prepare(
   qb
-    .select(itemColumns)
+    .select(INVENTORY_ITEM.columns)
     .from(inventory)
     .innerJoin(pets, eq(pets.id, inventory.petId))
     .where(eq(inventory.petId, byPet("petId"))),
@@ -76,7 +72,7 @@ export async function getInventoryItem(db: Database, petId: number): Promise<Inv
 /** The entry of the pet `petId` with the versions of both rows behind it. */
 const versionedItemQuery = byPet.prepare(
   qb
-    .select({ ...itemColumns, inventoryVersion: inventory.version, petVersion: pets.version })
+    .select({ ...INVENTORY_ITEM.columns, inventoryVersion: inventory.version, petVersion: pets.version })
     .from(inventory)
     .innerJoin(pets, eq(pets.id, inventory.petId))
     .where(eq(inventory.petId, byPet("petId"))),
@@ -106,11 +102,11 @@ const setting = plan({
         .select(
           unionAll(
             qb
-              .select(eventColumns(p, "pet.updated", petDataWithStatus(newStatus)))
+              .select(eventColumns(p, "pet.updated", PET.json({ status: newStatus })))
               .from(pets)
               .where(and(eq(pets.id, p("petId")), sql`${pets.status} <> ${newStatus}`, checked)),
             qb
-              .select(eventColumns(p, "inventory.updated", inventoryDataWith(sql<number>`${p("quantity")}`, newStatus)))
+              .select(eventColumns(p, "inventory.updated", INVENTORY_ITEM.json({ quantity: sql`${p("quantity")}`, status: newStatus })))
               .from(inventory)
               .where(and(eq(inventory.petId, p("petId")), checked)),
           ),

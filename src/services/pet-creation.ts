@@ -7,16 +7,15 @@
  */
 import { and, eq, type SQL, sql } from "drizzle-orm";
 import { type Database, qb } from "../db/client";
-import { eventColumns, outboxRow, petData } from "../db/events";
+import { eventColumns, outboxRow } from "../db/events";
 import { guarded, outbox, params, plan, run, runEach, statement, withValues } from "../db/plan";
-import { categories, events, inventory, pets } from "../db/schema";
+import { categories, events, inventory, type NewPet, PET, type Pet, pets } from "../db/schema";
 import type { Creation, KeyClaim } from "../domain/idempotency";
-import type { NewPet, Pet, PetStatus } from "../domain/pets";
 import { claimStep, claimValues, keyRowStep, recordCreated, releaseStep, replayUnlessClaimed } from "./idempotency.service";
-import { categoryNotFound, PET_FIELDS } from "./pets.service";
+import { categoryNotFound, type PetValues } from "./pets.service";
 
-/** The values of creating a pet (`creationValues`). */
-const p = params<ReturnType<typeof creationValues>>();
+/** The values of creating a pet: its own columns, its stock, the time. */
+const p = params<PetValues & { quantity: number; occurredAt: string }>();
 /** Inserts the pet only when its category exists and `guard` (if any) holds. */
 function insertPet(guard?: SQL) {
   return p.prepare(
@@ -24,17 +23,11 @@ function insertPet(guard?: SQL) {
       .insert(pets)
       .select(
         qb
-          .select({
-            id: sql<number>`NULL`.as("id"),
-            name: sql<string>`${p("name")}`.as("name"),
-            categoryId: categories.id,
-            status: sql<PetStatus>`${p("status")}`.as("status"),
-            version: sql<number>`1`.as("version"),
-          })
+          .select(PET.createColumns(p, { categoryId: categories.id }))
           .from(categories)
           .where(and(eq(categories.id, p("categoryId")), guard)),
       )
-      .returning(PET_FIELDS),
+      .returning(PET.columns),
   );
 }
 
@@ -54,7 +47,7 @@ const petCreated = p.guarded((changed) =>
     .insert(events)
     .select(
       qb
-        .select(eventColumns(p, "pet.created", petData))
+        .select(eventColumns(p, "pet.created", PET.json()))
         .from(pets)
         .where(and(eq(pets.id, sql`last_insert_rowid()`), changed)),
     )
@@ -81,7 +74,7 @@ const keyedCreation = plan({
   claim: claimStep,
   pet: guarded(insertPet),
   inventory: insertInventory,
-  record: recordCreated(201, newPet(petData), newPet(sql`'/pets/' || ${pets.id}`)),
+  record: recordCreated(201, newPet(PET.json()), newPet(sql`'/pets/' || ${pets.id}`)),
   events: outbox(petCreated),
   release: releaseStep,
   existing: keyRowStep,
@@ -89,8 +82,8 @@ const keyedCreation = plan({
 
 /** The values of `creation` for `input`: quantity 1, or 0 when sold. */
 function creationValues(input: NewPet, occurredAt: string) {
-  const status = input.status ?? "available";
-  return { name: input.name, categoryId: input.categoryId, status, quantity: status === "sold" ? 0 : 1, occurredAt };
+  const values = PET.values(input);
+  return { ...values, quantity: values.status === "sold" ? 0 : 1, occurredAt };
 }
 
 /**
@@ -102,7 +95,7 @@ export async function createPet(db: Database, input: NewPet, now: Date): Promise
     pet: [pet],
   } = await run(db, creation, creationValues(input, now.toISOString()));
   if (!pet) throw categoryNotFound(input.categoryId);
-  return pet;
+  return PET.present(pet);
 }
 
 /**
@@ -118,7 +111,7 @@ export async function createPetOnce(db: Database, input: NewPet, now: Date, clai
     pet: [pet],
     existing,
   } = await run(db, keyedCreation, values);
-  if (pet) return { created: pet };
+  if (pet) return { created: PET.present(pet) };
   const replay = replayUnlessClaimed(claimed, existing, claim);
   if (replay) return { replay };
   throw categoryNotFound(input.categoryId);
@@ -137,5 +130,5 @@ export async function createPets(db: Database, inputs: NewPet[], now: Date): Pro
     db,
     inputs.map((input) => withValues(creation, creationValues(input, at))),
   );
-  return results.map(({ pet: [pet] }) => pet ?? null);
+  return results.map(({ pet: [pet] }) => (pet ? PET.present(pet) : null));
 }

@@ -7,26 +7,27 @@
  */
 import { and, eq, gt, type SQL, sql } from "drizzle-orm";
 import { type Database, qb } from "../db/client";
-import { eventColumns, inventoryUpdatedWhen, outboxRow, petData, petUpdatedIfChanged } from "../db/events";
+import { eventColumns, inventoryUpdatedWhen, outboxRow, petUpdatedIfChanged } from "../db/events";
 import { execute, outbox, params, plan, run } from "../db/plan";
-import { categories, events, inventory, orders, pets } from "../db/schema";
+import { categories, events, inventory, type NewPet, orders, PET, type Pet, pets } from "../db/schema";
+import type { Values } from "../db/representation";
 import { variants } from "../db/variants";
 import { Conflict, InvalidReference, NotFound, StaleVersion } from "../domain/errors";
-import type { NewPet, Pet, PetStatus } from "../domain/pets";
+import type { PetStatus } from "../domain/pets";
 import { type Precondition, requireMatch } from "../domain/precondition";
 import { planTransition, type TransitionPlan } from "./pet-status";
 
-// scripts/seed.ts imports the type from here.
-export type { NewPet } from "../domain/pets";
+// scripts/seed.ts and the routes import the types from here.
+export type { NewPet, Pet } from "../db/schema";
+
+/** The values of creating or updating a pet: its own columns (src/db/representation.ts `Values`). */
+export type PetValues = Values<typeof PET>;
 
 export interface PetFilter {
   status?: PetStatus;
   categoryId?: number;
   ids?: number[];
 }
-
-/** The columns of the Pet representation, typed by the schema. */
-export const PET_FIELDS = { id: pets.id, name: pets.name, categoryId: pets.categoryId, status: pets.status };
 
 const list = params<{ afterId: number; limit: number; status: PetStatus | undefined; categoryId: number | undefined; ids: string | undefined }>();
 /** A list with the filters that apply: one prepared variant per combination (a fixed WHERE keeps the indexes usable). */
@@ -38,7 +39,7 @@ const listQuery = variants((byStatus: boolean, byCategory: boolean, byIds: boole
   if (byIds) where.push(sql`${pets.id} in (select value from json_each(${list("ids")}))`);
   return list.prepare(
     qb
-      .select(PET_FIELDS)
+      .select(PET.columns)
       .from(pets)
       .where(and(...where))
       .orderBy(pets.id)
@@ -54,22 +55,29 @@ export function categoryNotFound(categoryId: number): InvalidReference {
 /** Up to `limit` pets matching `filter` with id > `afterId`, ascending. One round trip. */
 export async function listPets(db: Database, filter: PetFilter, afterId: number, limit: number): Promise<Pet[]> {
   const query = listQuery(filter.status !== undefined, filter.categoryId !== undefined, filter.ids !== undefined);
-  return execute(db, query, { afterId, limit, status: filter.status, categoryId: filter.categoryId, ids: filter.ids && JSON.stringify(filter.ids) });
+  const rows = await execute(db, query, {
+    afterId,
+    limit,
+    status: filter.status,
+    categoryId: filter.categoryId,
+    ids: filter.ids && JSON.stringify(filter.ids),
+  });
+  return rows.map(PET.present);
 }
 
 const byId = params<{ id: number }>();
 const getQuery = byId.prepare(
   qb
-    .select(PET_FIELDS)
+    .select(PET.columns)
     .from(pets)
     .where(eq(pets.id, byId("id"))),
 );
 
 /** @throws NotFound when absent. One round trip. */
 export async function getPet(db: Database, petId: number): Promise<Pet> {
-  const [pet] = await execute(db, getQuery, { id: petId });
-  if (!pet) throw new NotFound("pet", petId);
-  return pet;
+  const [row] = await execute(db, getQuery, { id: petId });
+  if (!row) throw new NotFound("pet", petId);
+  return PET.present(row);
 }
 
 const state = params<{ id: number; categoryId: number }>();
@@ -77,7 +85,7 @@ const state = params<{ id: number; categoryId: number }>();
 const stateQuery = state.prepare(
   qb
     .select({
-      ...PET_FIELDS,
+      ...PET.columns,
       version: pets.version,
       quantity: inventory.quantity,
       openOrders: sql<number>`(select count(*) from ${orders} where ${orders.petId} = ${pets.id} and ${orders.complete} = 0)`,
@@ -100,11 +108,11 @@ async function readPetState(db: Database, petId: number, categoryId: number): Pr
   const [row] = await execute(db, stateQuery, { id: petId, categoryId });
   if (!row) throw new NotFound("pet", petId);
   const { version, quantity, openOrders, categoryExists, ...pet } = row;
-  return { pet, version, quantity, openOrders, categoryExists };
+  return { pet: PET.present(pet), version, quantity, openOrders, categoryExists };
 }
 
 /** Updating a pet: `version` is the version read. */
-const change = params<{ id: number; name: string; categoryId: number; status: PetStatus; version: number; occurredAt: string }>();
+const change = params<PetValues & { id: number; version: number; occurredAt: string }>();
 /** The `pet.updated` event, when the update just before changed the pet. */
 const petUpdated = outbox(
   change.guarded((changed) =>
@@ -138,7 +146,7 @@ function updatePlans(guard: SQL | undefined) {
   const update = change.statement(
     qb
       .update(pets)
-      .set({ name: sql`${change("name")}`, categoryId: sql`${change("categoryId")}`, status: sql`${change("status")}`, version: sql`${pets.version} + 1` })
+      .set({ ...PET.assignments(change), version: sql`${pets.version} + 1` })
       .where(
         and(
           eq(pets.id, change("id")),
@@ -147,7 +155,7 @@ function updatePlans(guard: SQL | undefined) {
           guard,
         ),
       )
-      .returning(PET_FIELDS),
+      .returning(PET.columns),
   );
   return {
     plain: plan({ update, event: petUpdated }),
@@ -186,18 +194,14 @@ export async function updatePet(db: Database, { petId, change, replace, expected
     if (change.categoryId !== undefined && change.categoryId !== state.pet.categoryId && !state.categoryExists) {
       throw categoryNotFound(change.categoryId);
     }
-    const next: Pet = {
-      id: petId,
-      name: change.name ?? state.pet.name,
-      categoryId: change.categoryId ?? state.pet.categoryId,
-      status: change.status ?? (replace ? "available" : state.pet.status),
-    };
+    // PUT: what the body leaves out takes its default or is absent; PATCH: it keeps its value.
+    const next = PET.values(replace ? change : { ...state.pet, ...change });
     const transition = planTransition(state.pet.status, next.status, state);
     const plans = UPDATES[transition.guard];
-    const values = { ...next, version: state.version, occurredAt: at };
+    const values = { ...next, id: petId, version: state.version, occurredAt: at };
     const { update } = transition.zeroStock && state.quantity !== 0 ? await run(db, plans.zeroing, values) : await run(db, plans.plain, values);
     const [updated] = update;
-    if (updated) return updated;
+    if (updated) return PET.present(updated);
     // Something changed between the read and the write: the state read is stale.
     if (expected) throw new StaleVersion("pet", petId);
   }
@@ -221,7 +225,7 @@ const deletion = plan({
         .insert(events)
         .select(
           qb
-            .select(eventColumns(removal, "pet.deleted", petData))
+            .select(eventColumns(removal, "pet.deleted", PET.json()))
             .from(pets)
             .where(deletable),
         )

@@ -1,6 +1,6 @@
 /** Handlers of /categories. */
 import type { RouteHandler } from "@hono/zod-openapi";
-import type { Category } from "../../domain/categories";
+import type { Category } from "../../services/categories.service";
 import { CATEGORIES_LIST_TAG, categoryTag } from "../../http/cache-tags";
 import { ifMatchPrecondition, setCacheTags, setEtag } from "../../http/caching";
 import type { AppEnv } from "../../http/context";

@@ -5,7 +5,7 @@ import { ifMatchPrecondition, setCacheTags, setEtag } from "../../http/caching";
 import type { AppEnv } from "../../http/context";
 import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../http/pagination";
 import { replayed } from "../../middleware/idempotency";
-import type { Pet } from "../../domain/pets";
+import type { Pet } from "../../services/pets.service";
 import { createPetOnce } from "../../services/pet-creation";
 import * as service from "../../services/pets.service";
 import type * as routes from "./pets.routes";

@@ -7,9 +7,9 @@
 import { and, eq, exists, sql } from "drizzle-orm";
 import { alias, unionAll } from "drizzle-orm/sqlite-core";
 import { type Database, qb } from "../../db/client";
-import { eventColumns, inventoryUpdatedWhen, orderData, outboxRow, petUpdatedIfChanged } from "../../db/events";
+import { eventColumns, inventoryUpdatedWhen, outboxRow, petUpdatedIfChanged } from "../../db/events";
 import { outbox, params, plan, run, statement } from "../../db/plan";
-import { events, inventory, orders, pets } from "../../db/schema";
+import { events, inventory, ORDER, orders, pets } from "../../db/schema";
 import { Conflict, NotFound, StaleVersion } from "../../domain/errors";
 import type { Precondition } from "../../domain/precondition";
 import type { Principal } from "../../domain/principal";
@@ -61,7 +61,7 @@ const cancellation = plan({
             petUpdatedIfChanged(p, petOfOrder, changed),
             inventoryUpdatedWhen(p, petOfOrder, cancellable),
             qb
-              .select(eventColumns(p, "order.cancelled", orderData))
+              .select(eventColumns(p, "order.cancelled", ORDER.json()))
               .from(orders)
               .where(and(eq(orders.id, p("orderId")), cancellable)),
           ),

@@ -6,15 +6,15 @@
  */
 import { and, eq, sql } from "drizzle-orm";
 import { type Database, qb } from "../../db/client";
-import { eventColumns, orderData, outboxRow, petUpdatedIfChanged } from "../../db/events";
+import { eventColumns, outboxRow, petUpdatedIfChanged } from "../../db/events";
 import { outbox, params, plan, run, statement } from "../../db/plan";
-import { events, inventory, orders, pets } from "../../db/schema";
+import { events, inventory, ORDER, type Order, orders, pets } from "../../db/schema";
 import { Conflict, NotFound, StaleVersion } from "../../domain/errors";
 import type { EventType } from "../../domain/events";
-import type { Order, OrderChange } from "../../domain/orders";
+import type { OrderChange } from "../../domain/orders";
 import type { Precondition } from "../../domain/precondition";
 import type { Principal } from "../../domain/principal";
-import { orderColumns, orderState, toOrder, versionMatching, viewer } from "./shared";
+import { orderState, versionMatching, viewer } from "./shared";
 
 /** The values of a change: `shipDate` NULL keeps it (fulfilling: now), `version` NULL without If-Match, `accountId` as `visibleTo` has it. */
 const p = params<{ orderId: number; shipDate: string | null; version: number | null; occurredAt: string; accountId: number | null }>();
@@ -29,7 +29,7 @@ function updateOrder(fulfil: boolean) {
         version: sql`${orders.version} + 1`,
       })
       .where(and(eq(orders.id, p("orderId")), sql`${orders.complete} = 0`, sql`(${p("version")} is null or ${orders.version} = ${p("version")})`))
-      .returning(orderColumns),
+      .returning(ORDER.columns),
   );
 }
 
@@ -41,7 +41,7 @@ function orderEvent(type: EventType) {
         .insert(events)
         .select(
           qb
-            .select(eventColumns(p, type, orderData))
+            .select(eventColumns(p, type, ORDER.json()))
             .from(orders)
             .where(and(eq(orders.id, p("orderId")), changed)),
         )
@@ -106,7 +106,7 @@ export async function changeOrder(db: Database, { principal, orderId, change, ex
   const values = { orderId, shipDate: change.shipDate ?? null, version, occurredAt: now.toISOString(), accountId: viewer(principal) };
   const { update, state } = change.complete === true ? await run(db, fulfilment, values) : await run(db, rescheduling, values);
   const [order] = update;
-  if (order) return toOrder(order);
+  if (order) return ORDER.present(order);
   const [current] = state;
   if (!current) throw new NotFound("order", orderId);
   if (current.complete) throw new Conflict("order_complete", { orderId, attempted: "change" });

@@ -5,11 +5,10 @@
 import { and, eq, gt } from "drizzle-orm";
 import { type Database, qb } from "../../db/client";
 import { execute, params } from "../../db/plan";
-import { orders } from "../../db/schema";
+import { ORDER, type Order, orders } from "../../db/schema";
 import { variants } from "../../db/variants";
-import type { Order } from "../../domain/orders";
 import type { Principal } from "../../domain/principal";
-import { orderColumns, readOrder, toOrder } from "./shared";
+import { readOrder } from "./shared";
 
 export interface OrderFilter {
   petId?: number;
@@ -25,7 +24,7 @@ const p = params<{ afterId: number; limit: number; accountId: number; petId: num
 const listQuery = variants((own: boolean, byPet: boolean, byComplete: boolean) =>
   p.prepare(
     qb
-      .select(orderColumns)
+      .select(ORDER.columns)
       .from(orders)
       .where(
         and(
@@ -58,7 +57,7 @@ export async function listOrders(db: Database, principal: Principal, page: Order
     petId: filter.petId ?? null,
     complete: filter.complete ?? null,
   });
-  return rows.map(toOrder);
+  return rows.map(ORDER.present);
 }
 
 /** @throws NotFound when absent or not the caller's. One round trip. */

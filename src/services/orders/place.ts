@@ -8,12 +8,12 @@
 import { and, eq, gte, type SQL, sql } from "drizzle-orm";
 import { unionAll } from "drizzle-orm/sqlite-core";
 import { type Database, qb } from "../../db/client";
-import { eventColumns, inventoryUpdatedWhen, orderData, outboxRow, petUpdatedIfChanged } from "../../db/events";
+import { eventColumns, inventoryUpdatedWhen, outboxRow, petUpdatedIfChanged } from "../../db/events";
 import { guarded, outbox, params, plan, run, statement } from "../../db/plan";
-import { events, idempotencyKeys, inventory, orders, pets } from "../../db/schema";
+import { events, idempotencyKeys, inventory, ORDER, type Order, orders, pets } from "../../db/schema";
 import { aliasedColumns } from "../../db/select-list";
 import { Conflict, InvalidReference } from "../../domain/errors";
-import type { NewOrder, Order } from "../../domain/orders";
+import type { NewOrder } from "../../domain/orders";
 import type { PetStatus } from "../../domain/pets";
 import type { Principal } from "../../domain/principal";
 import {
@@ -27,7 +27,6 @@ import {
   releaseStep,
   requestFingerprint,
 } from "../idempotency.service";
-import { orderColumns, toOrder } from "./shared";
 
 /** A response to send: the body as stored (so replays are byte-identical) and its headers. */
 export interface PlacedOrder {
@@ -112,7 +111,7 @@ const placementEvents = outbox(
         unionAll(
           petUpdatedIfChanged(p, p("petId"), changed),
           qb
-            .select(eventColumns(p, "order.placed", orderData))
+            .select(eventColumns(p, "order.placed", ORDER.json()))
             .from(orders)
             .where(eq(orders.placementToken, p("token"))),
           inventoryUpdatedWhen(p, p("petId"), placedHere),
@@ -128,7 +127,7 @@ const recordOrder = keyed.statement(
     .update(idempotencyKeys)
     .set({
       responseStatus: 201,
-      responseBody: sql`(select ${orderData} from ${orders} where ${orders.placementToken} = ${keyed("token")})`,
+      responseBody: sql`(select ${ORDER.json()} from ${orders} where ${orders.placementToken} = ${keyed("token")})`,
       responseHeaders: sql`(select json_object('Location', '/store/orders/' || ${orders.id}) from ${orders} where ${orders.placementToken} = ${keyed("token")})`,
     })
     .where(and(ownClaim(keyed), placedHere)),
@@ -138,7 +137,7 @@ const recordOrder = keyed.statement(
 const readBack = p.statement(
   qb
     .select({
-      order: orderColumns,
+      order: ORDER.columns,
       petStatus: sql<PetStatus | null>`(select ${pets.status} from ${pets} where ${pets.id} = ${p("petId")})`,
       quantity: sql<number | null>`(select ${inventory.quantity} from ${inventory} where ${inventory.petId} = ${p("petId")})`,
       key: keyColumns,
@@ -208,7 +207,7 @@ export async function placeOrder(db: Database, { principal, input, idempotencyKe
         });
   const [row] = readBack;
   if (!row) throw new Error("the read-back of an order placement returned no row");
-  if (row.order !== null) return { status: 201, body: toOrder(row.order), location: `/store/orders/${row.order.id}`, replayed: false };
+  if (row.order !== null) return { status: 201, body: ORDER.present(row.order), location: `/store/orders/${row.order.id}`, replayed: false };
   // The key is another request's (this batch's own claim, had it failed to place the order, was released).
   if (row.key !== null) {
     const stored = existingResponse(row.key, fingerprint);

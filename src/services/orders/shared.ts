@@ -7,24 +7,10 @@ import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { type Database, qb } from "../../db/client";
 import { execute, type Params, params } from "../../db/plan";
-import { orders } from "../../db/schema";
+import { ORDER, type Order, orders } from "../../db/schema";
 import { NotFound } from "../../domain/errors";
-import type { Order } from "../../domain/orders";
 import { type Precondition, requireMatch } from "../../domain/precondition";
 import type { Principal } from "../../domain/principal";
-
-/** The columns of the Order representation. */
-export const orderColumns = { id: orders.id, petId: orders.petId, quantity: orders.quantity, shipDate: orders.shipDate, complete: orders.complete };
-
-/** An order row as `orderColumns` selects it. */
-export type OrderRow = Pick<typeof orders.$inferSelect, keyof typeof orderColumns>;
-
-/** The Order representation of a row. */
-export function toOrder(row: OrderRow): Order {
-  const order: Order = { id: row.id, petId: row.petId, quantity: row.quantity, complete: row.complete };
-  if (row.shipDate !== null) order.shipDate = row.shipDate;
-  return order;
-}
 
 /**
  * "The caller may see the order", on the `accountId` column of orders or of
@@ -45,7 +31,7 @@ const p = params<{ orderId: number; accountId: number | null }>();
 /** The order `orderId` with its version, if the caller (`accountId`, see `visibleTo`) may see it. */
 const orderQuery = p.prepare(
   qb
-    .select({ ...orderColumns, version: orders.version })
+    .select({ ...ORDER.columns, version: orders.version })
     .from(orders)
     .where(and(eq(orders.id, p("orderId")), visibleTo(p, orders.accountId))),
 );
@@ -66,7 +52,7 @@ export async function readOrder(db: Database, principal: Principal, orderId: num
   const [row] = await execute(db, orderQuery, { orderId, accountId: viewer(principal) });
   if (!row) throw new NotFound("order", orderId);
   const { version, ...order } = row;
-  return { order: toOrder(order), version };
+  return { order: ORDER.present(order), version };
 }
 
 /**

@@ -1,0 +1,116 @@
+/**
+ * A resource's representation, declared once next to its table (src/db/schema.ts) as a record of
+ * columns: the select list, the row → representation mapping, the JSON built in SQL (event data,
+ * stored responses), the create statement's select list, the update's assignments and the types
+ * all derive from it. Members: the NOT NULL columns in list order, then the others, absent while NULL.
+ */
+import { type Column, getTableColumns, getTableName, type Placeholder, type SQL, sql } from "drizzle-orm";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import { aliasedColumns } from "./select-list";
+
+type Columns = Record<string, SQLiteColumn>;
+type Flat<T> = { [K in keyof T]: T[K] } & {};
+type Data<C> = C extends Column ? C["_"]["data"] : never;
+type Required<F> = { [K in keyof F]: F[K] extends { _: { notNull: true } } ? K : never }[keyof F];
+/** Keys of the columns of table `N` itself, its primary key excepted: what a create or an update writes. */
+type Own<F, N extends string> = { [K in keyof F]: F[K] extends { _: { tableName: N; isPrimaryKey: false } } ? K : never }[keyof F];
+type Defaulted<F> = { [K in keyof F]: F[K] extends { _: { notNull: true; hasDefault: false } } ? never : K }[keyof F];
+
+/** The placeholders of a statement's values `V` (`params<V>()`, src/db/plan.ts). */
+type Params<V> = <K extends keyof V & string>(name: K) => Placeholder<K, V[K]>;
+type Shape = { readonly columns: Columns; readonly table: string };
+
+/** The representation of the columns `F`: NOT NULL members, and the others absent while NULL. */
+export type Representation<F> = Flat<{ [K in Required<F>]: Data<F[K]> } & { [K in Exclude<keyof F, Required<F>>]?: Data<F[K]> }>;
+/** A row as `select(columns)` returns it (NULL as null). */
+export type RowOf<F> = { [K in keyof F]: K extends Required<F> ? Data<F[K]> : Data<F[K]> | null };
+/** What creating the resource takes: its own columns, optional where they have a default or may be NULL. */
+export type Creatable<R extends Shape> = Flat<
+  { [K in Exclude<Own<R["columns"], R["table"]>, Defaulted<R["columns"]>>]: Data<R["columns"][K]> } & {
+    [K in Extract<Own<R["columns"], R["table"]>, Defaulted<R["columns"]>>]?: Data<R["columns"][K]>;
+  }
+>;
+/** The values of a create or update statement (`Resource.values`): every own column, NULL for none. */
+export type Values<R extends Shape> = {
+  [K in Own<R["columns"], R["table"]>]: K extends Required<R["columns"]> ? Data<R["columns"][K]> : Data<R["columns"][K]> | null;
+};
+
+/** A representation: `columns` of table `table` (see the module header). */
+export interface Resource<F extends Columns = Columns, T extends SQLiteTable = SQLiteTable, N extends string = T["_"]["name"]> {
+  readonly table: N;
+  /** The select list. */
+  readonly columns: F;
+  /** The representation of a row: NULL members left out. */
+  present(row: RowOf<F>): Representation<F>;
+  /** The representation as JSON text built in SQL, with `overrides` in place of columns (a value before its change). */
+  json(overrides?: { [K in keyof F]?: SQL }): SQL<string>;
+  /** The values of a create or an update from `input`: each own column's value, else its default, else NULL. */
+  values(input: { [K in keyof F]?: Data<F[K]> | null }): Values<{ columns: F; table: N }>;
+  /** An update's assignments: each own column set to the value of its name in `p`. */
+  assignments<V extends Values<{ columns: F; table: N }>>(p: Params<V>): Record<string, SQL>;
+  /**
+   * A create statement's select list (`qb.insert(table).select(qb.select(list)…)`): every column of the
+   * table in order, each `overrides[key]`, else NULL for the primary key, else the value of its name in
+   * `p` (a column of the representation), else its default.
+   * @throws Error at build time for a column with none of these.
+   */
+  createColumns<V extends Values<{ columns: F; table: N }>>(
+    p: Params<V>,
+    overrides?: Record<string, SQL | SQLiteColumn>,
+  ): { [K in keyof T["_"]["columns"]]: SQL.Aliased | SQLiteColumn };
+}
+
+/** As JSON in SQL: booleans as JSON `true`/`false`, others as they are. */
+function jsonValue(column: Column, value: SQL | Column): SQL {
+  return column.dataType === "boolean" ? sql`json(CASE WHEN ${value} THEN 'true' ELSE 'false' END)` : sql`${value}`;
+}
+
+function jsonObject(entries: [string, Column][], overrides: Record<string, SQL | undefined>): SQL {
+  const members = entries.map(([name, column]) => sql`${sql.raw(`'${name}'`)}, ${jsonValue(column, overrides[name] ?? column)}`);
+  return sql`json_object(${sql.join(members, sql`, `)})`;
+}
+
+/** The representation `columns` of `table` (list order: see the module header). */
+export function representation<T extends SQLiteTable, F extends Columns>(table: T, columns: F): Resource<F, T> {
+  const entries = Object.entries(columns);
+  const required = entries.filter(([, column]) => column.notNull);
+  const nullable = entries.filter(([, column]) => !column.notNull);
+  const own = entries.filter(([, column]) => column.table === table && !column.primary);
+  const tableColumns = getTableColumns(table) as Record<string, SQLiteColumn>;
+  return {
+    table: getTableName(table) as T["_"]["name"],
+    columns,
+    present(row) {
+      const out: Record<string, unknown> = {};
+      for (const [name] of required) out[name] = row[name];
+      for (const [name] of nullable) if (row[name] !== null) out[name] = row[name];
+      return out as Representation<F>;
+    },
+    json(overrides = {}) {
+      const object = jsonObject(required, overrides);
+      // RFC 7396: merging a null member removes it, so a NULL column is left out.
+      return (nullable.length === 0 ? object : sql`json_patch(${object}, ${jsonObject(nullable, overrides)})`) as SQL<string>;
+    },
+    values(input) {
+      const out: Record<string, unknown> = {};
+      for (const [name, column] of own) out[name] = input[name] ?? column.default ?? null;
+      return out as Values<{ columns: F; table: T["_"]["name"] }>;
+    },
+    assignments(p) {
+      const named = p as unknown as (name: string) => Placeholder;
+      return Object.fromEntries(own.map(([name]) => [name, sql`${named(name)}`]));
+    },
+    createColumns(p, overrides = {}) {
+      const named = p as unknown as (name: string) => Placeholder;
+      const list = Object.fromEntries(
+        Object.entries(tableColumns).map(([name, column]) => {
+          const value =
+            overrides[name] ?? (column.primary ? sql`NULL` : name in columns ? sql`${named(name)}` : column.hasDefault ? sql`${column.default}` : undefined);
+          if (value === undefined) throw new Error(`representation: no value for ${name} in a create statement`);
+          return [name, value];
+        }),
+      );
+      return aliasedColumns(list) as { [K in keyof T["_"]["columns"]]: SQL.Aliased | SQLiteColumn };
+    },
+  };
+}
