@@ -2,7 +2,7 @@
  * Reusable OpenAPI/Zod building blocks: the Error component, integer ids in
  * paths and queries, pagination parameters and response helpers.
  */
-import { z } from "@hono/zod-openapi";
+import { createRoute, type RouteConfig, z } from "@hono/zod-openapi";
 
 /** Largest id the API issues or accepts: 2^53-1, so JSON clients keep precision. */
 export const MAX_ID = Number.MAX_SAFE_INTEGER;
@@ -102,6 +102,11 @@ export function booleanQuery(name: string, description: string) {
     .transform((v) => v === "true")
     .optional()
     .openapi({ param: { name, in: "query", required: false, description }, type: "boolean" });
+}
+
+/** `createRoute` for the operations of `tags`, each `x-stability: stable` unless its config says otherwise (docs/api.md#versioning-and-deprecation). */
+export function operations(tags: string[]) {
+  return <P extends string, R extends Omit<RouteConfig, "path" | "tags"> & { path: P }>(config: R) => createRoute({ "x-stability": "stable", ...config, tags });
 }
 
 /** `{ description, content: application/json schema }` for a response or request body. */

@@ -1,5 +1,5 @@
 /** OpenAPI route definitions of /accounts (docs/api.md#endpoints, #authentication; Accounts tag). */
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { privateResponse } from "../../http/caching";
 import {
   errorResponses,
@@ -10,25 +10,24 @@ import {
   jsonContent,
   paginationQuery,
   responseHeaders,
+  operations,
 } from "../../http/schemas";
 import { protectedOperation, publicOperation } from "../../middleware/security";
 import { signupLimit } from "../../middleware/rate-limit";
 import { strictJson } from "../../middleware/strict-json";
 import { AccountSchema, ApiKeySchema, ApiKeysSchema, NewAccountSchema, NewApiKeyRequestSchema, NewApiKeySchema, SignUpSchema } from "./accounts.schemas";
 
-const tags = ["Accounts"];
+const route = operations(["Accounts"]);
 const anyKey = protectedOperation("customer", "staff");
 const authErrors = [401, 429, 500, 503] as const;
 
-export const signUp = createRoute({
+export const signUp = route({
   method: "post",
   path: "/accounts",
   operationId: "createAccount",
   summary: "Sign up",
   description: "Creates a customer account and its first API key. The secret key is in this response only; store it.",
-  tags,
   ...publicOperation,
-  "x-stability": "stable",
   middleware: [signupLimit, privateResponse, strictJson],
   request: { body: jsonBody(NewAccountSchema, "Who is signing up.") },
   responses: {
@@ -37,27 +36,23 @@ export const signUp = createRoute({
   },
 });
 
-export const me = createRoute({
+export const me = route({
   method: "get",
   path: "/accounts/me",
   operationId: "getMyAccount",
   summary: "The caller's account",
   description: "The account that owns the API key of the request (any role).",
-  tags,
   ...anyKey,
-  "x-stability": "stable",
   responses: { 200: jsonContent(AccountSchema, "The account of the key."), ...errorResponses([400, ...authErrors]) },
 });
 
-export const listKeys = createRoute({
+export const listKeys = route({
   method: "get",
   path: "/accounts/me/keys",
   operationId: "listMyApiKeys",
   summary: "List the caller's API keys",
   description: 'Active keys of the caller\'s account (at most 100), without secrets, ordered by id; paginated with `Link: rel="next"`.',
-  tags,
   ...anyKey,
-  "x-stability": "stable",
   request: { query: z.strictObject({ ...paginationQuery }) },
   responses: {
     200: { ...jsonContent(ApiKeysSchema, "A page of keys."), headers: { Link: responseHeaders.Link } },
@@ -65,16 +60,14 @@ export const listKeys = createRoute({
   },
 });
 
-export const createKey = createRoute({
+export const createKey = route({
   method: "post",
   path: "/accounts/me/keys",
   operationId: "createMyApiKey",
   summary: "Create an API key",
   description:
     "Creates another key for the caller's account (at most 100 active keys per account). The secret is in this response only. Send `Idempotency-Key` to retry safely: the same key and body within 24 h answers 200 with the key created the first time, without its secret (never shown twice), and `Idempotent-Replayed: true`.",
-  tags,
   ...anyKey,
-  "x-stability": "stable",
   request: { headers: idempotencyKeyHeaders, body: { required: false, ...jsonContent(NewApiKeyRequestSchema, "An optional name for the key.") } },
   responses: {
     200: {
@@ -89,15 +82,13 @@ export const createKey = createRoute({
   },
 });
 
-export const revokeKey = createRoute({
+export const revokeKey = route({
   method: "delete",
   path: "/accounts/me/keys/{keyId}",
   operationId: "revokeMyApiKey",
   summary: "Revoke an API key",
   description: "Revokes one of the caller's keys at once (it may be the key making the request).",
-  tags,
   ...anyKey,
-  "x-stability": "stable",
   request: { params: idParams("keyId") },
   responses: { 204: { description: "Revoked." }, ...errorResponses([400, 404, ...authErrors]) },
 });

@@ -1,5 +1,5 @@
 /** OpenAPI route definitions of /categories (docs/api.md#endpoints, Pets tag). */
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import {
   errorResponses,
   idempotencyKeyHeaders,
@@ -12,24 +12,23 @@ import {
   jsonBody,
   jsonContent,
   paginationQuery,
+  operations,
 } from "../../http/schemas";
 import { protectedOperation, publicOperation } from "../../middleware/security";
 import { publicRead } from "../../http/caching";
 import { CategoriesSchema, CategoryPatchSchema, CategorySchema, NewCategorySchema } from "./categories.schemas";
 
-const tags = ["Pets"];
+const route = operations(["Pets"]);
 const categoryIdParams = idParams("categoryId");
 const ifMatchHeader = ifMatchHeaders("category");
 
-export const list = createRoute({
+export const list = route({
   method: "get",
   path: "/categories",
   operationId: "listCategories",
   summary: "List categories",
   description: 'Categories ordered by id; paginated with `Link: rel="next"`.',
-  tags,
   ...publicOperation,
-  "x-stability": "stable",
   middleware: publicRead,
   request: { query: z.strictObject({ ...paginationQuery }) },
   responses: {
@@ -39,15 +38,13 @@ export const list = createRoute({
   },
 });
 
-export const create = createRoute({
+export const create = route({
   method: "post",
   path: "/categories",
   operationId: "createCategory",
   summary: "Create a category",
   description: "Creates a category; names are trimmed and unique case-insensitively (409 `duplicate_name`).",
-  tags,
   ...protectedOperation("staff"),
-  "x-stability": "stable",
   request: { headers: idempotencyKeyHeaders, body: jsonBody(NewCategorySchema, "The new category.") },
   responses: {
     201: { ...jsonContent(CategorySchema, "The created category."), headers: { Location: responseHeaders.Location, ...idempotentReplayedHeader } },
@@ -58,15 +55,13 @@ export const create = createRoute({
   },
 });
 
-export const get = createRoute({
+export const get = route({
   method: "get",
   path: "/categories/{categoryId}",
   operationId: "getCategory",
   summary: "Get a category",
   description: "One category by id, with a strong `ETag` for conditional requests.",
-  tags,
   ...publicOperation,
-  "x-stability": "stable",
   middleware: publicRead,
   request: { params: categoryIdParams },
   responses: {
@@ -76,15 +71,13 @@ export const get = createRoute({
   },
 });
 
-export const patch = createRoute({
+export const patch = route({
   method: "patch",
   path: "/categories/{categoryId}",
   operationId: "updateCategory",
   summary: "Update a category",
   description: "Changes the name and/or description (`null` removes the description); `If-Match` guards against lost updates.",
-  tags,
   ...protectedOperation("staff"),
-  "x-stability": "stable",
   request: { params: categoryIdParams, headers: ifMatchHeader, body: jsonBody(CategoryPatchSchema, "The fields to change.") },
   responses: {
     200: updatedContent(CategorySchema, "The updated category."),
@@ -94,15 +87,13 @@ export const patch = createRoute({
   },
 });
 
-export const remove = createRoute({
+export const remove = route({
   method: "delete",
   path: "/categories/{categoryId}",
   operationId: "deleteCategory",
   summary: "Delete a category",
   description: "Deletes a category that no pet references.",
-  tags,
   ...protectedOperation("staff"),
-  "x-stability": "stable",
   request: { params: categoryIdParams, headers: ifMatchHeader },
   responses: {
     204: { description: "Deleted." },

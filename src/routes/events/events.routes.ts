@@ -1,6 +1,6 @@
 /** OpenAPI route definitions of /events (docs/api.md#events-and-webhooks, Events tag, beta). */
-import { createRoute, z } from "@hono/zod-openapi";
-import { errorResponses, jsonContent, MAX_ID, paginationQuery, responseHeaders } from "../../http/schemas";
+import { z } from "@hono/zod-openapi";
+import { errorResponses, jsonContent, MAX_ID, paginationQuery, responseHeaders, operations } from "../../http/schemas";
 import { protectedOperation } from "../../middleware/security";
 import { EventsSchema } from "./events.schemas";
 
@@ -27,14 +27,15 @@ const afterQuery = z
     default: 0,
   });
 
-export const list = createRoute({
+const route = operations(["Events"]);
+
+export const list = route({
   method: "get",
   path: "/events",
   operationId: "listEvents",
   summary: "Read the event log",
   description:
     'Every change to pets, categories, inventory and orders in commit order, each written in the same transaction as the change. Poll with `after` = the last id you processed; `Link: rel="next"` is present while more events exist right now. An event never appears later below an id you have already seen. Events older than the retention period (`EVENT_RETENTION_DAYS`, default 30 days) are deleted: a cursor whose following events were deleted is 410 `cursor_expired` (start again from `after=0`).',
-  tags: ["Events"],
   ...staff,
   "x-stability": "beta",
   request: { query: z.strictObject({ after: afterQuery, limit: paginationQuery.limit }) },

@@ -1,5 +1,5 @@
 /** OpenAPI route definitions of /store/inventory (docs/api.md#endpoints, Store tag). */
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import {
   errorResponses,
   ifMatchHeaders,
@@ -11,23 +11,22 @@ import {
   paginationQuery,
   responseHeaders,
   updatedContent,
+  operations,
 } from "../../http/schemas";
 import { protectedOperation, publicOperation } from "../../middleware/security";
 import { publicRead } from "../../http/caching";
 import { PetStatusSchema } from "../pets/pets.schemas";
 import { InventoryItemSchema, InventoryItemsSchema, InventoryUpdateSchema } from "./inventory.schemas";
 
-const tags = ["Store"];
+const route = operations(["Store"]);
 
-export const list = createRoute({
+export const list = route({
   method: "get",
   path: "/store/inventory",
   operationId: "listInventory",
   summary: "List inventory entries",
   description: 'Stock per pet ordered by petId, filtered by status or pets; paginated with `Link: rel="next"`.',
-  tags,
   ...publicOperation,
-  "x-stability": "stable",
   middleware: publicRead,
   request: {
     query: z.strictObject({
@@ -45,15 +44,13 @@ export const list = createRoute({
   },
 });
 
-export const get = createRoute({
+export const get = route({
   method: "get",
   path: "/store/inventory/{petId}",
   operationId: "getInventoryItem",
   summary: "Get a pet's inventory entry",
   description: "Units of the pet that can still be ordered, with the pet's status.",
-  tags,
   ...publicOperation,
-  "x-stability": "stable",
   middleware: publicRead,
   request: { params: idParams("petId") },
   responses: {
@@ -63,15 +60,13 @@ export const get = createRoute({
   },
 });
 
-export const replace = createRoute({
+export const replace = route({
   method: "put",
   path: "/store/inventory/{petId}",
   operationId: "setInventory",
   summary: "Set a pet's stock",
   description: "Sets the quantity that can be ordered. A quantity above 0 makes the pet available; 0 makes it pending when it has open orders, else sold.",
-  tags,
   ...protectedOperation("staff"),
-  "x-stability": "stable",
   request: { params: idParams("petId"), headers: ifMatchHeaders("inventory entry"), body: jsonBody(InventoryUpdateSchema, "The new stock count.") },
   responses: {
     200: updatedContent(InventoryItemSchema, "The updated inventory entry."),

@@ -1,5 +1,5 @@
 /** OpenAPI route definitions of /store/orders (docs/api.md#endpoints, #stock-and-ordering; Store tag). */
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import {
   booleanQuery,
   errorResponses,
@@ -14,24 +14,23 @@ import {
   paginationQuery,
   responseHeaders,
   updatedContent,
+  operations,
 } from "../../http/schemas";
 import { protectedOperation, protectedRead } from "../../middleware/security";
 import { NewOrderSchema, OrderSchema, OrdersSchema, OrderUpdateSchema } from "./orders.schemas";
 
-const tags = ["Store"];
+const route = operations(["Store"]);
 const customerOrStaff = protectedOperation("customer", "staff");
 const staffOnly = protectedOperation("staff");
 const orderIdParams = idParams("orderId");
 
-export const list = createRoute({
+export const list = route({
   method: "get",
   path: "/store/orders",
   operationId: "listOrders",
   summary: "List orders",
   description: 'Customers see only their own orders, staff see all; ordered by id, paginated with `Link: rel="next"`.',
-  tags,
   ...protectedRead("customer", "staff"),
-  "x-stability": "stable",
   request: {
     query: z.strictObject({
       petId: idQuery("petId", "Only orders of this pet."),
@@ -46,16 +45,14 @@ export const list = createRoute({
   },
 });
 
-export const create = createRoute({
+export const create = route({
   method: "post",
   path: "/store/orders",
   operationId: "placeOrder",
   summary: "Place an order",
   description:
     "Takes `quantity` units of an available pet; when its stock reaches 0 the pet becomes pending. Send `Idempotency-Key` to retry safely: the same key and body within 24 h replays the first response with `Idempotent-Replayed: true`.",
-  tags,
   ...customerOrStaff,
-  "x-stability": "stable",
   request: {
     headers: idempotencyKeyHeaders,
     body: jsonBody(NewOrderSchema, "The order."),
@@ -75,15 +72,13 @@ export const create = createRoute({
   },
 });
 
-export const get = createRoute({
+export const get = route({
   method: "get",
   path: "/store/orders/{orderId}",
   operationId: "getOrder",
   summary: "Get an order",
   description: "The caller's own order (staff: any order). Another customer's order is 404.",
-  tags,
   ...protectedRead("customer", "staff"),
-  "x-stability": "stable",
   request: { params: orderIdParams },
   responses: {
     200: { ...jsonContent(OrderSchema, "The order."), headers: { ETag: responseHeaders.ETag } },
@@ -92,15 +87,13 @@ export const get = createRoute({
   },
 });
 
-export const patch = createRoute({
+export const patch = route({
   method: "patch",
   path: "/store/orders/{orderId}",
   operationId: "updateOrder",
   summary: "Fulfil or reschedule an order",
   description: "`complete: true` fulfils an open order (shipDate defaults to now); when the pet's stock is 0 and no other order is open, the pet becomes sold.",
-  tags,
   ...staffOnly,
-  "x-stability": "stable",
   request: { params: orderIdParams, headers: ifMatchHeaders("order"), body: jsonBody(OrderUpdateSchema, "The changes.") },
   responses: {
     200: updatedContent(OrderSchema, "The updated order."),
@@ -108,15 +101,13 @@ export const patch = createRoute({
   },
 });
 
-export const remove = createRoute({
+export const remove = route({
   method: "delete",
   path: "/store/orders/{orderId}",
   operationId: "cancelOrder",
   summary: "Cancel an order",
   description: "Cancels an open order of the caller (staff: any): its quantity returns to stock and a pending pet becomes available.",
-  tags,
   ...customerOrStaff,
-  "x-stability": "stable",
   request: { params: orderIdParams, headers: ifMatchHeaders("order") },
   responses: {
     204: { description: "Cancelled." },

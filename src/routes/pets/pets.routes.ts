@@ -1,5 +1,5 @@
 /** OpenAPI route definitions of /pets (docs/api.md#endpoints, Pets tag). */
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import {
   errorResponses,
   idempotencyKeyHeaders,
@@ -14,25 +14,24 @@ import {
   jsonBody,
   jsonContent,
   paginationQuery,
+  operations,
 } from "../../http/schemas";
 import { protectedOperation, publicOperation } from "../../middleware/security";
 import { publicRead } from "../../http/caching";
 import { NewPetSchema, PetPatchSchema, PetSchema, PetsSchema, PetStatusSchema } from "./pets.schemas";
 import { deprecatedPetRead } from "./pets.deprecation";
 
-const tags = ["Pets"];
+const route = operations(["Pets"]);
 const petIdParams = idParams("petId");
 const ifMatchHeader = ifMatchHeaders("pet", "`GET /pets?id={petId}`, `GET /pets/{petId}` or the response of the last PUT/PATCH");
 
-export const list = createRoute({
+export const list = route({
   method: "get",
   path: "/pets",
   operationId: "listPets",
   summary: "List pets",
   description: 'Pets ordered by id, filtered by status, category or a batch of ids; paginated with `Link: rel="next"`.',
-  tags,
   ...publicOperation,
-  "x-stability": "stable",
   middleware: publicRead,
   request: {
     query: z.strictObject({
@@ -49,15 +48,13 @@ export const list = createRoute({
   },
 });
 
-export const create = createRoute({
+export const create = route({
   method: "post",
   path: "/pets",
   operationId: "createPet",
   summary: "Create a pet",
   description: "Creates the pet and its inventory entry (quantity 1, or 0 when sold) in one transaction.",
-  tags,
   ...protectedOperation("staff"),
-  "x-stability": "stable",
   request: { headers: idempotencyKeyHeaders, body: jsonBody(NewPetSchema, "The new pet.") },
   responses: {
     201: { ...jsonContent(PetSchema, "The created pet."), headers: { Location: responseHeaders.Location, ...idempotentReplayedHeader } },
@@ -68,17 +65,15 @@ export const create = createRoute({
   },
 });
 
-export const get = createRoute({
+export const get = route({
   method: "get",
   path: "/pets/{petId}",
   operationId: "getPet",
   summary: "Get a pet (deprecated)",
   description:
     "Deprecated: use `GET /pets?id={petId}` (batch lookup). Responses carry `Deprecation` (RFC 9745), `Sunset` (RFC 8594) and a `successor-version` Link; after the sunset date the endpoint answers 410 `endpoint_sunset`.",
-  tags,
   deprecated: true,
   ...publicOperation,
-  "x-stability": "stable",
   middleware: [deprecatedPetRead, ...publicRead],
   request: { params: petIdParams },
   responses: {
@@ -101,15 +96,13 @@ const writeErrors = errorResponses([400, 401, 403, 404, 412, 413, 415, 429, 500,
   422: "The category does not exist (`category_not_found`).",
 });
 
-export const replace = createRoute({
+export const replace = route({
   method: "put",
   path: "/pets/{petId}",
   operationId: "replacePet",
   summary: "Replace a pet",
   description: "Full replace with a NewPet body (status defaults to available); status changes follow the transition rules.",
-  tags,
   ...protectedOperation("staff"),
-  "x-stability": "stable",
   request: { params: petIdParams, headers: ifMatchHeader, body: jsonBody(NewPetSchema, "The pet's new state.") },
   responses: {
     200: updatedContent(PetSchema, "The updated pet."),
@@ -117,15 +110,13 @@ export const replace = createRoute({
   },
 });
 
-export const patch = createRoute({
+export const patch = route({
   method: "patch",
   path: "/pets/{petId}",
   operationId: "updatePet",
   summary: "Update a pet",
   description: "Changes any subset of name, categoryId and status; status changes follow the transition rules.",
-  tags,
   ...protectedOperation("staff"),
-  "x-stability": "stable",
   request: { params: petIdParams, headers: ifMatchHeader, body: jsonBody(PetPatchSchema, "The fields to change.") },
   responses: {
     200: updatedContent(PetSchema, "The updated pet."),
@@ -133,15 +124,13 @@ export const patch = createRoute({
   },
 });
 
-export const remove = createRoute({
+export const remove = route({
   method: "delete",
   path: "/pets/{petId}",
   operationId: "deletePet",
   summary: "Delete a pet",
   description: "Deletes a pet that no order references, with its inventory entry.",
-  tags,
   ...protectedOperation("staff"),
-  "x-stability": "stable",
   request: { params: petIdParams, headers: ifMatchHeader },
   responses: {
     204: { description: "Deleted." },

@@ -1,5 +1,5 @@
 /** OpenAPI route definitions of /webhooks (docs/api.md#events-and-webhooks, Events tag, experimental). */
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import {
   errorResponses,
   idempotencyKeyHeaders,
@@ -9,11 +9,12 @@ import {
   jsonContent,
   paginationQuery,
   responseHeaders,
+  operations,
 } from "../../http/schemas";
 import { protectedOperation } from "../../middleware/security";
 import { DeliveryStatusSchema, NewWebhookSchema, WebhookDeliveriesSchema, WebhookSchema, WebhooksSchema, WebhookWithSecretSchema } from "./webhooks.schemas";
 
-const tags = ["Events"];
+const route = operations(["Events"]);
 const staff = protectedOperation("staff");
 const webhookIdParams = idParams("webhookId");
 
@@ -72,14 +73,13 @@ const deliveryCallback = {
   },
 };
 
-export const create = createRoute({
+export const create = route({
   method: "post",
   path: "/webhooks",
   operationId: "createWebhook",
   summary: "Subscribe a webhook",
   description:
     "Registers `url` for the given event types (at most 50 subscriptions exist at once). Returns the subscription with its signing secret, shown only in this response. Events committed after this call are delivered, signed per Standard Webhooks; earlier ones are in `GET /events`. A `failing` subscription stops accumulating deliveries once 10,000 are pending; delivered and given-up deliveries are deleted after 7 days. Send `Idempotency-Key` to retry safely: the same key and body within 24 h answers 200 with the subscription created the first time, without its secret (never shown twice), and `Idempotent-Replayed: true`.",
-  tags,
   ...staff,
   "x-stability": "experimental",
   request: { headers: idempotencyKeyHeaders, body: jsonBody(NewWebhookSchema, "The subscription.") },
@@ -98,13 +98,12 @@ export const create = createRoute({
   callbacks: deliveryCallback,
 });
 
-export const list = createRoute({
+export const list = route({
   method: "get",
   path: "/webhooks",
   operationId: "listWebhooks",
   summary: "List webhook subscriptions",
   description: 'Subscriptions ordered by id, without secrets; paginated with `Link: rel="next"`.',
-  tags,
   ...staff,
   "x-stability": "experimental",
   request: { query: z.strictObject({ ...paginationQuery }) },
@@ -114,13 +113,12 @@ export const list = createRoute({
   },
 });
 
-export const get = createRoute({
+export const get = route({
   method: "get",
   path: "/webhooks/{webhookId}",
   operationId: "getWebhook",
   summary: "Get a webhook subscription",
   description: "The subscription and its status (`failing` after a delivery was given up); the secret is never shown again.",
-  tags,
   ...staff,
   "x-stability": "experimental",
   request: { params: webhookIdParams },
@@ -130,13 +128,12 @@ export const get = createRoute({
   },
 });
 
-export const remove = createRoute({
+export const remove = route({
   method: "delete",
   path: "/webhooks/{webhookId}",
   operationId: "deleteWebhook",
   summary: "Delete a webhook subscription",
   description: "Stops deliveries to the subscription and deletes its delivery log.",
-  tags,
   ...staff,
   "x-stability": "experimental",
   request: { params: webhookIdParams },
@@ -146,13 +143,12 @@ export const remove = createRoute({
   },
 });
 
-export const deliveries = createRoute({
+export const deliveries = route({
   method: "get",
   path: "/webhooks/{webhookId}/deliveries",
   operationId: "listWebhookDeliveries",
   summary: "List a subscription's deliveries",
   description: 'Deliveries in event order with their attempts and last result; paginated with `Link: rel="next"`.',
-  tags,
   ...staff,
   "x-stability": "experimental",
   request: {
