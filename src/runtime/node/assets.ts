@@ -1,7 +1,4 @@
-/**
- * Static files of the docs page on Node, read from the npm package that ships
- * them (`@scalar/api-reference`), so /docs renders with no outside network.
- */
+/** Static files of the docs page on Node, read from the npm package that ships them (`@scalar/api-reference`): /docs needs no outside network. */
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join, sep } from "node:path";
@@ -9,11 +6,7 @@ import { SCALAR_SCRIPT_PATH, type AssetSource } from "../../http/assets";
 
 const require = createRequire(import.meta.url);
 
-/**
- * Absolute path of the Scalar standalone script in `@scalar/api-reference`
- * (dist/browser/standalone.js). The package's `exports` map does not list it
- * (since 1.4x), so it is found beside the package's main module.
- */
+/** Absolute path of `@scalar/api-reference`'s dist/browser/standalone.js, found beside its main module (its `exports` map does not list it). */
 export function scalarStandaloneScriptPath(): string {
   const main = require.resolve("@scalar/api-reference");
   return join(main.slice(0, main.lastIndexOf(`${sep}dist${sep}`)), "dist", "browser", "standalone.js");

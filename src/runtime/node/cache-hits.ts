@@ -1,11 +1,6 @@
 /**
- * Read-cache hits answered on Node before the app: an anonymous `GET` whose
- * complete answer the read cache holds (src/runtime/node/memory-read-cache.ts) is
- * counted in its address's budget (docs/api.md#rate-limits), written to the socket and
- * logged like the app would, without building a Request, a Response or the
- * middleware chain. Every other request goes to the app unchanged: one with a
- * key, a body, `If-None-Match` or its own `X-Request-Id`, a refused budget, or
- * a Host or target the adapter would rewrite (so the cache key is the same).
+ * Node: read-cache hits answered before the app. An anonymous `GET` whose complete answer the read cache holds is counted, written and logged
+ * as the app would; any other request goes to the app unchanged (docs/architecture.md#node-read-cache-hits-before-the-app).
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -32,10 +27,7 @@ export interface CacheHitOptions {
   now?: () => Date;
 }
 
-/**
- * The hit answerer: `(req, res, app)` answers `req` from the cache when it can,
- * and otherwise hands `req` and `res` to `app` (the adapter's request listener).
- */
+/** The hit answerer: `(req, res, app)` answers `req` from the cache when it can, else hands both to `app` (the adapter's request listener). */
 export function cacheHits(options: CacheHitOptions) {
   const { cache, rateLimiter, config, logger, clientIp, now = () => new Date() } = options;
 

@@ -1,11 +1,6 @@
 /**
- * The client's address on Node, for rate limits per client (docs/api.md#rate-limits).
- * Without trusted proxies (`TRUST_PROXY` unset) it is the socket's peer
- * address and `X-Forwarded-For` is ignored. With `TRUST_PROXY=n` it is the
- * n-th `X-Forwarded-For` entry from the right (the entries the trusted proxies
- * appended; RFC 7239 §5.2), falling back to the socket address when the list
- * is shorter or that entry is no IP address: Express's `trust proxy = n`
- * (https://expressjs.com/en/guide/behind-proxies.html).
+ * The client's address on Node, for per-client rate limits (docs/api.md#rate-limits): the socket's peer, or with `TRUST_PROXY=n` (docs/configuration.md)
+ * the n-th `X-Forwarded-For` entry from the right (RFC 7239 §5.2; Express's `trust proxy = n`, https://expressjs.com/en/guide/behind-proxies.html).
  */
 import type { IncomingMessage } from "node:http";
 import { isIP } from "node:net";
@@ -23,11 +18,7 @@ export function parseTrustProxy(value: string | undefined): number {
   throw new Error(`Invalid configuration: TRUST_PROXY must be false, true or a number of proxies (0-99), got ${JSON.stringify(value)}`);
 }
 
-/**
- * The address `hops` proxies in front saw, from an `X-Forwarded-For` value
- * (`"client, proxy1, proxy2"`), or undefined when the list has fewer than
- * `hops` entries or that entry is not an IP address.
- */
+/** The entry `hops` from the right of an `X-Forwarded-For` value (`"client, proxy1, proxy2"`); undefined when the list is shorter or it is no IP address. */
 export function forwardedClient(header: string | undefined, hops: number): string | undefined {
   if (!header || hops <= 0) return undefined;
   const list = header

@@ -1,13 +1,7 @@
 /**
- * Node: Error objects (docs/api.md#errors) for the requests Node's HTTP server refuses
- * before the app runs, which Node answers with no body by default
- * (https://nodejs.org/api/http.html#event-clienterror). Parse errors: 501 for an
- * unknown method (RFC 9110 §15.6.2), 431 for oversized headers (RFC 6585 §5),
- * 408 on timeout, else 400. Requests Node or the Hono adapter would refuse with
- * an empty 400 (no or bad `Host`, RFC 9112 §3.2; a target that is no path) get
- * a 400 Error object, and so does a request with more than one `Host` line,
- * which Node would serve with the first (RFC 9112 §3.2 requires the 400).
- * Every answer closes the connection (RFC 9112 §9.6).
+ * Node: Error objects (docs/api.md#errors) for requests refused before the app, which Node answers with no body (https://nodejs.org/api/http.html#event-clienterror),
+ * and 400 for those Node or the adapter would refuse empty or serve wrongly (`Host` missing, repeated or invalid, RFC 9112 §3.2; a target that is no path).
+ * Every answer closes the connection (RFC 9112 §9.6); docs/operations.md#refused-requests.
  */
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
@@ -20,7 +14,7 @@ function methodOf(raw: Buffer | undefined): string | undefined {
   return raw ? /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,32}(?= )/.exec(raw.toString("latin1"))?.[0] : undefined;
 }
 
-/** The Error object for a parse error `code` of Node's parser (llhttp `HPE_*` or Node's own). */
+/** The Error object for a parse error `code` of Node's parser (llhttp `HPE_*` or Node's own): 501 unknown method (RFC 9110 §15.6.2), 431 (RFC 6585 §5), 408, else 400. */
 export function parseErrorAnswer(code: string | undefined, raw?: Buffer): ApiError {
   const refuse = (status: 400 | 408 | 431, errorCode: ErrorCode, message: string) => new ApiError(status, errorCode, message);
   switch (code) {
@@ -119,11 +113,7 @@ function localHost(req: IncomingMessage): string {
   return localPort ? `${address}:${localPort}` : address;
 }
 
-/**
- * Install the answers described above on `server`: the `clientError` listener,
- * and the request checks in front of the `request` listeners already attached
- * (call it after the app's listener is attached, before `listen`).
- */
+/** Install the `clientError` listener and the request checks in front of the `request` listeners on `server`; call after the app's listener, before `listen`. */
 export function answerClientErrors(server: Server): void {
   server.on("clientError", (error: Error & { code?: string; rawPacket?: Buffer }, socket: Duplex) => {
     if (error.code === "ECONNRESET") socket.destroy();

@@ -1,22 +1,6 @@
 /**
- * Several server processes on one port (node:cluster): the primary forks
- * WEB_CONCURRENCY workers, each a whole server (its own database connection,
- * group commit, read cache and webhook dispatcher) on the same database; the
- * primary accepts connections and hands them round-robin to the workers
- * (https://nodejs.org/api/cluster.html).
- *
- * Workers that stop together each close the database while another still
- * has it open, so none of them may remove the `-wal`/`-shm` files; the
- * primary's `afterStop` runs once they have all exited, as the last user.
- *
- * The primary relays read-cache purges between workers (a write through one
- * drops the stale entries of all; a worker on its way out may miss one, its
- * cache goes with it), stops every worker on SIGTERM/SIGINT and exits once
- * they have exited, replaces a worker that dies or is stopped alone while
- * serving (SIGTERM to its pid, as in a rolling restart: it drains first,
- * src/runtime/node/drain.ts), and
- * ends with the first worker's start error (one line, exit code 1) when one
- * cannot start.
+ * Several server processes on one port (node:cluster, https://nodejs.org/api/cluster.html): the primary forks WEB_CONCURRENCY workers, relays
+ * read-cache purges between them, replaces one that exits while serving and stops them all on SIGTERM/SIGINT (docs/operations.md#several-server-processes).
  */
 import cluster, { type Worker } from "node:cluster";
 import { availableParallelism } from "node:os";
@@ -83,8 +67,7 @@ export function runPrimary(processes: number, options: { afterStop?: () => Promi
         if (!stopping) console.error(message.message);
         stopAll(1);
       } else if (message.petstore === "purge") {
-        // A process on its way out may close its channel before the send: its cache goes with it, and
-        // without the callback the failed send would be an 'error' event that ends the primary.
+        // A process on its way out (its cache goes with it) may fail the send: with a callback, that is no 'error' event ending the primary.
         for (const other of workers) if (other !== worker && other.isConnected()) other.send(message, ignoreSendError);
       }
     });

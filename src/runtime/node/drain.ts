@@ -1,29 +1,6 @@
 /**
- * Graceful stop of a Node HTTP server with keep-alive clients: every request
- * that reached the server is answered, and no connection is reset under a
- * request the client may be sending (docs/operations.md "Stopping").
- *
- * `http.Server.close()` stops accepting and at once destroys every
- * connection with no request in progress, including those whose client has
- * just read an answer and is writing its next request: that request meets a
- * closed socket (ECONNRESET, or an end with no answer). A keep-alive
- * connection can only be ended without that race by an answer carrying
- * `Connection: close` (RFC 9112 §9.6). So `stop()`:
- *
- * - stops accepting connections (in a cluster the primary hands new ones to
- *   the other processes);
- * - answers every request with `Connection: close` from then on, the ones in
- *   progress included unless their headers are already out, and Node closes
- *   the connection after such an answer;
- * - closes a connection with no request in progress once it has been idle
- *   for `idleGraceMs` (1 s): a client that sends right after an answer gets
- *   its request answered, one that stays quiet is closed, at once when it
- *   was already idle that long;
- * - resolves once every connection has closed.
- *
- * A request whose bytes have begun to arrive is never cut: the connection is
- * not idle until it is answered (Node's `headersTimeout`/`requestTimeout`
- * still bound a request that never completes).
+ * Graceful stop of a Node HTTP server with keep-alive clients: every request that reached it is answered (`Connection: close`), and no
+ * connection is reset under a request the client may be sending (RFC 9112 §9.6; how and why: docs/operations.md#stopping).
  */
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { Server as NetServer, type Socket } from "node:net";
@@ -45,15 +22,11 @@ export interface DrainOptions {
 }
 
 export interface Drain {
-  /** Stop as described above; resolves once every connection has closed. Idempotent. */
+  /** Stop accepting, answer with `Connection: close`, close connections idle for `idleGraceMs`; resolves once every connection has closed. Idempotent. */
   stop(): Promise<void>;
 }
 
-/**
- * Track `server`'s connections and requests so that `stop()` can drain them.
- * Call before `listen`; the request listener is prepended, so it sees every
- * request before the app does.
- */
+/** Track `server`'s connections and requests so that `stop()` can drain them; call before `listen` (its request listener is prepended). */
 export function drainable(server: Server, options: DrainOptions = {}): Drain {
   const { idleGraceMs = 1_000, nowMs = () => performance.now() } = options;
   const connections = new Map<Socket, Connection>();
@@ -103,8 +76,7 @@ export function drainable(server: Server, options: DrainOptions = {}): Drain {
   return {
     stop: () => {
       stopped ??= new Promise<void>((resolve) => {
-        // net.Server's close: stop accepting and call back once every connection has closed;
-        // http.Server's own close() would also destroy the idle connections at once.
+        // net.Server's close (stop accepting, call back once every connection has closed); http.Server's would also destroy idle ones at once.
         NetServer.prototype.close.call(server, () => resolve());
         for (const res of answering) if (!res.headersSent) res.setHeader("Connection", "close");
         answering.clear();

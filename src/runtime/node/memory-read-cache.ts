@@ -1,28 +1,6 @@
 /**
- * In-process cache of public reads for the Node server, with the tags and
- * exact purges of the edge (docs/api.md#caching, src/http/cache-tags.ts).
- *
- * Stored: anonymous `GET`s answered 200 with a public `Cache-Control` and a
- * `Cache-Tag` (the catalogue: pets, categories, inventory), keyed by path and
- * query, for at most `ttlMs` and never longer than the response's `s-maxage`.
- * Bounded by size: at most `maxBytes` of bodies and headers (strings counted in
- * UTF-16 code units, about a byte each for JSON); the least recently used
- * entries go first (an `LRUCache` from lru-cache holds them).
- *
- * Purged: `purge` is a write listener (AppDeps.afterWrite); the tags a write's
- * committed outbox events make stale (`tagsToPurge`) are dropped before its
- * response is sent, so the next read
- * sees the change, and nothing else is touched (an order on pet 7 leaves pet
- * 8 cached). A read that started before a purge of one of its tags does not
- * store its (possibly older) answer. Writes by other processes on the same
- * database show after at most `ttlMs`, except those of `peers` (the other
- * server processes of a cluster), whose purges arrive as messages.
- *
- * Hits are served after authentication and rate limiting (installed after
- * them) with a fresh `X-Request-Id`. `X-Cache: HIT | MISS` says what happened.
- * Given the app's `responseHeaders` (src/app.ts), an entry also keeps the whole
- * header list a client receives, and `completeHit` hands it to a runtime that
- * answers hits before the app (src/runtime/node/cache-hits.ts).
+ * In-process cache of public reads for the Node server: anonymous 200 `GET`s with a public `Cache-Control` and a `Cache-Tag`, by path and query,
+ * purged by exactly the tags a write made stale (src/http/cache-tags.ts). What it stores, for how long, and how purges reach it: docs/caching.md#the-node-read-cache.
  */
 import type { MiddlewareHandler } from "hono";
 import { LRUCache } from "lru-cache";
@@ -50,11 +28,7 @@ const MAX_PURGE_MARKS = 50_000;
 /** Per-request headers of a complete hit, filled in on each hit. */
 const PER_REQUEST = ["x-request-id", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "x-cache"];
 
-/**
- * Every header of a 200 hit as the client receives it: names sorted as a Headers
- * object lists them, the `PER_REQUEST` ones empty (copied and filled in on each hit),
- * and last `Content-Length`, where node-server puts it.
- */
+/** Every header of a 200 hit as the client receives it: names sorted as Headers lists them, `PER_REQUEST` ones empty, `Content-Length` last. */
 type Complete = Record<string, string>;
 
 interface Entry {
@@ -104,8 +78,7 @@ function completeHeaders(stored: readonly [string, string][], added: readonly (r
   const complete: Complete = {};
   for (const name of [...all.keys()].sort()) complete[name] = all.get(name)!;
   complete["Content-Length"] = String(Buffer.byteLength(body));
-  // V8 keeps an object built key by key past a dozen keys as a dictionary, which makes
-  // every hit's copy slow; JSON.parse builds one with fast properties.
+  // JSON.parse builds an object with fast properties; one built key by key past a dozen keys is a dictionary, slow to copy on every hit.
   return JSON.parse(JSON.stringify(complete)) as Complete;
 }
 

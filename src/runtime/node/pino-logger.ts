@@ -1,10 +1,6 @@
 /**
- * The Node server's logger: the `Logger` of src/logger.ts on pino, whose
- * destinations write asynchronously (`pino.destination({ sync: false })`),
- * gathering lines into few writes (at most FLUSH_MS late; flushed on exit),
- * so a log line never blocks a request. Same lines as
- * `jsonLogger`: `{"level", "time" (ISO 8601), …fields, "msg"}`, undefined
- * fields left out; errors and warnings on stderr, the rest on stdout.
+ * The Node server's `Logger` (src/logger.ts) on pino: the lines of `jsonLogger`, errors and warnings on stderr, the rest on stdout,
+ * written asynchronously in few writes, at most FLUSH_MS late and flushed on exit (docs/operations.md#logs).
  */
 import pino, { type DestinationStream } from "pino";
 import type { Logger, LogLevel } from "../../logger";

@@ -1,12 +1,7 @@
 /**
- * Node: the `fetch` of webhook deliveries (src/services/webhooks/delivery.ts),
- * guarded against SSRF by host name (docs/api.md#events-and-webhooks). The host is resolved once, by
- * the undici Agent's `connect.lookup` hook; every address is checked
- * (src/domain/private-address.ts) and the socket connects to exactly those
- * addresses, so a rebinding DNS answer cannot slip in. A refused resolution
- * fails with code `EPRIVATEADDRESS`. IP literals are not looked up: the
- * delivery checks them itself. Workers cannot hook their fetch: see
- * ./worker-webhook-fetch.ts.
+ * Node: the `fetch` of webhook deliveries (src/services/webhooks/delivery.ts), guarded against SSRF (docs/webhooks.md#targets): a name is resolved
+ * once at connect time, every address checked (src/domain/private-address.ts), and only those are connected to; refused: code `EPRIVATEADDRESS`.
+ * IP literals are the delivery's to check. Workers: src/runtime/workers/webhook-fetch.ts.
  */
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { Agent, fetch as undiciFetch } from "undici";
@@ -33,11 +28,7 @@ export interface GuardOptions {
   resolveAll?: ResolveAll;
 }
 
-/**
- * A `lookup` for `net.connect` that resolves once with `resolveAll` and fails
- * when any address is refused (unless `allowPrivate`); answers in the form the
- * caller asked for (`options.all` or a single address).
- */
+/** A `lookup` for `net.connect`: resolves once with `resolveAll`, fails when any address is refused (unless `allowPrivate`), answers as asked (`options.all`). */
 export function guardedLookup({ allowPrivate, resolveAll = systemResolveAll }: GuardOptions) {
   return (hostname: string, options: { all?: boolean; family?: number | string }, callback: LookupCallback): void => {
     resolveAll(hostname, (error, found) => {
@@ -56,11 +47,7 @@ export function guardedLookup({ allowPrivate, resolveAll = systemResolveAll }: G
   };
 }
 
-/**
- * A `fetch` for webhook deliveries on Node whose connections go only to
- * addresses checked by `guardedLookup`. Its Agent keeps connections alive
- * per origin (a receiver of many deliveries reuses them).
- */
+/** A `fetch` for webhook deliveries on Node whose connections go only to addresses checked by `guardedLookup` (kept alive per origin). */
 export function guardedWebhookFetch(options: GuardOptions): FetchFn {
   const agent = new Agent({ connect: { lookup: guardedLookup(options) } });
   return (input, init) => undiciFetch(input, { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher: agent }) as unknown as Promise<Response>;
