@@ -1,12 +1,6 @@
 /**
- * Workers Cache for the Worker (docs/api.md#caching, docs/caching.md,
- * https://developers.cloudflare.com/workers/cache/). Reads (`edgePolicy`): a public
- * answer gets its edge policy in `Cloudflare-CDN-Cache-Control` (catalogue: purged;
- * inventory: short-lived, never purged; both with a bounded stale-if-error).
- * Writes (`edgePurge`, a write listener): the catalogue tags of the committed outbox
- * events go to the purge coordinator (src/runtime/workers/purge-coordinator.ts) before the response; a write
- * granted a call purges in its own request. Failures are logged, never fail
- * the write. Local workerd has no `ctx.cache`: calls go to `fallback`.
+ * Workers Cache for the Worker (docs/caching.md, https://developers.cloudflare.com/workers/cache/): `edgePolicy` sets the edge policy of public reads,
+ * `edgePurge` hands a write's catalogue tags to the purge coordinator and purges when granted (failures logged, never failing the write).
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { edgePurgeTags, isShortLivedAtEdge, tagsToPurge } from "../../http/cache-tags";
@@ -62,10 +56,7 @@ interface ExecutionContextLike {
   waitUntil(promise: Promise<unknown>): void;
 }
 
-/**
- * Make one purge call for `batch` with `api` (or `fallback` without it).
- * Returns "accepted", or "refused" on a refusal or error (logged, never thrown).
- */
+/** Make one purge call for `batch` with `api` (or `fallback` without it): "accepted", or "refused" on a refusal or error (logged, never thrown). */
 export async function sendPurge(batch: PurgeBatch, options: { api?: PurgeApi; fallback?: PurgeFallback; log: (line: string) => void }): Promise<PurgeOutcome> {
   try {
     if (options.api) {
@@ -116,12 +107,7 @@ export function edgeCacheControl(cacheTag: string | null): string {
   return tags.some(isShortLivedAtEdge) ? EDGE_SHORT_CACHE_CONTROL : EDGE_CACHE_CONTROL;
 }
 
-/**
- * The response as the edge may store it: a response marked for the edge
- * (`Cloudflare-CDN-Cache-Control`) is replayed to everyone, so one request's
- * id and one caller's rate-limit budget are taken off it. Call on the app's
- * final response (outer middleware add those headers after the routes).
- */
+/** The app's final response as the edge may store it: one marked for the edge loses its per-request headers (`X-Request-Id`, `RateLimit-*`). */
 export function forEdge(response: Response): Response {
   if (!response.headers.has("Cloudflare-CDN-Cache-Control")) return response;
   for (const name of PER_REQUEST_HEADERS) response.headers.delete(name);

@@ -1,12 +1,6 @@
 /**
- * Purge budget of the edge cache (docs/caching.md): which tags to purge when,
- * within the Free-tier purge limits Workers Caching always gets
- * (https://developers.cloudflare.com/workers/cache/limitations/#purge-rate-limits,
- * https://developers.cloudflare.com/cache/how-to/purge-cache/). Pure, clock
- * injected: `PurgeScheduler` works on plain data (`PurgeState`) that the
- * Durable Object stores. Each write's tags are purged when a token allows
- * (coalesced, ≤ `maxTags` per call) and again `repeatAfterMs` later; refused
- * calls are retried after `retryAfterMs`; purges later than `lifetimeMs` are dropped.
+ * Purge budget of the edge cache: which tags to purge when, within the Free-tier limits (docs/caching.md#limits-we-design-for). `PurgeScheduler` is pure,
+ * clock injected, over plain `PurgeState` that the Durable Object stores; its policy: docs/caching.md#purges-one-coordinator-per-environment.
  */
 
 /** Rounding slack on fractional tokens. */
@@ -44,13 +38,7 @@ export interface PurgePolicy {
 /** Lifetime of catalogue entries at the edge (EDGE_CACHE_CONTROL: max-age=30 + stale-while-revalidate=60), ms. */
 export const CATALOGUE_EDGE_LIFETIME_MS = 90_000;
 
-/**
- * Worst-case staleness after a write, ms (docs/caching.md): a catalogue tag is
- * purged within one token's refill (60 s / perMinute) while ≤ `maxTags` tags
- * are due at once, a read in flight at the write within `repeatAfterMs` more,
- * and without a purge within its edge lifetime; inventory entries live their
- * edge lifetime (EDGE_SHORT_CACHE_CONTROL). `…OnError`: max-age + stale-if-error.
- */
+/** Worst-case staleness after a write, ms: the table of docs/caching.md#staleness-after-a-write-worst-case, where each bound is derived. */
 export const STALENESS_BOUNDS_MS = {
   catalogue: 15_000,
   catalogueReadInFlight: 25_000,
@@ -122,11 +110,7 @@ export class PurgeScheduler {
     if (this.state.pending.length > MAX_PENDING_ENTRIES) this.compact();
   }
 
-  /**
-   * The next call to make, or undefined when none may be made now (nothing
-   * due, no token, or paused after a refusal). Takes one
-   * token; the caller makes the call and reports it with `settle`.
-   */
+  /** The next call to make (takes a token; report it with `settle`), or undefined: nothing due, no token, or paused after a refusal. */
   take(now: number): PurgeBatch | undefined {
     this.refill(now);
     this.recoverLost(now);

@@ -1,11 +1,6 @@
 /**
- * The purge coordinator: one Durable Object per Worker environment
- * (`PURGE_COORDINATOR`) around the pure `PurgeScheduler` (./purge-budget.ts):
- * it stores the scheduler's state, answers `submit` (a batch to purge now, or
- * nothing) and sets an alarm for the next due batch. Purges are scoped to the
- * calling entrypoint (https://developers.cloudflare.com/workers/cache/purge/),
- * so the alarm calls the Worker back (`POST PURGE_FLUSH_PATH` with a one-time
- * nonce) and `flushPurges` purges that batch in the default entrypoint.
+ * The purge coordinator: one Durable Object per Worker environment (`PURGE_COORDINATOR`) storing the `PurgeScheduler`'s state; its alarm calls
+ * the Worker back (`POST PURGE_FLUSH_PATH`, one-time nonce) to purge in the default entrypoint (docs/caching.md#purges-one-coordinator-per-environment).
  */
 import { DurableObject } from "cloudflare:workers";
 import { DEFAULT_PURGE_POLICY, initialPurgeState, type PurgeBatch, type PurgeOutcome, type PurgePolicy, PurgeScheduler, type PurgeState } from "./purge-budget";
@@ -117,11 +112,7 @@ export function isPurgeFlush(request: Request): boolean {
   return request.method === "POST" && request.headers.has(NONCE_HEADER) && new URL(request.url).pathname === PURGE_FLUSH_PATH;
 }
 
-/**
- * Answer the coordinator's call back: take the due batch with the request's
- * nonce and purge it in this (the default) entrypoint. 204 always; a request
- * without the live nonce does nothing.
- */
+/** Answer the coordinator's call back: purge the batch due for the request's nonce in this (the default) entrypoint; 204 always, without the live nonce a no-op. */
 export async function flushPurges(
   request: Request,
   env: CoordinatorEnv,

@@ -1,11 +1,6 @@
 /**
- * The `RateLimiter` of the Worker (docs/api.md#rate-limits): Workers Rate Limiting bindings
- * (`[[ratelimits]]` in wrangler.toml;
- * https://developers.cloudflare.com/workers/runtime-apis/bindings/rate-limit/)
- * on top of a per-isolate count (`MemoryRateLimiter`). A request is allowed
- * only if both allow it; the RateLimit-* headers come from the isolate's count,
- * and a binding that throws is ignored (fail open). Why two counts:
- * docs/configuration.md, "Rate limits on Workers: the bindings".
+ * The Worker's `RateLimiter` (docs/api.md#rate-limits): Workers Rate Limiting bindings (https://developers.cloudflare.com/workers/runtime-apis/bindings/rate-limit/)
+ * over a per-isolate count; both must allow a request, and the headers come from the count (docs/configuration.md#rate-limits-on-workers-the-bindings).
  */
 import { type BucketLimit, MemoryRateLimiter, type RateLimitDecision, type RateLimiter } from "../../http/rate-limiter";
 
@@ -30,8 +25,7 @@ export const RATE_LIMIT_BINDING_NAMES = { ip: "ANON_RATE_LIMITER", key: "KEY_RAT
 export class WorkersRateLimiter implements RateLimiter {
   /**
    * @param bindings the bindings by bucket prefix; missing ones leave their buckets to the shadow count.
-   * @param shadow the per-isolate count (plain data, so it may outlive the request; the Worker
-   *   passes one shared counter to the limiter it builds for each request).
+   * @param shadow the per-isolate count (plain data: the Worker shares one across the limiters of its requests).
    */
   constructor(
     private readonly bindings: RateLimitBindings,
@@ -39,10 +33,7 @@ export class WorkersRateLimiter implements RateLimiter {
     private readonly shadow: MemoryRateLimiter = new MemoryRateLimiter(),
   ) {}
 
-  /**
-   * The bindings named in wrangler.toml (RATE_LIMIT_BINDING_NAMES) that are present in a Worker `env`,
-   * counted in `shadow` (default: a new counter).
-   */
+  /** A limiter over the bindings of RATE_LIMIT_BINDING_NAMES present in a Worker `env`, counted in `shadow` (default: a new counter). */
   static fromEnv(env: Record<string, unknown>, onBindingError?: (error: unknown) => void, shadow?: MemoryRateLimiter): WorkersRateLimiter {
     const pick = (name: string): RateLimitBinding | undefined => {
       const value = env[name] as Partial<RateLimitBinding> | undefined;
