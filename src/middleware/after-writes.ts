@@ -1,12 +1,6 @@
 /**
- * The one route of committed events (docs/architecture.md, "Events after a
- * write"): `afterWrites(listeners)` gives a write's request a database handle
- * that keeps the outbox events its plans commit (`Database.committed`), and
- * once the handler has answered hands them, in commit order, to each listener
- * in turn, before the response is sent. `nudgeDispatcher` is the listener that
- * starts a webhook dispatch run only when a subscription may want one of them
- * (docs/api.md#events-and-webhooks: a write with no event for a subscription
- * starts no delivery work).
+ * The one route of committed events (docs/architecture.md#events-after-a-write): `afterWrites` hands a write's committed outbox events to the
+ * runtime's listeners before the response is sent; `nudgeDispatcher` starts a webhook dispatch run only when a subscription may want one.
  */
 import type { Context, MiddlewareHandler } from "hono";
 import type { CommittedEvent } from "../db/client";
@@ -19,9 +13,8 @@ import type { SubscribedTypes } from "../services/webhooks/interest";
 export const WRITE_METHODS: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /**
- * App middleware, after the one that sets `db`: on a write (POST/PUT/PATCH/DELETE) that
- * committed outbox events, awaits each of `listeners` in order with them, whatever the
- * status (the events happened); a listener's failure goes to `logger`. Without listeners, writes read no events back.
+ * App middleware, after the one that sets `db`: on a write that committed outbox events, awaits each of `listeners` in order with them,
+ * whatever the status; a listener's failure goes to `logger`. Without listeners, writes read no events back.
  */
 export function afterWrites(listeners: readonly WriteListener[], logger: Logger): MiddlewareHandler<AppEnv> {
   return async (c, next) => {

@@ -1,12 +1,6 @@
 /**
- * Bearer-key authentication and role checks (RFC 6750, docs/api.md#authentication).
- * `authenticate` verifies an `Authorization: Bearer psk_…` key (SHA-256
- * lookup, cached up to `keyCacheTtlSeconds`) and sets `principal`;
- * `requireRole` answers 401 (with a `WWW-Authenticate` challenge) or 403.
- * An address that sent more than `RATE_LIMIT_ANON_PER_MIN` unknown keys in a
- * minute gets 429 for further unknown keys (docs/api.md) before any lookup: only
- * a key in the index of existing keys is still looked up, so a valid key is
- * not throttled (docs/architecture.md, "Unknown API keys").
+ * Bearer-key authentication and role checks (RFC 6750, docs/api.md#authentication): `authenticate` verifies `Authorization: Bearer psk_…` and sets
+ * `principal`; `requireRole` answers 401 or 403. Unknown keys from a paused address get 429 without a lookup (docs/architecture.md#unknown-api-keys).
  */
 import { createMiddleware } from "hono/factory";
 import type { MiddlewareHandler } from "hono";
@@ -24,8 +18,7 @@ export function authenticate(cache: KeyCache): MiddlewareHandler<AppEnv> {
   return createMiddleware<AppEnv>(async (c, next) => {
     c.set("keyCache", cache);
     const header = c.req.header("Authorization");
-    // Another scheme (Basic, …) is no credential of ours: treated like a missing key, so
-    // the challenge carries no error code (RFC 6750 §3.1).
+    // Another scheme (Basic, …) counts as a missing key: the challenge carries no error code (RFC 6750 §3.1).
     if (header !== undefined && /^Bearer(\s|$)/i.test(header)) {
       const match = /^Bearer +(\S+)\s*$/i.exec(header);
       const token = match?.[1];

@@ -1,8 +1,6 @@
 /**
- * Domain errors (src/domain/errors.ts) at the HTTP edge: ONE table gives each
- * its status, code, message, details and headers (docs/api.md#errors). The
- * messages are written here, for the API's clients; a service only says what
- * happened. A conflict has a row per code.
+ * Domain errors (src/domain/errors.ts) at the HTTP edge: one table gives each (each conflict code) its status, code, client message, details
+ * and headers (docs/api.md#errors, docs/architecture.md#errors-domain-errors-one-table-at-the-edge).
  */
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { type AnyDomainError, Conflict, type ConflictCode, type DomainError, type DomainErrorName, type Resource } from "../domain/errors";

@@ -20,11 +20,7 @@ const HTTP_EXCEPTION_CODES: Partial<Record<number, ErrorCode>> = {
   415: "unsupported_media_type",
 };
 
-/**
- * True for errors of the database connection (not of a statement): answer 503.
- * Looks through `cause` chains, since Drizzle wraps driver errors in its own
- * "Failed query" error.
- */
+/** True for errors of the database connection (not of a statement), anywhere in the `cause` chain: answer 503. */
 function isDatabaseUnavailable(error: unknown): boolean {
   for (let e = error as { name?: string; code?: string; cause?: unknown; message?: string } | undefined, depth = 0; e && depth < 4; depth++) {
     const code = String(e.code ?? "");
@@ -42,10 +38,7 @@ function isDatabaseUnavailable(error: unknown): boolean {
   return false;
 }
 
-/**
- * Convert any thrown value to an ApiError: domain errors by the table of
- * src/middleware/domain-errors.ts; unknown errors become 500 `internal_error`.
- */
+/** Any thrown value as an ApiError: domain errors by src/middleware/domain-errors.ts, connection errors 503, anything unknown 500 `internal_error`. */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof DomainError) return domainErrorResponse(error);
@@ -63,19 +56,10 @@ export function toApiError(error: unknown): ApiError {
   return new ApiError(500, "internal_error", "An unexpected error occurred; quote the requestId when reporting it.");
 }
 
-/**
- * Status of a request whose client closed the connection before it was
- * answered (nginx's 499 "client closed request"): nobody reads the answer, and
- * the request log shows it at level `info`, not as a server error.
- */
+/** Status of a request whose client closed the connection before it was answered (nginx's 499 "client closed request"; docs/operations.md#logs). */
 export const CLIENT_CLOSED = 499;
 
-/**
- * True when `error` (or its `cause`) is the request body failing because the
- * client went away: Node's IncomingMessage `aborted` (code ECONNRESET) or a
- * premature close. Any other error stays an error, even if the client has
- * gone meanwhile.
- */
+/** True when `error` (or its `cause`) is the request body failing because the client went away: Node's `aborted` (ECONNRESET) or a premature close. */
 export function clientWentAway(error: unknown): boolean {
   for (let e = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; depth++) {
     if (e.code === "ERR_STREAM_PREMATURE_CLOSE" || (e.code === "ECONNRESET" && e.message === "aborted")) return true;
@@ -116,11 +100,7 @@ interface RoutePattern {
   regex: RegExp;
 }
 
-/**
- * Compile Hono route paths (`/pets/:petId`) to regular expressions. Exact, like
- * the router (strict mode): `/pets/` is not `/pets`, so it is a 404, never a 405
- * whose `Allow` lists the very method that was used.
- */
+/** Compile Hono route paths (`/pets/:petId`) to exact regular expressions, as the strict router matches: `/pets/` is a 404, not a 405. */
 export function compileRoutes(routes: readonly { method: string; path: string }[]): RoutePattern[] {
   return routes
     .filter((r) => r.method !== "ALL" && !r.path.includes("*"))
@@ -130,11 +110,7 @@ export function compileRoutes(routes: readonly { method: string; path: string }[
     }));
 }
 
-/**
- * Hono `notFound` handler: 501 `not_implemented` for a method no route
- * supports (see `notImplemented`), 405 `method_not_allowed` with `Allow` when
- * the path exists (RFC 9110 §15.5.6), else 404.
- */
+/** Hono `notFound` handler: 501 `not_implemented` for a method no route supports, 405 with `Allow` when the path exists (RFC 9110 §15.5.6), else 404. */
 export function notFoundHandler(routes: () => RoutePattern[]) {
   let methods: Set<string> | undefined;
   return (c: Context<AppEnv>): Response => {

@@ -1,13 +1,6 @@
 /**
- * `Idempotency-Key` at the HTTP edge (docs/api.md#idempotency-key): on the POSTs
- * that honour it (/pets, /categories, /accounts/me/keys, /webhooks) it checks
- * the header and puts the request's claim on the context (`keyClaim`); the
- * service then claims the key, creates the resource, its events and the
- * stored response in ONE batch (src/services/idempotency.service.ts), and a
- * replay is answered by `replayed`. POST /store/orders reads its header
- * itself (src/services/orders/place.ts). The fingerprint covers the method,
- * the path and the JSON value of the body (key order and whitespace do not
- * matter). Every other POST, PUT, PATCH or DELETE refuses the header.
+ * `Idempotency-Key` at the HTTP edge (docs/api.md#idempotency-key, docs/architecture.md#idempotency-key-and-orders): on the POSTs that honour it,
+ * checks the header and sets the request's claim (`keyClaim`) for the service; `replayed` answers a replay. Any other write refuses the header.
  */
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
@@ -29,9 +22,8 @@ function headerError(message: string): ApiError {
 }
 
 /**
- * Global middleware, after authentication. A write that does not honour
- * Idempotency-Key refuses it (400 `validation_error`, docs/api.md) rather than
- * ignore it: a client must never believe a retry is safe when it is not.
+ * Global middleware, after authentication.
+ * @throws ApiError 400 `validation_error` for the header on a write that does not honour it, or longer than 255 characters.
  */
 export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
   const key = c.req.header("Idempotency-Key");
@@ -51,11 +43,7 @@ export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
   return next();
 });
 
-/**
- * Answer a replay: sets the stored headers (`Location`) and
- * `Idempotent-Replayed: true` on `c`, and returns the stored body, parsed, for
- * `c.json(body, stored.status)`.
- */
+/** Answer a replay: sets the stored headers and `Idempotent-Replayed: true` on `c`; returns the stored body, parsed, for `c.json(body, stored.status)`. */
 export function replayed<T>(c: Context<AppEnv>, stored: StoredResponse): T {
   for (const [name, value] of Object.entries(stored.headers)) c.header(name, value);
   c.header("Idempotent-Replayed", "true");

@@ -1,12 +1,6 @@
 /**
- * Rate limiting (docs/api.md#rate-limits): per key and per account (across all its keys,
- * the same limit) when a valid key is given, per client IP otherwise, plus
- * sign-ups per IP per hour; each in any rolling window of its length
- * (src/http/rate-limiter.ts). Every counted response carries
- * `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds;
- * draft-ietf-httpapi-ratelimit-headers); a refusal is 429 `rate_limited` with
- * `Retry-After` (RFC 9110 §10.2.3). The limiter and the client address come
- * from the context (`rateLimiter`, `clientIp`), set by the app from its runtime.
+ * Rate limiting (docs/api.md#rate-limits, docs/configuration.md#how-the-limits-count): counted responses carry `RateLimit-Limit`, `-Remaining`,
+ * `-Reset` (seconds; draft-ietf-httpapi-ratelimit-headers); a refusal is 429 `rate_limited` with `Retry-After` (RFC 9110 §10.2.3).
  */
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../http/context";
@@ -26,9 +20,8 @@ export function rateLimited(d: RateLimitDecision, what: string): ApiError {
 }
 
 /**
- * Global middleware: 1 request of the caller's per-minute budget (its account's, or its address's). Runs after
- * `authenticate`. docs/api.md#rate-limits allows a key `keyPerMinute` and its account as many across all its keys: the
- * account's count is at least any of its keys', so the account budget alone holds both.
+ * Global middleware, after `authenticate`: 1 request of the caller's per-minute budget (its account's, which holds the per-key limit too, or its address's).
+ * @throws ApiError 429 `rate_limited` when refused.
  */
 export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.method === "OPTIONS") return next();

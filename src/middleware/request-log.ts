@@ -1,17 +1,4 @@
-/**
- * The request log (docs/operations.md): one JSON line per request, on both
- * runtimes, at level `info` (`error` for 5xx responses but 501):
- *
- *   {"time":"…","level":"info","msg":"request","requestId":"…","method":"GET",
- *    "route":"/pets/:petId","status":200,"durationMs":3.1,"dbRoundTrips":1,
- *    "cache":"MISS","accountId":7}
- *
- * `route` is the matched route pattern (null when none matched: 404/405, or a
- * response served by the edge cache before routing); `cache` the `X-Cache`
- * outcome of the read caches (`HIT`, `MISS`, `BYPASS`, null when none ran);
- * `accountId` the caller's account when a valid key was sent. Never keys,
- * secrets, query strings or bodies.
- */
+/** The request log: one JSON line per request on both runtimes; its fields and levels: docs/operations.md#logs. */
 import type { MiddlewareHandler } from "hono";
 import { routePath } from "hono/route";
 import type { RequestRoundTrips } from "../db/round-trips";

@@ -19,10 +19,8 @@ interface ProtectedMarks {
 }
 
 /**
- * Spread into `createRoute({...})` of an operation that needs a key with one of
- * `roles`: documents `bearerAuth` and `x-roles`, and enforces both. Its
- * responses depend on the caller, so they are `Cache-Control: private,
- * no-store` (docs/api.md#caching), errors included.
+ * Spread into `createRoute({...})` of an operation that needs a key with one of `roles`: documents `bearerAuth` and `x-roles` and enforces
+ * both; its responses, errors included, are `Cache-Control: private, no-store` (docs/api.md#caching).
  */
 export function protectedOperation(...roles: Role[]): ProtectedMarks {
   // Bodies are checked (strict JSON) only once the caller may call the operation: 401/403 first.

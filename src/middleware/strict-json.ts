@@ -1,11 +1,7 @@
 /**
- * Strict JSON request bodies (docs/api.md#request-bodies-and-text). Applies to bodies that declare a
- * JSON-like media type (`application/json`, any `+json`); others are left to
- * the route. 415 `unsupported_media_type` unless the type is `application/json`
- * with at most `charset=utf-8` (RFC 9110 §8.3.1); 400 `invalid_json` for
- * invalid UTF-8 (RFC 8259 §8.1), malformed JSON, or a member name repeated in
- * one object (RFC 8259 §4 leaves that unpredictable). Reads the body once and
- * leaves its text and parsed value in Hono's body cache for the route's validator.
+ * Strict JSON request bodies (docs/api.md#request-bodies-and-text) of JSON-like media types (`application/json`, any `+json`): 415 unless
+ * `application/json` with at most `charset=utf-8` (RFC 9110 §8.3.1); 400 `invalid_json` for invalid UTF-8 (RFC 8259 §8.1), malformed JSON
+ * or a member name repeated in one object (RFC 8259 §4). The text and value stay in Hono's body cache for the route's validator.
  */
 import { parse, type AnyNode } from "@humanwhocodes/momoa";
 import type { MiddlewareHandler } from "hono";
@@ -53,11 +49,7 @@ export function firstDuplicateKey(root: AnyNode): string | undefined {
   return undefined;
 }
 
-/**
- * Route middleware enforcing the rules above on POST/PUT/PATCH/DELETE bodies;
- * placed after the route's authorisation (src/middleware/security.ts), so a caller
- * without the right key gets 401/403 whatever the body, and before its validators.
- */
+/** Route middleware enforcing these rules, after the route's authorisation (src/middleware/security.ts: 401/403 first) and before its validators. */
 export const strictJson: MiddlewareHandler<AppEnv> = createMiddleware<AppEnv>(async (c, next) => {
   const method = c.req.method;
   if (method === "GET" || method === "HEAD" || method === "OPTIONS") return next();

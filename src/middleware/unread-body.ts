@@ -1,13 +1,6 @@
 /**
- * A refusal that leaves the request body unread (RFC 9112 §9.6): the answer
- * says `Connection: close`, so a keep-alive client never sends its next
- * request on a connection the server is about to close, and up to
- * `DRAIN_BYTES` of the unread body are read and discarded first (for at most
- * `DRAIN_MS`), so that closing does not reset the connection before the
- * client has read the answer. Every 413 qualifies (its body was refused
- * unread or half read); any other answer of 400 and above does when the
- * request declared a body the app never read. `limitBody` refuses a body over
- * the limit and drains it the same way, also a chunked one it began to read.
+ * Refusals that leave the request body unread (RFC 9112 §9.6): every 413, and any answer ≥ 400 to a declared body the app never read, says
+ * `Connection: close` after up to `DRAIN_BYTES` of the body are read and discarded (docs/operations.md#refused-requests).
  */
 import type { MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
@@ -55,20 +48,15 @@ export const closeAfterUnreadBody = createMiddleware<AppEnv>(async (c, next) => 
 });
 
 /**
- * Middleware that refuses a request body over `maxBytes` with `tooLarge()`
- * (413, RFC 9110 §15.5.14). A `Content-Length` is checked without reading the
- * body (`closeAfterUnreadBody` drains it); a body without one (chunked) is
- * read up to the limit and kept for the handlers, and once it passes the
- * limit the rest is drained before the refusal is thrown, so that a client
- * still sending it receives the 413. GET, HEAD and OPTIONS bodies are never read.
+ * Middleware that refuses a request body over `maxBytes` (413, RFC 9110 §15.5.14): by its `Content-Length`, unread; else (chunked) read up to
+ * the limit and kept for the handlers, the rest drained. GET, HEAD and OPTIONS bodies are never read.
  * @throws what `tooLarge()` returns.
  */
 export function limitBody(maxBytes: number, tooLarge: () => Error): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const method = c.req.method;
     if (method === "GET" || method === "HEAD" || method === "OPTIONS") return next();
-    // A Content-Length frames the body exactly (RFC 9112 §6.2): checked without touching the body,
-    // which would make @hono/node-server build a Request and read the body through a web stream.
+    // A Content-Length frames the body exactly (RFC 9112 §6.2): no need to touch it (@hono/node-server would build a Request for it).
     const length = c.req.header("Content-Length");
     if (length !== undefined && c.req.header("Transfer-Encoding") === undefined) {
       if (Number(length) > maxBytes) throw tooLarge();
