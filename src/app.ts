@@ -1,10 +1,6 @@
 /**
- * `createApp({ db, config, ... })`: the whole Petstore API as one OpenAPIHono
- * app, built only from what it is given (no environment reads, no globals).
- * The Node and Worker entry points wire their runtime to it. What the app keeps
- * between requests is plain data (configuration, compiled routes, caches of
- * values: verified keys, rate-limit counts); whatever does I/O comes from the
- * deps, per request where the runtime requires it.
+ * `createApp(deps)`: the whole Petstore API as one OpenAPIHono app, built only from its deps (no environment reads, no globals), which
+ * src/server.ts and src/worker.ts provide. Between requests it keeps plain data only (docs/architecture.md#workers-what-may-outlive-a-request).
  */
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
@@ -38,12 +34,7 @@ import { petsRouter } from "./routes/pets/pets.index";
 import { eventsRouter } from "./routes/events/events.index";
 import { webhooksRouter } from "./routes/webhooks/webhooks.index";
 
-/**
- * A dependency given either as one value shared by every request (Node: one
- * embedded database, one in-memory limiter) or as a function building it for
- * each request from its context (Workers: anything that does I/O must belong
- * to the request that uses it; see src/worker.ts).
- */
+/** A dependency: one value shared by every request (Node), or a function building it per request from its context (Workers: I/O belongs to one request). */
 export type PerRequest<T extends object> = T | ((c: Context<AppEnv>) => T);
 
 /** The value of a `PerRequest` dependency for request `c`. */
@@ -58,10 +49,7 @@ export interface AppDeps {
   config: AppConfig;
   /** Current time (default: the system clock); tests inject their own. */
   clock?: () => Date;
-  /**
-   * Where log lines go (JSON, one per line: the request log and unexpected
-   * errors, at `config.logLevel` and above; default: console). Never receives secrets.
-   */
+  /** Where JSON log lines at `config.logLevel` and above go (default: console); never receives secrets. */
   log?: LogSink;
   /** The logger itself, instead of JSON lines to `log` (Node: pino, src/runtime/node/pino-logger.ts). */
   logger?: Logger;
@@ -69,17 +57,11 @@ export interface AppDeps {
   assets?: AssetSource;
   /** Request counter (default: in memory, per process); one, or one per request (Workers). */
   rateLimiter?: PerRequest<RateLimiter>;
-  /**
-   * What `GET /health` checks: resolves when the database answers and can be
-   * written, rejects otherwise (503). Default: `SELECT 1` answers.
-   */
+  /** What `GET /health` checks: resolves when the database answers and can be written, rejects otherwise (503). Default: `SELECT 1` answers. */
   checkDatabase?: (c: Context<AppEnv>) => Promise<void>;
   /** The client's address (default: none known, all anonymous clients share one bucket). */
   clientIp?: ClientIp;
-  /**
-   * Runtime middleware run after authentication and rate limiting, before the
-   * routes (Workers: the edge policy of public reads, src/runtime/workers/cache.ts; Node: the read cache).
-   */
+  /** Runtime middleware run after authentication and rate limiting, before the routes (Workers: the edge policy; Node: the read cache). */
   middleware?: MiddlewareHandler<AppEnv>[];
   /** Called in this order after every write that committed outbox events (cache purges, dispatch nudges). */
   afterWrite?: WriteListener[];
@@ -108,9 +90,7 @@ const fixUps: MiddlewareHandler = async (c, next) => {
   const headers = c.res.headers;
   // docs/api.md#conventions: JSON is `application/json; charset=utf-8` (RFC 8259 §8.1: UTF-8).
   if (headers.get("Content-Type") === "application/json") headers.set("Content-Type", "application/json; charset=utf-8");
-  // A response that states no policy is stored by no cache: Workers Cache would otherwise apply
-  // heuristic freshness (a 404 kept 3 minutes, a 200 two hours; RFC 9111 §4.2.2,
-  // https://developers.cloudflare.com/workers/cache/configuration/).
+  // No stated policy: stored by no cache, rather than by heuristic freshness (RFC 9111 §4.2.2; docs/caching.md#headers).
   if (!headers.has("Cache-Control")) headers.set("Cache-Control", "no-store");
 };
 /** The security headers of every response. */
@@ -124,9 +104,7 @@ const secure = secureHeaders({
     fontSrc: ["'self'", "data:"],
     connectSrc: ["'self'"],
   },
-  // Headers for legacy browsers and plug-ins (IE8 downloads, Flash/PDF policies, the
-  // retired XSS auditor, DNS prefetch, origin-keyed agent clusters) say nothing to
-  // an API's clients; each one costs every response its serialisation.
+  // Headers for legacy browsers and plug-ins say nothing to an API's clients, and each costs every response.
   xXssProtection: false,
   xDownloadOptions: false,
   xDnsPrefetchControl: false,
@@ -137,9 +115,7 @@ const corsHeaders = cors({ origin: "*", allowHeaders: ALLOWED_HEADERS, exposeHea
 /** Hono's cors: as it is for a preflight, on the final response for anything else. */
 const stampCors: MiddlewareHandler = async (c, next) => {
   if (c.req.method === "OPTIONS") return corsHeaders(c, next);
-  // Hono's cors writes its headers into c.res before next(), which makes Hono copy the
-  // final response (body stream included) once the handler returns; stamping them on
-  // the final response instead keeps node-server's fast path. Same headers either way.
+  // After next(): headers written into c.res before it make Hono copy the final response, off node-server's fast path.
   await next();
   await corsHeaders(c, async () => {});
 };
@@ -147,11 +123,8 @@ const stampCors: MiddlewareHandler = async (c, next) => {
 const RESPONSE_LAYERS = [fixUps, secure, stampCors];
 
 /**
- * The headers the app sets on a JSON answer of a public read besides its route's own
- * (security, CORS, the JSON charset; lowercase names), from one probe through the
- * app's own response middleware: what a runtime adds to a stored route answer to send
- * what the app would (src/runtime/node/memory-read-cache.ts). Per-request headers
- * (`X-Request-Id`, `RateLimit-*`) are not among them.
+ * The headers (lowercase names) the app's response middleware add to a JSON answer of a public read besides its route's own and the
+ * per-request ones, from one probe: what a runtime adds to a stored answer (docs/architecture.md#node-read-cache-hits-before-the-app).
  */
 export async function responseHeaders(): Promise<[string, string][]> {
   let own = new Headers();
@@ -199,8 +172,7 @@ export function createApp(deps: AppDeps) {
   app.use(idempotency);
   for (const handler of deps.middleware ?? []) app.use(handler);
 
-  // One chain, so the returned router's type carries every route (input and output types):
-  // `AppType`, what Hono's typed client `hc<AppType>` reads (https://hono.dev/docs/guides/rpc).
+  // One chain, so that the returned router's type (`AppType`) carries every route (https://hono.dev/docs/guides/rpc).
   const routed = app
     .route("/", petsRouter)
     .route("/", categoriesRouter)
@@ -220,8 +192,5 @@ export function createApp(deps: AppDeps) {
   return routed;
 }
 
-/**
- * The typed route tree of the app (every operation's path, method, inputs and
- * responses), for Hono's typed client: `hc<AppType>(baseUrl)`; see README "Using the API".
- */
+/** The typed route tree of the app, for Hono's typed client `hc<AppType>(baseUrl)` (docs/clients.md). */
 export type AppType = ReturnType<typeof createApp>;

@@ -1,7 +1,4 @@
-/**
- * Runtime configuration, parsed once from an environment record (process.env on
- * Node, the Worker `env` binding object on Workers). Fails fast on bad values.
- */
+/** Runtime configuration (docs/configuration.md), parsed once from process.env (Node) or the Worker `env`; fails fast on a bad value. */
 import { z } from "zod";
 import { LOG_LEVELS, type LogLevel } from "./logger";
 
@@ -30,12 +27,7 @@ const EnvSchema = z.object({
   EVENT_RETENTION_DAYS: positiveInt.default(30),
 });
 
-/**
- * What a Worker's outbound `fetch` can reach (WEBHOOKS_EGRESS): `public`
- * addresses only (a Worker deployed on Cloudflare, or workerd whose `internet`
- * network keeps its default `allow = ["public"]`), or also the `host`'s
- * loopback and private networks (`wrangler dev`, any other workerd).
- */
+/** What a Worker's outbound `fetch` can reach (WEBHOOKS_EGRESS): `public` addresses only, or also the `host`'s private networks (docs/webhooks.md#targets). */
 export type WebhookEgress = "public" | "host";
 
 /** Validated configuration of one app instance. Times are Date, limits are counts. */
@@ -47,16 +39,7 @@ export interface AppConfig {
   /** After this instant `GET /pets/{petId}` answers 410 (RFC 8594 `Sunset`). */
   petsGetSunsetAt: Date;
   rateLimits: { anonPerMinute: number; keyPerMinute: number; signupsPerHour: number };
-  /**
-   * Webhook deliveries (docs/api.md#events-and-webhooks): sent at all? (`WEBHOOKS_ENABLED`, false in
-   * previews, docs/deployment.md#previews-one-per-branch: subscriptions and events are still recorded, nothing
-   * is ever sent); private targets allowed?; what a Worker's `fetch` can
-   * reach (`egress`, Workers only: `public` when deployed, else `host`, where
-   * target names are refused; docs/webhooks.md); attempts before a
-   * delivery is given up; retry delay `min(cap, base * 2^(attempt-1))` with
-   * jitter (ms); per-attempt timeout (ms); Node poll interval of the dispatcher (ms);
-   * pending deliveries beyond which a `failing` subscription gets no new ones.
-   */
+  /** Webhook deliveries: the WEBHOOKS_* and WEBHOOK_* variables of docs/configuration.md, in that order; times in ms. */
   webhooks: {
     enabled: boolean;
     allowPrivateTargets: boolean;
@@ -83,8 +66,7 @@ export interface AppConfig {
 const PortSchema = z.coerce.number().int().min(0).max(65_535);
 
 /**
- * Where the Node server listens: HOST (default 127.0.0.1) and PORT (default
- * 8787; 0 lets the system pick a free port).
+ * Where the Node server listens: HOST (default 127.0.0.1) and PORT (default 8787; 0 lets the system pick a free port).
  * @throws Error naming PORT when it is not an integer from 0 to 65535.
  */
 export function listenSettings(env: Record<string, string | undefined>): { hostname: string; port: number } {

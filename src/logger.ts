@@ -1,7 +1,5 @@
 /**
- * Structured logs: one JSON object per line (`{"time", "level", "msg", …fields}`),
- * which Workers Logs (`[observability]` in wrangler.toml) and any log shipper
- * index by field. Lines below the configured level (LOG_LEVEL) are dropped.
+ * Structured logs: one JSON object per line (`{"time", "level", "msg", …fields}`) at LOG_LEVEL and above (docs/operations.md#logs).
  * Callers pass only what may be logged: never keys, secrets or bodies.
  */
 import { DrizzleQueryError } from "drizzle-orm/errors";
@@ -37,10 +35,8 @@ export function jsonLogger(minimum: LogLevel, sink: LogSink, clock: () => Date =
 }
 
 /**
- * The error a log may describe: Drizzle's "Failed query" wrapper
- * (DrizzleQueryError), whose message holds the SQL and its bound parameters —
- * which can be secrets (a webhook's signing secret, a key hash) — is replaced
- * by the driver's error underneath. Name and message only; non-errors as text.
+ * Name and message of `error` for a log (non-errors as text). A DrizzleQueryError, whose message holds the SQL and its bound parameters
+ * (maybe secrets), is replaced by the driver's error underneath.
  */
 export function loggableError(error: unknown): { name: string; message: string } {
   let e = error;
@@ -63,7 +59,6 @@ export type RequestLine = {
 
 /** Log `line` at its status's level (`error` for 5xx but 501, else `info`). */
 export function logRequest(logger: Logger, line: RequestLine): void {
-  // 501 answers a method no route supports: the client's doing, like a 4xx, not the operator's problem.
   const level = line.status >= 500 && line.status !== 501 ? "error" : "info";
   if (logger.enabled(level)) logger.log(level, "request", line);
 }

@@ -1,28 +1,6 @@
 /**
- * Node entry point: reads the environment, opens the database (src/db/driver/open.ts:
- * an embedded libSQL file, a libSQL server, or an embedded replica of one;
- * migrated on start), serves the app on HOST:PORT with @hono/node-server and
- * shuts down gracefully on SIGTERM/SIGINT (docs/api.md#runtimes, docs/scaling.md).
- *
- * Start-up order: open the database, bind the port, then create the bootstrap
- * staff key (printed once, on a database without staff) and print the
- * "listening" line. A port that is taken ends the process with one line and
- * exit code 1 before any key exists. Shutdown: stop accepting, answer every
- * request that reached the server with `Connection: close` and close idle
- * keep-alive connections (src/runtime/node/drain.ts), finish the webhook
- * delivery in progress, checkpoint and close the database (a file database
- * leaves no `-wal`/`-shm` behind). The same in each process of a cluster,
- * whether the primary stops them all or one alone gets SIGTERM.
- *
- * Webhook deliveries run in this process (src/services/webhooks/dispatch.ts).
- *
- * WEB_CONCURRENCY (1; "auto": one per core) server processes share the port
- * and the database (node:cluster, src/runtime/node/cluster.ts).
- *
- * Environment: the database variables of `databaseSettings` (DATABASE_URL,
- * DATABASE_AUTH_TOKEN, DATABASE_SYNC_URL, …), HOST (127.0.0.1), PORT (8787),
- * TRUST_PROXY (false; src/runtime/node/client-address.ts), WEB_CONCURRENCY and the
- * variables of `parseConfig`.
+ * Node entry point: reads the environment (docs/configuration.md), opens the database (src/db/driver/open.ts), serves the app on HOST:PORT with
+ * @hono/node-server, alone or as one of WEB_CONCURRENCY processes, and stops gracefully on SIGTERM/SIGINT (docs/operations.md#starting, #stopping).
  */
 import cluster from "node:cluster";
 import { createServer, type Server } from "node:http";
@@ -75,14 +53,12 @@ async function main(): Promise<void> {
   const { hostname, port } = listenSettings(process.env);
   const database = await openDatabase(databaseSettings(process.env));
   const { db } = database;
-  // Webhook deliveries (docs/api.md#events-and-webhooks): polled every WEBHOOK_POLL_MS, and run within 50 ms of a write that committed
-  // an event a subscription may want (bursts coalesce). Connections go only to addresses checked at connect time.
+  // Webhook deliveries run in this process (docs/webhooks.md#when-deliveries-run).
   const interest = new SubscribedTypes();
   const fetchFn = guardedWebhookFetch({ allowPrivate: config.webhooks.allowPrivateTargets });
   const dispatcher = createWebhookDispatcher(db, { config, interest, fetch: fetchFn });
   const logger = pinoLogger(config.logLevel);
   const rateLimiter = new MemoryRateLimiter();
-  // With the headers the app adds to a public read, the cache keeps whole answers for `cacheHits`.
   const readCache = memoryReadCache({ ttlMs: config.readCacheTtlSeconds * 1000, peers: clusterPurges(), responseHeaders: await responseHeaders() });
   const app = createApp({
     db,
@@ -96,7 +72,7 @@ async function main(): Promise<void> {
     afterWrite: [readCache.purge, nudgeDispatcher(interest, () => dispatcher.nudgeSoon(50))],
   });
   const appListener = getRequestListener(app.fetch);
-  // Read-cache hits are answered before the app; the rest reaches it through @hono/node-server.
+  // Read-cache hits are answered before the app (docs/architecture.md#node-read-cache-hits-before-the-app).
   const answer = cacheHits({ cache: readCache, rateLimiter, config, logger, clientIp: incomingClientAddress(trustedProxies) });
   const server = createServer((req, res) => answer(req, res, appListener));
   // Requests Node's HTTP server refuses (bad framing, no Host, FOO) or diverts (CONNECT) before the app: Error objects too.
@@ -114,7 +90,6 @@ async function main(): Promise<void> {
   // Only once the port is ours: a start that fails never consumes the one-time key.
   const staffKey = await bootstrapStaffKey(db, new Date());
   if (staffKey) {
-    // Printed once, on the first start of a fresh database; only its hash is stored.
     console.log(`Created the bootstrap staff account. Its API key (shown only now):\n  ${staffKey.key}`);
   }
   dispatcher.start(config.webhooks.pollIntervalMs);
@@ -131,7 +106,6 @@ async function main(): Promise<void> {
     if (closing) return;
     closing = true;
     console.log(`${signal}: closing`);
-    // Every request that reached the server is answered (with `Connection: close`); idle connections are closed.
     void drain
       .stop()
       // Let a delivery run in progress record its results before the database closes.
@@ -146,11 +120,7 @@ async function main(): Promise<void> {
   process.on("SIGINT", () => shutdown("SIGINT"));
 }
 
-/**
- * For the cluster's primary once its workers have exited: open and close a file
- * database, so that its close, as the last user, checkpoints the WAL and
- * removes `-wal`/`-shm` (workers that stopped together may each have left them).
- */
+/** For the cluster's primary once its workers have exited: open and close a file database, the last user's close removing `-wal`/`-shm`. */
 async function closeDatabaseLast(): Promise<void> {
   const settings = databaseSettings(process.env);
   if (!settings.url.startsWith("file:") || settings.syncUrl) return;

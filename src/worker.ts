@@ -1,11 +1,6 @@
 /**
- * Cloudflare Workers entry point: wires the Worker `env` to the app (docs/api.md#runtimes).
- * `fetch` serves the app behind Workers Cache; `scheduled` runs the webhook
- * dispatch every minute and retention hourly. The database is a libSQL server
- * over HTTP (`@libsql/client/web`); migrations are applied by scripts. The
- * isolate keeps plain data only, and what does I/O is built per request
- * (https://developers.cloudflare.com/workers/observability/errors/#cannot-perform-io-on-behalf-of-a-different-request;
- * docs/architecture.md, "Workers: what may outlive a request").
+ * Cloudflare Workers entry point: `fetch` serves the app behind Workers Cache, `scheduled` runs the webhook dispatch every minute and retention
+ * hourly. The isolate keeps plain data only; what does I/O is built per request (docs/architecture.md#workers-what-may-outlive-a-request).
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
@@ -26,11 +21,7 @@ import { dispatchDue } from "./services/webhooks/dispatch";
 import { SubscribedTypes } from "./services/webhooks/interest";
 import { nudgeDispatcher } from "./middleware/after-writes";
 
-/**
- * Bindings, variables and secrets of the Worker: `Env`, generated from
- * wrangler.toml by `wrangler types` (worker-configuration.d.ts). ASSETS may be
- * absent when the Worker runs without `[assets]` (tests).
- */
+/** The Worker's bindings, variables and secrets: `Env` of worker-configuration.d.ts (`wrangler types`); ASSETS is absent without `[assets]` (tests). */
 type WorkerEnv = Omit<Env, "ASSETS" | "DATABASE_AUTH_TOKEN" | "PURGE_COORDINATOR"> &
   CoordinatorEnv & {
     ASSETS?: Env["ASSETS"];
@@ -53,8 +44,6 @@ function databaseFor(env: WorkerEnv): Database {
 
 /** One webhook dispatch run (docs/api.md#events-and-webhooks) on `db`, teaching `interest`; errors are logged, never thrown. */
 function dispatch(db: Database, config: AppConfig, interest: SubscribedTypes): Promise<void> {
-  // Concurrent runs (several requests, the cron) are safe: every attempt is claimed with a conditional UPDATE.
-  // Target names are sent only where fetch leaves from Cloudflare's network (WEBHOOKS_EGRESS, docs/webhooks.md).
   const send = workerWebhookFetch({ egress: config.webhooks.egress, allowPrivate: config.webhooks.allowPrivateTargets });
   return dispatchDue(db, { config, interest, now: () => new Date(), fetch: send }).then(
     () => undefined,
@@ -67,11 +56,7 @@ const workerEnv = (c: Context<AppEnv>) => c.env as unknown as WorkerEnv;
 /** The Cron Trigger of retention in wrangler.toml (hourly). */
 const RETENTION_CRON = "0 * * * *";
 
-/**
- * Kept per isolate and configuration (see the module comment): plain data and `env`, which is
- * isolate-wide (https://developers.cloudflare.com/workers/runtime-apis/bindings/#importing-env-as-a-global);
- * no object made for one request.
- */
+/** Kept per isolate and configuration: plain data and `env`, which is isolate-wide (https://developers.cloudflare.com/workers/runtime-apis/bindings/#importing-env-as-a-global). */
 let cached: { env: WorkerEnv; key: string; app: OpenAPIHono<AppEnv>; config: AppConfig; interest: SubscribedTypes } | undefined;
 
 /** The app of this isolate and configuration: built on the first request, then reused. */
@@ -101,8 +86,7 @@ function appFor(env: WorkerEnv): { app: OpenAPIHono<AppEnv>; config: AppConfig; 
     rateLimiter: (c) => WorkersRateLimiter.fromEnv(workerEnv(c), onBindingError, shadow),
     middleware: [edgePolicy],
     afterWrite: [
-      // Purges first: a stale edge answer costs every client; the dispatch after a write uses
-      // that request's database handle, inside that request's waitUntil.
+      // Purges first (a stale edge answer costs every client), then a dispatch run in this request's waitUntil.
       edgePurge({ coordinator: (c) => coordinatorOf(workerEnv(c)), log: (line) => console.error(line), fallback: purgeFallback(captureUrl) }),
       nudgeDispatcher(interest, (c) => c.executionCtx.waitUntil(dispatch(c.get("db"), config, interest))),
     ],
@@ -125,10 +109,7 @@ export default {
       return flushPurges(request, env, ctx, { fallback: purgeFallback(env.CACHE_PURGE_CAPTURE_URL), log: (line) => console.error(line) });
     return forEdge(await appFor(env).app.fetch(request, env, ctx));
   },
-  /**
-   * Cron Triggers (wrangler.toml `[triggers]`): the hourly one (`RETENTION_CRON`) prunes expired
-   * events and revoked keys (docs/api.md#events-and-webhooks); the other retries due webhook deliveries and fans out missed events.
-   */
+  /** Cron Triggers (wrangler.toml `[triggers]`): `RETENTION_CRON` prunes (docs/configuration.md#retention); the other runs the webhook dispatch. */
   scheduled(controller, env, ctx): void {
     const { config, interest } = appFor(env);
     if (controller.cron === RETENTION_CRON) {
