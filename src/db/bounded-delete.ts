@@ -1,16 +1,10 @@
-/**
- * Deletes of unbounded size run in rounds (docs/database-cost.md): one
- * statement deletes at most a fixed number of rows, found through an index,
- * so no statement holds the write lock for long.
- */
+/** Deletes of unbounded size, run in rounds of one bounded statement each (docs/database-cost.md#budgets). */
 import { inArray, type SQL } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { qb } from "./client";
 
 /**
- * `DELETE FROM table WHERE id IN (SELECT id FROM table WHERE where LIMIT limit)`,
- * to prepare once: at most `limit` rows per statement (its `rowsAffected` tells
- * whether another round is needed).
+ * `DELETE FROM table WHERE id IN (SELECT id FROM table WHERE where LIMIT limit)`, to prepare once (`rowsAffected` < `limit`: no round left).
  * @example p.prepare(boundedDelete(apiKeys, apiKeys.id, lt(apiKeys.revokedAt, p("before")), 500))
  */
 export function boundedDelete(table: SQLiteTable, id: SQLiteColumn, where: SQL | undefined, limit: number) {

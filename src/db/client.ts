@@ -1,8 +1,6 @@
 /**
- * The database port and the query builder. Services and plans see only the
- * port: `execute` one statement, `batch` statements as one transaction. The
- * drivers behind it (src/db/driver/) are chosen by the entry points: an
- * embedded file on Node, a libSQL server over HTTP on Node and Workers.
+ * The database port and the client-less query builder (docs/architecture.md#the-database-port); the drivers behind the
+ * port (src/db/driver/) are chosen by the entry points.
  */
 import type { InStatement, ResultSet } from "@libsql/client";
 import { drizzle } from "drizzle-orm/libsql";
@@ -21,25 +19,15 @@ export interface Database {
   /** Run one statement on its own. @throws LibsqlError. */
   execute(statement: InStatement): Promise<ResultSet>;
   /**
-   * Run `statements` in order as one transaction: "read" on one snapshot,
-   * "write" `BEGIN IMMEDIATE`, all or nothing. A write batch must not read
-   * `changes()` or `last_insert_rowid()` before its own first write: the
-   * Node drivers may commit it together with other write batches (group commit).
+   * Run `statements` in order as one transaction ("read": one snapshot; "write": `BEGIN IMMEDIATE`), all or nothing. A write batch must
+   * not read `changes()` or `last_insert_rowid()` before its own first write (docs/architecture.md#group-commit).
    * @returns one result set per statement.
    * @throws LibsqlError (a `LibsqlBatchError` names the failed statement); then nothing was written.
    */
   batch(statements: InStatement[], mode: "read" | "write"): Promise<ResultSet[]>;
-  /**
-   * Where plans append the outbox events their write batches committed, in commit order
-   * (src/db/plan.ts); set on a request's handle by the app (docs/architecture.md, "Events
-   * after a write"), absent elsewhere (then no event is read back).
-   */
+  /** Where plans append the outbox events this handle committed, in commit order (docs/architecture.md#events-after-a-write); absent outside a write request. */
   readonly committed?: CommittedEvent[];
 }
 
-/**
- * The client-less query builder every statement is built on, once per process
- * (docs/architecture.md#writes-one-batch-named-plans): `qb.select(…).prepare()` at module level, run on the
- * request's database with src/db/plan.ts (`execute`, `run`, `read`).
- */
+/** The client-less query builder: statements are built on it once per process (docs/architecture.md#writes-one-batch-named-plans), run with src/db/plan.ts. */
 export const qb = drizzle.mock({ schema, casing: "snake_case" });

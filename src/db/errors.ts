@@ -1,13 +1,6 @@
-/**
- * Database errors as the services need to tell them apart: constraint
- * violations (UNIQUE, CHECK, FOREIGN KEY) become the API's 409s.
- */
+/** Database errors as services tell them apart: constraint violations (UNIQUE, CHECK, FOREIGN KEY) become 409s (docs/api.md#errors). */
 
-/**
- * True when a libSQL/SQLite error (or one of its causes) is a constraint violation.
- * Matches by prefix (`SQLITE_CONSTRAINT…`): the embedded driver and sqld report
- * different extended codes for the same violation.
- */
+/** True when `error` or one of its causes is a constraint violation: any `SQLITE_CONSTRAINT…` code (drivers differ in extended codes), or its message. */
 export function isConstraintError(error: unknown): boolean {
   let e: unknown = error;
   for (let depth = 0; e && depth < 4; depth++) {

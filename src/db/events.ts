@@ -1,10 +1,7 @@
 /**
- * The transactional outbox (docs/api.md#events-and-webhooks): each write inserts its events in its
- * own batch, `INSERT INTO events … SELECT <data> FROM <changed row> WHERE
- * <the write's condition>`, so an event exists exactly when its change did.
- * Event data is the resource's representation, built by SQLite's JSON functions (`PET.json()`, src/db/representation.ts).
- * Use: `outbox(qb.insert(events).select(qb.select(eventColumns(p, "pet.created", PET.json())).from(pets).where(…)).returning(outboxRow))`
- * at module level; the occurrence time is the value `occurredAt` of the statement's `params`.
+ * The outbox (docs/architecture.md#writes-one-batch-named-plans): `INSERT INTO events … SELECT <data> FROM <changed row> WHERE <the write's
+ * condition>` in the write's own batch, so an event exists exactly when its change did; `data` is the representation built in SQL.
+ * @example outbox(qb.insert(events).select(qb.select(eventColumns(p, "pet.created", PET.json())).from(pets).where(…)).returning(outboxRow))
  */
 import { and, eq, type Placeholder, sql, type SQL } from "drizzle-orm";
 import type { EventType } from "../domain/events";
@@ -13,11 +10,7 @@ import type { Params } from "./plan";
 import { events, INVENTORY_ITEM, inventory, PET, pets } from "./schema";
 import { aliasedColumns } from "./select-list";
 
-/**
- * The select list of an outbox insert: every column of `events` in table order
- * (Drizzle's insert-select requires that, each SQL aliased: `aliasedColumns`): a new id, `type`, the value
- * `occurredAt` of `p` (RFC 3339 UTC), and `data`.
- */
+/** The select list of an outbox insert, every column of `events` in table order (`aliasedColumns`): a new id, `type`, `p`'s `occurredAt` (RFC 3339 UTC), `data`. */
 export function eventColumns<V extends { occurredAt: string }>(p: Params<V>, type: EventType, data: SQL<string>) {
   return aliasedColumns({
     id: sql<number>`NULL`,
@@ -27,12 +20,7 @@ export function eventColumns<V extends { occurredAt: string }>(p: Params<V>, typ
   } satisfies Record<keyof typeof events.$inferSelect, SQL>);
 }
 
-/**
- * The select of a `pet.updated` event for the pet whose id is `petId`, written
- * only when `changed` holds: the guard `guarded` (src/db/plan.ts) hands its
- * builder, "the step just before changed the pet". For `qb.insert(events).select(…)`
- * or a `unionAll` of them.
- */
+/** The select of a `pet.updated` event for pet `petId`, only when `changed` (the guard of `guarded`, src/db/plan.ts) holds; for an insert-select or a `unionAll`. */
 export function petUpdatedIfChanged<V extends { occurredAt: string }>(p: Params<V>, petId: SQL | Placeholder, changed: SQL) {
   return qb
     .select(eventColumns(p, "pet.updated", PET.json()))

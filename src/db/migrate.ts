@@ -1,21 +1,12 @@
 /**
- * Apply the committed Drizzle migrations (`drizzle/`) once, even when several
- * processes start at the same moment, through the database port: read what is
- * applied, then record and apply the rest in one write batch whose records
- * come first. A unique index on the records' `created_at` makes a second
- * migrator's batch fail whole (and it reads again), so no migration runs
- * twice. Keeps Drizzle's `__drizzle_migrations` bookkeeping. Node only (reads
- * the files from disk). Why not Drizzle's migrator: docs/architecture.md, "Migrations".
+ * Applies the committed Drizzle migrations (`drizzle/`) through the database port, once even when several processes start
+ * together (docs/architecture.md#migrations). Node only: reads the files from disk.
  */
 import { fileURLToPath } from "node:url";
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import type { Database } from "./client";
 
-/**
- * Absolute path of the committed migrations folder. This module runs from
- * src/db/ (tsx, tests) or bundled into dist/node/server.mjs (`npm start`):
- * both are two levels below the project root.
- */
+/** Absolute path of `drizzle/`: this module runs from src/db/ (tsx, tests) or dist/node/server.mjs, both two levels below the root. */
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../drizzle", import.meta.url));
 
 /** Drizzle's bookkeeping table as its migrators create it, and the index that lets one batch of records win. */
@@ -25,11 +16,7 @@ const BOOKKEEPING = [
   "SELECT max(created_at) AS last FROM __drizzle_migrations",
 ];
 
-/**
- * Apply every pending migration, in order, in one write batch. Resolves with
- * the number of migrations this call applied (0 when another process had).
- * @throws the driver's error when a statement fails (nothing is applied then).
- */
+/** Apply every pending migration, in order, in one write batch; resolves with how many this call applied (0 when another process had). @throws the driver's error (nothing applied). */
 export async function applyMigrations(db: Database): Promise<number> {
   const migrations = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER });
   for (;;) {
@@ -41,8 +28,7 @@ export async function applyMigrations(db: Database): Promise<number> {
       await db.batch(
         [
           ...pending.map((m) => ({ sql: "INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)", args: [m.hash, m.folderMillis] })),
-          // drizzle-kit brackets table rebuilds with PRAGMA foreign_keys=OFF/ON, which do nothing
-          // inside a transaction; deferring the checks to COMMIT is what does work there.
+          // drizzle-kit's PRAGMA foreign_keys=OFF/ON does nothing inside a transaction; checks deferred to COMMIT do.
           "PRAGMA defer_foreign_keys = ON",
           ...pending.flatMap((m) => m.sql.filter((statement) => statement.trim())),
         ],

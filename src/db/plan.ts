@@ -1,12 +1,7 @@
 /**
- * Statements and write plans (docs/architecture.md#writes-one-batch-named-plans). A statement is a Drizzle prepared
- * query built once per process on `qb` (src/db/client.ts) with the typed
- * placeholders of `params<V>()`, which type it as taking the values `V`; a write plan is an
- * object of named steps, in the order they run, sent as one atomic batch
- * (docs/api.md#stock-and-ordering), whose results come back by name. `run`, `read` and `execute`
- * take exactly the values of their statements. `guarded` steps take effect only when
- * the step just before them in the plan changed a row; `outbox` steps' events go to the
- * handle's log of committed events (`Database.committed`). Design: docs/architecture.md, "Writes".
+ * Statements and write plans (docs/architecture.md#writes-one-batch-named-plans): prepared queries built once per process on `qb`
+ * with the typed placeholders of `params<V>()`, and plans of named steps sent as one atomic batch whose results come back by name.
+ * `run`, `read` and `execute` take exactly the values of their statements.
  */
 import type { InArgs, InStatement, ResultSet } from "@libsql/client";
 import { fillPlaceholders, type Placeholder, type SQL, sql } from "drizzle-orm";
@@ -74,8 +69,7 @@ export function statement<Q extends AnyQuery>(query: Q): Step<Q> {
 }
 
 /**
- * A step built by `build(changed)`, where `changed` is the SQL condition
- * "the step just before it in the plan changed one row".
+ * A step built by `build(changed)`, `changed` being the SQL condition "the step just before it in the plan changed one row".
  * @example plan({ take: takeStock, order: guarded((changed) => p.prepare(qb.insert(orders).select(…where(and(…, changed))))) })
  */
 export function guarded<Q extends AnyQuery>(build: (changed: SQL) => Q): Step<Q> {
@@ -162,8 +156,7 @@ function recordOutbox<S extends Steps>(committed: CommittedEvent[], runs: readon
 }
 
 /**
- * Run several plans, each with its values, as ONE atomic write transaction
- * (`batch(…, "write")`: one round trip, `BEGIN IMMEDIATE`), in order.
+ * Run several plans, each with its values, in order, as ONE atomic write transaction (one round trip).
  * @returns each plan's results by name, in the order given.
  * @throws the driver's error (LibsqlError) when a statement fails; then nothing was written.
  */

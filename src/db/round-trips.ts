@@ -1,9 +1,6 @@
 /**
- * Round-trip counting over the database port: every `execute` and `batch` is
- * one round trip (on the edge, tens of ms each). `countRoundTrips` counts
- * everything (tests, benchmarks); `roundTripsPerRequest` counts per async
- * context (AsyncLocalStorage: Node, and Workers with `nodejs_compat`), for the
- * request log.
+ * Round-trip counting over the database port (docs/architecture.md#the-database-port): each `execute` and `batch` is one round
+ * trip. `countRoundTrips` counts them all (tests, bench); `roundTripsPerRequest` per async context (the request log).
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Database } from "./client";

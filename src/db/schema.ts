@@ -1,10 +1,6 @@
 /**
- * Drizzle schema of the Petstore database (SQLite dialect, libSQL).
- *
- * Column names are snake_case through Drizzle's `casing` option; times are
- * RFC 3339 UTC strings; ids are INTEGER PRIMARY KEY (SQLite rowid, 1..2^63-1,
- * kept within 2^53-1 in practice because AUTOINCREMENT starts at 1).
- * `version` columns back optimistic concurrency (If-Match, RFC 9110 §13.1.1).
+ * Drizzle schema of the Petstore database, each representation beside its table (docs/architecture.md#adding-a-field). Columns are
+ * snake_case (`casing`); times RFC 3339 UTC strings; ids INTEGER PRIMARY KEY from 1 (within 2^53-1); `version` backs If-Match (RFC 9110 §13.1.1).
  */
 import { sql } from "drizzle-orm";
 import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
@@ -203,10 +199,7 @@ export const webhooks = sqliteTable(
   (t) => [index("webhooks_failing_idx").on(t.status).where(sql`${t.status} = 'failing'`)],
 );
 
-/**
- * The event types each subscription wants (`*` for all), one row each: fan-out
- * finds the subscriptions of an event by its type, so one that does not want it costs nothing.
- */
+/** The event types each subscription wants (`*`: all), a row each: fan-out finds an event's subscriptions by its type. */
 export const webhookEventTypes = sqliteTable(
   "webhook_event_types",
   {
@@ -218,10 +211,7 @@ export const webhookEventTypes = sqliteTable(
   (t) => [primaryKey({ columns: [t.type, t.webhookId] }), index("webhook_event_types_webhook_id_idx").on(t.webhookId)],
 );
 
-/**
- * The fan-out cursor, one row (id 1): deliveries exist for every wanted event
- * with id <= `lastEventId` (src/services/webhooks/fan-out.ts).
- */
+/** The fan-out cursor, one row (id 1): deliveries exist for every wanted event with id <= `lastEventId` (docs/webhooks.md#design). */
 export const webhookFanout = sqliteTable(
   "webhook_fanout",
   {

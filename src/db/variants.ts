@@ -1,8 +1,4 @@
-/**
- * Variants of one prepared query, one per combination of flags (which
- * optional filters apply: a fixed WHERE per variant keeps the indexes usable),
- * each built on first use and then kept for the process (docs/architecture.md#writes-one-batch-named-plans).
- */
+/** Variants of a prepared query, one per combination of optional filters, built on first use and kept (docs/architecture.md#writes-one-batch-named-plans). */
 
 /** Every `variants` family of the process, as "build every combination" functions (query-plan tests). */
 const families: (() => unknown[])[] = [];

@@ -1,11 +1,6 @@
 /**
- * The database port for a database shared with other processes (a file, or a
- * libSQL server several servers write to): SQLITE_BUSY is waited out on a
- * timer (capped exponential backoff, up to `lockWaitMs`), never in SQLite's
- * busy handler, so the event loop is never blocked; after SQLITE_BUSY on a
- * file the connection is replaced. A file operation fails with
- * SQLITE_CANTOPEN once the path no longer names the file it opened.
- * Why: docs/architecture.md, "Sharing the database".
+ * The database port over a database other processes write too: SQLITE_BUSY waited out on a timer, a file's connection replaced
+ * after it, and SQLITE_CANTOPEN once the path names another file (docs/architecture.md#sharing-the-database).
  */
 import { accessSync, constants, statSync } from "node:fs";
 import { dirname } from "node:path";
@@ -30,11 +25,7 @@ export function isBusy(error: unknown): boolean {
   return code === "SQLITE_BUSY" || code.startsWith("SQLITE_BUSY_") || code === "SQLITE_LOCKED";
 }
 
-/**
- * Run `attempt` until it does not fail with SQLITE_BUSY/SQLITE_LOCKED, waiting
- * 1, 2, 4 … 64 ms (jittered, so that waiting processes do not retry in step)
- * between attempts, for at most `lockWaitMs` in all; then rethrow.
- */
+/** Run `attempt` until it does not fail with SQLITE_BUSY/SQLITE_LOCKED, waiting 1 … 64 ms (jittered) between attempts, `lockWaitMs` in all; then rethrow. */
 export async function waitOutBusy<T>(attempt: () => T | Promise<T>, lockWaitMs: number): Promise<T> {
   const deadline = Date.now() + lockWaitMs;
   for (let n = 1; ; n++) {
@@ -61,13 +52,7 @@ export interface SharedFile extends Database {
    * (deleted or replaced), `SQLITE_READONLY` when the file or its folder (WAL, index) cannot be written.
    */
   assertWritable(): void;
-  /**
-   * Close after moving the WAL into the file: `wal_checkpoint(TRUNCATE)`, then,
-   * when no other connection has the file open, `journal_mode = DELETE`, which
-   * removes `-wal` and `-shm` (the next open sets WAL again). With other
-   * processes on the file, SQLITE_BUSY leaves WAL on and the last one to close
-   * cleans up. One attempt each, no lock wait; skipped when the file was deleted or replaced.
-   */
+  /** Close after checkpointing the WAL into the file and, as its last user, removing `-wal`/`-shm` (docs/internals.md#opening-the-database). */
   closeCheckpointed(): Promise<void>;
 }
 
@@ -79,15 +64,11 @@ export function waitingOutBusy(server: Database, lockWaitMs: number): Database {
   };
 }
 
-/**
- * `file` (opened with busy timeout 0 on the existing file at `path`) with
- * SQLITE_BUSY waited out for up to `lockWaitMs` and the file's identity checked.
- * @throws LibsqlError SQLITE_CANTOPEN when the file does not exist.
- */
+/** `file` (busy timeout 0, the existing file at `path`) with SQLITE_BUSY waited out for `lockWaitMs` and its identity checked. @throws LibsqlError SQLITE_CANTOPEN (no file). */
 export function sharedFile(file: FileDriver, path: string, lockWaitMs: number): SharedFile {
   const opened = identityOf(path);
   if (!opened) throw new LibsqlError(`The database file ${path} does not exist.`, "SQLITE_CANTOPEN");
-  /** The connection saw SQLITE_BUSY: libsql 0.5 leaves the busy statement active, and then every COMMIT fails. */
+  /** The connection saw SQLITE_BUSY and must be replaced (docs/architecture.md#sharing-the-database). */
   let stale = false;
 
   const assertSameFile = () => {

@@ -1,11 +1,6 @@
 /**
- * Group commit: write batches that arrive while a commit is running share the
- * next `BEGIN IMMEDIATE … COMMIT` (one fsync), in arrival order. Each caller
- * gets the result sets of its own statements once that transaction has
- * committed; when SQLite refuses a merged transaction, each batch still gets
- * the outcome it would have had alone, and when the outcome is unknown (a
- * server's answer was lost) every batch of it gets the error. Why, and what merged batches can see of
- * each other: docs/architecture.md, "Group commit".
+ * Group commit (docs/architecture.md#group-commit): write batches that arrive while a commit runs share the next transaction, in
+ * arrival order; each caller gets its own result sets once it committed, or the outcome it would have had alone.
  */
 import type { Database, InStatement, ResultSet } from "../client";
 
@@ -21,12 +16,7 @@ export interface GroupCommitted extends Database {
   drain(): Promise<void>;
 }
 
-/**
- * True when `error` is SQLite's refusal (a `SQLITE_*` code): the transaction was
- * rolled back and nothing of it was written. A lost or late answer of a libSQL
- * server (fetch failed, timeout, a protocol error) proves nothing: the server
- * may have committed.
- */
+/** True for SQLite's refusal (a `SQLITE_*` code: rolled back, nothing written); a server's lost or late answer proves nothing. */
 function rolledBack(error: unknown): boolean {
   return String((error as { code?: unknown } | null)?.code ?? "").startsWith("SQLITE_");
 }
@@ -37,11 +27,7 @@ function failedStatementIndex(error: unknown): number | undefined {
   return typeof index === "number" && Number.isInteger(index) && index >= 0 ? index : undefined;
 }
 
-/**
- * `inner` with its `batch(…, "write")` calls group-committed (module comment);
- * reads and `execute` go straight through.
- * `maxStatements`: most statements in one merged transaction (a larger single batch still runs, alone).
- */
+/** `inner` with its write batches group-committed, reads and `execute` straight through; `maxStatements` per merged transaction (a larger batch runs alone). */
 export function groupCommit(inner: Database, maxStatements = 2000): GroupCommitted {
   const queue: Pending[] = [];
   let scheduled = false;

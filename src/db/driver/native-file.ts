@@ -1,11 +1,6 @@
 /**
- * The database port (src/db/client.ts) on an embedded file, through libsql-js
- * (`libsql`, the engine under `@libsql/client`): each SQL text is compiled
- * once and kept in a bounded LRU. One connection; SQL runs synchronously.
- * Answers as `@libsql/client` does: `LibsqlError`s with SQLite's code names,
- * a failed batch statement as `LibsqlBatchError` (its `statementIndex`),
- * rows indexable by position and by (enumerable) column name, integers as
- * numbers (RangeError beyond ±2^53), blobs as ArrayBuffers.
+ * The database port on an embedded file through libsql-js (`libsql`): one connection, SQL run synchronously, each SQL text compiled
+ * once (bounded LRU), answers as `@libsql/client` gives them (docs/internals.md#the-file-driver).
  */
 import { Buffer } from "node:buffer";
 import { LibsqlBatchError, LibsqlError, type InArgs, type InStatement, type InValue, type ResultSet, type Row, type Value } from "@libsql/client";

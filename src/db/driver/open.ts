@@ -1,23 +1,7 @@
 /**
- * The one way Node code (server, seed, keys:create, db:migrate, bench, tests)
- * opens the database named by the environment (docs/scaling.md), as the
- * database port (src/db/client.ts):
- *
- * - `file:<path>`: the embedded file driver (native-file.ts: each SQL text
- *   compiled once), one connection, journal WAL + synchronous=FULL (a batch
- *   resolves only after its commit is fsynced), foreign_keys=ON; lock waits
- *   and a deleted or replaced file handled by busy-wait.ts.
- * - `http(s)://`, `libsql://`, `ws(s)://`: a libSQL server (sqld, Turso) with
- *   `DATABASE_AUTH_TOKEN` through `@libsql/client`; SQLITE_BUSY from
- *   contending writers is waited out (busy-wait.ts).
- * - `file:<path>` + `DATABASE_SYNC_URL`: an embedded replica of that server
- *   (https://docs.turso.tech/features/embedded-replicas/introduction): reads
- *   from the local file, writes go to the primary, a client reads its own
- *   writes; other processes' writes arrive with the next sync.
- *
- * Migrations run on open through the port (on the primary for a replica),
- * once even when several processes start together (src/db/migrate.ts).
- * Every kind group-commits its write batches (group-commit.ts).
+ * The one way Node code (server, scripts, bench, tests) opens the database named by `DATABASE_URL` as the database port: an
+ * embedded file, a libSQL server or an embedded replica, migrated on open, its write batches group-committed
+ * (docs/internals.md#opening-the-database).
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
@@ -58,12 +42,7 @@ export interface OpenedDatabase {
   displayUrl: string;
   /** Migrations this open applied (0 when they were applied before, or by another process). */
   migrationsApplied: number;
-  /**
-   * Resolves when the database answers and can be written; rejects with a
-   * libSQL error (503 `database_unavailable` in the app) otherwise. File: the
-   * path still names the opened file and is writable, and `SELECT 1` answers.
-   * Server and replica: `SELECT 1` answers.
-   */
+  /** Resolves when `SELECT 1` answers and, for a file, its path still names the opened, writable file; else rejects with a libSQL error (503). */
   check(): Promise<void>;
   /** Close; a file database first checkpoints its WAL into the file and, when it is the last user, removes `-wal`/`-shm`. */
   close(): Promise<void>;
@@ -82,9 +61,8 @@ function positive(name: string, value: string | undefined, fallback: number): nu
 }
 
 /**
- * Settings from the environment: DATABASE_URL (default `file:.data/petstore.db`),
- * DATABASE_AUTH_TOKEN, DATABASE_SYNC_URL, DATABASE_SYNC_INTERVAL_SECONDS (5),
- * DATABASE_LOCK_TIMEOUT_MS (5000).
+ * Settings from DATABASE_URL (default `file:.data/petstore.db`), DATABASE_AUTH_TOKEN, DATABASE_SYNC_URL, DATABASE_SYNC_INTERVAL_SECONDS (5),
+ * DATABASE_LOCK_TIMEOUT_MS (5000) and DATABASE_REQUEST_TIMEOUT_MS (10000).
  * @throws Error on a bad number or a sync URL with a non-`file:` DATABASE_URL.
  */
 export function databaseSettings(env: Record<string, string | undefined>): DatabaseSettings {
@@ -119,22 +97,16 @@ function filePath(url: string): string | undefined {
   return path && !path.startsWith(":") ? path : undefined;
 }
 
-/**
- * Open, configure and migrate the database of `settings`.
- * `options.migrate: false` skips the migrations (a caller that only reads).
- * @throws the driver's error when the database cannot be opened or migrated.
- */
+/** Open, configure and migrate (unless `options.migrate` is false) the database of `settings`. @throws the driver's error when it cannot be opened or migrated. */
 export async function openDatabase(settings: DatabaseSettings, options: { migrate?: boolean } = {}): Promise<OpenedDatabase> {
   const { url, authToken, syncUrl, lockWaitMs } = settings;
   const migrate = options.migrate ?? true;
   const shown = syncUrl ? `${displayUrl(url)} (replica of ${displayUrl(syncUrl)})` : displayUrl(url);
   const path = filePath(url);
   if (path) mkdirSync(dirname(path), { recursive: true });
-  /** Run the migrations through `db` (once, even with several processes opening together). */
   const migrated = (db: Database) => (migrate ? applyMigrations(db) : Promise.resolve(0));
 
   if (syncUrl) {
-    // Migrate on the primary, then bring the replica up to date; writes go to the primary, where contending writers may get SQLITE_BUSY.
     const primary = createClient({ url: syncUrl, authToken });
     const migrationsApplied = await migrated(waitingOutBusy(primary, lockWaitMs)).finally(() => primary.close());
     const replica = createClient({ url, syncUrl, authToken, syncInterval: settings.syncIntervalSeconds || undefined, readYourWrites: true });
@@ -144,7 +116,6 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
   }
 
   if (!url.startsWith("file:") && url !== ":memory:") {
-    // A saturated server answers 429 before running anything: sent again after a backoff (src/db/driver/remote.ts).
     const server = createClient({ url, authToken, fetch: serverFetch({ timeoutMs: settings.requestTimeoutMs }) });
     const waiting = waitingOutBusy(server, lockWaitMs);
     const migrationsApplied = await migrated(waiting).catch((error: unknown) => {
@@ -162,8 +133,7 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
     return opened(groupCommit(memory), "file", shown, migrationsApplied, () => memory.close());
   }
 
-  // Busy timeout 0: lock waits are on a timer, never a blocked event loop. Opening probes the
-  // file, which another process creating it may hold locked for a moment.
+  // Opening probes the file, which another process creating it may hold locked for a moment.
   const connectionSetup = ["PRAGMA synchronous = FULL", "PRAGMA foreign_keys = ON"];
   const native = await waitOutBusy(() => new NativeFile(path, { connectionSetup }), lockWaitMs);
   const file = sharedFile(native, path, lockWaitMs);

@@ -1,14 +1,6 @@
 /**
- * The database port on a libSQL server (Turso, sqld) reached with
- * `@libsql/client/web` (Hrana over HTTP, fetch-based): the Worker's database,
- * one per request (src/worker.ts; it costs no round trip). A server's 429
- * (overloaded, nothing ran) is retried within the request for up to a budget
- * of waiting time; then the caller gets it (503 `database_unavailable`).
- * Node's server client gives each request a time limit (`timeLimited`,
- * src/db/driver/open.ts), so a server that stops answering fails calls instead of
- * holding them, and every write queued behind them, for as long as the
- * connection stays open.
- * Why retrying is safe: docs/scaling.md, "A saturated or silent server".
+ * The database port on a libSQL server over `@libsql/client/web` (the Worker's, one per request), and the `fetch` of every server
+ * client: a 429 retried within a budget, each request time-limited on Node (docs/scaling.md#a-saturated-or-silent-server).
  */
 import { createClient } from "@libsql/client/web";
 import { backoffDelayMs } from "../../domain/backoff";
@@ -28,12 +20,7 @@ export interface RetryOptions {
   random?: () => number;
 }
 
-/**
- * `fetchFn`, but a `429 Too Many Requests` answer is retried after
- * `backoffDelayMs(n, baseDelayMs, maxDelayMs)` (src/domain/backoff.ts), while the waits add up
- * to at most `budgetMs`; then the last answer is returned whatever it is.
- * Each attempt sends a clone of `request`.
- */
+/** `fetchFn` sending a 429's request again (a clone) after `backoffDelayMs(n, baseDelayMs, maxDelayMs)` while the waits total ≤ `budgetMs`; then the last answer. */
 export function retryOverloaded(fetchFn: RequestFetch, options: RetryOptions = {}): RequestFetch {
   const budgetMs = options.budgetMs ?? 15_000;
   const baseDelayMs = options.baseDelayMs ?? 25;
@@ -53,26 +40,14 @@ export function retryOverloaded(fetchFn: RequestFetch, options: RetryOptions = {
   };
 }
 
-/**
- * A failed fetch to the database, whatever the runtime calls it (workerd:
- * "internal error; reference = …" when it runs out of sockets; Node:
- * "fetch failed"), as the `TypeError("fetch failed")` that the error handler
- * maps to 503 `database_unavailable` (src/middleware/errors.ts), the original
- * as its `cause`. Not retried: a write may have reached the server.
- */
+/** A failed fetch to the database, whatever the runtime calls it, as `TypeError("fetch failed")` (503 `database_unavailable`), the original as `cause`. */
 function unreachable(error: unknown): never {
   throw new TypeError(`fetch failed: the database did not answer (${error instanceof Error ? error.message : String(error)})`, { cause: error });
 }
 
 /**
- * `fetchFn` with each request aborted once `timeoutMs` have passed without its
- * whole answer (`AbortSignal.timeout`); the answer is read in full within that
- * time, because an answer that stops halfway is not always ended by the abort
- * (its body read hung in about 1 call of 4). The call then fails with a
- * `TimeoutError`, wrapped in a failed-fetch `TypeError` (503
- * `database_unavailable`). A write whose answer never came may have
- * committed; a client that retries it with its Idempotency-Key gets the
- * original result (docs/api.md#idempotency-key).
+ * `fetchFn` failing with a `TimeoutError` (wrapped as a failed fetch: 503) when `timeoutMs` pass before the whole answer is read;
+ * such a write may have committed (docs/scaling.md#a-saturated-or-silent-server).
  */
 export function timeLimited(fetchFn: RequestFetch, timeoutMs: number): RequestFetch {
   return async (request) => {
