@@ -1,7 +1,6 @@
 /**
- * Accounts and their API keys (docs/api.md#authentication): sign-up with a first key, key
- * listing, creation and revocation, and key verification for authentication.
- * Secrets are returned once by the functions that create them and never stored.
+ * Accounts and their API keys (docs/api.md#authentication): sign-up with a first key, listing, creation and revocation of keys,
+ * operator and bootstrap keys. Secrets are returned once, by the functions that create them, and never stored.
  */
 import { and, count, eq, gt, isNull, lt, or, type SQL, sql } from "drizzle-orm";
 import { type Database, qb } from "../db/client";
@@ -73,10 +72,7 @@ const signUp = plan({
   ),
 });
 
-/**
- * Create an account with `role` and its first key, in one batch.
- * @throws Conflict `duplicate_email`.
- */
+/** Create an account with `role` and its first key, in one batch. @throws Conflict `duplicate_email`. */
 export async function createAccount(
   db: Database,
   input: { name: string; email: string; keyName?: string },
@@ -189,12 +185,7 @@ function insertKey(guard?: SQL) {
 /** `insertKey` without a guard: creating a key without an Idempotency-Key. */
 const insertKeyQuery = insertKey();
 
-/**
- * Creating a key with an Idempotency-Key (the values of `insertKey` and of
- * `claimValues`): the claim guards the insert, the response (200, the key
- * without its secret) is recorded on the claim in the same batch, and a
- * refused key releases its claim.
- */
+/** Creating a key with an Idempotency-Key: the claim guards the insert, the response (200, no secret) is recorded with it, a refused key releases the claim. */
 const keyedKeyCreation = plan({
   claim: claimStep,
   key: guarded(insertKey),
@@ -209,10 +200,8 @@ export async function createKey(db: Database, accountId: number, name: string | 
 }
 
 /**
- * Create another key for an account, honouring the request's Idempotency-Key
- * `claim` (if any) in the same batch: the key with its secret, or the stored
- * response of the key's first request (without its secret). The limit check
- * and the insert are one statement (concurrent calls never pass it).
+ * Create another key for an account, honouring the Idempotency-Key `claim` (if any) in the same batch: the key with its secret, or
+ * the stored response of the key's first request (without its secret). The limit check and the insert are one statement.
  * @throws LimitReached (the account holds `MAX_ACTIVE_KEYS` active keys), IdempotencyKeyInProgress, IdempotencyKeyReused.
  */
 export async function createKeyOnce(db: Database, accountId: number, name: string | undefined, now: Date, claim?: KeyClaim): Promise<Creation<NewApiKey>> {
@@ -247,10 +236,8 @@ export async function revokeKey(db: Database, accountId: number, keyId: number, 
 }
 
 /**
- * A new key of the account `role`/`name` (email `<name>@<role>.petstore.invalid`),
- * creating that account on first use. For operators (`npm run keys:create`) and tests.
- * @throws Error when an account with that email exists with another role (for
- * example a customer who signed up with it): never hand out a key of the wrong role.
+ * A new key of the account `role`/`name` (email `<name>@<role>.petstore.invalid`), created on first use; for `npm run keys:create` and tests.
+ * @throws Error when that email belongs to an account of another role (never a key of the wrong role).
  */
 export async function createOperatorKey(db: Database, role: Role, name: string, now: Date): Promise<{ account: Account; apiKey: NewApiKey }> {
   const email = `${name.toLowerCase().replace(/[^a-z0-9-]+/g, "-")}@${role}.petstore.invalid`;
@@ -302,13 +289,12 @@ const bootstrap = plan({
 });
 
 /**
- * On a database without any staff account, create one ("bootstrap") and return
- * its key, once; afterwards returns null, also when another process created it
- * at the same moment. Used by `npm start` on a fresh database.
+ * On a database without a staff account, create one ("bootstrap") in one conditional batch and return its key; null afterwards, and
+ * when another process created it at the same moment. For `npm start` on a fresh database.
+ * @throws Error when there is no staff account and the bootstrap email belongs to a customer.
  */
 export async function bootstrapStaffKey(db: Database, now: Date): Promise<NewApiKey | null> {
   if (await hasStaffAccount(db)) return null;
-  // One conditional batch: of several servers starting together on a fresh database, exactly one creates it.
   const at = now.toISOString();
   const email = "bootstrap@staff.petstore.invalid";
   const material = await generateApiKey();

@@ -1,8 +1,4 @@
-/**
- * API key material (docs/api.md#authentication): `psk_` + 32 random bytes in base64url (Web
- * Crypto random values, same in Workers and Node). Only the SHA-256 hash and a short display
- * prefix are ever stored.
- */
+/** API key material (docs/api.md#authentication): `psk_` + 32 random bytes in base64url; only its SHA-256 hash and a display prefix are stored. */
 
 import { createHash } from "node:crypto";
 
@@ -16,11 +12,7 @@ function base64url(bytes: Uint8Array): string {
   return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
-/**
- * Lower-case hex SHA-256 of a UTF-8 string. node:crypto (also in Workers with
- * `nodejs_compat`): synchronous, several times cheaper per authenticated
- * request than a Web Crypto digest.
- */
+/** Lower-case hex SHA-256 of a UTF-8 string (node:crypto: synchronous, several times cheaper than a Web Crypto digest). */
 export async function sha256Hex(text: string): Promise<string> {
   return createHash("sha256").update(text).digest("hex");
 }

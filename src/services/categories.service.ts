@@ -1,8 +1,6 @@
 /**
- * Rules of categories (docs/api.md#resources, #endpoints): case-insensitively unique names,
- * deletion only when no pet references the category. Each write is one batch
- * that also appends its event (docs/api.md#events-and-webhooks); a creation with an Idempotency-Key
- * also claims the key and stores its response in that batch (docs/api.md#idempotency-key).
+ * Rules of categories (docs/api.md#resources): names unique case-insensitively, deletion only when no pet uses the category. Each
+ * write is one batch with its event and any Idempotency-Key claim (docs/architecture.md#writes-one-batch-named-plans).
  */
 import { and, eq, exists, gt, notExists, type SQL, sql } from "drizzle-orm";
 import { type Database, qb } from "../db/client";
@@ -59,7 +57,6 @@ export async function getCategory(db: Database, categoryId: number): Promise<Cat
   return CATEGORY.present(row);
 }
 
-/** Creating a category. */
 const creating = params<{ name: string; nameKey: string; description: string | null; occurredAt: string }>();
 /** Inserts a category when `guard` (if any) holds. */
 function insertCategory(guard?: SQL) {
@@ -98,12 +95,7 @@ const creation = plan({
 /** The category just inserted (last_insert_rowid()), for its stored response. */
 const newCategory = (expression: SQL) => sql<string>`(select ${expression} from ${categories} where ${categories.id} = last_insert_rowid())`;
 
-/**
- * Creating a category with an Idempotency-Key (the values of `creation` and
- * of `claimValues`): the claim guards the insert; the response (the category
- * as its event shows it, and its Location) is recorded on the claim in the
- * same batch. A taken name fails the whole batch: no claim is left.
- */
+/** Creating with an Idempotency-Key: the claim guards the insert, the response (and its Location) is recorded with it; a taken name fails the whole batch. */
 const keyedCreation = plan({
   claim: claimStep,
   category: guarded(insertCategory),
@@ -119,8 +111,7 @@ export async function createCategory(db: Database, input: NewCategory, now: Date
 }
 
 /**
- * Create a category, honouring the request's Idempotency-Key `claim` (if any)
- * in the same batch: the category created, or the stored response of the key's first request.
+ * Create a category, honouring the Idempotency-Key `claim` (if any) in the same batch: the category, or the key's stored response.
  * @throws Conflict `duplicate_name`, IdempotencyKeyInProgress, IdempotencyKeyReused.
  */
 export async function createCategoryOnce(db: Database, input: NewCategory, now: Date, claim?: KeyClaim): Promise<Creation<Category>> {
@@ -182,8 +173,7 @@ export interface CategoryUpdate {
 }
 
 /**
- * Change name and/or description; `null` description clears it.
- * Guarded by the version read, so a concurrent change makes it retry.
+ * Change name and/or description (`null` clears it) at the version read; a concurrent change makes it read again (3 tries).
  * @throws NotFound, Conflict `duplicate_name` | `concurrent_update` (retries ran out), StaleVersion.
  */
 export async function updateCategory(db: Database, { categoryId, patch, expected, now }: CategoryUpdate): Promise<Category> {

@@ -1,9 +1,4 @@
-/**
- * The event log (docs/api.md#events-and-webhooks): reads the `events` outbox, which every write
- * appends to in its own batch (src/db/events.ts), in commit order. Ids follow
- * commit order (one writer at a time), so a reader resuming after the last id
- * it saw misses nothing.
- */
+/** The event log (docs/api.md#events-and-webhooks): the `events` outbox in commit (id) order, so a reader resuming after its last id misses nothing. */
 import { gt } from "drizzle-orm";
 import { qb, type Database } from "../db/client";
 import { execute, params } from "../db/plan";

@@ -1,15 +1,6 @@
 /**
- * `Idempotency-Key` (docs/api.md#idempotency-key) for every POST that honours it: POST /pets,
- * /categories, /accounts/me/keys, /webhooks and /store/orders each claim the
- * key inside the one batch that creates the resource, its events and the
- * stored response (docs/architecture.md, "Writes"). One `idempotency_keys` row
- * per account and key, whatever the endpoint: the first request claims it with
- * a random claim token; one arriving while a claim is unfinished is refused
- * (IdempotencyKeyInProgress: 409 `concurrent_update`), a later one with another
- * fingerprint too (IdempotencyKeyReused: 422 `idempotency_key_reused`), else
- * the stored 2xx response is replayed. Only the
- * request whose token is on the row records or releases it.
- * Responses are kept 24 h; an unfinished claim blocks its key 60 s.
+ * `Idempotency-Key` (docs/api.md#idempotency-key): the steps with which a POST claims its key, records its response and releases a
+ * refused claim inside the batch that creates the resource (docs/architecture.md#idempotency-key-and-orders).
  */
 import { and, eq, type SQL, sql } from "drizzle-orm";
 import { qb } from "../db/client";
@@ -76,12 +67,7 @@ export function ownClaim<V extends OwnClaim>(p: Params<V>) {
   return and(thisKey(p), eq(idempotencyKeys.claimToken, p("claimToken")), sql`${idempotencyKeys.responseStatus} = 0`);
 }
 
-/**
- * Claims the key for a request (one row, `response_status` 0): inserts it, or
- * takes over a row whose response expired (24 h) or whose claim was abandoned
- * (60 s). Changes one row (`changes() = 1`, returns `{ claimed: 1 }`) when the
- * claim is this request's, none otherwise.
- */
+/** Claims the key (`response_status` 0): inserts its row, or takes over one whose response expired or claim was abandoned; `{ claimed: 1 }` when it is this request's. */
 const claimQuery = claiming.prepare(
   qb
     .insert(idempotencyKeys)
@@ -139,9 +125,7 @@ export function claimValues(claim: KeyClaim) {
 }
 
 /**
- * What to do with a key another request holds, from its row (`keyColumns`):
- * the stored response to replay. While that request runs, any other request
- * with its key waits, whatever its endpoint and body.
+ * The stored response to replay, from the row (`keyColumns`) of a key another request holds.
  * @throws IdempotencyKeyInProgress (the first request is still running), IdempotencyKeyReused (another fingerprint).
  */
 export function existingResponse(row: KeyRow, fingerprint: string): StoredResponse {
@@ -153,12 +137,7 @@ export function existingResponse(row: KeyRow, fingerprint: string): StoredRespon
 /** The plan step that reads the key's row (`keyColumns`) at the end of a keyed batch: the other request's row when the claim failed. */
 export const keyRowStep = keyRow.statement(qb.select(keyColumns).from(idempotencyKeys).where(thisKey(keyRow)));
 
-/**
- * The step that stores the resource just created as this request's response,
- * on its own unfinished claim only, when the step just before it changed one
- * row: `status`, the body and the `Location` (if any) built in SQL from the
- * created row (no placeholders), without any secret.
- */
+/** The step that stores `status`, `body` and `location` (built in SQL from the row just created, no secret) on this request's claim, when the step before changed a row. */
 export function recordCreated(status: number, body: SQL<string>, location?: SQL<string>) {
   return own.guarded((changed) =>
     qb
@@ -173,9 +152,7 @@ export function recordCreated(status: number, body: SQL<string>, location?: SQL<
 }
 
 /**
- * After a keyed batch that created nothing: null when the claim was this
- * request's (it was refused, and released in the batch), else the key's
- * stored response to replay.
+ * After a keyed batch that created nothing: null when the claim was this request's (refused, and released), else the response to replay.
  * @param claimed the rows of the batch's claim step; `existing` those of `keyRowStep`.
  * @throws IdempotencyKeyInProgress, IdempotencyKeyReused (see `existingResponse`).
  */

@@ -1,7 +1,4 @@
-/**
- * Inventory entries (docs/api.md#endpoints, #stock-and-ordering): the quantity that can still be
- * ordered, with the pet's status as the single source of truth for `status`.
- */
+/** Inventory entries (docs/api.md#stock-and-ordering): the quantity that can still be ordered, with the pet's status. */
 import { and, eq, gt, sql } from "drizzle-orm";
 import { unionAll } from "drizzle-orm/sqlite-core";
 import { type Database, qb } from "../db/client";
@@ -19,15 +16,7 @@ export interface InventoryFilter {
 }
 
 const list = params<{ afterPetId: number; limit: number; status: PetStatus | null; petIds: string | null }>();
-/**
- * The list query for one combination of filters (`status` and `petIds`, a JSON
- * array, are used only when filtered): a fixed query
- * per combination, built once per process. A page walks `pets` in id order
- * (by primary key, or the (status, id) index) and looks each entry up by its
- * key, so it reads about what it returns. The pets are matched through
- * `json_each`, so any number of them binds to one prepared query; SQLite still
- * looks each one up by primary key, as with `IN (?, …)`.
- */
+/** The list query per combination of filters (`status`; `petIds`, a JSON array): a page walks `pets` in id order, each entry looked up by its key. */
 const listQuery = variants((byStatus: boolean, byPets: boolean) =>
   list.prepare(
     qb
@@ -90,11 +79,7 @@ const newStatus = sql<PetStatus>`(case when ${p("quantity")} > 0 then 'available
     when exists (select 1 from ${orders} where ${orders.petId} = ${p("petId")} and ${orders.complete} = 0) then 'pending' else 'sold' end)`;
 
 const setting = plan({
-  /**
-   * The events, computed from the new values before the rows change:
-   * `pet.updated` (when the status changes), then `inventory.updated`; one
-   * statement, whose UNION ALL members SQLite runs (and numbers) in order.
-   */
+  /** The events, from the new values before the rows change: `pet.updated` (when the status changes), then `inventory.updated` (UNION ALL, in order). */
   events: outbox(
     p.prepare(
       qb
@@ -139,17 +124,10 @@ export interface StockSetting {
 }
 
 /**
- * Set a pet's stock (docs/api.md#stock-and-ordering): n > 0 makes the pet available; n = 0 makes it
- * pending when it has open orders, else sold. One batch (after a read only for
- * `expected`).
- *
- * With `expected` (If-Match) the batch checks the versions of both rows behind
- * the representation (quantity: inventory; status: pet) that it matched, on
- * rows it has not written yet, so a StaleVersion changes nothing.
- * @throws NotFound, StaleVersion.
+ * Set a pet's stock (docs/api.md#stock-and-ordering) in one batch, after a read only for `expected`, whose two row versions the batch
+ * checks (docs/architecture.md#if-match-on-two-rows-inventory). @throws NotFound, StaleVersion.
  */
 export async function setInventory(db: Database, { petId, quantity, expected, now }: StockSetting): Promise<InventoryItem> {
-  // With If-Match, the versions of both rows seen by the check.
   let seen: { inventoryVersion: number; petVersion: number } | null = null;
   if (expected) {
     const [current] = await execute(db, versionedItemQuery, { petId });

@@ -1,15 +1,9 @@
-/**
- * The keys that exist, read in id order for the in-process index of existing
- * keys (src/http/key-cache.ts), which lets an address that sends unknown keys
- * be refused without a lookup while valid keys are still looked up
- * (docs/api.md; docs/architecture.md "Unknown API keys").
- */
+/** The keys that exist, read in id order for the in-process index of existing keys (docs/architecture.md#unknown-api-keys). */
 import { asc, gt } from "drizzle-orm";
 import { type Database, qb } from "../db/client";
 import { execute, params } from "../db/plan";
 import { apiKeys } from "../db/schema";
 
-/** A range of the primary key: `SEARCH api_keys USING INTEGER PRIMARY KEY (rowid>?)`, no scan of older keys. */
 const page = params<{ afterId: number; limit: number }>();
 const keyHashesAfterQuery = page.prepare(
   qb
@@ -20,10 +14,7 @@ const keyHashesAfterQuery = page.prepare(
     .limit(page("limit")),
 );
 
-/**
- * Up to `limit` keys (revoked ones too) with id > `afterId`, ascending: their
- * ids and SHA-256 hashes. One round trip.
- */
+/** Up to `limit` keys (revoked ones too) with id > `afterId`, ascending: their ids and SHA-256 hashes. One round trip. */
 export async function keyHashesAfter(db: Database, afterId: number, limit: number): Promise<{ id: number; secretHash: string }[]> {
   return execute(db, keyHashesAfterQuery, { afterId, limit });
 }

@@ -1,8 +1,4 @@
-/**
- * Verifying an API key (docs/api.md, "Keys"): who a key's SHA-256 hash
- * belongs to, recording its use at most once a minute across processes and
- * isolates (a conditional write that usually writes nothing).
- */
+/** Verifying an API key (docs/api.md#authentication): whose its hash is; its use recorded at most once a minute across processes. */
 import { and, eq, isNull, sql } from "drizzle-orm";
 import { type Database, qb } from "../db/client";
 import { params, plan, run } from "../db/plan";
@@ -20,11 +16,7 @@ export interface KeyOwner {
 export const LAST_USED_INTERVAL_MS = 60_000;
 
 const p = params<{ now: string; staleBefore: string; secretHash: string }>();
-/**
- * Verifying a key: its use is recorded only when the last record is older than
- * `staleBefore`, so that processes and isolates that each verify it write at
- * most once a minute.
- */
+/** Verifying a key: its use is recorded only when the last record is older than `staleBefore` (usually nothing is written). */
 const verification = plan({
   touch: p.statement(
     qb
@@ -47,11 +39,7 @@ const verification = plan({
   ),
 });
 
-/**
- * Verify a key by its SHA-256 hash and record its use at most once per
- * `LAST_USED_INTERVAL_MS` (one round trip).
- * Returns null for unknown or revoked keys.
- */
+/** The owner of the key whose SHA-256 is `secretHash` (null: unknown or revoked), its use recorded at most once per `LAST_USED_INTERVAL_MS`. One round trip. */
 export async function verifyKey(db: Database, secretHash: string, now: Date): Promise<KeyOwner | null> {
   const staleBefore = new Date(now.getTime() - LAST_USED_INTERVAL_MS).toISOString();
   const { owner } = await run(db, verification, { now: now.toISOString(), staleBefore, secretHash });

@@ -1,9 +1,6 @@
 /**
- * Creating pets (docs/api.md#resources, #endpoints, #stock-and-ordering): the pet with its inventory row (quantity 1, or
- * 0 when sold) and its `pet.created` event (docs/api.md#events-and-webhooks), in one atomic batch;
- * with an Idempotency-Key, the claim of the key and the stored response are in
- * that same batch (docs/api.md#idempotency-key), so no crash can leave a pet without its stored
- * response. One round trip.
+ * Creating pets (docs/api.md#stock-and-ordering): the pet, its inventory row (quantity 1, or 0 when sold), its event and any
+ * Idempotency-Key claim and response in one batch (docs/architecture.md#idempotency-key-and-orders). One round trip.
  */
 import { and, eq, type SQL, sql } from "drizzle-orm";
 import { type Database, qb } from "../db/client";
@@ -64,12 +61,7 @@ const creation = plan({
 /** The pet just inserted (last_insert_rowid()), for its stored response. */
 const newPet = (expression: SQL) => sql<string>`(select ${expression} from ${pets} where ${pets.id} = last_insert_rowid())`;
 
-/**
- * Creating a pet with an Idempotency-Key (the values of `creation` and of
- * `claimValues`): the claim guards the pet; the response is recorded (the pet
- * as its event shows it, and its Location) before the event, while
- * last_insert_rowid() is still the pet's id; a refused pet releases its claim.
- */
+/** Creating with an Idempotency-Key: the claim guards the pet; the response is recorded while last_insert_rowid() is the pet's id; a refused pet releases the claim. */
 const keyedCreation = plan({
   claim: claimStep,
   pet: guarded(insertPet),
@@ -86,10 +78,7 @@ function creationValues(input: NewPet, occurredAt: string) {
   return { ...values, quantity: values.status === "sold" ? 0 : 1, occurredAt };
 }
 
-/**
- * Create a pet and its inventory row (quantity 1, or 0 when sold) in one batch.
- * @throws InvalidReference when the category does not exist.
- */
+/** Create a pet and its inventory row in one batch. @throws InvalidReference when the category does not exist. */
 export async function createPet(db: Database, input: NewPet, now: Date): Promise<Pet> {
   const {
     pet: [pet],
@@ -117,12 +106,7 @@ export async function createPetOnce(db: Database, input: NewPet, now: Date, clai
   throw categoryNotFound(input.categoryId);
 }
 
-/**
- * Create many pets (same rules as `createPet`) in ONE atomic batch, for bulk
- * loads such as the seed script; keep `inputs` to a few hundred per call.
- * Returns the created pets in input order, `null` where the category does not
- * exist (that pet is skipped, the others are created).
- */
+/** Create many pets (as `createPet`; a few hundred per call) in ONE atomic batch: the pets in input order, `null` (skipped) where the category does not exist. */
 export async function createPets(db: Database, inputs: NewPet[], now: Date): Promise<(Pet | null)[]> {
   if (inputs.length === 0) return [];
   const at = now.toISOString();

@@ -1,7 +1,4 @@
-/**
- * The status transition table of pets set directly by PUT/PATCH (docs/api.md#stock-and-ordering, last row).
- * Pure: takes the current state, returns what the change implies or throws.
- */
+/** The status transitions of pets set by PUT/PATCH (docs/api.md#stock-and-ordering): pure, from the current stock state. */
 import { Conflict, type ConflictFacts } from "../domain/errors";
 import type { PetStatus } from "../domain/pets";
 
@@ -25,10 +22,7 @@ function invalid(from: PetStatus, to: PetStatus, reason: ConflictFacts["invalid_
   return new Conflict("invalid_transition", { from, to, reason });
 }
 
-/**
- * Decide a status change `from` → `to`.
- * @throws Conflict `invalid_transition` when docs/api.md#stock-and-ordering forbids it.
- */
+/** Decide a status change `from` → `to`. @throws Conflict `invalid_transition` when docs/api.md#stock-and-ordering forbids it. */
 export function planTransition(from: PetStatus, to: PetStatus, stock: StockState): TransitionPlan {
   if (from === to) return { guard: "none", zeroStock: false };
   if (from === "available" && to === "pending") return { guard: "none", zeroStock: false };

@@ -1,9 +1,6 @@
 /**
- * Rules of pets (docs/api.md#resources, #endpoints, #stock-and-ordering): replace/patch with the status transition
- * table, deletion only without orders (creation: src/services/pet-creation.ts).
- * Every write is one atomic batch carrying its events (docs/api.md#events-and-webhooks). Round
- * trips: reads 1; delete 1 (2 with If-Match); update 2 (read the state, then
- * the write guarded by it), again for each retry after a concurrent change (at most 5).
+ * Rules of pets (docs/api.md#stock-and-ordering): replace and patch with the status transitions, deletion only without orders.
+ * Round trips: reads 1; delete 1 (2 with If-Match); update 2 (read, then the guarded write) per try, at most 5 tries.
  */
 import { and, eq, gt, type SQL, sql } from "drizzle-orm";
 import { type Database, qb } from "../db/client";
@@ -35,7 +32,6 @@ const listQuery = variants((byStatus: boolean, byCategory: boolean, byIds: boole
   const where: SQL[] = [gt(pets.id, list("afterId"))];
   if (byStatus) where.push(eq(pets.status, list("status")));
   if (byCategory) where.push(eq(pets.categoryId, list("categoryId")));
-  // The ids as one JSON array argument: one statement text whatever their number.
   if (byIds) where.push(sql`${pets.id} in (select value from json_each(${list("ids")}))`);
   return list.prepare(
     qb
@@ -180,10 +176,7 @@ export interface PetUpdate {
 }
 
 /**
- * Replace (PUT) or patch a pet.
- * Status changes follow docs/api.md#stock-and-ordering; `expected` (If-Match) guards against lost
- * updates and may hold for the pet or for `[pet]` (what `GET /pets?id=N` shows,
- * the successor of the deprecated item route).
+ * Replace (PUT) or patch a pet (status changes: docs/api.md#stock-and-ordering); `expected` (If-Match) may hold for the pet or `[pet]` (`GET /pets?id=N`).
  * @throws NotFound; Conflict `invalid_transition`, `concurrent_update` (retries ran out); StaleVersion; InvalidReference (category).
  */
 export async function updatePet(db: Database, { petId, change, replace, expected, now }: PetUpdate): Promise<Pet> {

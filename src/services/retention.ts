@@ -1,12 +1,6 @@
 /**
- * Retention (docs/api.md, "Events"): events and revoked API keys older than
- * `EVENT_RETENTION_DAYS`, and stored idempotent responses older than 24 h, are
- * deleted in bounded rounds (one write batch of at most `PRUNE_BATCH` rows per
- * table; at most `MAX_ROUNDS` per run), run hourly by each runtime's scheduler
- * (Node: `scheduleRetention`; Workers: a Cron Trigger). Events go as a prefix
- * of the log by id, never from its middle; the newest event and every event a
- * delivery refers to are kept, so `/events` can tell an expired cursor
- * (docs/architecture.md, "Retention").
+ * Retention (docs/architecture.md#retention): old events, revoked keys, stored idempotent responses and finished deliveries, deleted
+ * in bounded rounds, hourly (Node: `scheduleRetention`; Workers: a Cron Trigger).
  */
 import { lt, sql } from "drizzle-orm";
 import type { AppConfig } from "../config";
@@ -40,13 +34,7 @@ const NONE = Number.MAX_SAFE_INTEGER;
 
 /** A retention round: what is older than `before` (events, revoked keys), `storedBefore` (idempotent responses). */
 const p = params<{ before: string; storedBefore: string }>();
-/**
- * The oldest events up to (not including) the first one at or after `before`,
- * at most `PRUNE_BATCH` ids: a prefix of the log by id, even where times are
- * not in id order (several processes commit events). Never the newest event,
- * never one a delivery refers to. One range of the primary key, whose bounds
- * read a row each when there is nothing to delete.
- */
+/** The oldest events before the first at or after `before`, at most `PRUNE_BATCH`: a prefix of the log by id, never the newest nor one a delivery refers to. */
 const pruneEvents = p.prepare(
   qb.delete(events).where(
     lt(
@@ -89,9 +77,7 @@ export interface RetentionReport {
 }
 
 /**
- * Delete events and revoked keys older than `retentionDays` before `now`, and
- * idempotent responses older than 24 h, in at most `MAX_ROUNDS` rounds of at
- * most `PRUNE_BATCH` rows per table.
+ * Delete what is past retention at `now` (events and revoked keys: `retentionDays`), in at most `MAX_ROUNDS` rounds of `PRUNE_BATCH` rows per table.
  * @returns the rows deleted and the rounds run.
  * @throws the driver's error when the database fails (nothing of that round is deleted).
  */
@@ -111,11 +97,7 @@ export async function pruneExpired(db: Database, retentionDays: number, now: Dat
   return report;
 }
 
-/**
- * True when events after the `/events` cursor `after` were pruned: the first
- * event the feed found after it (`firstId`) is not the next id. `after` 0
- * (the start of the log) never expires.
- */
+/** True when events after the `/events` cursor `after` were pruned: the first event found after it (`firstId`) is not the next id; `after` 0 never expires. */
 export function cursorExpired(after: number, firstId: number | undefined): boolean {
   return after > 0 && firstId !== undefined && firstId > after + 1;
 }

@@ -1,8 +1,6 @@
 /**
- * Cancelling an order (docs/api.md#stock-and-ordering): an open order is deleted, its quantity
- * returns to stock and a pending pet becomes available again. Every statement
- * is guarded by the same condition on the order row, which is deleted last.
- * One batch, after a read only for If-Match.
+ * Cancelling an order (docs/api.md#stock-and-ordering): the order deleted, its quantity restocked, a pending pet available again, in one
+ * batch guarded by one condition on the order row (docs/architecture.md#idempotency-key-and-orders), after a read only for If-Match.
  */
 import { and, eq, exists, sql } from "drizzle-orm";
 import { alias, unionAll } from "drizzle-orm/sqlite-core";
@@ -47,11 +45,7 @@ const cancellation = plan({
       .set({ status: "available", version: sql`${pets.version} + 1` })
       .where(and(sql`${pets.id} = ${petOfOrder}`, sql`${pets.status} = 'pending'`, cancellable)),
   ),
-  /**
-   * The events, in this order: `pet.updated` (when the pet became available,
-   * the step before), `inventory.updated`, `order.cancelled`; one statement,
-   * whose UNION ALL members SQLite runs (and numbers) in order.
-   */
+  /** The events in this order: `pet.updated` (when the step before made the pet available), `inventory.updated`, `order.cancelled` (UNION ALL). */
   events: outbox(
     p.guarded((changed) =>
       qb
@@ -81,10 +75,7 @@ export interface Cancellation {
   now: Date;
 }
 
-/**
- * Cancel (delete) an open order (see the module comment).
- * @throws NotFound (absent or another customer's), Conflict `order_complete`, StaleVersion.
- */
+/** Cancel (delete) an open order. @throws NotFound (absent or another customer's), Conflict `order_complete`, StaleVersion. */
 export async function cancelOrder(db: Database, { principal, orderId, expected, now }: Cancellation): Promise<void> {
   const version = await versionMatching(db, principal, orderId, expected);
   const values = { orderId, version, accountId: viewer(principal), occurredAt: now.toISOString() };

@@ -1,8 +1,6 @@
 /**
- * Changing an order (staff, docs/api.md#stock-and-ordering): fulfilling it (`complete: true`;
- * shipDate defaults to now; the pet becomes sold when its stock is 0 and no
- * other order is open) or rescheduling an open one (`shipDate`). One batch,
- * after a read only for If-Match.
+ * Changing an order (staff, docs/api.md#stock-and-ordering): fulfilling it (shipDate defaults to now; the pet is sold at stock 0 with
+ * no other open order) or rescheduling an open one. One batch, after a read only for If-Match.
  */
 import { and, eq, sql } from "drizzle-orm";
 import { type Database, qb } from "../../db/client";
@@ -97,10 +95,7 @@ export interface ChangeRequest {
   now: Date;
 }
 
-/**
- * Change an order (staff): fulfil or reschedule it (see the module comment).
- * @throws NotFound, Conflict `order_complete`, StaleVersion.
- */
+/** Change an order (staff): fulfil or reschedule it. @throws NotFound, Conflict `order_complete`, StaleVersion. */
 export async function changeOrder(db: Database, { principal, orderId, change, expected, now }: ChangeRequest): Promise<Order> {
   const version = await versionMatching(db, principal, orderId, expected);
   const values = { orderId, shipDate: change.shipDate ?? null, version, occurredAt: now.toISOString(), accountId: viewer(principal) };

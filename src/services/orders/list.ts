@@ -1,7 +1,4 @@
-/**
- * Reading orders (docs/api.md#endpoints): a page of the orders the caller may see (a
- * customer their own, staff all), and one order by id.
- */
+/** Reading orders (docs/api.md#authorisation): a page of those the caller may see (a customer their own, staff all), and one by id. */
 import { and, eq, gt } from "drizzle-orm";
 import { type Database, qb } from "../../db/client";
 import { execute, params } from "../../db/plan";
@@ -16,11 +13,7 @@ export interface OrderFilter {
 }
 
 const p = params<{ afterId: number; limit: number; accountId: number; petId: number | null; complete: boolean | null }>();
-/**
- * The list query for one combination of filters (`accountId`, `petId`,
- * `complete` are used only when filtered), so each uses its index (a
- * customer's orders: `orders_account_id_id_idx`; a pet's: `orders_pet_id_complete_idx`).
- */
+/** The list query per combination of filters (`accountId` for customers, `petId`, `complete`), each on its own index. */
 const listQuery = variants((own: boolean, byPet: boolean, byComplete: boolean) =>
   p.prepare(
     qb

@@ -1,9 +1,6 @@
 /**
- * Placing an order (docs/api.md#stock-and-ordering, #idempotency-key): ONE atomic batch, Idempotency-Key included,
- * that takes the stock only while the pet is available and the stock suffices,
- * inserts the order, makes the pet pending when its last unit went, appends
- * the events (docs/api.md#events-and-webhooks) and reads back what tells success, replay or the
- * reason of a refusal. Exact under concurrency: SQLite serialises write batches.
+ * Placing an order (docs/api.md#stock-and-ordering): ONE atomic batch, Idempotency-Key included, that takes the stock, inserts the order,
+ * makes the pet pending at its last unit, appends the events and reads back the outcome (docs/architecture.md#idempotency-key-and-orders).
  */
 import { and, eq, gte, type SQL, sql } from "drizzle-orm";
 import { unionAll } from "drizzle-orm/sqlite-core";
@@ -98,11 +95,7 @@ const petPending = p.statement(
     ),
 );
 
-/**
- * The events, in this order: `pet.updated` (when the pet became pending, the
- * step before), `order.placed`, `inventory.updated`; one statement, whose
- * UNION ALL members SQLite runs (and numbers) in order.
- */
+/** The events in this order: `pet.updated` (when the step before made the pet pending), `order.placed`, `inventory.updated` (UNION ALL). */
 const placementEvents = outbox(
   p.guarded((changed) =>
     qb
@@ -156,11 +149,7 @@ const placement = plan({
   readBack,
 });
 
-/**
- * Placing with an Idempotency-Key: the claim guards the take; a refused order
- * releases its own claim (by its token) in the same transaction, never the
- * claim of another request that holds the key.
- */
+/** Placing with an Idempotency-Key: the claim guards the take; a refused order releases its own claim (by its token), never another request's. */
 const keyedPlacement = plan({
   claim: claimStep,
   take: guarded(takeStock),

@@ -1,8 +1,4 @@
-/**
- * What the order use cases share (docs/api.md#endpoints, #authorisation): the Order representation,
- * who may see an order (a customer their own, staff all; another customer's
- * order is NotFound, docs/api.md#authorisation), and reading one order with its version for If-Match.
- */
+/** What the order use cases share: who may see an order (docs/api.md#authorisation), and reading one with its version for If-Match. */
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { type Database, qb } from "../../db/client";
@@ -12,12 +8,7 @@ import { NotFound } from "../../domain/errors";
 import { type Precondition, requireMatch } from "../../domain/precondition";
 import type { Principal } from "../../domain/principal";
 
-/**
- * "The caller may see the order", on the `accountId` column of orders or of
- * an alias of it: the value `accountId` of `p` is the customer's account, NULL
- * for staff (all orders). For lookups by id only: on lists it would keep
- * SQLite from using the account's index (list.ts has a variant per role).
- */
+/** "The caller may see the order" on `accountId` (of orders or an alias): `p`'s `accountId` is the customer's, NULL for staff. Lookups by id only. */
 export function visibleTo<V extends { accountId: number | null }>(p: Params<V>, accountId: SQLiteColumn): SQL {
   return sql`(${p("accountId")} is null or ${accountId} = ${p("accountId")})`;
 }
@@ -44,10 +35,7 @@ export const orderState = p.prepare(
     .where(and(eq(orders.id, p("orderId")), visibleTo(p, orders.accountId))),
 );
 
-/**
- * The order `orderId` and its version, as `principal` may see it. One round trip.
- * @throws NotFound when absent or another customer's.
- */
+/** The order `orderId` and its version, as `principal` may see it. One round trip. @throws NotFound when absent or another customer's. */
 export async function readOrder(db: Database, principal: Principal, orderId: number): Promise<{ order: Order; version: number }> {
   const [row] = await execute(db, orderQuery, { orderId, accountId: viewer(principal) });
   if (!row) throw new NotFound("order", orderId);
@@ -55,11 +43,7 @@ export async function readOrder(db: Database, principal: Principal, orderId: num
   return { order: ORDER.present(order), version };
 }
 
-/**
- * With an `expected` state (If-Match): the order's version after checking it
- * against the current representation (one round trip); without: null (no read).
- * @throws NotFound, StaleVersion.
- */
+/** With `expected` (If-Match): the order's version, checked against the current representation (one round trip); without: null, no read. @throws NotFound, StaleVersion. */
 export async function versionMatching(db: Database, principal: Principal, orderId: number, expected: Precondition | undefined): Promise<number | null> {
   if (!expected) return null;
   const current = await readOrder(db, principal, orderId);
