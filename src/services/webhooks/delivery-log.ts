@@ -1,7 +1,4 @@
-/**
- * A subscription's delivery log (docs/api.md#events-and-webhooks): its (subscription, event)
- * deliveries and their attempts so far, as `GET /webhooks/{id}/deliveries` shows them.
- */
+/** A subscription's delivery log (docs/api.md#events-and-webhooks): its deliveries and their attempts, as `GET /webhooks/{id}/deliveries` shows them. */
 import { and, eq, gt } from "drizzle-orm";
 import { qb, type Database } from "../../db/client";
 import { params, plan, read, type PlanResults } from "../../db/plan";
@@ -27,13 +24,7 @@ const LOG_COLUMNS = {
   deliveredAt: d.deliveredAt,
 };
 
-/**
- * Whether the subscription exists, and its deliveries with event id >
- * `afterEventId` (in `status` when `byStatus`), in one snapshot. A page walks
- * the (webhook_id, event_id) or (webhook_id, status, event_id) index in its own
- * order: a subscription's deliveries are created in event order, so event
- * order is id order.
- */
+/** Whether the subscription exists, and its deliveries with event id > `afterEventId` (in `status` when `byStatus`), in one snapshot, by an index. */
 const p = params<Omit<DeliveryPage, "status"> & { status: DeliveryStatus | null }>();
 const logPage = variants((byStatus: boolean) =>
   plan({

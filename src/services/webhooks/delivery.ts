@@ -1,11 +1,6 @@
 /**
- * One delivery attempt (docs/api.md#events-and-webhooks): claim a due queue head (a conditional
- * UPDATE that counts the attempt and leases the delivery), POST the signed
- * Event (./signing.ts) without following redirects, and record the outcome
- * while the claim holds. 2xx = delivered (a `failing` subscription becomes
- * `active`); otherwise retried after the backoff (./schedule.ts), or given up
- * after `maxAttempts` (the subscription becomes `failing`). Why claims and
- * leases: docs/webhooks.md, "Design".
+ * Delivery attempts (docs/webhooks.md#design): claim due queue heads, POST each signed Event without following redirects, and
+ * record the outcome while the claim holds: delivered (2xx), retried after the backoff, or given up after `maxAttempts`.
  */
 import { and, eq, lte, sql } from "drizzle-orm";
 import type { AppConfig } from "../../config";
@@ -123,10 +118,7 @@ const retried = plan({
   ),
 });
 
-/**
- * Claim `heads` at `now` in one write batch.
- * @returns the heads this run won, with their attempt number (others were claimed elsewhere or are no longer due).
- */
+/** Claim `heads` at `now` in one write batch; resolves with those this run won, with their attempt number. */
 export async function claim(db: Database, heads: Head[], options: { now: Date; timeoutMs: number }): Promise<Claimed[]> {
   if (heads.length === 0) return [];
   const values = { now: options.now.toISOString(), leaseEnd: leaseEnd(options.now, options.timeoutMs).toISOString() };
@@ -144,11 +136,7 @@ export async function claim(db: Database, heads: Head[], options: { now: Date; t
 const DNS_CODES = new Set(["ENOTFOUND", "EAI_AGAIN", "EAI_NODATA", "EAI_FAIL", "EAI_NONAME"]);
 const TIMEOUT_CODES = new Set(["ETIMEDOUT", "UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
 
-/**
- * Classify a failed `fetch`: Node (undici) puts the system error code in the
- * `cause` chain (`ECONNREFUSED`, `ENOTFOUND`, `ERR_TLS_*`, `CERT_*`…);
- * workerd only gives a message, matched by words.
- */
+/** The `DeliveryError` of a failed `fetch`: from the codes of its `cause` chain (Node, undici), else from its message's words (workerd). */
 export function classifyFetchError(error: unknown): DeliveryError {
   const codes: string[] = [];
   const messages: string[] = [];
@@ -177,7 +165,7 @@ export function classifyFetchError(error: unknown): DeliveryError {
 /** Send one signed attempt of `head` at `at` with `fetchFn`. Never throws. */
 export async function attempt(head: Claimed, options: { config: AppConfig; at: Date; fetch: FetchFn }): Promise<AttemptResult> {
   const { webhooks: settings } = options.config;
-  // IP literals are never looked up: checked here (names by the runtime's fetch: src/runtime/node/webhook-fetch.ts, worker-webhook-fetch.ts).
+  // IP literals are checked here; names by the runtime's fetch (docs/webhooks.md#targets).
   if (!settings.allowPrivateTargets && isPrivateHost(new URL(head.url).hostname)) {
     return { ok: false, statusCode: null, error: "private_address" };
   }
@@ -210,10 +198,7 @@ function recording(head: Claimed, result: AttemptResult, options: { config: AppC
   return { outcome: "retried", run: withValues(retried, { id, attempts, statusCode, error, next }) };
 }
 
-/**
- * Send every claimed head at once, then record all outcomes in one write batch.
- * @returns the outcome of each attempt.
- */
+/** Send every claimed head at once, then record all outcomes in one write batch; resolves with each attempt's outcome. */
 export async function attemptAll(
   db: Database,
   claimed: Claimed[],

@@ -1,12 +1,6 @@
 /**
- * A webhook dispatch run (docs/webhooks.md: at least once, in order per
- * subscription): ask whether anything is due and stop if not; else prune old
- * finished deliveries, fan out new events
- * (./fan-out.ts), then attempt the due queue heads (./delivery.ts) in rounds of
- * up to `HEAD_LIMIT` (claim in one batch, send at once, record in one batch,
- * yield) until none is due. `WebhookDispatcher` runs these for one runtime
- * instance: polled and nudged on Node, nudged after writes and by the Cron
- * Trigger on Workers. Design: docs/webhooks.md, "Design".
+ * Webhook dispatch runs (docs/webhooks.md#design): unless nothing is due, prune, fan out (./fan-out.ts) and attempt the due queue
+ * heads (./delivery.ts) in rounds. `WebhookDispatcher` runs them for one runtime instance.
  */
 import { and, eq, inArray, lt, lte, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
@@ -39,10 +33,7 @@ export interface DispatchOptions {
   maxRunMs?: number;
   /** Learns which event types the subscriptions want (read at the start of the run). */
   interest?: SubscribedTypes;
-  /**
-   * A timer's poll: its probe does not also ask whether any subscription exists
-   * (a run started by a write does, to learn that nobody subscribes), so an idle poll reads 3 rows.
-   */
+  /** A timer's poll: its probe does not ask whether any subscription exists, so an idle poll reads 3 rows. */
   poll?: boolean;
 }
 
@@ -67,18 +58,7 @@ const d = webhookDeliveries;
 /** A subscription's queue, looked up from its head (correlated subquery alias). */
 const queue = alias(webhookDeliveries, "p");
 
-/**
- * Is anything due? With subscriptions, whether events are left to fan out or a
- * pending delivery is due at `now`: one indexed look at each, a few rows in all
- * (an idle poll's whole cost).
- */
-/**
- * Is anything due? Events left to fan out (after the cursor), or a pending
- * delivery due at `now`: one indexed look at each, three rows read in all (an
- * idle poll's whole cost). With `learning`, also whether any subscription
- * exists (one more row), so that a process can learn that nobody subscribes
- * without a run.
- */
+/** Is anything due: events after the fan-out cursor, or a pending delivery due at `now` (3 rows read)? `learning`: also whether any subscription exists. */
 const due = params<{ now: string }>();
 const anythingDue = variants((learning: boolean) =>
   due.prepare(
@@ -93,24 +73,20 @@ const anythingDue = variants((learning: boolean) =>
   ),
 );
 
-/** The start of a run: retention, the fan-out range, and what the subscriptions want. */
 /** Up to `PRUNE_BATCH` finished deliveries that finished before `finishedBefore`, found through the (status, next_attempt_at) index. */
 const finished = params<{ finishedBefore: string }>();
 export const pruneFinishedDeliveries = finished.prepare(
   boundedDelete(d, d.id, and(inArray(d.status, ["delivered", "failed"]), lt(d.nextAttemptAt, finished("finishedBefore"))), PRUNE_BATCH),
 );
 
+/** The start of a run: retention, the fan-out range, and what the subscriptions want. */
 const start = plan({
   prune: statement(pruneFinishedDeliveries),
   range: statement(fanOutRange),
   subscriptions: statement(params<Record<never, never>>().prepare(qb.select({ events: webhooks.events }).from(webhooks))),
 });
 
-/**
- * Due queue heads: for each subscription (at most 50), its pending delivery
- * with the lowest event id, found through the (webhook_id, status, event_id)
- * index, kept when due at `now`; oldest first, at most `limit`.
- */
+/** Due queue heads: each subscription's pending delivery with the lowest event id, when due at `now`; oldest first, at most `limit`. */
 const heads = params<{ now: string; limit: number }>();
 const dueHeads = heads.prepare(
   qb
@@ -150,9 +126,7 @@ function toHead(row: ResultOf<typeof dueHeads>[number]): Head {
 }
 
 /**
- * Run the delivery pipeline once (see the module docs). Does nothing (an
- * all-zero report) when `config.webhooks.enabled` is false (previews, docs/deployment.md#previews-one-per-branch).
- * @returns what the run did.
+ * Run the delivery pipeline once; an all-zero report when webhooks are disabled (previews, docs/deployment.md#previews-one-per-branch).
  * @throws the driver's error when the database fails (attempt failures are recorded, not thrown).
  */
 export async function dispatchDue(db: Database, options: DispatchOptions): Promise<DispatchReport> {
@@ -195,12 +169,7 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
   return report;
 }
 
-/**
- * Runs dispatch runs for one runtime instance: on a timer (Node) and when
- * nudged. Runs never overlap; a nudge during a run schedules exactly one more
- * run, and its promise settles after that run (suitable for Workers'
- * `ctx.waitUntil`). Errors are logged, never thrown.
- */
+/** Runs dispatch runs for one runtime instance, on a timer (Node) and when nudged; never two at once: a nudge during a run makes one more. Errors are logged. */
 export class WebhookDispatcher {
   private running: Promise<void> | undefined;
   private again = false;

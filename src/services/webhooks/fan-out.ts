@@ -1,15 +1,4 @@
-/**
- * Fan-out of events into deliveries (docs/webhooks.md). One cursor
- * (`webhook_fanout`) marks the events fanned out; one write batch inserts a
- * `webhook_deliveries` row for every (subscription, event) with
- * `from < event.id <= upTo` whose type the subscription wants and that came
- * after the subscription (`webhooks.last_event_id`), then moves the cursor to
- * `upTo`: one row written per batch, whatever the number of subscriptions.
- * Event ids follow commit order, so every wanted event gets exactly one row
- * (`UNIQUE (webhook_id, event_id)` backs this up). A `failing` subscription
- * gets rows only while it has fewer than `maxPending` pending. Batches cover at
- * most `FANOUT_STEP_EVENTS` events; the run yields between them.
- */
+/** Fan-out of events into deliveries behind one cursor, exactly one delivery per subscription and wanted event (docs/webhooks.md#design). */
 import { and, eq, gt, inArray, lt, lte, ne, or, sql } from "drizzle-orm";
 import { qb, type Database } from "../../db/client";
 import { params, plan, run, statement } from "../../db/plan";
@@ -32,11 +21,7 @@ const backlog = qb.$with("backlog").as(
     .groupBy(d.webhookId),
 );
 
-/**
- * Every (subscription, event) with `from < event.id <= upTo`, after the
- * subscription's start, whose type it wants (found by type, so the others are
- * not read), numbered per subscription.
- */
+/** Every (subscription, event) with `from < event.id <= upTo` after the subscription's start whose type it wants, numbered per subscription. */
 const wanted = qb.$with("wanted").as(
   qb
     .select({
@@ -53,11 +38,7 @@ const wanted = qb.$with("wanted").as(
     .where(and(gt(events.id, p("from")), lte(events.id, p("upTo")))),
 );
 
-/**
- * What is left to fan out: the newest event id, and where fan-out resumes
- * (null without subscriptions): after the cursor, or after the oldest
- * subscription's start when that is later.
- */
+/** What is left to fan out: the newest event id, and where fan-out resumes (null: no subscription): the cursor, or the oldest subscription's start. */
 export const fanOutRange = params<Record<never, never>>().prepare(
   qb
     .select({
@@ -130,11 +111,7 @@ export interface FanOutRange {
 /** Let pending I/O callbacks (e.g. requests on Node, where the embedded database runs on the main thread) run. */
 export const yieldToEventLoop = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
 
-/**
- * Fan out the events of `range` in batches of `FANOUT_STEP_EVENTS` events,
- * yielding to the event loop between them.
- * @returns how many delivery rows were created.
- */
+/** Fan out the events of `range` in batches of `FANOUT_STEP_EVENTS`, yielding between them; resolves with the delivery rows created. */
 export async function fanOut(db: Database, range: FanOutRange): Promise<number> {
   if (range.from === null) return 0;
   let queued = 0;

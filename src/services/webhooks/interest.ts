@@ -1,10 +1,6 @@
 /**
- * Which event types some webhook subscription wants, as this process (or
- * Worker isolate) last learned it: plain data, so that a write whose events
- * nobody wants starts no dispatch run (docs/api.md#events-and-webhooks). Learned by each dispatch
- * run; forgotten when this process creates or deletes a subscription and
- * after `maxAgeMs`. Not knowing counts as wanting. See docs/architecture.md
- * "Webhooks" for the staleness this allows.
+ * Which event types some subscription wants, as this process (or isolate) last learned it, so that a write whose events nobody
+ * wants starts no dispatch run; unknown counts as wanted (docs/webhooks.md#design, "Staleness of that knowledge").
  */
 import { subscriptionChanges } from "./subscriptions";
 

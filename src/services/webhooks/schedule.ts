@@ -1,7 +1,4 @@
-/**
- * When webhook work is due (docs/api.md#events-and-webhooks):
- * the lease of a claimed attempt, and how long finished deliveries are kept.
- */
+/** When webhook work is due (docs/webhooks.md#design): the lease of a claimed attempt, and how long finished deliveries are kept. */
 
 /** Delivered and given-up deliveries are kept this long, ms (docs/api.md#events-and-webhooks: 7 days). */
 export const DELIVERY_RETENTION_MS = 7 * 24 * 3600 * 1000;

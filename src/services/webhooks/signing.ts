@@ -1,11 +1,4 @@
-/**
- * Webhook signatures per Standard Webhooks v1 (https://www.standardwebhooks.com/):
- * `webhook-id` (the same on every retry), `webhook-timestamp` (Unix seconds of
- * the attempt) and `webhook-signature` = `v1,<base64 HMAC-SHA256(key,
- * "${id}.${timestamp}.${body}")>`, where `key` is the base64 part of the
- * secret `whsec_<base64>`. Signed with the reference `standardwebhooks`
- * package (pure JavaScript: Node and Workers), which receivers can verify with.
- */
+/** Webhook signatures per Standard Webhooks v1 (docs/webhooks.md#webhooks-experimental), made with the reference `standardwebhooks` package. */
 import { Webhook } from "standardwebhooks";
 
 /** Bytes of key material in a new secret (the convention asks for 24..64). */
@@ -24,10 +17,7 @@ export function webhookMessageId(eventId: number): string {
   return `evt_${eventId}`;
 }
 
-/**
- * Request headers of one delivery attempt of `body` (the exact bytes sent),
- * signed with `secret` (`whsec_…`) at `at` (second precision).
- */
+/** Request headers of one delivery attempt of `body` (the exact bytes sent), signed with `secret` (`whsec_…`) at `at` (second precision). */
 export function signedWebhookHeaders(secret: string, messageId: string, at: Date, body: string): Record<string, string> {
   return {
     "content-type": "application/json",

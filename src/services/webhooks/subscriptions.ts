@@ -1,10 +1,6 @@
 /**
- * Webhook subscriptions (docs/api.md#events-and-webhooks, experimental): create, list, get, delete.
- * A subscription is `{url, events[]}` (`events` is wanted types, or exactly
- * `["*"]`) plus a signing secret `whsec_…` returned once, by create; it
- * receives the events committed after it. Targets: absolute http(s) URLs
- * without credentials, ≤ 2000 characters; private hosts are refused unless
- * allowed (src/domain/private-address.ts; host names are checked at delivery).
+ * Webhook subscriptions (docs/api.md#events-and-webhooks, experimental): create, list, get, delete. A subscription `{url, events}`
+ * gets a signing secret `whsec_…`, shown once, and receives the events committed after it.
  */
 import { and, count, eq, gt, lt, notExists, type SQL, sql } from "drizzle-orm";
 import { boundedDelete } from "../../db/bounded-delete";
@@ -57,11 +53,7 @@ function insertSubscription(guard?: SQL) {
   );
 }
 
-/**
- * One row per wanted event type of the subscription just inserted, when the
- * step just before changed a row (the newest subscription is this one: the
- * batch holds the write lock).
- */
+/** A row per wanted event type of the subscription just inserted (the newest: the batch holds the write lock), when the step before changed a row. */
 const eventTypes = creating.guarded((changed) =>
   qb.insert(webhookEventTypes).select(
     qb
@@ -83,12 +75,7 @@ const creation = plan({
 /** The subscription just inserted (last_insert_rowid()), for its stored response. */
 const newSubscription = (expression: SQL) => sql<string>`(select ${expression} from ${webhooks} where ${webhooks.id} = last_insert_rowid())`;
 
-/**
- * Creating a subscription with an Idempotency-Key (the values of `creation`
- * and of `claimValues`): the claim guards the insert; the response (200, the
- * subscription without its secret, and its Location) is recorded on the claim
- * in the same batch; a refused subscription releases its claim.
- */
+/** Creating with an Idempotency-Key: the claim guards the insert, the response (200, no secret) is recorded with it, a refused subscription releases the claim. */
 const keyedCreation = plan({
   claim: claimStep,
   subscription: guarded(insertSubscription),
@@ -123,11 +110,7 @@ const subscriptionById = byId.prepare(
 /** Most deliveries one removal round deletes. */
 export const REMOVAL_BATCH = 1000;
 
-/**
- * One round of removing a subscription: up to `REMOVAL_BATCH` of its
- * deliveries, then the subscription itself once none is left (so that the
- * cascade never deletes an unbounded log in one statement).
- */
+/** One removal round: up to `REMOVAL_BATCH` of the subscription's deliveries, then the subscription once none is left (no unbounded cascade). */
 const removal = plan({
   exists: byId.statement(
     qb
@@ -167,10 +150,8 @@ function toWebhook(row: WebhookRow): Webhook {
 }
 
 /**
- * Why `raw` cannot be a webhook target, or undefined when it can: an absolute
- * http(s) URL of at most 2000 characters, without credentials, not on port 0
- * (RFC 6335 §6: reserved, no service listens there), and not a private host
- * (`isPrivateHost`) unless `allowPrivate`.
+ * Why `raw` cannot be a webhook target, or undefined: it must be an absolute http(s) URL of ≤ 2000 characters, without credentials,
+ * not on port 0 (RFC 6335 §6), and not a private host (`isPrivateHost`, docs/webhooks.md#targets) unless `allowPrivate`.
  */
 export function webhookTargetProblem(raw: string, options: { allowPrivate: boolean }): string | undefined {
   let url: URL;
@@ -188,13 +169,10 @@ export function webhookTargetProblem(raw: string, options: { allowPrivate: boole
 }
 
 /**
- * Create a subscription that receives the events committed after it,
- * honouring the request's Idempotency-Key `options.claim` (if any) in the same
- * batch. One statement checks and inserts: concurrent calls never pass `MAX_WEBHOOKS`.
+ * Create a subscription, honouring the Idempotency-Key `options.claim` (if any) in the same batch; one statement checks `MAX_WEBHOOKS` and inserts.
  * @param options.allowPrivateTargets accept private hosts (WEBHOOKS_ALLOW_PRIVATE); `now` is its `createdAt`.
- * @returns the subscription and its secret (`whsec_…`), which is never shown again; or the stored response of the key's first request.
- * @throws InvalidInput (`url`) for a refused target.
- * @throws LimitReached when `MAX_WEBHOOKS` exist; IdempotencyKeyInProgress, IdempotencyKeyReused.
+ * @returns the subscription and its secret (`whsec_…`, never shown again), or the stored response of the key's first request.
+ * @throws InvalidInput (`url`), LimitReached (`MAX_WEBHOOKS`), IdempotencyKeyInProgress, IdempotencyKeyReused.
  */
 export async function createWebhook(
   db: Database,
@@ -242,12 +220,7 @@ export async function getWebhook(db: Database, webhookId: number): Promise<Webho
   return toWebhook(row);
 }
 
-/**
- * Delete a subscription and its delivery log, in rounds of at most
- * `REMOVAL_BATCH` deliveries (each one write batch); nothing more is delivered
- * to it once it is gone (an attempt already in flight may still arrive).
- * @throws NotFound when absent.
- */
+/** Delete a subscription and its delivery log, in rounds of `REMOVAL_BATCH` deliveries (a write batch each); an attempt in flight may still arrive. @throws NotFound. */
 export async function deleteWebhook(db: Database, webhookId: number): Promise<void> {
   for (;;) {
     const { exists, subscription } = await run(db, removal, { id: webhookId });
