@@ -1,11 +1,8 @@
 /** The one retry backoff of the project: webhook attempts, lock waits, a saturated database server. */
 
 /**
- * Delay before attempt `attempt + 1` after attempt `attempt` (1-based) failed, ms:
- * exponential `min(capMs, baseMs * 2^(attempt-1))` with "equal jitter" (half
- * fixed, half `random()` in [0, 1)), so retries spread out but never come back
- * sooner than half the nominal delay.
- * (https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/)
+ * Delay in ms after attempt `attempt` (1-based) failed: `min(capMs, baseMs * 2^(attempt-1))` with equal jitter (half fixed, half
+ * `random()` in [0, 1)): https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/
  */
 export function backoffDelayMs(attempt: number, baseMs: number, capMs: number, random: () => number = Math.random): number {
   const nominal = Math.min(capMs, baseMs * 2 ** Math.min(Math.max(attempt - 1, 0), 40));

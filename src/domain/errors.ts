@@ -1,10 +1,6 @@
 /**
- * Domain errors: what a service throws when a rule of the store refuses a
- * request, in the store's terms (which resource, which rule, which facts) and
- * without HTTP. One table at the HTTP edge (src/middleware/domain-errors.ts)
- * turns each into the status, code, message, details and headers of its Error
- * response (docs/api.md#errors). Anything else a service throws is a failure
- * (500, or 503 for the database).
+ * Domain errors: what a service throws when a rule of the store refuses a request, in the store's terms and without HTTP
+ * (docs/architecture.md#errors-domain-errors-one-table-at-the-edge). Anything else a service throws is a failure (500, or 503).
  */
 import type { PetStatus } from "./pets";
 
@@ -52,8 +48,7 @@ export interface ConflictFacts {
 export type ConflictCode = keyof ConflictFacts;
 
 /**
- * A rule refuses the change in the resource's current state: `code` says
- * which (its stable code), `facts` what the refusal depends on. → 409 `code`.
+ * A rule refuses the change in the resource's current state: `code` (stable) says which, `facts` what it depends on. → 409 `code`.
  * @example throw new Conflict("pet_has_orders", { petId });
  */
 export class Conflict<C extends ConflictCode = ConflictCode> extends DomainError {
@@ -67,11 +62,8 @@ export class Conflict<C extends ConflictCode = ConflictCode> extends DomainError
 }
 
 /**
- * The resource is not in the state the caller expected (a precondition such
- * as If-Match failed; src/domain/precondition.ts). `current` is its
- * representation now when the check saw it (the edge answers its ETag);
- * absent when the resource changed after a successful check, before the write.
- * → 412 `precondition_failed`.
+ * The resource is not as the caller expected (If-Match). `current`: its representation when the check saw it (the 412's ETag),
+ * absent when it changed after a successful check. → 412 `precondition_failed`.
  */
 export class StaleVersion extends DomainError {
   override readonly name = "StaleVersion";
@@ -84,10 +76,7 @@ export class StaleVersion extends DomainError {
   }
 }
 
-/**
- * The input's `field` refers to `resource` `id`, which does not exist.
- * → 422 `category_not_found` | `pet_not_found`, with `field` in the details.
- */
+/** The input's `field` refers to `resource` `id`, which does not exist. → 422 `category_not_found` | `pet_not_found`, `field` in the details. */
 export class InvalidReference extends DomainError {
   override readonly name = "InvalidReference";
   constructor(

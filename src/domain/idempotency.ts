@@ -1,9 +1,4 @@
-/**
- * Idempotency-Key (docs/api.md#idempotency-key) as the layers share it: the claim a request
- * makes on its key (built by the idempotency middleware, honoured inside the
- * creating service's one batch) and the stored response a later request with
- * the same key replays.
- */
+/** Idempotency-Key (docs/api.md#idempotency-key) as the layers share it: a request's claim on its key, and the stored response a later one replays. */
 
 /** A request claiming an Idempotency-Key: whose, which key, what request (`fingerprint`), its random claim token, at what time. */
 export interface KeyClaim {

@@ -1,26 +1,12 @@
-/**
- * What a conditional write expects of the resource it changes: the domain form
- * of `If-Match` (RFC 9110 §13.1.1). The handler builds it from the header
- * (src/http/caching.ts, `ifMatchPrecondition`); the service reads the
- * resource, asks whether its current representation is the one expected, and
- * writes only at the version it checked.
- */
+/** What a conditional write expects of its resource: the domain form of `If-Match` (RFC 9110 §13.1.1; docs/architecture.md#errors-domain-errors-one-table-at-the-edge). */
 import { type Resource, StaleVersion } from "./errors";
 
 export interface Precondition {
-  /**
-   * True when the caller's expectation holds for `current`, the resource's
-   * representation now, or for one of `alsoCurrent`: other representations of
-   * the same state that a client may hold (a pet as `GET /pets?id=N` shows it: `[pet]`).
-   */
+  /** True when the expectation holds for `current` (the representation now) or one of `alsoCurrent` (the same state as a client may hold it, e.g. `[pet]`). */
   matches(current: unknown, alsoCurrent?: readonly unknown[]): boolean;
 }
 
-/**
- * Check `expected` (none: nothing to check) against `resource` `id`, whose
- * representation is now `current` (see `Precondition.matches` for `alsoCurrent`).
- * @throws StaleVersion carrying `current` when the expectation does not hold.
- */
+/** Check `expected` (none: nothing to check) against `resource` `id`, now `current` (or `alsoCurrent`). @throws StaleVersion carrying `current`. */
 export function requireMatch(expected: Precondition | undefined, resource: Resource, id: number, current: unknown, alsoCurrent: readonly unknown[] = []): void {
   if (expected && !expected.matches(current, alsoCurrent)) throw new StaleVersion(resource, id, { representation: current });
 }

@@ -1,8 +1,4 @@
-/**
- * Who is calling: the roles of API keys and the authenticated principal
- * (docs/api.md#authentication). Shared by the middleware that authenticates, the services that
- * decide what a caller may see, and the database schema (the role column).
- */
+/** Who is calling (docs/api.md#authentication): the roles of API keys and the authenticated principal. */
 
 /** Roles of an account, hence of its keys: `customer` orders, `staff` manages the store. */
 export const ROLES = ["customer", "staff"] as const;

@@ -1,11 +1,6 @@
 /**
- * Private-address policy of webhook targets (docs/api.md#events-and-webhooks: SSRF): pure functions
- * that tell whether a URL host or a resolved IP address is loopback, private,
- * link-local, unspecified, CGNAT, multicast or reserved (RFC 6890, RFC 4291
- * §2.2 text forms, RFC 6761 §6.3 `localhost`). IPv6 covers the IPv4-mapped,
- * -compatible, -translated (RFC 2765), NAT64 (RFC 6052) and 6to4 forms of a
- * private IPv4 address, and refuses the local-use NAT64 prefix (RFC 8215) and
- * Teredo (RFC 4380) whole: both reach IPv4 hosts this code cannot see.
+ * Private-address policy of webhook targets (docs/webhooks.md#targets): whether a URL host or a resolved address is loopback,
+ * private, link-local, unspecified, CGNAT, multicast or reserved (RFC 6890; RFC 4291 §2.2 text forms; RFC 6761 §6.3 `localhost`).
  */
 
 /** IPv4 dotted quad → 32-bit number, or undefined. */
@@ -84,10 +79,8 @@ function isPrivateV6(g: number[]): boolean {
 }
 
 /**
- * True when `hostname` (as `URL.hostname` gives it: IPv4 normalised to a dotted
- * quad, IPv6 in brackets) names a loopback, private, link-local or otherwise
- * non-public address, or is `localhost` / `*.localhost` (RFC 6761 §6.3).
- * Other host names are not resolved: false.
+ * True when `hostname` (`URL.hostname`: IPv4 as a dotted quad, IPv6 in brackets) is a non-public address or `localhost` /
+ * `*.localhost` (RFC 6761 §6.3); other names are not resolved: false.
  */
 export function isPrivateHost(hostname: string): boolean {
   const host = hostname.toLowerCase().replace(/\.$/, "");
@@ -100,21 +93,13 @@ export function isPrivateHost(hostname: string): boolean {
   return v4 !== undefined && isPrivateV4(v4);
 }
 
-/**
- * True when `hostname` (as `URL.hostname` gives it) is an IP address — a
- * dotted quad (the URL parser normalises every IPv4 form to one) or an IPv6
- * address in brackets — rather than a name that must be resolved.
- */
+/** True when `hostname` (`URL.hostname`) is an IP address (a dotted quad, or IPv6 in brackets) rather than a name to resolve. */
 export function isIpLiteralHost(hostname: string): boolean {
   if (hostname.startsWith("[") && hostname.endsWith("]")) return true;
   return parseIPv4(hostname) !== undefined;
 }
 
-/**
- * True when `address` (as DNS resolution returns it: dotted IPv4, or IPv6
- * without brackets, optionally with a `%zone`) is in the ranges of
- * `isPrivateHost`. Anything that does not parse counts as private (refused).
- */
+/** True when a resolved `address` (dotted IPv4, or IPv6 without brackets, maybe with `%zone`) is in the ranges of `isPrivateHost`, or does not parse. */
 export function isPrivateAddress(address: string): boolean {
   if (address.includes(":")) {
     const groups = parseIPv6(address.replace(/%.*$/, ""));

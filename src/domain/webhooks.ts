@@ -23,11 +23,8 @@ export interface NewWebhook {
 export const DELIVERY_ERRORS = ["http_status", "timeout", "refused", "dns", "tls", "private_address", "network"] as const;
 
 /**
- * Why an attempt failed, coarsely (docs/api.md#events-and-webhooks; never the raw error text, which
- * would tell a subscriber about internal hosts and ports): `http_status` (a
- * non-2xx answer), `timeout`, `refused`, `dns`, `tls` (handshake or
- * certificate), `private_address` (the target is or resolves to a non-public
- * address), `network` (anything else).
+ * Why an attempt failed, coarsely, never as raw error text (docs/webhooks.md#webhooks-experimental): `http_status` (non-2xx), `timeout`,
+ * `refused`, `dns`, `tls`, `private_address` (the target is or resolves to a non-public address), `network` (anything else).
  */
 export type DeliveryError = (typeof DELIVERY_ERRORS)[number];
 
