@@ -1,8 +1,4 @@
-/**
- * The docs page's static files (docs/api.md#endpoints: /docs renders with no outside
- * network): where the page loads its script from, and how a runtime serves it
- * (Node: from node_modules, src/runtime/node/assets.ts; Workers: static assets).
- */
+/** The docs page's static files (docs/api.md#endpoints: /docs needs no outside network): its script's path, and how a runtime serves them. */
 import type { Context } from "hono";
 import type { AppEnv } from "./context";
 

@@ -1,10 +1,6 @@
 /**
- * Cache tags of public reads, and the tags a committed change makes stale
- * (docs/api.md#caching), for both runtimes: the `Cache-Tag` header purged by Workers
- * Cache (https://developers.cloudflare.com/workers/cache/purge/) and the Node
- * read cache. An item carries its own tag; a list page its list tag plus the
- * tag of every item on it. Tags are printable ASCII (0x21–0x7E, ≤ 1024 chars,
- * ≤ 1000 per response). Why these tags: docs/caching.md, "Tags".
+ * Cache tags of public reads, and the tags a committed change makes stale (docs/caching.md#tags), for Workers Cache and the Node read
+ * cache. Tags are printable ASCII (0x21–0x7E, ≤ 1024 chars, ≤ 1000 per response: https://developers.cloudflare.com/workers/cache/purge/).
  */
 
 export const PETS_LIST_TAG = "pets";
@@ -24,7 +20,7 @@ export interface ChangedResource {
   data: Record<string, unknown>;
 }
 
-/** The tags made stale by committed changes (docs/caching.md, "Tags"), deduplicated, in first-seen order. */
+/** The tags made stale by committed changes (docs/caching.md#tags), deduplicated, in first-seen order. */
 export function tagsToPurge(changes: readonly ChangedResource[]): string[] {
   const tags = new Set<string>();
   for (const { type, data } of changes) {

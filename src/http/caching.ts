@@ -1,17 +1,6 @@
 /**
- * HTTP caching and conditional requests (RFC 9110 §8.8.3, §13; RFC 9111 §5.2).
- *
- * Public reads: strong ETag (Hono's etag middleware, SHA-1 of the body),
- * `If-None-Match` → 304, `Cache-Control: public, max-age=0, s-maxage=30,
- * stale-while-revalidate=60` and `Vary: Authorization`, and a `Cache-Tag`
- * naming what they show (docs/api.md#caching, src/http/cache-tags.ts). Caller-dependent
- * responses: `Cache-Control: private, no-store`. A request that carries
- * `Authorization` is never answered from or into a shared cache: its answer
- * is `private, no-store` even on a public route (RFC 9111 §3.5; Workers Cache
- * keys ignore `Authorization`, hence the `Vary` on the public answer:
- * https://developers.cloudflare.com/workers/cache/cache-keys/). On Workers the
- * edge follows its own `Cloudflare-CDN-Cache-Control` instead (stale-if-error
- * bounded): src/runtime/workers/cache.ts, docs/caching.md.
+ * HTTP caching and conditional requests (RFC 9110 §8.8.3, §13; RFC 9111 §5.2): cache policies of public and private reads, ETags and
+ * `If-None-Match`, and the `If-Match` precondition (docs/internals.md#caching-headers-and-etags).
  */
 import { createHash } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
@@ -34,10 +23,7 @@ const publicCachePolicy: MiddlewareHandler = async (c, next) => {
   c.res.headers.append("Vary", "Authorization");
 };
 
-/**
- * Name what a public read shows (`Cache-Tag`, comma-separated, src/http/cache-tags.ts)
- * so that writes can purge exactly it. Call from the handler of a public read.
- */
+/** Name what a public read shows (`Cache-Tag`, comma-separated, src/http/cache-tags.ts), so that writes purge exactly it. */
 export function setCacheTags(c: Context, tags: readonly string[]): void {
   c.header("Cache-Tag", tags.join(","));
 }
@@ -45,12 +31,7 @@ export function setCacheTags(c: Context, tags: readonly string[]): void {
 /** Headers that describe the body; a 304 has none (RFC 9110 §15.4.5), so they are not carried over. */
 export const REPRESENTATION_HEADERS = new Set(["content-type", "content-length", "content-encoding", "content-language", "content-range", "transfer-encoding"]);
 
-/**
- * Hono's etag middleware (strong SHA-1 ETag, `If-None-Match` → 304), except
- * that a 304 keeps every header the 200 would have had but the representation
- * ones: Hono's version keeps only Cache-Control/ETag/Vary/…, which dropped
- * `X-Request-Id` (docs/api.md#conventions: on every response), CORS and RateLimit headers.
- */
+/** Hono's etag middleware (strong ETag, `If-None-Match` → 304), except that a 304 keeps every header of the 200 but the representation ones. */
 function conditionalGet(): MiddlewareHandler {
   const inner = etag();
   return async (c, next) => {
@@ -77,31 +58,19 @@ export const privateResponse: MiddlewareHandler = async (c, next) => {
   c.res.headers.set("Cache-Control", PRIVATE_CACHE_CONTROL);
 };
 
-/**
- * Strong ETag of a JSON representation: `"` + hex SHA-1 of its JSON text + `"`,
- * exactly what Hono's etag middleware computes from the same body. Synchronous
- * (node:crypto, also in Workers with `nodejs_compat`).
- */
+/** Strong ETag of a JSON representation: `"` + hex SHA-1 of its JSON text + `"`, as Hono's etag middleware computes it from the same body. */
 export function representationEtag(representation: unknown): string {
   return `"${createHash("sha1").update(JSON.stringify(representation)).digest("hex")}"`;
 }
 
-/**
- * Set the ETag of the JSON `representation` a handler is about to send, so that
- * Hono's etag middleware uses it for `If-None-Match` instead of cloning and
- * hashing the response stream (the costliest step of a read, measured).
- */
+/** Set the ETag of the JSON `representation` a handler is about to send, so that the etag middleware need not hash the response stream. */
 export function setEtag(c: Context, representation: unknown): void {
   c.header("ETag", representationEtag(representation));
 }
 
 /**
- * The precondition of an `If-Match` header (RFC 9110 §13.1.1) for a service to
- * check against the current representation; none without the header. `*`
- * matches any current representation (the resource exists: the service has
- * it). A list matches when one of its tags is the strong ETag
- * (`representationEtag`) of the current representation or of one of
- * `alsoCurrent`; weak tags never match (strong comparison).
+ * The precondition of an `If-Match` header (RFC 9110 §13.1.1), none without it: `*` matches; a list matches when one of its tags is
+ * the strong ETag of the current representation or of one of `alsoCurrent` (weak tags never match).
  * @example const expected = ifMatchPrecondition(c.req.valid("header")["if-match"]);
  */
 export function ifMatchPrecondition(header: string | undefined): Precondition | undefined {

@@ -1,7 +1,4 @@
-/**
- * The Hono environment shared by every router: what the app factory puts on
- * each request's context (`c.get(...)`).
- */
+/** The Hono environment shared by every router: what the app puts on each request's context (`c.get(...)`). */
 import type { AppConfig } from "../config";
 import type { Context } from "hono";
 import type { CommittedEvent, Database } from "../db/client";
@@ -38,8 +35,5 @@ export interface AppEnv {
 /** How the runtime tells a client's address (socket on Node, CF-Connecting-IP on Workers). */
 export type ClientIp = (c: Context<AppEnv>) => string | undefined;
 
-/**
- * A runtime's hook after a write (AppDeps.afterWrite): called with the outbox events the
- * write committed, in commit order, before its response is sent (src/middleware/after-writes.ts).
- */
+/** A runtime's hook after a write: the events it committed, in commit order, before its response is sent (docs/architecture.md#events-after-a-write). */
 export type WriteListener = (c: Context<AppEnv>, committed: readonly CommittedEvent[]) => void | Promise<void>;

@@ -1,9 +1,4 @@
-/**
- * The one error envelope of the API (docs/api.md#errors) and the exception that carries it.
- *
- * Every non-2xx response body is `{ code, message, status, details?, requestId? }`
- * where `status` equals the HTTP status and `code` is a stable snake_case string.
- */
+/** The one error envelope of the API (docs/api.md#errors), `{ code, message, status, details?, requestId? }`, and the exception that carries it. */
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 
 /** Stable error codes by HTTP status (docs/api.md#errors). */
@@ -56,12 +51,7 @@ export interface ErrorBody {
   requestId?: string;
 }
 
-/**
- * An error that becomes an Error response. Thrown by handlers and middleware
- * (services throw domain errors, src/domain/errors.ts, which
- * src/middleware/domain-errors.ts maps to ApiErrors); the app's error handler
- * renders it with `headers` added to the response.
- */
+/** An error that becomes an Error response, with `headers` added; thrown by handlers and middleware (services throw domain errors, src/domain/errors.ts). */
 export class ApiError extends Error {
   constructor(
     readonly status: ContentfulStatusCode,
@@ -86,13 +76,7 @@ export class ApiError extends Error {
   }
 }
 
-/**
- * The Error object for a request whose method no route of the server supports
- * for any resource: 501 `not_implemented` (RFC 9110 §15.6.2: "the server does
- * not recognize the request method and is not capable of supporting it for any
- * resource"), e.g. CONNECT (this server is no proxy), TRACE, PROPFIND or an
- * unknown token. A method some route supports is 405 on the other paths.
- */
+/** 501 `not_implemented` for a method no route supports for any resource (RFC 9110 §15.6.2), e.g. CONNECT, TRACE or an unknown token. */
 export function notImplemented(method: string): ApiError {
   return new ApiError(501, "not_implemented", `This server does not implement the method ${method} for any resource.`);
 }

@@ -1,9 +1,4 @@
-/**
- * The in-memory cache of verified API keys, the per-address throttle of
- * unknown-key lookups and the index of existing keys (docs/api.md), kept by
- * the app between requests and used by the authentication middleware
- * (src/middleware/auth.ts; docs/architecture.md "Unknown API keys").
- */
+/** Verified API keys, the per-address throttle of unknown-key lookups and the index of existing keys (docs/architecture.md#unknown-api-keys). */
 import { LRUCache } from "lru-cache";
 import type { Principal } from "../domain/principal";
 import { MemoryRateLimiter } from "./rate-limiter";
@@ -25,12 +20,8 @@ export type ReadKeysAfter = (afterId: number, limit: number) => Promise<{ id: nu
 const indexEntry = (hash: string) => hash.slice(0, 16);
 
 /**
- * Verified keys by secret hash, each for at most `ttlMs`; unknown keys are
- * cached as null, so a repeated bad key costs no round trip. Holds settled
- * values only, never a pending lookup: on Workers a promise of one request must
- * not be awaited by another (docs/architecture.md, "Workers: what may outlive
- * a request"), so concurrent first requests with one key each look it up.
- * Every entry ages by `nowMs`, the app's clock (tests move it by hand).
+ * Verified keys by secret hash for `ttlMs` each, unknown ones as null, aged by the app's clock `nowMs`; settled values only, never
+ * a pending lookup (docs/internals.md#the-key-cache).
  */
 export class KeyCache {
   /** Owners by secret hash (`owner: null`: known bad); undefined when `ttlMs` is 0. */
@@ -43,8 +34,7 @@ export class KeyCache {
     ttlMs: number,
     private readonly nowMs: () => number = Date.now,
   ) {
-    // ttlResolution 0: read the clock at every check. lru-cache would otherwise keep the
-    // time for 1 ms behind a timer, which on Workers belongs to the request that set it.
+    // ttlResolution 0: the clock is read at every check (docs/internals.md#the-key-cache).
     const timing = { ttlResolution: 0, perf: { now: nowMs } };
     this.owners = ttlMs > 0 ? new LRUCache({ max: MAX_CACHE_ENTRIES, ttl: ttlMs, ...timing }) : undefined;
     this.paused = new LRUCache({ max: MAX_CACHE_ENTRIES, ...timing });
@@ -71,11 +61,7 @@ export class KeyCache {
     return Math.max(0, Math.ceil(this.paused.getRemainingTTL(ip) / 1000));
   }
 
-  /**
-   * Count a lookup of an unknown or revoked key from `ip`; past `limitPerMinute`
-   * such lookups in a rolling minute, that address's unknown keys are answered 429
-   * until the oldest of them is a minute old (`lookupPausedFor`).
-   */
+  /** Count a failed key lookup from `ip`; past `limitPerMinute` in a rolling minute, `ip`'s lookups pause until the oldest is a minute old. */
   async recordFailedLookup(ip: string, limitPerMinute: number): Promise<void> {
     const limits = [{ bucket: `badkey:${ip}`, limit: limitPerMinute, windowSeconds: 60 }];
     const decision = await this.failures.consume(limits, new Date(this.nowMs()));
@@ -111,11 +97,7 @@ export class KeyCache {
     }
   }
 
-  /**
-   * Whether the key of `hash` may exist: true when the index holds it (or there
-   * is no index); otherwise the index is brought up to date first unless it is
-   * fresh (`indexFresh`), so a false answer from a fresh index costs no database read.
-   */
+  /** Whether the key of `hash` may exist: true when the index holds it or there is none; else asks again after bringing a stale index up to date. */
   async mayExist(hash: string, read: ReadKeysAfter): Promise<boolean> {
     if (!this.indexed || this.indexed.has(indexEntry(hash))) return true;
     if (this.indexFresh()) return false;

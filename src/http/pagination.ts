@@ -1,7 +1,4 @@
-/**
- * Keyset pagination over ascending ids (docs/api.md#lists-and-pagination) with RFC 8288 `Link` headers.
- * The cursor is opaque to clients: base64url of `"after:<lastId>"`.
- */
+/** Keyset pagination over ascending ids (docs/api.md#lists-and-pagination), RFC 8288 `Link` headers; the opaque cursor is base64url of `after:<lastId>`. */
 import type { Context } from "hono";
 import { ApiError } from "./errors";
 import { MAX_ID } from "./schemas";
@@ -35,10 +32,7 @@ export function decodeCursor(cursor: string | undefined): number {
   return id;
 }
 
-/**
- * One page from `limit + 1` fetched rows: the first `limit` and, if more exist,
- * the cursor after the last one (`keyOf` gives its ascending key, default `id`).
- */
+/** One page from `limit + 1` fetched rows: the first `limit` and, if more exist, the cursor after the last (`keyOf`: its ascending key, default `id`). */
 export function toPage<T>(rows: T[], limit: number, keyOf: (row: T) => number = (row) => (row as { id: number }).id): { items: T[]; nextCursor?: string } {
   if (rows.length <= limit) return { items: rows };
   const items = rows.slice(0, limit);

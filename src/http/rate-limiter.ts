@@ -1,10 +1,6 @@
 /**
- * Rate limiter interface and its in-memory sliding-window implementation (Node,
- * tests, and the per-isolate count of the Worker, src/runtime/workers/rate-limiter.ts).
- *
- * Rule (docs/api.md#rate-limits): each limit holds in any rolling window of its length, not
- * in windows aligned to the clock: a request is allowed when fewer than
- * `limit` requests of its bucket were allowed in the `windowSeconds` before it.
+ * The rate limiter interface and its in-memory sliding windows (Node, tests, the Worker's per-isolate count): each limit holds in
+ * any rolling window of its length (docs/configuration.md#how-the-limits-count).
  */
 
 /** Outcome of counting one request against its buckets. */
@@ -31,12 +27,7 @@ export function anonymousBudget(anonPerMinute: number, clientIp: string): Bucket
 }
 
 export interface RateLimiter {
-  /**
-   * Count one request against every budget of `limits`, all or none: it is
-   * allowed (and counted in each) only when each has room. Reports the
-   * budget with the fewest requests left; when refused, the refusing budget
-   * that frees last.
-   */
+  /** Count one request against every budget of `limits`, all or none; reports the budget with the fewest left or, refused, the refusing one that frees last. */
   consume(limits: readonly BucketLimit[], now: Date): Promise<RateLimitDecision>;
 }
 
@@ -45,11 +36,7 @@ const SLOTS_PER_WINDOW = 60;
 /** Slots a bucket keeps: those that can overlap its window (the oldest one partly). */
 const RING = SLOTS_PER_WINDOW + 1;
 
-/**
- * The slots of one bucket, a ring of `RING`: slot `k` (time [k·slotMs, (k+1)·slotMs))
- * lives at index `k % RING` with its count and the time of its latest request.
- * Slots `head..tail` are the counted ones; `total` is the sum of their counts.
- */
+/** A bucket's ring of `RING` slots: slot `k` (time [k·slotMs, (k+1)·slotMs)) at index `k % RING`; `head..tail` are counted, `total` their sum. */
 interface Slots {
   windowMs: number;
   slotMs: number;
@@ -60,14 +47,7 @@ interface Slots {
   total: number;
 }
 
-/**
- * Sliding windows in memory, counted in fixed slots (a sixtieth of the window
- * each): a slot counts until its latest request leaves the window, so a
- * request is counted at most one slot longer than its window, never shorter
- * (the limit holds in every rolling window; a client may be refused up to one
- * slot early). Memory per bucket is `RING` slots whatever the limit. The clock
- * is the caller's `now`, so tests move time without sleeping.
- */
+/** Sliding windows in memory, 60 slots per window, the caller's clock (docs/configuration.md#how-the-limits-count). */
 export class MemoryRateLimiter implements RateLimiter {
   private readonly buckets = new Map<string, Slots>();
   private sweptAt = 0;

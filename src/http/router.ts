@@ -1,7 +1,4 @@
-/**
- * Factory of OpenAPIHono routers sharing the app's environment, validation hook
- * and strict queries.
- */
+/** Routers (OpenAPIHono) sharing the app's environment, validation hook and strict queries (docs/api.md#lists-and-pagination). */
 import { OpenAPIHono, z, type RouteConfig } from "@hono/zod-openapi";
 import type { AppEnv } from "./context";
 import { validationHook } from "./validation";
@@ -10,13 +7,8 @@ import { validationHook } from "./validation";
 const NO_QUERY = z.strictObject({});
 
 /**
- * `route` with a strict query (docs/api.md#lists-and-pagination: unknown query parameters are refused
- * on every operation, naming the allowed ones): none declared →
- * `z.strictObject({})`; a non-strict object schema → the same shape, strict.
- * zod-openapi validates the query first, so an unknown parameter is a 400
- * whatever else the request holds.
- * @throws Error when the query is not an object schema, or when the route
- *   documents no 400 response (the document would hide the refusal).
+ * `route` with a strict query (unknown parameters are 400 on every operation): none declared → `z.strictObject({})`; an object schema → strict.
+ * @throws Error when the query is not an object schema, or the route documents no 400 response.
  */
 export function withStrictQuery<R extends RouteConfig>(route: R): R {
   if (!("400" in route.responses))
@@ -28,12 +20,7 @@ export function withStrictQuery<R extends RouteConfig>(route: R): R {
   return { ...route, request: { ...route.request, query: query.strict() } };
 }
 
-/**
- * A router whose validation failures become 400 `validation_error` and whose
- * every `.openapi()` route has a strict query (`withStrictQuery`), so a route
- * cannot forget it. The route types (`typeof router`, what `hc<AppType>` reads)
- * are those of the definitions as written.
- */
+/** A router whose validation failures are 400 `validation_error` and whose every `.openapi()` route gets a strict query (`withStrictQuery`). */
 export function createRouter(): OpenAPIHono<AppEnv> {
   const router = new OpenAPIHono<AppEnv>({ strict: true, defaultHook: validationHook });
   const register = router.openapi;

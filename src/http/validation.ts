@@ -1,10 +1,6 @@
 /**
- * Zod validation failures as the API's 400 `validation_error` (docs/api.md#request-bodies-and-text),
- * one detail per offending path in one voice ("quantity must be at least 1.",
- * "Unknown parameter; allowed: status, limit, cursor."), and refusal of text
- * that is not Unicode text in every validated input (docs/api.md#request-bodies-and-text). `fieldMessage`
- * replaces Zod's default messages as its global error map
- * (https://zod.dev/error-customization); a schema's own message wins.
+ * Validation failures as 400 `validation_error` (docs/api.md#request-bodies-and-text), one detail per offending path, and refusal
+ * of strings that are not Unicode text (docs/internals.md#validation-messages-and-text).
  */
 import { z, type Hook } from "@hono/zod-openapi";
 import type { AppEnv } from "./context";
@@ -57,12 +53,7 @@ function allowedKeys(inst: unknown): string[] {
   return shape ? Object.keys(shape) : [];
 }
 
-/**
- * The project's message for a Zod issue that carries no message of its own:
- * the field (last path segment) and what it accepts. Unknown keys list the
- * allowed ones ("Unknown field; allowed: …", "…; allowed: none."; `issuesToDetails`
- * says "parameter" for queries).
- */
+/** The message of a Zod issue without one of its own (Zod's global error map): the field and what it accepts, e.g. "quantity must be at least 1.". */
 export function fieldMessage(issue: RawIssue): string {
   // "quantity", "events[0]": the last named field, with the index of an array item.
   const path = issue.path ?? [];
@@ -146,22 +137,11 @@ export function issuesToDetails(target: string, issues: readonly IssueLike[]): E
   return details;
 }
 
-/**
- * A NUL (U+0000) or a surrogate code unit that is not part of a pair. With the
- * `u` flag a well-formed pair is one code point (not in `Cs`), so only lone
- * surrogates match `\p{Cs}`.
- */
+/** A NUL (U+0000) or a lone surrogate (with the `u` flag a well-formed pair is one code point, not in `Cs`). */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching NUL is the point (it is refused as text).
 const NOT_TEXT = /[\u0000\p{Cs}]/u;
 
-/**
- * Detail rows for every string in `value` (walked through arrays and plain
- * objects) that holds a NUL or a lone surrogate: docs/api.md#request-bodies-and-text says text fields are
- * Unicode text. Such strings cannot be stored faithfully (SQLite's C strings
- * end at a NUL, so "a\u0000b" was stored as "a"; sqld refuses a lone surrogate
- * as invalid UTF-8, which became a 503), so they are refused up front, on both
- * runtimes alike.
- */
+/** Detail rows for every string in `value` (through arrays and plain objects) that holds a NUL or a lone surrogate. */
 export function invalidTextDetails(target: string, value: unknown, path: string[] = []): ErrorDetail[] {
   if (typeof value === "string") {
     if (!NOT_TEXT.test(value)) return [];
@@ -174,12 +154,7 @@ export function invalidTextDetails(target: string, value: unknown, path: string[
   return [];
 }
 
-/**
- * The app-wide `defaultHook`, called after every validation (success or not):
- * throw 400 `validation_error` with details for schema failures and for text
- * that is not Unicode text (in the parsed value on success, the input as
- * received on failure: zod-validator passes `data` as either).
- */
+/** The app-wide `defaultHook`: 400 `validation_error` for schema failures and for text that is not Unicode text (the parsed value, or the input on failure). */
 export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) => {
   const target = (result as { target?: string }).target ?? "request";
   const details = invalidTextDetails(target, (result as { data?: unknown }).data);

@@ -1,8 +1,4 @@
-/**
- * The served OpenAPI 3.0.3 document (docs/api.md#endpoints, #versioning-and-deprecation): info with the
- * compatibility policy, `servers` with a `base_url` variable, tags and
- * `x-tagGroups`, the `bearerAuth` scheme, and `x-sunset` of deprecated operations.
- */
+/** The served OpenAPI 3.0.3 document (docs/api.md#versioning-and-deprecation): info, servers, tags, the bearer scheme and `x-sunset`. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppConfig } from "../config";
 import type { AppEnv } from "../http/context";
@@ -66,12 +62,7 @@ export function buildOpenApiDocument(app: OpenAPIHono<AppEnv>, config: AppConfig
   return document;
 }
 
-/**
- * zod-to-openapi renders `z.unknown()` / `z.any()` as `{ nullable: true }`. In
- * OpenAPI 3.0.3 `nullable` only qualifies a `type`, and validators (Ajv, hence
- * Spectral's `oas3-valid-schema-example`) reject it without one. A schema with
- * no type already admits any value, so the lone `nullable` is dropped, in place.
- */
+/** Drop, in place, every `nullable: true` without a `type` (zod-to-openapi's `z.unknown()`; invalid in 3.0.3: docs/internals.md#the-openapi-document). */
 function dropTypelessNullable(node: unknown): void {
   if (!node || typeof node !== "object") return;
   if (Array.isArray(node)) {
