@@ -29,10 +29,7 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? "null";
 }
 
-/**
- * The fingerprint of a request: hex SHA-256 of the canonical JSON of
- * `[method, path, body]`, the body as validated, so whitespace and key order never matter.
- */
+/** A request's fingerprint: hex SHA-256 of the canonical JSON of `[method, path, body]` (the body as validated: whitespace and key order never matter). */
 export function requestFingerprint(method: string, path: string, body: unknown): Promise<string> {
   return sha256Hex(canonicalJson([method, path, body ?? null]));
 }

@@ -88,8 +88,7 @@ export async function createPet(db: Database, input: NewPet, now: Date): Promise
 }
 
 /**
- * Create a pet honouring the request's Idempotency-Key `claim` (if any), in
- * one batch: the pet created, or the stored response of the key's first request.
+ * Create a pet honouring the Idempotency-Key `claim` (if any), in one batch: the pet, or the stored response of the key's first request.
  * @throws InvalidReference (category), IdempotencyKeyInProgress, IdempotencyKeyReused.
  */
 export async function createPetOnce(db: Database, input: NewPet, now: Date, claim?: KeyClaim): Promise<Creation<Pet>> {

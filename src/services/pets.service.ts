@@ -195,7 +195,6 @@ export async function updatePet(db: Database, { petId, change, replace, expected
     const { update } = transition.zeroStock && state.quantity !== 0 ? await run(db, plans.zeroing, values) : await run(db, plans.plain, values);
     const [updated] = update;
     if (updated) return PET.present(updated);
-    // Something changed between the read and the write: the state read is stale.
     if (expected) throw new StaleVersion("pet", petId);
   }
   throw new Conflict("concurrent_update", { resource: "pet", id: petId });

@@ -60,7 +60,6 @@ export function groupCommit(inner: Database, maxStatements = 2000): GroupCommitt
         "write",
       );
     } catch (error) {
-      // Sending the batches again could write them twice: each caller gets the error (its Idempotency-Key covers a retry).
       if (!rolledBack(error)) {
         for (const pending of group) pending.reject(error);
         return;

@@ -112,7 +112,6 @@ class Connection {
   /** Open `path`, check that it answers and run `setup`. @throws LibsqlError. */
   constructor(path: string, maxStatements: number, setup: readonly string[]) {
     try {
-      // Busy timeout 0: lock waits are the caller's (src/db/driver/busy-wait.ts), never a blocked event loop.
       this.native = new Native(path, { timeout: 0 });
     } catch (error) {
       throw libsqlError(error);
@@ -207,11 +206,7 @@ export class NativeFile implements Database {
   #connection: Connection;
   #closed = false;
 
-  /**
-   * Open the database file at `path` (created when missing), check that it
-   * answers and run `options.connectionSetup` on it.
-   * @throws LibsqlError (e.g. SQLITE_CANTOPEN, SQLITE_BUSY while another process creates it).
-   */
+  /** Open the file at `path` (created when missing), check that it answers and run `options.connectionSetup`. @throws LibsqlError (SQLITE_CANTOPEN, SQLITE_BUSY…). */
   constructor(path: string, options: NativeFileOptions = {}) {
     this.#path = path;
     this.#maxStatements = options.maxStatements ?? 500;

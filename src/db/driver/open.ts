@@ -48,7 +48,7 @@ export interface OpenedDatabase {
   close(): Promise<void>;
 }
 
-/** Defaults of the variables (README "Configuration"). */
+/** Default of `DATABASE_URL` (docs/configuration.md). */
 export const DEFAULT_DATABASE_URL = "file:.data/petstore.db";
 
 const nonEmpty = (value: string | undefined) => (value === undefined || value === "" ? undefined : value);

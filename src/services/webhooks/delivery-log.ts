@@ -74,10 +74,7 @@ export interface DeliveryPage {
   status?: DeliveryStatus;
 }
 
-/**
- * A page of a subscription's deliveries, ascending by event id (i.e. by id). One round trip.
- * @throws NotFound when the subscription does not exist.
- */
+/** A page of a subscription's deliveries, ascending by event id (so by id). One round trip. @throws NotFound when the subscription does not exist. */
 export async function listDeliveries(db: Database, page: DeliveryPage): Promise<WebhookDelivery[]> {
   const { subscription, deliveries } = await read(db, logPage(page.status !== undefined), { ...page, status: page.status ?? null });
   if (subscription.length === 0) throw new NotFound("webhook", page.webhookId);
