@@ -1,8 +1,7 @@
 /**
- * A resource's representation, declared once next to its table (src/db/schema.ts) as a record of
- * columns: the select list, the row → representation mapping, the JSON built in SQL (event data,
- * stored responses), the create statement's select list, the update's assignments and the types
- * all derive from it. Members: the NOT NULL columns in list order, then the others, absent while NULL.
+ * A resource's representation, declared once beside its table (src/db/schema.ts) as a record of columns, from which the
+ * select list, row mapping, JSON in SQL, create and update statements and types derive (docs/architecture.md#adding-a-field).
+ * Members: the NOT NULL columns in list order, then the others, absent while NULL.
  */
 import { type Column, getTableColumns, getTableName, type Placeholder, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
