@@ -77,6 +77,27 @@ export function idempotencyScenarios(getTarget: () => Target): void {
       expect((await api.get(`/store/inventory/${first.body.id}`)).body.quantity).toBe(4);
     });
 
+    it("a replay is the first answer to the byte, with an optional member set or absent (one representation rule)", async () => {
+      const category = await createCategory(api, key);
+      const pet = (await api.post("/pets", { name: uniqueName("Byte"), categoryId: category.id }, { key })).body;
+      await api.put(`/store/inventory/${pet.id}`, { quantity: 5 }, { key });
+      const creations: [string, Record<string, unknown>][] = [
+        ["/categories", { name: uniqueName("Bare") }],
+        ["/categories", { name: uniqueName("Described"), description: "set" }],
+        ["/pets", { name: uniqueName("Pet"), categoryId: category.id, status: "pending" }],
+        ["/store/orders", { petId: pet.id, quantity: 1 }],
+        ["/store/orders", { petId: pet.id, quantity: 1, shipDate: "2030-01-02T03:04:05.000Z" }],
+      ];
+      for (const [path, body] of creations) {
+        const idem = { "Idempotency-Key": uniqueName("idem") };
+        const first = await api.post(path, body, { key, headers: idem });
+        const again = await api.post(path, body, { key, headers: idem });
+        expect([first.status, again.headers.get("idempotent-replayed")]).toEqual([201, "true"]);
+        expect(JSON.stringify(again.body), path).toBe(JSON.stringify(first.body));
+        expect(JSON.stringify((await api.get(first.headers.get("location")!, { key })).body), path).toBe(JSON.stringify(first.body));
+      }
+    });
+
     it("one set of messages: another body is the same 422 on /pets and on /store/orders", async () => {
       const category = await createCategory(api, key);
       const pet = (await api.post("/pets", { name: uniqueName("Msg"), categoryId: category.id }, { key })).body;
