@@ -5,7 +5,7 @@
  */
 import { type Column, getTableColumns, getTableName, type Placeholder, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
-import { aliasedColumns } from "./select-list";
+import { aliasedColumns, jsonObject } from "./select-list";
 
 type Columns = Record<string, SQLiteColumn>;
 type Flat<T> = { [K in keyof T]: T[K] } & {};
@@ -64,9 +64,9 @@ function jsonValue(column: Column, value: SQL | Column): SQL {
   return column.dataType === "boolean" ? sql`json(CASE WHEN ${value} THEN 'true' ELSE 'false' END)` : sql`${value}`;
 }
 
-function jsonObject(entries: [string, Column][], overrides: Record<string, SQL | undefined>): SQL {
-  const members = entries.map(([name, column]) => sql`${sql.raw(`'${name}'`)}, ${jsonValue(column, overrides[name] ?? column)}`);
-  return sql`json_object(${sql.join(members, sql`, `)})`;
+/** The JSON members of `entries`, each column or its override as JSON in SQL. */
+function members(entries: [string, Column][], overrides: Record<string, SQL | undefined>): Record<string, SQL> {
+  return Object.fromEntries(entries.map(([name, column]) => [name, jsonValue(column, overrides[name] ?? column)]));
 }
 
 /** The representation `columns` of `table` (list order: see the module header). */
@@ -86,9 +86,9 @@ export function representation<T extends SQLiteTable, F extends Columns>(table: 
       return out as Representation<F>;
     },
     json(overrides = {}) {
-      const object = jsonObject(required, overrides);
+      const object = jsonObject(members(required, overrides));
       // RFC 7396: merging a null member removes it, so a NULL column is left out.
-      return (nullable.length === 0 ? object : sql`json_patch(${object}, ${jsonObject(nullable, overrides)})`) as SQL<string>;
+      return nullable.length === 0 ? object : sql<string>`json_patch(${object}, ${jsonObject(members(nullable, overrides))})`;
     },
     values(input) {
       const out: Record<string, unknown> = {};
