@@ -10,7 +10,7 @@ import { aliasedColumns, jsonObject } from "./select-list";
 type Columns = Record<string, SQLiteColumn>;
 type Flat<T> = { [K in keyof T]: T[K] } & {};
 type Data<C> = C extends Column ? C["_"]["data"] : never;
-type Required<F> = { [K in keyof F]: F[K] extends { _: { notNull: true } } ? K : never }[keyof F];
+type NotNull<F> = { [K in keyof F]: F[K] extends { _: { notNull: true } } ? K : never }[keyof F];
 /** Keys of the columns of table `N` itself, its primary key excepted: what a create or an update writes. */
 type Own<F, N extends string> = { [K in keyof F]: F[K] extends { _: { tableName: N; isPrimaryKey: false } } ? K : never }[keyof F];
 type Defaulted<F> = { [K in keyof F]: F[K] extends { _: { notNull: true; hasDefault: false } } ? never : K }[keyof F];
@@ -20,9 +20,9 @@ type Params<V> = <K extends keyof V & string>(name: K) => Placeholder<K, V[K]>;
 type Shape = { readonly columns: Columns; readonly table: string };
 
 /** The representation of the columns `F`: NOT NULL members, and the others absent while NULL. */
-export type Representation<F> = Flat<{ [K in Required<F>]: Data<F[K]> } & { [K in Exclude<keyof F, Required<F>>]?: Data<F[K]> }>;
+export type Representation<F> = Flat<{ [K in NotNull<F>]: Data<F[K]> } & { [K in Exclude<keyof F, NotNull<F>>]?: Data<F[K]> }>;
 /** A row as `select(columns)` returns it (NULL as null). */
-export type RowOf<F> = { [K in keyof F]: K extends Required<F> ? Data<F[K]> : Data<F[K]> | null };
+export type RowOf<F> = { [K in keyof F]: K extends NotNull<F> ? Data<F[K]> : Data<F[K]> | null };
 /** What creating the resource takes: its own columns, optional where they have a default or may be NULL. */
 export type Creatable<R extends Shape> = Flat<
   { [K in Exclude<Own<R["columns"], R["table"]>, Defaulted<R["columns"]>>]: Data<R["columns"][K]> } & {
@@ -31,7 +31,7 @@ export type Creatable<R extends Shape> = Flat<
 >;
 /** The values of a create or update statement (`Resource.values`): every own column, NULL for none. */
 export type Values<R extends Shape> = {
-  [K in Own<R["columns"], R["table"]>]: K extends Required<R["columns"]> ? Data<R["columns"][K]> : Data<R["columns"][K]> | null;
+  [K in Own<R["columns"], R["table"]>]: K extends NotNull<R["columns"]> ? Data<R["columns"][K]> : Data<R["columns"][K]> | null;
 };
 
 /** A representation: `columns` of table `table` (see the module header). */

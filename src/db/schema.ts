@@ -25,7 +25,7 @@ export const categories = sqliteTable(
 /** The Category representation (docs/api.md#resources) and what creates one. */
 export const CATEGORY = representation(categories, { id: categories.id, name: categories.name, description: categories.description });
 export type Category = Representation<typeof CATEGORY.columns>;
-export type NewCategory = Omit<Creatable<typeof CATEGORY>, "nameKey">;
+export type NewCategory = Creatable<typeof CATEGORY>;
 
 export const pets = sqliteTable(
   "pets",
