@@ -1,110 +1,77 @@
 /**
- * Private-address policy of webhook targets (docs/webhooks.md#targets): whether a URL host or a resolved address is loopback,
- * private, link-local, unspecified, CGNAT, multicast or reserved (RFC 6890; RFC 4291 §2.2 text forms; RFC 6761 §6.3 `localhost`).
+ * Private-address policy of webhook targets (docs/webhooks.md#targets): only global unicast is a target, per ipaddr.js `range()` and the
+ * IANA Special-Purpose Address Registries (RFC 6890, RFC 8190); IPv6 forms carrying an IPv4 address count as it; `localhost` is refused.
  */
-
-/** IPv4 dotted quad → 32-bit number, or undefined. */
-function parseIPv4(text: string): number | undefined {
-  const parts = text.split(".");
-  if (parts.length !== 4) return undefined;
-  let value = 0;
-  for (const part of parts) {
-    if (!/^[0-9]{1,3}$/.test(part) || Number(part) > 255) return undefined;
-    value = value * 256 + Number(part);
-  }
-  return value;
-}
-
-/** IPv6 text (no brackets, no zone) → 8 groups of 16 bits, or undefined. */
-function parseIPv6(text: string): number[] | undefined {
-  let hex = text;
-  if (hex.includes(".")) {
-    // A trailing dotted quad stands for the last two groups (RFC 4291 §2.2).
-    const lastColon = hex.lastIndexOf(":");
-    const v4 = parseIPv4(hex.slice(lastColon + 1));
-    if (v4 === undefined) return undefined;
-    hex = `${hex.slice(0, lastColon + 1)}${(v4 >>> 16).toString(16)}:${(v4 & 0xffff).toString(16)}`;
-  }
-  const halves = hex.split("::");
-  if (halves.length > 2) return undefined;
-  const parse = (s: string) => (s === "" ? [] : s.split(":").map((g) => (/^[0-9a-f]{1,4}$/i.test(g) ? parseInt(g, 16) : NaN)));
-  const left = parse(halves[0]!);
-  const right = halves.length === 2 ? parse(halves[1]!) : [];
-  if ([...left, ...right].some(Number.isNaN)) return undefined;
-  const explicit = left.length + right.length;
-  if (halves.length === 1 ? explicit !== 8 : explicit > 7) return undefined;
-  return [...left, ...Array<number>(8 - explicit).fill(0), ...right];
-}
-
-/** CIDR blocks of IPv4 that are not public unicast destinations (RFC 6890 and friends). */
-const PRIVATE_V4: [base: string, bits: number][] = [
-  ["0.0.0.0", 8], // "this network", unspecified
-  ["10.0.0.0", 8], // private (RFC 1918)
-  ["100.64.0.0", 10], // shared address space, CGNAT (RFC 6598)
-  ["127.0.0.0", 8], // loopback
-  ["169.254.0.0", 16], // link-local, cloud metadata endpoints
-  ["172.16.0.0", 12], // private (RFC 1918)
-  ["192.0.0.0", 24], // IETF protocol assignments
-  ["192.168.0.0", 16], // private (RFC 1918)
-  ["198.18.0.0", 15], // benchmarking
-  ["224.0.0.0", 4], // multicast
-  ["240.0.0.0", 4], // reserved, broadcast
-];
-
-/** The blocks of `PRIVATE_V4` as [first address, size]. */
-const PRIVATE_V4_RANGES = PRIVATE_V4.map(([base, bits]) => [parseIPv4(base)!, 2 ** (32 - bits)] as const);
-
-function isPrivateV4(address: number): boolean {
-  return PRIVATE_V4_RANGES.some(([start, size]) => address >= start && address < start + size);
-}
-
-function isPrivateV6(g: number[]): boolean {
-  const embeddedV4 = (hi: number, lo: number) => isPrivateV4(hi * 65536 + lo);
-  const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
-  if (zeros(0, 8)) return true; // :: unspecified
-  if (zeros(0, 7) && g[7] === 1) return true; // ::1 loopback
-  if (zeros(0, 5) && g[5] === 0xffff) return embeddedV4(g[6]!, g[7]!); // ::ffff:a.b.c.d mapped
-  if (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) return embeddedV4(g[6]!, g[7]!); // ::ffff:0:a.b.c.d translated (RFC 2765)
-  if (zeros(0, 6)) return embeddedV4(g[6]!, g[7]!); // ::a.b.c.d compatible (deprecated)
-  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return embeddedV4(g[6]!, g[7]!); // NAT64 (RFC 6052)
-  if (g[0] === 0x64 && g[1] === 0xff9b && g[2] === 1) return true; // 64:ff9b:1::/48 local-use NAT64 (RFC 8215)
-  if (g[0] === 0x2001 && g[1] === 0) return true; // 2001::/32 Teredo (RFC 4380): the client's IPv4 is obfuscated
-  if (g[0] === 0x2002) return embeddedV4(g[1]!, g[2]!); // 6to4
-  const first = g[0]!;
-  if ((first & 0xfe00) === 0xfc00) return true; // fc00::/7 unique local
-  if ((first & 0xffc0) === 0xfe80) return true; // fe80::/10 link-local
-  if ((first & 0xffc0) === 0xfec0) return true; // fec0::/10 site-local (deprecated)
-  if ((first & 0xff00) === 0xff00) return true; // multicast
-  return false;
-}
+import ipaddr from "ipaddr.js";
 
 /**
- * True when `hostname` (`URL.hostname`: IPv4 as a dotted quad, IPv6 in brackets) is a non-public address or `localhost` /
- * `*.localhost` (RFC 6761 §6.3); other names are not resolved: false.
+ * IANA IPv6 Special-Purpose Address Registry blocks that ipaddr.js 2.5.0 leaves as "unicast":
+ * `100:0:0:1::/64`, the dummy prefix (RFC 9780).
  */
+const UNNAMED_SPECIAL_V6 = [ipaddr.IPv6.parseCIDR("100:0:0:1::/64")];
+
+/**
+ * IPv6 blocks that carry an IPv4 address, and the group where it starts: mapped (RFC 4291 §2.5.5.2), translated (RFC 2765),
+ * compatible (RFC 4291 §2.5.5.1; takes in `::` and `::1`, whose IPv4 is in 0.0.0.0/8), NAT64 (RFC 6052 §2.1), 6to4 (RFC 3056 §2).
+ * The local-use NAT64 `64:ff9b:1::/48` (RFC 8215) and Teredo `2001::/32` (RFC 4380) are not here: ipaddr.js names them, so refused whole.
+ */
+const EMBEDDING_V6: [block: [ipaddr.IPv6, number], group: number][] = [
+  [ipaddr.IPv6.parseCIDR("::ffff:0:0/96"), 6],
+  [ipaddr.IPv6.parseCIDR("::ffff:0:0:0/96"), 6],
+  [ipaddr.IPv6.parseCIDR("::/96"), 6],
+  [ipaddr.IPv6.parseCIDR("64:ff9b::/96"), 6],
+  [ipaddr.IPv6.parseCIDR("2002::/16"), 1],
+];
+
+/** Whether ipaddr.js names no special range for `address`. */
+function isGlobalV4(address: ipaddr.IPv4): boolean {
+  return address.range() === "unicast";
+}
+
+/** Whether `address`, or the IPv4 address it carries, is global unicast. */
+function isGlobalV6(address: ipaddr.IPv6): boolean {
+  const embedding = EMBEDDING_V6.find(([block]) => address.match(block));
+  if (embedding) {
+    const [hi, lo] = [address.parts[embedding[1]]!, address.parts[embedding[1] + 1]!];
+    return isGlobalV4(new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]));
+  }
+  return address.range() === "unicast" && !UNNAMED_SPECIAL_V6.some((block) => address.match(block));
+}
+
+/** IPv6 text (no brackets, no zone) as an address, or undefined. */
+function parseV6(text: string): ipaddr.IPv6 | undefined {
+  return ipaddr.IPv6.isValid(text) && !text.includes("%") ? ipaddr.IPv6.parse(text) : undefined;
+}
+
+/** A dotted quad in decimal (`URL.hostname`'s form of IPv4) as an address, or undefined. */
+function parseV4(text: string): ipaddr.IPv4 | undefined {
+  return ipaddr.IPv4.isValidFourPartDecimal(text) ? ipaddr.IPv4.parse(text) : undefined;
+}
+
+/** True when `hostname` (`URL.hostname`) is `localhost`, `*.localhost` (RFC 6761 §6.3) or an IP literal not global unicast (docs/webhooks.md#targets). */
 export function isPrivateHost(hostname: string): boolean {
   const host = hostname.toLowerCase().replace(/\.$/, "");
   if (host === "localhost" || host.endsWith(".localhost")) return true;
   if (host.startsWith("[") && host.endsWith("]")) {
-    const groups = parseIPv6(host.slice(1, -1));
-    return groups === undefined ? true : isPrivateV6(groups);
+    const v6 = parseV6(host.slice(1, -1));
+    return v6 === undefined || !isGlobalV6(v6);
   }
-  const v4 = parseIPv4(host);
-  return v4 !== undefined && isPrivateV4(v4);
+  const v4 = parseV4(host);
+  return v4 !== undefined && !isGlobalV4(v4);
 }
 
-/** True when `hostname` (`URL.hostname`) is an IP address (a dotted quad, or IPv6 in brackets) rather than a name to resolve. */
+/** True when `hostname` (`URL.hostname`, as WHATWG URL serializes hosts) is an IP address (dotted quad, or IPv6 in brackets), not a name. */
 export function isIpLiteralHost(hostname: string): boolean {
   if (hostname.startsWith("[") && hostname.endsWith("]")) return true;
-  return parseIPv4(hostname) !== undefined;
+  return parseV4(hostname) !== undefined;
 }
 
-/** True when a resolved `address` (dotted IPv4, or IPv6 without brackets, maybe with `%zone`) is in the ranges of `isPrivateHost`, or does not parse. */
+/** True when a resolved `address` (dotted IPv4, or IPv6 maybe with `%zone`) does not parse or is not global unicast (docs/webhooks.md#targets). */
 export function isPrivateAddress(address: string): boolean {
   if (address.includes(":")) {
-    const groups = parseIPv6(address.replace(/%.*$/, ""));
-    return groups === undefined ? true : isPrivateV6(groups);
+    const v6 = parseV6(address.replace(/%.*$/, ""));
+    return v6 === undefined || !isGlobalV6(v6);
   }
-  const v4 = parseIPv4(address);
-  return v4 === undefined ? true : isPrivateV4(v4);
+  const v4 = parseV4(address);
+  return v4 === undefined || !isGlobalV4(v4);
 }

@@ -21,6 +21,7 @@ import { parseConfig } from "../../src/config";
 import { guardedWebhookFetch, type ResolveAll } from "../../src/runtime/node/webhook-fetch";
 import { workerWebhookFetch } from "../../src/runtime/workers/webhook-fetch";
 import { isIpLiteralHost, isPrivateAddress, isPrivateHost } from "../../src/domain/private-address";
+import { webhookTargetProblem } from "../../src/domain/webhook-target";
 import type { FetchFn } from "../../src/services/webhooks/delivery";
 import { dispatchDue } from "../../src/services/webhooks/dispatch";
 import { connect } from "../support/client";
@@ -173,12 +174,76 @@ describe("webhook targets that embed an IPv4 address or name port 0", () => {
     for (const url of [
       "http://[64:ff9b:2::a00:1]/",
       "http://[2001:4860::8888]/",
-      "http://[2001:1::1]/",
+      "http://[2001:200::1]/",
       "http://[::ffff:1:a00:1]/",
       "https://example.com:8443/",
     ]) {
       expect((await api.post("/webhooks", { url, events: ["*"] }, { key: target.staffKey })).status, url).toBe(201);
     }
+  });
+});
+
+/**
+ * Only global unicast is a target (IANA IPv4 and IPv6 Special-Purpose Address Registries, classified with ipaddr.js).
+ * Each row: what, the URL, and the address as DNS would return it; the hand-written parser accepted them all.
+ */
+const NOT_GLOBAL_UNICAST: [what: string, url: string, address: string][] = [
+  ["TEST-NET-1 documentation (RFC 5737, 192.0.2.0/24)", "http://192.0.2.10/hook", "192.0.2.10"],
+  ["TEST-NET-2 documentation (RFC 5737, 198.51.100.0/24)", "https://198.51.100.7/hook", "198.51.100.7"],
+  ["TEST-NET-3 documentation (RFC 5737, 203.0.113.0/24)", "http://203.0.113.255:8080/hook", "203.0.113.255"],
+  ["discard-only (RFC 6666, 100::/64)", "http://[100::1]/hook", "100::1"],
+  ["dummy prefix (RFC 9780, 100:0:0:1::/64)", "http://[100:0:0:1::1]/hook", "100:0:0:1::1"],
+  ["documentation (RFC 3849, 2001:db8::/32)", "http://[2001:db8::1]/hook", "2001:db8::1"],
+  ["documentation (RFC 9637, 3fff::/20)", "http://[3fff:fff::1]/hook", "3fff:fff::1"],
+  ["SRv6 SIDs (RFC 9602, 5f00::/16)", "http://[5f00::1]/hook", "5f00::1"],
+  ["ORCHID, deprecated (RFC 4843, 2001:10::/28)", "http://[2001:10::1]/hook", "2001:10::1"],
+  ["ORCHIDv2 (RFC 7343, 2001:20::/28)", "http://[2001:2f::1]/hook", "2001:2f::1"],
+  ["IPv4-mapped documentation address", "http://[::ffff:192.0.2.1]/hook", "::ffff:c000:201"],
+  ["6to4 of a documentation address", "http://[2002:cb00:7101::1]/hook", "2002:cb00:7101::1"],
+];
+
+describe("webhook targets that are not global unicast", () => {
+  it.each(NOT_GLOBAL_UNICAST)("%s: POST /webhooks is 400 validation_error on body.url", async (_what, url) => {
+    const target = await nodeTarget({ WEBHOOKS_ALLOW_PRIVATE: "false" });
+    targets.push(target);
+    const api = await connect(target);
+    const res = await api.post("/webhooks", { url, events: ["*"] }, { key: target.staffKey });
+    expectValidationError(res, ["body.url"]);
+    expect(res.body.details[0].message).toMatch(/not allowed/);
+  });
+
+  it("isPrivateHost and isPrivateAddress refuse those ranges and the IETF protocol block 2001::/23 whole, and keep public neighbours", () => {
+    const refused = [...NOT_GLOBAL_UNICAST.map(([, url, address]) => [new URL(url).hostname, address]), ["[2001:1::1]", "2001:1::1"]];
+    for (const [host, address] of refused) {
+      expect(isPrivateHost(host!), host).toBe(true);
+      expect(isPrivateAddress(address!), address).toBe(true);
+    }
+    const accepted = ["8.8.8.8", "1.1.1.1", "192.0.3.1", "198.51.101.1", "203.0.112.255", "2606:4700::1111", "2001:db9::1", "3fff:1000::1", "2001:200::1"];
+    for (const address of accepted) {
+      expect(isPrivateHost(new URL(`http://${address.includes(":") ? `[${address}]` : address}/`).hostname), address).toBe(false);
+      expect(isPrivateAddress(address), address).toBe(false);
+    }
+  });
+
+  it("webhookTargetProblem refuses a URL whose text names no host (WHATWG URL would take the path for the host)", () => {
+    for (const url of ["http:///x", "https:///x/y", "http:x", "http:/x", "http://\t/x", "http:\\\\x"]) {
+      expect(webhookTargetProblem(url, { allowPrivate: true }), url).toBe("The URL must name a host.");
+    }
+    for (const url of ["http://x/", " https://example.com/hook ", "http://@example.com/"]) {
+      expect(webhookTargetProblem(url, { allowPrivate: false }), url).toBeUndefined();
+    }
+    expect(webhookTargetProblem("ftp:///x", { allowPrivate: true })).toBe("Only http and https URLs are allowed.");
+    expect(webhookTargetProblem("http://[2001:db8::1]/", { allowPrivate: false })).toMatch(/not allowed/);
+    expect(webhookTargetProblem("http://[2001:db8::1]/", { allowPrivate: true })).toBeUndefined();
+  });
+
+  it("http:///x: POST /webhooks is 400 validation_error on body.url", async () => {
+    const target = await nodeTarget({ WEBHOOKS_ALLOW_PRIVATE: "false" });
+    targets.push(target);
+    const api = await connect(target);
+    const res = await api.post("/webhooks", { url: "http:///x", events: ["*"] }, { key: target.staffKey });
+    expectValidationError(res, ["body.url"]);
+    expect(res.body.details[0].message).toBe("The URL must name a host.");
   });
 });
 
