@@ -65,6 +65,8 @@ export interface AppDeps {
   middleware?: MiddlewareHandler<AppEnv>[];
   /** Called in this order after every write that committed outbox events (cache purges, dispatch nudges). */
   afterWrite?: WriteListener[];
+  /** Starts a webhook dispatch run soon, after a redelivery or test was queued (default: none; the next poll or cron runs it). */
+  dispatchSoon?: (c: Context<AppEnv>) => void;
 }
 
 /** Request headers a browser client may send (CORS, docs/api.md#conventions). */
@@ -149,6 +151,7 @@ export function createApp(deps: AppDeps) {
   const db: PerRequest<Database> = typeof given === "function" ? (c) => roundTrips.wrap(given(c)) : roundTrips.wrap(given);
   const rateLimiter: PerRequest<RateLimiter> = deps.rateLimiter ?? new MemoryRateLimiter();
   const clientIp = deps.clientIp ?? (() => undefined);
+  const dispatchSoon = deps.dispatchSoon ?? (() => {});
   const keyCache = new KeyCache(config.keyCacheTtlSeconds * 1000, () => now().getTime());
   const app = createRouter();
 
@@ -160,6 +163,7 @@ export function createApp(deps: AppDeps) {
     c.set("db", resolve(db, c));
     c.set("config", config);
     c.set("now", now);
+    c.set("dispatchSoon", dispatchSoon);
     c.set("rateLimiter", resolve(rateLimiter, c));
     c.set("clientIp", clientIp(c) ?? "unknown");
     await next();

@@ -20,7 +20,7 @@ const EnvSchema = z.object({
   WEBHOOK_RETRY_CAP_MS: positiveInt.default(3_600_000),
   WEBHOOK_TIMEOUT_MS: positiveInt.default(10_000),
   WEBHOOK_POLL_MS: positiveInt.default(1_000),
-  WEBHOOK_MAX_PENDING: positiveInt.default(10_000),
+  WEBHOOKS_MAX: positiveInt.default(500),
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
   KEY_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(30).default(30),
   READ_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(30).default(30),
@@ -49,7 +49,8 @@ export interface AppConfig {
     retryCapMs: number;
     timeoutMs: number;
     pollIntervalMs: number;
-    maxPendingPerFailing: number;
+    /** Most subscriptions that may exist at once (WEBHOOKS_MAX). */
+    maxSubscriptions: number;
   };
   /** How long a verified API key stays cached in memory, seconds (0..30). */
   keyCacheTtlSeconds: number;
@@ -106,7 +107,7 @@ export function parseConfig(env: Record<string, unknown>): AppConfig {
       retryCapMs: e.WEBHOOK_RETRY_CAP_MS,
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       pollIntervalMs: e.WEBHOOK_POLL_MS,
-      maxPendingPerFailing: e.WEBHOOK_MAX_PENDING,
+      maxSubscriptions: e.WEBHOOKS_MAX,
     },
     keyCacheTtlSeconds: e.KEY_CACHE_TTL_SECONDS,
     readCacheTtlSeconds: e.READ_CACHE_TTL_SECONDS,

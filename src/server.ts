@@ -70,6 +70,7 @@ async function main(): Promise<void> {
     clientIp: clientAddress(trustedProxies, (c) => getConnInfo(c).remote.address),
     middleware: [readCache.middleware],
     afterWrite: [readCache.purge, nudgeDispatcher(interest, () => dispatcher.nudgeSoon(50))],
+    dispatchSoon: () => dispatcher.nudgeSoon(50),
   });
   const appListener = getRequestListener(app.fetch);
   // Read-cache hits are answered before the app (docs/architecture.md#node-read-cache-hits-before-the-app).

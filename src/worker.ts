@@ -90,6 +90,7 @@ function appFor(env: WorkerEnv): { app: OpenAPIHono<AppEnv>; config: AppConfig; 
       edgePurge({ coordinator: (c) => coordinatorOf(workerEnv(c)), log: (line) => console.error(line), fallback: purgeFallback(captureUrl) }),
       nudgeDispatcher(interest, (c) => c.executionCtx.waitUntil(dispatch(c.get("db"), config, interest))),
     ],
+    dispatchSoon: (c) => c.executionCtx.waitUntil(dispatch(c.get("db"), config, interest)),
   });
   cached = { env, key, app, config, interest };
   return cached;

@@ -204,3 +204,16 @@ export async function execute<Q extends AnyQuery, A extends ValuesOf<Q>>(db: Dat
 export async function ping(db: Database): Promise<void> {
   await db.execute("SELECT 1");
 }
+
+/**
+ * Run each query with its own values as one read transaction (one snapshot, one round trip), e.g. one lookup per subscription.
+ * @returns each query's result, in the order given.
+ */
+export async function readEach<Q extends AnyQuery>(db: Database, runs: readonly (readonly [Q, ValuesOf<Q>])[]): Promise<ResultOf<Q>[]> {
+  if (runs.length === 0) return [];
+  const results = await db.batch(
+    runs.map(([query, values]) => bind(statement(query), values)),
+    "read",
+  );
+  return runs.map(([query], index) => query.mapResult(results[index]!, true) as ResultOf<Q>);
+}

@@ -180,26 +180,31 @@ export const events = sqliteTable("events", {
   data: text().notNull(),
 });
 
-export const webhooks = sqliteTable(
-  "webhooks",
-  {
-    id: integer().primaryKey({ autoIncrement: true }),
-    url: text().notNull(),
-    /** JSON array of subscribed event types. */
-    events: text().notNull(),
-    secret: text().notNull(),
-    status: text({ enum: ["active", "failing"] })
-      .notNull()
-      .default("active"),
-    createdAt: text().notNull(),
-    /** The newest event when the subscription was created: it receives the events after this one. */
-    lastEventId: integer().notNull().default(0),
-  },
-  // Failing subscriptions only: fan-out counts their backlog.
-  (t) => [index("webhooks_failing_idx").on(t.status).where(sql`${t.status} = 'failing'`)],
-);
+export const webhooks = sqliteTable("webhooks", {
+  id: integer().primaryKey({ autoIncrement: true }),
+  url: text().notNull(),
+  /** JSON array of subscribed event types: they apply to events after `typesSince`. */
+  events: text().notNull(),
+  secret: text().notNull(),
+  /** The secret before the last rotation: it signs too until `previousSecretUntil` (docs/webhooks.md#rotating-the-secret). */
+  previousSecret: text(),
+  previousSecretUntil: text(),
+  status: text({ enum: ["active", "failing"] })
+    .notNull()
+    .default("active"),
+  /** False: paused, nothing is sent and the subscription's place in the log waits. */
+  enabled: integer({ mode: "boolean" }).notNull().default(true),
+  createdAt: text().notNull(),
+  /** The newest event when the subscription was created: it receives the events after this one. */
+  lastEventId: integer().notNull().default(0),
+  /** The newest event when `events` last changed: events up to it are matched against `previousEvents` (JSON array). */
+  typesSince: integer().notNull().default(0),
+  previousEvents: text(),
+  /** Paused with wanted events after this one not yet sent: where its place in the log waits (docs/webhooks.md#design). */
+  pausedAfter: integer(),
+});
 
-/** The event types each subscription wants (`*`: all), a row each: fan-out finds an event's subscriptions by its type. */
+/** The event types each subscription wants (`*`: all), a row each: a dispatch round finds an event's subscriptions by its type. */
 export const webhookEventTypes = sqliteTable(
   "webhook_event_types",
   {
@@ -211,43 +216,61 @@ export const webhookEventTypes = sqliteTable(
   (t) => [primaryKey({ columns: [t.type, t.webhookId] }), index("webhook_event_types_webhook_id_idx").on(t.webhookId)],
 );
 
-/** The fan-out cursor, one row (id 1): deliveries exist for every wanted event with id <= `lastEventId` (docs/webhooks.md#design). */
-export const webhookFanout = sqliteTable(
-  "webhook_fanout",
+/**
+ * The dispatch state, one row (id 1; docs/webhooks.md#design): every subscription not in `queue` has had each wanted event up to `eventId`
+ * delivered or given up; `queue` (JSON object) holds, by subscription id, those behind it; a round holds the lease while it sends.
+ */
+export const webhookDispatch = sqliteTable(
+  "webhook_dispatch",
   {
     id: integer().primaryKey(),
-    lastEventId: integer().notNull(),
+    eventId: integer().notNull(),
+    /** JSON object `{"<webhookId>": {"after": eventId, "attempts"?: n, "due"?: RFC 3339}}`. */
+    queue: text().notNull().default("{}"),
+    leaseToken: text(),
+    leaseUntil: text(),
   },
-  (t) => [check("webhook_fanout_one_row", sql`${t.id} = 1`)],
+  (t) => [check("webhook_dispatch_one_row", sql`${t.id} = 1`)],
 );
 
+/**
+ * The delivery log: one row per (subscription, event) from its first attempt, keyed so that each status is its own index range
+ * (WITHOUT ROWID: a row is one write). Event 0 is the subscription's latest `webhook.test`.
+ */
 export const webhookDeliveries = sqliteTable(
   "webhook_deliveries",
+  {
+    webhookId: integer()
+      .notNull()
+      .references(() => webhooks.id, { onDelete: "cascade" }),
+    status: text({ enum: ["pending", "delivered", "failed"] }).notNull(),
+    eventId: integer().notNull(),
+    eventType: text().notNull(),
+    attempts: integer().notNull(),
+    /** Pending: when the next attempt is due. */
+    nextAttemptAt: text(),
+    lastAttemptAt: text().notNull(),
+    lastStatusCode: integer(),
+    lastError: text(),
+    /** Delivered or given up: when (retention, 7 days). */
+    finishedAt: text(),
+  },
+  (t) => [primaryKey({ columns: [t.webhookId, t.status, t.eventId] })],
+);
+
+/** Deliveries asked for outside the ordered stream (resend, recover, test), each until it is delivered or given up. */
+export const webhookRedeliveries = sqliteTable(
+  "webhook_redeliveries",
   {
     id: integer().primaryKey({ autoIncrement: true }),
     webhookId: integer()
       .notNull()
       .references(() => webhooks.id, { onDelete: "cascade" }),
-    eventId: integer()
-      .notNull()
-      .references(() => events.id),
-    status: text({ enum: ["pending", "delivered", "failed"] })
-      .notNull()
-      .default("pending"),
+    /** The event to send again; 0: a `webhook.test` event. */
+    eventId: integer().notNull(),
     attempts: integer().notNull().default(0),
-    /** Pending: when the next attempt is due (or its claim's lease ends). Delivered/failed: when it finished (retention, 7 days). */
     nextAttemptAt: text().notNull(),
-    lastStatusCode: integer(),
-    lastError: text(),
-    lastAttemptAt: text(),
-    deliveredAt: text(),
+    createdAt: text().notNull(),
   },
-  (t) => [
-    index("webhook_deliveries_due_idx").on(t.status, t.nextAttemptAt),
-    // The head of a subscription's queue: its pending delivery with the lowest event id.
-    index("webhook_deliveries_webhook_status_event_idx").on(t.webhookId, t.status, t.eventId),
-    uniqueIndex("webhook_deliveries_webhook_event_unique").on(t.webhookId, t.eventId),
-    // Deleting an event checks its deliveries (foreign key); retention finds the oldest one referred to.
-    index("webhook_deliveries_event_id_idx").on(t.eventId),
-  ],
+  (t) => [index("webhook_redeliveries_webhook_id_idx").on(t.webhookId), index("webhook_redeliveries_due_idx").on(t.nextAttemptAt)],
 );

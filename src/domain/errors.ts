@@ -5,7 +5,7 @@
 import type { PetStatus } from "./pets";
 
 /** The resources a domain error names. `inventory` is a pet's inventory entry (its id is the pet's). */
-export type Resource = "pet" | "category" | "order" | "inventory" | "account" | "apiKey" | "webhook";
+export type Resource = "pet" | "category" | "order" | "inventory" | "account" | "apiKey" | "webhook" | "event";
 
 /** Base of every domain error; `name` tells which one (the edge table's key). */
 export abstract class DomainError extends Error {

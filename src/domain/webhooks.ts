@@ -8,7 +8,9 @@ export interface Webhook {
   id: number;
   url: string;
   events: (EventType | "*")[];
-  /** `failing` after a delivery was given up; back to `active` after the next success. */
+  /** False: paused (nothing is sent; its place in the log waits). */
+  enabled: boolean;
+  /** `failing` after a delivery was given up; back to `active` after the next success or on resume. */
   status: WebhookStatus;
   createdAt: string;
 }
@@ -30,12 +32,11 @@ export type DeliveryError = (typeof DELIVERY_ERRORS)[number];
 
 export type DeliveryStatus = "pending" | "delivered" | "failed";
 
-/** One (subscription, event) delivery and its attempts so far. */
+/** One (subscription, event) delivery and its attempts so far; event 0 is a `webhook.test`. */
 export interface WebhookDelivery {
-  id: number;
   webhookId: number;
   eventId: number;
-  eventType: EventType;
+  eventType: EventType | "webhook.test";
   status: DeliveryStatus;
   attempts: number;
   /** While pending: when the next attempt is due. */
@@ -46,4 +47,43 @@ export interface WebhookDelivery {
   /** Coarse reason of the last failed attempt (never raw error text). */
   lastError?: DeliveryError;
   deliveredAt?: string;
+}
+
+/** A subscription's change `{url?, events?, enabled?}` (docs/api.md#managing-a-subscription; JSON Merge Patch, RFC 7396). */
+export interface WebhookChange {
+  url?: string;
+  events?: (EventType | "*")[];
+  enabled?: boolean;
+}
+
+/** What decides whether a subscription wants an event: its start, its types, and the types of events up to its last change of types. */
+export interface Interest {
+  /** It receives the events after this id. */
+  start: number;
+  events: readonly string[];
+  /** Events up to this id are matched against `previousEvents` (when not null). */
+  typesSince: number;
+  previousEvents: readonly string[] | null;
+}
+
+/** True when the subscription of `interest` wants the event `{id, type}`: new types apply to events committed after the change (docs/api.md#managing-a-subscription). */
+export function wants(interest: Interest, event: { id: number; type: string }): boolean {
+  if (event.id <= interest.start) return false;
+  const types = event.id <= interest.typesSince && interest.previousEvents ? interest.previousEvents : interest.events;
+  return types.includes("*") || types.includes(event.type);
+}
+
+/** The types both lists want (`*`: every type). */
+function common(a: readonly string[], b: readonly string[]): string[] {
+  if (a.includes("*")) return [...b];
+  if (b.includes("*")) return [...a];
+  return a.filter((type) => b.includes(type));
+}
+
+/**
+ * The types that apply to events committed before a change of `interest`'s types to `next`: those wanted before and after it, so a removed
+ * type stops at once and an added one starts with the next event. Two changes before the stream reaches the first keep what every list wanted.
+ */
+export function typesBefore(interest: Pick<Interest, "events" | "previousEvents">, next: readonly string[]): string[] {
+  return common(common(interest.previousEvents ?? interest.events, interest.events), next);
 }

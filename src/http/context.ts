@@ -13,6 +13,8 @@ export interface RequestServices {
   config: AppConfig;
   /** Current time; injected so tests control it. */
   now: () => Date;
+  /** Start a webhook dispatch run soon (after a redelivery was queued); the runtime's, or nothing (the next poll or cron runs it). */
+  dispatchSoon: (c: Context<AppEnv>) => void;
 }
 
 export interface AppEnv {

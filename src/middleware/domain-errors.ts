@@ -16,6 +16,7 @@ const NAMES: Record<Resource, { title: string; noun: string }> = {
   account: { title: "Account", noun: "account" },
   apiKey: { title: "API key", noun: "API key" },
   webhook: { title: "Webhook", noun: "webhook" },
+  event: { title: "Event", noun: "event" },
 };
 
 /** Why a pet status change is refused, by `invalid_transition`'s reason. */

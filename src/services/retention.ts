@@ -8,9 +8,9 @@ import type { Database } from "../db/client";
 import { qb } from "../db/client";
 import { boundedDelete } from "../db/bounded-delete";
 import { params, run, plan, statement } from "../db/plan";
-import { apiKeys, events, idempotencyKeys, webhookDeliveries } from "../db/schema";
+import { apiKeys, events, idempotencyKeys } from "../db/schema";
 import { IDEMPOTENCY_TTL_MS } from "./idempotency.service";
-import { pruneFinishedDeliveries } from "./webhooks/dispatch";
+import { pruneFinishedDeliveries } from "./webhooks/delivery-log";
 import { retentionStart } from "./webhooks/schedule";
 
 /** Most rows one statement deletes. */
@@ -34,7 +34,7 @@ const NONE = Number.MAX_SAFE_INTEGER;
 
 /** A retention round: what is older than `before` (events, revoked keys), `storedBefore` (idempotent responses). */
 const p = params<{ before: string; storedBefore: string }>();
-/** The oldest events before the first at or after `before`, at most `PRUNE_BATCH`: a prefix of the log by id, never the newest nor one a delivery refers to. */
+/** The oldest events before the first at or after `before`, at most `PRUNE_BATCH`: a prefix of the log by id, never the newest. */
 const pruneEvents = p.prepare(
   qb.delete(events).where(
     lt(
@@ -42,8 +42,7 @@ const pruneEvents = p.prepare(
       sql`min(
         (SELECT min(${events.id}) FROM ${events}) + ${PRUNE_BATCH},
         coalesce((SELECT ${logHead.id} FROM ${logHead} WHERE ${logHead.occurredAt} >= ${p("before")} LIMIT 1), ${NONE}),
-        (SELECT max(${events.id}) FROM ${events}),
-        coalesce((SELECT min(${webhookDeliveries.eventId}) FROM ${webhookDeliveries}), ${NONE}))`,
+        (SELECT max(${events.id}) FROM ${events}))`,
     ),
   ),
 );

@@ -24,10 +24,11 @@ describe("webhook delivery", () => {
     const a = await createCategory(rig.h.api, rig.h.key);
     const b = await createCategory(rig.h.api, rig.h.key);
 
-    expect(await rig.h.dispatch()).toMatchObject({ queued: 2, attempted: 1, retried: 1 });
+    expect(await rig.h.dispatch()).toMatchObject({ attempted: 1, retried: 1 });
     let [first, second] = await rig.h.deliveries(hook.id);
     expect(first).toMatchObject({ eventType: "category.created", status: "pending", attempts: 1, lastStatusCode: 503, lastError: "http_status" });
-    expect(second).toMatchObject({ status: "pending", attempts: 0 });
+    // The log holds a delivery from its first attempt: event b waits behind a, not yet a row.
+    expect(second).toBeUndefined();
     // Backoff after attempt 1: between half and all of the base delay (equal jitter).
     const delay = Date.parse(first!.nextAttemptAt!) - Date.parse(first!.lastAttemptAt!);
     expect(delay).toBeGreaterThanOrEqual(BASE_MS / 2);
@@ -135,8 +136,8 @@ describe("webhook delivery", () => {
     const hook = await subscribe(rig.h.api, rig.h.key, rig.receiver.url(`${rig.path}/race`));
     const categories = [];
     for (let i = 0; i < 5; i++) categories.push(await createCategory(rig.h.api, rig.h.key));
-    // First run: the deliveries exist and the first one is waiting for its retry.
-    expect(await rig.h.dispatch()).toMatchObject({ queued: 5, attempted: 1, retried: 1 });
+    // First run: the first delivery is waiting for its retry, the others behind it.
+    expect(await rig.h.dispatch()).toMatchObject({ attempted: 1, retried: 1 });
     rig.h.advance(CAP_MS);
     // Three dispatchers see the same due head at once; only one may claim it.
     const reports = await Promise.all([rig.h.dispatch(), rig.h.dispatch(), rig.h.dispatch()]);

@@ -21,6 +21,7 @@ export interface WebhookBody {
   id: number;
   url: string;
   events: string[];
+  enabled: boolean;
   status: "active" | "failing";
   createdAt: string;
 }
@@ -30,7 +31,6 @@ export interface WebhookWithSecretBody extends WebhookBody {
 }
 
 export interface DeliveryBody {
-  id: number;
   webhookId: number;
   eventId: number;
   eventType: string;
@@ -93,6 +93,7 @@ export function webhooksScenarios(getTarget: () => Target): void {
           id: expect.any(Number),
           url,
           events: ["pet.created", "order.placed"],
+          enabled: true,
           status: "active",
           createdAt: expect.any(String),
           secret: expect.stringMatching(SECRET_SHAPE),

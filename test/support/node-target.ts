@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp, type AppDeps } from "../../src/app";
 import { parseConfig } from "../../src/config";
+import { dispatchDue } from "../../src/services/webhooks/dispatch";
 
 import { openTestDatabase, type TestDatabase } from "./database";
 import { nodeAssets } from "../../src/runtime/node/assets";
@@ -40,6 +41,9 @@ export async function nodeTarget(env: Record<string, string> = {}, deps: Partial
     app,
     staffKey: await createStaffKeyFor(db),
     fetch: async (path, init) => app.request(`http://localhost${path}`, init),
+    dispatch: async () => {
+      await dispatchDue(db, { config, now: deps.clock ?? (() => new Date()), fetch: (input, init) => fetch(input, init) });
+    },
     close: async () => {
       await db.close();
       rmSync(dir, { recursive: true, force: true });

@@ -13,6 +13,8 @@ export interface Target {
   staffKey: string;
   /** The database the API under test uses (Node and Worker targets), for states no request of this version makes. */
   db?: Database;
+  /** Run webhook dispatch now (Node: one run in-process; Worker: its Cron Trigger); the Worker also dispatches after each write by itself. */
+  dispatch?(): Promise<void>;
   /** Release resources (database files, processes). */
   close(): Promise<void>;
 }

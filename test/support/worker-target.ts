@@ -72,6 +72,9 @@ function targetAt(info: WorkerSuiteInfo, url: string, stop?: () => Promise<void>
     staffKey: info.staffKey,
     purgeRecorderUrl: info.purgeRecorderUrl,
     fetch: (path, init) => fetch(`${url}${path}`, { redirect: "manual", ...init }),
+    dispatch: async () => {
+      await (await fetch(`${url}/__scheduled?cron=*+*+*+*+*`)).body?.cancel();
+    },
     close: async () => {
       client.close();
       await stop?.();

@@ -6,12 +6,15 @@ import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../http
 import { listDeliveries } from "../../services/webhooks/delivery-log";
 import { replayed } from "../../middleware/idempotency";
 import * as service from "../../services/webhooks/subscriptions";
+import { rotateWebhookSecret, updateWebhook } from "../../services/webhooks/manage";
+import { recoverSince, resendEvent, sendTestEvent } from "../../services/webhooks/redeliver";
 import type * as routes from "./webhooks.routes";
 
 export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
   const { created, replay } = await service.createWebhook(c.get("db"), c.req.valid("json"), {
     allowPrivateTargets: c.get("config").webhooks.allowPrivateTargets,
     now: c.get("now")(),
+    max: c.get("config").webhooks.maxSubscriptions,
     claim: c.get("keyClaim"),
   });
   if (replay) return c.json(replayed<Webhook>(c, replay), 200);
@@ -38,8 +41,40 @@ export const remove: RouteHandler<typeof routes.remove, AppEnv> = async (c) => {
 export const deliveries: RouteHandler<typeof routes.deliveries, AppEnv> = async (c) => {
   const { webhookId } = c.req.valid("param");
   const { limit = DEFAULT_PAGE_SIZE, cursor, status } = c.req.valid("query");
-  const rows = await listDeliveries(c.get("db"), { webhookId, afterEventId: decodeCursor(cursor), limit: limit + 1, status });
+  // Event 0 (the latest webhook.test) comes first: a page without a cursor starts below it.
+  const afterEventId = cursor === undefined ? -1 : decodeCursor(cursor);
+  const rows = await listDeliveries(c.get("db"), { webhookId, afterEventId, limit: limit + 1, status });
   const page = toPage(rows, limit, (delivery) => delivery.eventId);
   setNextLink(c, page.nextCursor);
   return c.json(page.items, 200);
+};
+
+export const update: RouteHandler<typeof routes.update, AppEnv> = async (c) => {
+  const { allowPrivateTargets } = c.get("config").webhooks;
+  return c.json(await updateWebhook(c.get("db"), c.req.valid("param").webhookId, c.req.valid("json"), { allowPrivateTargets }), 200);
+};
+
+export const rotate: RouteHandler<typeof routes.rotate, AppEnv> = async (c) => {
+  const body = (c.req.header("Content-Length") === "0" || !c.req.header("Content-Type") ? {} : c.req.valid("json")) as { secret?: string };
+  const { webhook, secret } = await rotateWebhookSecret(c.get("db"), c.req.valid("param").webhookId, body.secret, c.get("now")());
+  return c.json({ ...webhook, secret }, 200);
+};
+
+export const resend: RouteHandler<typeof routes.resend, AppEnv> = async (c) => {
+  const { webhookId, eventId } = c.req.valid("param");
+  const delivery = await resendEvent(c.get("db"), webhookId, eventId, c.get("now")());
+  c.get("dispatchSoon")(c);
+  return c.json(delivery, 202);
+};
+
+export const recover: RouteHandler<typeof routes.recover, AppEnv> = async (c) => {
+  const queued = await recoverSince(c.get("db"), c.req.valid("param").webhookId, new Date(c.req.valid("json").since), c.get("now")());
+  if (queued > 0) c.get("dispatchSoon")(c);
+  return c.json({ queued }, 202);
+};
+
+export const test: RouteHandler<typeof routes.test, AppEnv> = async (c) => {
+  const delivery = await sendTestEvent(c.get("db"), c.req.valid("param").webhookId, c.get("now")());
+  c.get("dispatchSoon")(c);
+  return c.json(delivery, 202);
 };

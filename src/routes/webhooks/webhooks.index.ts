@@ -8,4 +8,9 @@ export const webhooksRouter = createRouter()
   .openapi(routes.list, handlers.list)
   .openapi(routes.get, handlers.get)
   .openapi(routes.remove, handlers.remove)
-  .openapi(routes.deliveries, handlers.deliveries);
+  .openapi(routes.deliveries, handlers.deliveries)
+  .openapi(routes.update, handlers.update)
+  .openapi(routes.rotate, handlers.rotate)
+  .openapi(routes.resend, handlers.resend)
+  .openapi(routes.recover, handlers.recover)
+  .openapi(routes.test, handlers.test);

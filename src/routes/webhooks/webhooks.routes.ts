@@ -12,7 +12,19 @@ import {
   operations,
 } from "../../http/schemas";
 import { protectedOperation } from "../../middleware/security";
-import { DeliveryStatusSchema, NewWebhookSchema, WebhookDeliveriesSchema, WebhookSchema, WebhooksSchema, WebhookWithSecretSchema } from "./webhooks.schemas";
+import {
+  DeliveryStatusSchema,
+  NewWebhookSchema,
+  RecoveryResultSchema,
+  RecoverySchema,
+  SecretRotationSchema,
+  WebhookChangeSchema,
+  WebhookDeliveriesSchema,
+  WebhookDeliverySchema,
+  WebhookSchema,
+  WebhooksSchema,
+  WebhookWithSecretSchema,
+} from "./webhooks.schemas";
 
 const route = operations(["Events"]);
 const staff = protectedOperation("staff");
@@ -39,7 +51,7 @@ const SIGNATURE_HEADERS = [
     required: true,
     description:
       // biome-ignore lint/suspicious/noTemplateCurlyInString: Standard Webhooks' notation for the signed content, shown to API readers as written.
-      "`v1,` + base64 HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${raw body}`, keyed with the base64-decoded part of the subscription secret after `whsec_` (Standard Webhooks). Verify against the raw body bytes before parsing.",
+      "`v1,` + base64 HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${raw body}`, keyed with the base64-decoded part of the subscription secret after `whsec_` (Standard Webhooks). Verify against the raw body bytes before parsing. For 24 h after a rotation it lists two signatures, space-separated (new secret first): accept the message when any of them verifies.",
     schema: { type: "string", example: "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=" },
   },
 ];
@@ -79,7 +91,7 @@ export const create = route({
   operationId: "createWebhook",
   summary: "Subscribe a webhook",
   description:
-    "Registers `url` for the given event types (at most 50 subscriptions exist at once). Returns the subscription with its signing secret, shown only in this response. Events committed after this call are delivered, signed per Standard Webhooks; earlier ones are in `GET /events`. A `failing` subscription stops accumulating deliveries once 10,000 are pending; delivered and given-up deliveries are deleted after 7 days. Send `Idempotency-Key` to retry safely: the same key and body within 24 h answers 200 with the subscription created the first time, without its secret (never shown twice), and `Idempotent-Replayed: true`.",
+    "Registers `url` for the given event types (at most 500 subscriptions exist at once by default, WEBHOOKS_MAX). Returns the subscription with its signing secret, shown only in this response. Events committed after this call are delivered, signed per Standard Webhooks; earlier ones are in `GET /events`. Delivered and given-up deliveries are deleted after 7 days. Send `Idempotency-Key` to retry safely: the same key and body within 24 h answers 200 with the subscription created the first time, without its secret (never shown twice), and `Idempotent-Replayed: true`.",
   ...staff,
   "x-stability": "experimental",
   request: { headers: idempotencyKeyHeaders, body: jsonBody(NewWebhookSchema, "The subscription.") },
@@ -91,7 +103,7 @@ export const create = route({
     201: { ...jsonContent(WebhookWithSecretSchema, "The subscription and its secret."), headers: { Location: responseHeaders.Location } },
     ...errorResponses([401, 403, 413, 415, 429, 500, 503], {
       400: "Invalid JSON or body, an unknown event type, or a refused target URL (`validation_error`).",
-      409: "50 subscriptions exist already (`subscription_limit_reached`), or a request with this Idempotency-Key is still in progress (`concurrent_update`).",
+      409: "The most subscriptions allowed exist already (`subscription_limit_reached`), or a request with this Idempotency-Key is still in progress (`concurrent_update`).",
       422: "The Idempotency-Key was used with another body (`idempotency_key_reused`).",
     }),
   },
@@ -162,6 +174,90 @@ export const deliveries = route({
   },
   responses: {
     200: { ...jsonContent(WebhookDeliveriesSchema, "A page of deliveries."), headers: { Link: responseHeaders.Link } },
+    ...errorResponses([400, 401, 403, 404, 429, 500, 503]),
+  },
+});
+
+const eventParams = webhookIdParams.extend(idParams("eventId").shape);
+
+export const update = route({
+  method: "patch",
+  path: "/webhooks/{webhookId}",
+  operationId: "updateWebhook",
+  summary: "Change a webhook subscription",
+  description:
+    "A JSON Merge Patch (RFC 7396) of `url`, `events` and `enabled`: members left out are kept. A new URL passes the same checks as at creation. New event types apply to events committed after the change. `enabled: false` pauses (nothing is sent, nothing is lost: the subscription's place in the event log waits, within event retention); `enabled: true` resumes in order and revives a `failing` subscription. A change that changes nothing writes nothing.",
+  ...staff,
+  "x-stability": "experimental",
+  request: { params: webhookIdParams, body: jsonBody(WebhookChangeSchema, "The members to change.") },
+  responses: {
+    200: jsonContent(WebhookSchema, "The subscription after the change."),
+    ...errorResponses([401, 403, 404, 413, 415, 429, 500, 503], {
+      400: "Invalid JSON or body: no member, a `null` member, an unknown event type, or a refused target URL (`validation_error`).",
+    }),
+  },
+});
+
+export const rotate = route({
+  method: "post",
+  path: "/webhooks/{webhookId}/secret/rotate",
+  operationId: "rotateWebhookSecret",
+  summary: "Rotate a subscription's signing secret",
+  description:
+    "Replaces the signing secret with the given one or a generated one, shown only in this response. For 24 h every delivery is signed with both (`webhook-signature: v1,<new> v1,<old>`), then the old secret is forgotten. Rotating to the secret already current changes nothing, so retrying a rotation with a given secret is harmless.",
+  ...staff,
+  "x-stability": "experimental",
+  request: { params: webhookIdParams, body: { ...jsonBody(SecretRotationSchema, "The new secret, or nothing to generate one."), required: false } },
+  responses: {
+    200: jsonContent(WebhookWithSecretSchema, "The subscription and its new secret."),
+    ...errorResponses([400, 401, 403, 404, 413, 415, 429, 500, 503]),
+  },
+});
+
+export const resend = route({
+  method: "post",
+  path: "/webhooks/{webhookId}/events/{eventId}/resend",
+  operationId: "resendWebhookEvent",
+  summary: "Resend one event to a subscription",
+  description:
+    "Makes one more delivery of an event the subscription wants and retention still holds, outside the ordered stream, with the event's own `webhook-id` (receivers deduplicate on it). Its outcome replaces the event's entry in the delivery log.",
+  ...staff,
+  "x-stability": "experimental",
+  request: { params: eventParams },
+  responses: {
+    202: jsonContent(WebhookDeliverySchema, "The delivery, queued."),
+    ...errorResponses([400, 401, 403, 429, 500, 503], { 404: "No such subscription, or no such event that it wants and retention still holds (`not_found`)." }),
+  },
+});
+
+export const recover = route({
+  method: "post",
+  path: "/webhooks/{webhookId}/recover",
+  operationId: "recoverWebhook",
+  summary: "Deliver again what was given up since a time",
+  description:
+    "Queues, in event order, one more delivery of every event committed at or after `since` whose delivery to this subscription was given up and that retention still holds. Events committed while the subscription was paused are not lost: they wait at its place in the log and are delivered on resume.",
+  ...staff,
+  "x-stability": "experimental",
+  request: { params: webhookIdParams, body: jsonBody(RecoverySchema, "Since when.") },
+  responses: {
+    202: jsonContent(RecoveryResultSchema, "How many deliveries were queued."),
+    ...errorResponses([400, 401, 403, 404, 413, 415, 429, 500, 503]),
+  },
+});
+
+export const test = route({
+  method: "post",
+  path: "/webhooks/{webhookId}/test",
+  operationId: "testWebhook",
+  summary: "Send a test event",
+  description:
+    "Sends a signed `webhook.test` event (`id` 0, `data: {webhookId}`) at once, retried like any delivery. It appears in the delivery log as event 0 (the latest test only), not in `GET /events`.",
+  ...staff,
+  "x-stability": "experimental",
+  request: { params: webhookIdParams },
+  responses: {
+    202: jsonContent(WebhookDeliverySchema, "The test delivery, queued."),
     ...errorResponses([400, 401, 403, 404, 429, 500, 503]),
   },
 });

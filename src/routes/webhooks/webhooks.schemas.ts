@@ -16,25 +16,62 @@ const eventTypes = z
     example: ["pet.created", "pet.updated"],
   });
 
+const targetUrl = z.string().min(1).max(2000).openapi({
+  format: "uri",
+  description:
+    "Where deliveries are POSTed: an absolute http(s) URL without credentials that names a host. Addresses that are not global unicast (loopback, private, link-local, documentation and other special-purpose ranges) and `localhost` are refused unless the deployment allows them (WEBHOOKS_ALLOW_PRIVATE).",
+  example: "https://example.com/petstore/events",
+});
+
 export const NewWebhookSchema = z
-  .strictObject({
-    url: z.string().min(1).max(2000).openapi({
-      format: "uri",
-      description:
-        "Where deliveries are POSTed: an absolute http(s) URL without credentials. Loopback, private and link-local addresses and `localhost` are refused unless the deployment allows them (WEBHOOKS_ALLOW_PRIVATE).",
-      example: "https://example.com/petstore/events",
-    }),
-    events: eventTypes,
-  })
+  .strictObject({ url: targetUrl, events: eventTypes })
   .openapi("NewWebhook", { description: "A webhook subscription to create." });
+
+export const WebhookChangeSchema = z
+  .strictObject({
+    url: targetUrl.optional(),
+    events: eventTypes.optional().openapi({ description: 'Event types to receive from the next committed event on (see EventType), or exactly `["*"]`.' }),
+    enabled: z.boolean().optional().openapi({
+      description:
+        "`false` pauses: nothing is sent and the subscription's place in the event log waits (within event retention). `true` resumes in order and revives a `failing` subscription.",
+    }),
+  })
+  .refine((change) => Object.keys(change).length > 0, "Give at least one of url, events, enabled.")
+  .openapi("WebhookChange", {
+    description: "A JSON Merge Patch (RFC 7396) of a subscription: members left out are kept. Every member is required, so none may be `null`.",
+    example: { enabled: false },
+  });
+
+export const SecretRotationSchema = z
+  .strictObject({
+    secret: z.string().max(100).optional().openapi({
+      description: "The new secret, `whsec_` + base64 of 24 to 64 bytes; generated when absent. Rotating to the current secret changes nothing.",
+      example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+    }),
+  })
+  .openapi("SecretRotation", { description: "A rotation of the signing secret: for 24 h every delivery carries both signatures." });
+
+export const RecoverySchema = z
+  .strictObject({
+    since: z.iso
+      .datetime({ offset: true })
+      .openapi({ format: "date-time", description: "Events committed at or after this instant.", example: "2026-11-21T12:00:00Z" }),
+  })
+  .openapi("WebhookRecovery", { description: "Which given-up deliveries to make again." });
+
+export const RecoveryResultSchema = z
+  .object({ queued: z.number().int().min(0).openapi({ description: "How many deliveries were queued, in event order.", example: 3 }) })
+  .openapi("WebhookRecoveryResult");
 
 export const WebhookSchema = z
   .object({
     id,
     url: z.string().openapi({ format: "uri", example: "https://example.com/petstore/events" }),
     events: z.array(z.string()).openapi({ description: 'Subscribed event types, or `["*"]`.', example: ["pet.created", "pet.updated"] }),
+    enabled: z.boolean().openapi({ description: "`false`: paused; nothing is sent and its place in the event log waits." }),
     status: z.enum(["active", "failing"]).openapi({
-      description: "`failing` after a delivery was given up (retries exhausted); back to `active` after the next successful delivery.",
+      description:
+        "`failing` after a delivery was given up (retries exhausted); back to `active` after the next successful delivery, or when resumed with `enabled: true`.",
     }),
     createdAt: timestamp,
   })
@@ -51,10 +88,14 @@ export const WebhookWithSecretSchema = WebhookSchema.extend({
 
 export const WebhookDeliverySchema = z
   .object({
-    id,
     webhookId: id,
-    eventId: id,
-    eventType: z.string().openapi({ description: "Type of the delivered event (see EventType).", example: "pet.created" }),
+    eventId: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_ID)
+      .openapi({ format: "int64", description: "The event delivered; 0 for the subscription's latest `webhook.test`.", example: 42 }),
+    eventType: z.string().openapi({ description: "Type of the delivered event (see EventType), or `webhook.test`.", example: "pet.created" }),
     status: z.enum(["pending", "delivered", "failed"]).openapi({
       description:
         "`pending`: not yet accepted, retried with exponential backoff; `delivered`: a 2xx was received; `failed`: given up after the configured number of attempts.",
@@ -70,7 +111,7 @@ export const WebhookDeliverySchema = z
     }),
     deliveredAt: timestamp.optional(),
   })
-  .openapi("WebhookDelivery", { description: "One event's delivery to one subscription." });
+  .openapi("WebhookDelivery", { description: "One event's delivery to one subscription, from its first attempt (a resend replaces it)." });
 
 export const WebhookDeliveriesSchema = z.array(WebhookDeliverySchema).openapi("WebhookDeliveries");
 

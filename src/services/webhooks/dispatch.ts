@@ -1,20 +1,15 @@
 /**
- * Webhook dispatch runs (docs/webhooks.md#design): unless nothing is due, prune, fan out (./fan-out.ts) and attempt the due queue
- * heads (./delivery.ts) in rounds. `WebhookDispatcher` runs them for one runtime instance.
+ * Webhook dispatch runs (docs/webhooks.md#design): unless the probe finds nothing due, rounds (./round.ts) until nothing is left, the
+ * budget is spent or the run's time is up. `WebhookDispatcher` runs them for one runtime instance.
  */
-import { and, eq, inArray, lt, lte, sql } from "drizzle-orm";
-import { alias } from "drizzle-orm/sqlite-core";
 import type { AppConfig } from "../../config";
-import { boundedDelete } from "../../db/bounded-delete";
-import { qb, type Database } from "../../db/client";
-import { execute, params, plan, run, statement, type ResultOf } from "../../db/plan";
-import { variants } from "../../db/variants";
-import { events, webhookDeliveries, webhookFanout, webhooks } from "../../db/schema";
+import type { Database } from "../../db/client";
+import { execute } from "../../db/plan";
 import { loggableError } from "../../logger";
-import { attemptAll, claim, type FetchFn, type Head } from "./delivery";
-import { fanOut, fanOutRange, skipTo, yieldToEventLoop } from "./fan-out";
+import type { FetchFn } from "./delivery";
+import { probe, type Queue } from "./dispatch-state";
 import type { SubscribedTypes } from "./interest";
-import { retentionStart } from "./schedule";
+import { runRound } from "./round";
 
 /** What a dispatch run needs, and its limits. */
 export interface DispatchOptions {
@@ -27,9 +22,9 @@ export interface DispatchOptions {
   budget?: number;
   /** Jitter source in [0, 1) (default Math.random). */
   random?: () => number;
-  /** When aborted, no further attempt nor fan-out batch starts (attempts in flight finish and are recorded). */
+  /** When aborted, no further attempt nor round starts (attempts in flight finish and are recorded). */
   signal?: AbortSignal;
-  /** No attempt nor fan-out batch starts later than this after the run began, ms (default 20 000; Workers' waitUntil allows about 30 s). */
+  /** No attempt nor round starts later than this after the run began, ms (default 20 000; Workers' waitUntil allows about 30 s). */
   maxRunMs?: number;
   /** Learns which event types the subscriptions want (read at the start of the run). */
   interest?: SubscribedTypes;
@@ -39,8 +34,6 @@ export interface DispatchOptions {
 
 /** What one `dispatchDue` run did. */
 export interface DispatchReport {
-  /** Delivery rows created by the fan-out. */
-  queued: number;
   attempted: number;
   delivered: number;
   /** Failed attempts that were rescheduled. */
@@ -49,80 +42,12 @@ export interface DispatchReport {
   givenUp: number;
 }
 
-/** Subscriptions (their queue heads) attempted per round. */
-const HEAD_LIMIT = 16;
-/** Finished deliveries deleted per run at most (one bounded statement). */
-const PRUNE_BATCH = 1000;
+/** Let pending I/O callbacks (e.g. requests on Node, where the embedded database runs on the main thread) run. */
+export const yieldToEventLoop = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
 
-const d = webhookDeliveries;
-/** A subscription's queue, looked up from its head (correlated subquery alias). */
-const queue = alias(webhookDeliveries, "p");
-
-/** Is anything due: events after the fan-out cursor, or a pending delivery due at `now` (3 rows read)? `learning`: also whether any subscription exists. */
-const due = params<{ now: string }>();
-const anythingDue = variants((learning: boolean) =>
-  due.prepare(
-    qb
-      .select({
-        subscribed: learning ? sql<number | null>`EXISTS (SELECT 1 FROM ${webhooks})` : sql<number | null>`NULL`,
-        due: sql<number>`EXISTS (SELECT 1 FROM ${events} WHERE ${events.id} > ${webhookFanout.lastEventId})
-        OR EXISTS (SELECT 1 FROM ${d} WHERE ${d.status} = 'pending' AND ${d.nextAttemptAt} <= ${due("now")})`,
-      })
-      .from(webhookFanout)
-      .where(eq(webhookFanout.id, 1)),
-  ),
-);
-
-/** Up to `PRUNE_BATCH` finished deliveries that finished before `finishedBefore`, found through the (status, next_attempt_at) index. */
-const finished = params<{ finishedBefore: string }>();
-export const pruneFinishedDeliveries = finished.prepare(
-  boundedDelete(d, d.id, and(inArray(d.status, ["delivered", "failed"]), lt(d.nextAttemptAt, finished("finishedBefore"))), PRUNE_BATCH),
-);
-
-/** The start of a run: retention, the fan-out range, and what the subscriptions want. */
-const start = plan({
-  prune: statement(pruneFinishedDeliveries),
-  range: statement(fanOutRange),
-  subscriptions: statement(params<Record<never, never>>().prepare(qb.select({ events: webhooks.events }).from(webhooks))),
-});
-
-/** Due queue heads: each subscription's pending delivery with the lowest event id, when due at `now`; oldest first, at most `limit`. */
-const heads = params<{ now: string; limit: number }>();
-const dueHeads = heads.prepare(
-  qb
-    .select({
-      id: d.id,
-      webhookId: d.webhookId,
-      eventId: d.eventId,
-      url: webhooks.url,
-      secret: webhooks.secret,
-      type: events.type,
-      occurredAt: events.occurredAt,
-      data: events.data,
-    })
-    .from(webhooks)
-    .innerJoin(
-      d,
-      eq(
-        d.id,
-        qb
-          .select({ id: queue.id })
-          .from(queue)
-          .where(and(eq(queue.webhookId, webhooks.id), eq(queue.status, "pending")))
-          .orderBy(queue.eventId)
-          .limit(1),
-      ),
-    )
-    .innerJoin(events, eq(events.id, d.eventId))
-    .where(lte(d.nextAttemptAt, heads("now")))
-    .orderBy(d.nextAttemptAt, d.id)
-    .limit(heads("limit")),
-);
-
-/** The payload is the Event representation, exactly as GET /events shows it. */
-function toHead(row: ResultOf<typeof dueHeads>[number]): Head {
-  const body = JSON.stringify({ id: row.eventId, type: row.type, occurredAt: row.occurredAt, data: JSON.parse(row.data) as unknown });
-  return { id: row.id, webhookId: row.webhookId, eventId: row.eventId, url: row.url, secret: row.secret, body };
+/** Whether a queue entry is due at `now` (RFC 3339). */
+function anyDue(queue: Queue, now: string): boolean {
+  return Object.values(queue).some((entry) => entry.due === undefined || entry.due <= now);
 }
 
 /**
@@ -130,46 +55,35 @@ function toHead(row: ResultOf<typeof dueHeads>[number]): Head {
  * @throws the driver's error when the database fails (attempt failures are recorded, not thrown).
  */
 export async function dispatchDue(db: Database, options: DispatchOptions): Promise<DispatchReport> {
-  const report: DispatchReport = { queued: 0, attempted: 0, delivered: 0, retried: 0, givenUp: 0 };
+  const report: DispatchReport = { attempted: 0, delivered: 0, retried: 0, givenUp: 0 };
   const { config, now, signal } = options;
   if (!config.webhooks.enabled) return report;
   const random = options.random ?? Math.random;
   let budget = options.budget ?? 2000;
-  const first = now();
-  const deadline = first.getTime() + (options.maxRunMs ?? 20_000);
+  const deadline = now().getTime() + (options.maxRunMs ?? 20_000);
   const stop = () => signal?.aborted === true || now().getTime() >= deadline;
 
-  const mark = options.interest?.mark();
-  const learning = options.poll !== true && options.interest?.stale() === true;
-  const [probe] = await execute(db, anythingDue(learning), { now: first.toISOString() });
-  if (probe?.subscribed === 0 && mark) options.interest?.learn(mark, []);
-  if (!probe?.due) return report;
-  const { range, subscriptions } = await run(db, start, { finishedBefore: retentionStart(first).toISOString() });
-  const lists = subscriptions.map((s) => s.events);
-  if (mark) options.interest?.learn(mark, lists);
-  const [{ maxEvent, from } = { maxEvent: 0, from: null }] = range;
-  // Deliveries go with their subscription: without one, nothing is pending, and the cursor skips the events.
-  if (subscriptions.length === 0) {
-    await skipTo(db, maxEvent);
-    return report;
-  }
-  report.queued = await fanOut(db, { from, to: maxEvent, maxPendingPerFailing: config.webhooks.maxPendingPerFailing, now, stop });
-
+  let learning = options.poll !== true && options.interest?.stale() === true;
   while (budget > 0 && !stop()) {
-    const at = now();
-    const heads = (await execute(db, dueHeads, { now: at.toISOString(), limit: Math.min(HEAD_LIMIT, budget) })).map(toHead);
-    if (heads.length === 0) break;
-    budget -= heads.length;
-    const claimed = await claim(db, heads, { now: at, timeoutMs: config.webhooks.timeoutMs });
-    const outcomes = await attemptAll(db, claimed, { config, now, fetch: options.fetch, random });
-    report.attempted += claimed.length;
-    for (const outcome of outcomes) report[outcome] += 1;
+    const at = now().toISOString();
+    const mark = options.interest?.mark();
+    const [state] = await execute(db, probe(learning), { now: at });
+    if (mark && state?.types) options.interest?.learn(mark, [state.types]);
+    learning = false;
+    if (!state || (state.leaseUntil !== null && state.leaseUntil > at)) break;
+    if (!(state.newest > state.eventId || state.redeliveries || anyDue(JSON.parse(state.queue) as Queue, at))) break;
+    const round = await runRound(db, { config, now, fetch: options.fetch, random, stop, newest: state.newest, recovering: state.leaseUntil !== null, budget });
+    if (!round.progress) break;
+    budget -= round.attempted;
+    report.attempted += round.attempted;
+    report.delivered += round.delivered;
+    report.retried += round.retried;
+    report.givenUp += round.givenUp;
     await yieldToEventLoop();
   }
   return report;
 }
 
-/** Runs dispatch runs for one runtime instance, on a timer (Node) and when nudged; never two at once: a nudge during a run makes one more. Errors are logged. */
 export class WebhookDispatcher {
   private running: Promise<void> | undefined;
   private again = false;

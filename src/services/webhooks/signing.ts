@@ -12,18 +12,29 @@ export function generateWebhookSecret(): string {
   return `whsec_${btoa(binary)}`;
 }
 
-/** The `webhook-id` of an event's deliveries: stable across retries and subscriptions. */
+/** Whether `secret` is a signing secret a subscriber may choose: `whsec_` + base64 of 24..64 bytes (Standard Webhooks). */
+export function isWebhookSecret(secret: string): boolean {
+  const match = /^whsec_([A-Za-z0-9+/]+={0,2})$/.exec(secret);
+  if (!match || match[1]!.length % 4 !== 0) return false;
+  const bytes = (match[1]!.length / 4) * 3 - (match[1]!.match(/=/g)?.length ?? 0);
+  return bytes >= 24 && bytes <= 64;
+}
+
+/** The `webhook-id` of an event's deliveries: stable across retries, resends and subscriptions. */
 export function webhookMessageId(eventId: number): string {
   return `evt_${eventId}`;
 }
 
-/** Request headers of one delivery attempt of `body` (the exact bytes sent), signed with `secret` (`whsec_…`) at `at` (second precision). */
-export function signedWebhookHeaders(secret: string, messageId: string, at: Date, body: string): Record<string, string> {
+/**
+ * Request headers of one delivery attempt of `body` (the exact bytes sent) at `at` (second precision), signed with each of `secrets`
+ * (`whsec_…`, newest first): `webhook-signature` lists one `v1,<base64>` per secret, space-separated (Standard Webhooks).
+ */
+export function signedWebhookHeaders(secrets: readonly string[], messageId: string, at: Date, body: string): Record<string, string> {
   return {
     "content-type": "application/json",
     "user-agent": "Petstore-Webhooks/1.0",
     "webhook-id": messageId,
     "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
-    "webhook-signature": new Webhook(secret).sign(messageId, at, body),
+    "webhook-signature": secrets.map((secret) => new Webhook(secret).sign(messageId, at, body)).join(" "),
   };
 }

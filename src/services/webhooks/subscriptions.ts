@@ -3,7 +3,6 @@
  * gets a signing secret `whsec_…`, shown once, and receives the events committed after it.
  */
 import { and, count, eq, gt, lt, notExists, type SQL, sql } from "drizzle-orm";
-import { boundedDelete } from "../../db/bounded-delete";
 import { qb, type Database } from "../../db/client";
 import { execute, guarded, params, plan, run, statement } from "../../db/plan";
 import { events as eventLog, webhookDeliveries, webhookEventTypes, webhooks } from "../../db/schema";
@@ -11,15 +10,22 @@ import { jsonObject } from "../../db/select-list";
 import { InvalidInput, LimitReached, NotFound } from "../../domain/errors";
 import type { Creation, KeyClaim, StoredResponse } from "../../domain/idempotency";
 import type { NewWebhook, Webhook, WebhookStatus } from "../../domain/webhooks";
-import { isPrivateHost } from "../../domain/private-address";
+import { webhookTargetProblem } from "../../domain/webhook-target";
 import { claimStep, claimValues, keyRowStep, recordCreated, releaseStep, replayUnlessClaimed } from "../idempotency.service";
 import { generateWebhookSecret } from "./signing";
 
-/** Most subscriptions that may exist at once (docs/api.md#events-and-webhooks). */
-export const MAX_WEBHOOKS = 50;
+/** Most subscriptions that may exist at once by default (WEBHOOKS_MAX, docs/api.md#events-and-webhooks). */
+export const MAX_WEBHOOKS = 500;
 
 /** The columns of the Webhook representation. */
-const WEBHOOK = { id: webhooks.id, url: webhooks.url, events: webhooks.events, status: webhooks.status, createdAt: webhooks.createdAt };
+export const WEBHOOK = {
+  id: webhooks.id,
+  url: webhooks.url,
+  events: webhooks.events,
+  enabled: webhooks.enabled,
+  status: webhooks.status,
+  createdAt: webhooks.createdAt,
+};
 
 const lastEventId = qb.select({ id: sql<number>`coalesce(max(${eventLog.id}), 0)` }).from(eventLog);
 
@@ -42,9 +48,15 @@ function insertSubscription(guard?: SQL) {
             url: sql<string>`${creating("url")}`.as("url"),
             events: sql<string>`${creating("events")}`.as("events"),
             secret: sql<string>`${creating("secret")}`.as("secret"),
+            previousSecret: sql<null>`NULL`.as("previous_secret"),
+            previousSecretUntil: sql<null>`NULL`.as("previous_secret_until"),
             status: sql<WebhookStatus>`'active'`.as("status"),
+            enabled: sql<boolean>`1`.as("enabled"),
             createdAt: sql<string>`${creating("createdAt")}`.as("created_at"),
             lastEventId: sql<number>`${lastEventId}`.as("last_event_id"),
+            typesSince: sql<number>`0`.as("types_since"),
+            previousEvents: sql<null>`NULL`.as("previous_events"),
+            pausedAfter: sql<null>`NULL`.as("paused_after"),
           })
           .from(subscriptionCount)
           .where(and(lt(subscriptionCount.n, creating("max")), guard)),
@@ -81,7 +93,9 @@ const keyedCreation = plan({
   subscription: guarded(insertSubscription),
   record: recordCreated(
     200,
-    newSubscription(jsonObject({ ...WEBHOOK, events: sql`json(${webhooks.events})` })),
+    newSubscription(
+      jsonObject({ ...WEBHOOK, events: sql`json(${webhooks.events})`, enabled: sql`json(CASE WHEN ${webhooks.enabled} THEN 'true' ELSE 'false' END)` }),
+    ),
     newSubscription(sql`'/webhooks/' || ${webhooks.id}`),
   ),
   types: eventTypes,
@@ -118,7 +132,13 @@ const removal = plan({
       .from(webhooks)
       .where(eq(webhooks.id, byId("id"))),
   ),
-  deliveries: byId.statement(boundedDelete(webhookDeliveries, webhookDeliveries.id, eq(webhookDeliveries.webhookId, byId("id")), REMOVAL_BATCH)),
+  deliveries: byId.statement(
+    qb.delete(webhookDeliveries).where(
+      sql`(${webhookDeliveries.webhookId}, ${webhookDeliveries.status}, ${webhookDeliveries.eventId}) IN (
+          SELECT ${webhookDeliveries.webhookId}, ${webhookDeliveries.status}, ${webhookDeliveries.eventId} FROM ${webhookDeliveries}
+          WHERE ${webhookDeliveries.webhookId} = ${byId("id")} LIMIT ${REMOVAL_BATCH})`,
+    ),
+  ),
   subscription: byId.statement(
     qb.delete(webhooks).where(
       and(
@@ -134,38 +154,32 @@ const removal = plan({
   ),
 });
 
-/** Subscriptions created or deleted by this process (or isolate) so far. */
+/** Subscriptions created, re-typed or deleted by this process (or isolate) so far. */
 let changes = 0;
 
-/** How many subscriptions this process (or isolate) has created or deleted: knowledge of them older than a change is stale. */
+/** How many subscriptions this process (or isolate) has created, re-typed or deleted: knowledge of them older than a change is stale. */
 export function subscriptionChanges(): number {
   return changes;
 }
 
-/** A subscription row as `WEBHOOK` selects it. */
-type WebhookRow = { id: number; url: string; events: string; status: WebhookStatus; createdAt: string };
-
-function toWebhook(row: WebhookRow): Webhook {
-  return { id: row.id, url: row.url, events: JSON.parse(row.events) as Webhook["events"], status: row.status, createdAt: row.createdAt };
+/** Count a change of what the subscriptions want (see `subscriptionChanges`). */
+export function subscriptionsChanged(): void {
+  changes += 1;
 }
 
-/**
- * Why `raw` cannot be a webhook target, or undefined: it must be an absolute http(s) URL of ≤ 2000 characters, without credentials,
- * not on port 0 (RFC 6335 §6), and not a private host (`isPrivateHost`, docs/webhooks.md#targets) unless `allowPrivate`.
- */
-export function webhookTargetProblem(raw: string, options: { allowPrivate: boolean }): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return "Must be an absolute http(s) URL.";
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") return "Only http and https URLs are allowed.";
-  if (url.username || url.password) return "Credentials in the URL are not allowed.";
-  if (url.href.length > 2000) return "At most 2000 characters.";
-  if (url.port === "0") return "Port 0 is not allowed.";
-  if (!options.allowPrivate && isPrivateHost(url.hostname)) return "Loopback, private and link-local targets are not allowed.";
-  return undefined;
+/** A subscription row as `WEBHOOK` selects it. */
+export type WebhookRow = { id: number; url: string; events: string; enabled: boolean; status: WebhookStatus; createdAt: string };
+
+/** The Webhook representation of a row. */
+export function toWebhook(row: WebhookRow): Webhook {
+  return {
+    id: row.id,
+    url: row.url,
+    events: JSON.parse(row.events) as Webhook["events"],
+    enabled: Boolean(row.enabled),
+    status: row.status,
+    createdAt: row.createdAt,
+  };
 }
 
 /**
@@ -177,7 +191,7 @@ export function webhookTargetProblem(raw: string, options: { allowPrivate: boole
 export async function createWebhook(
   db: Database,
   input: NewWebhook,
-  options: { allowPrivateTargets: boolean; now: Date; claim?: KeyClaim },
+  options: { allowPrivateTargets: boolean; now: Date; max?: number; claim?: KeyClaim },
 ): Promise<Creation<{ webhook: Webhook; secret: string }>> {
   const problem = webhookTargetProblem(input.url, { allowPrivate: options.allowPrivateTargets });
   if (problem) throw new InvalidInput("url", problem);
@@ -187,7 +201,7 @@ export async function createWebhook(
     events: JSON.stringify([...new Set(input.events)]),
     secret,
     createdAt: options.now.toISOString(),
-    max: MAX_WEBHOOKS,
+    max: options.max ?? MAX_WEBHOOKS,
   };
   const { claim } = options;
   let replay: StoredResponse | null = null;
@@ -204,7 +218,7 @@ export async function createWebhook(
     return { created: { webhook: toWebhook(row), secret } };
   }
   if (replay) return { replay };
-  throw new LimitReached("webhooks", MAX_WEBHOOKS);
+  throw new LimitReached("webhooks", values.max);
 }
 
 /** Up to `limit` subscriptions with id > `afterId`, ascending. One round trip. */

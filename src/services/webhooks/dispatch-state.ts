@@ -1,0 +1,163 @@
+/**
+ * The dispatch state of src/db/schema.ts `webhookDispatch` (docs/webhooks.md#design): the probe of a run, the lease of a round, what a round
+ * reads, and its release. One row, so a round claims every subscription with one write and releases them with one more.
+ */
+import { and, eq, gt, isNull, lte, or, sql } from "drizzle-orm";
+import { qb } from "../../db/client";
+import { params, plan } from "../../db/plan";
+import { events, webhookDeliveries, webhookDispatch, webhookEventTypes, webhookRedeliveries, webhooks } from "../../db/schema";
+import { variants } from "../../db/variants";
+
+/** A subscription behind the dispatch state's event id: each wanted event up to `after` is done; its next is due at `due` (absent: now). */
+export interface QueueEntry {
+  after: number;
+  /** Failed attempts of the event after `after` so far. */
+  attempts?: number;
+  due?: string;
+}
+
+/** The queue of the dispatch state, by subscription id. */
+export type Queue = Record<string, QueueEntry>;
+
+const D = webhookDispatch;
+const r = webhookRedeliveries;
+
+/** The distinct event types some subscription wants, as a JSON array: a skip scan of the type index, a row read per type. */
+const wantedTypes = sql<string>`(WITH RECURSIVE t(type) AS (
+    SELECT min(${webhookEventTypes.type}) FROM ${webhookEventTypes}
+    UNION ALL SELECT (SELECT min(${webhookEventTypes.type}) FROM ${webhookEventTypes} WHERE ${webhookEventTypes.type} > t.type) FROM t WHERE t.type IS NOT NULL)
+  SELECT json_group_array(type) FROM t WHERE type IS NOT NULL)`;
+
+/** Is anything due at `now` (3 rows read): events after the dispatch state's, a redelivery, or a queue entry (judged by the caller)? `learning`: also the types wanted. */
+const probing = params<{ now: string }>();
+export const probe = variants((learning: boolean) =>
+  probing.prepare(
+    qb
+      .select({
+        eventId: D.eventId,
+        queue: D.queue,
+        leaseUntil: D.leaseUntil,
+        newest: sql<number>`coalesce((SELECT max(${events.id}) FROM ${events}), 0)`,
+        redeliveries: sql<number>`EXISTS (SELECT 1 FROM ${r} WHERE ${r.nextAttemptAt} <= ${probing("now")})`,
+        types: learning ? wantedTypes : sql<string | null>`NULL`,
+      })
+      .from(D)
+      .where(eq(D.id, 1)),
+  ),
+);
+
+/** The lease of a round: taken when free or ended at `now`, until `until`; returns the state it leases. */
+const claiming = params<{ token: string; until: string; now: string }>();
+export const claim = claiming.prepare(
+  qb
+    .update(D)
+    .set({ leaseToken: sql`${claiming("token")}`, leaseUntil: sql`${claiming("until")}` })
+    .where(and(eq(D.id, 1), or(isNull(D.leaseUntil), lte(D.leaseUntil, claiming("now")))))
+    .returning({ eventId: D.eventId, queue: D.queue }),
+);
+
+/** The end of a round that holds `token`: the state's event id moved to `eventId`, the queue merged with `delta` (RFC 7396), the lease freed. */
+const releasing = params<{ token: string; eventId: number; delta: string }>();
+export const release = releasing.statement(
+  qb
+    .update(D)
+    .set({
+      eventId: sql`max(${D.eventId}, ${releasing("eventId")})`,
+      queue: sql`json_patch(${D.queue}, ${releasing("delta")})`,
+      leaseToken: null,
+      leaseUntil: null,
+    })
+    .where(and(eq(D.id, 1), eq(D.leaseToken, releasing("token")))),
+);
+
+/** A paused subscription leaves the queue and keeps its place itself (`parked`: the queue patch then), unless it was resumed meanwhile (`kept`). */
+const parkingP = params<{ id: number; after: number; parked: string; kept: string }>();
+export const parking = plan({
+  subscription: parkingP.statement(
+    qb
+      .update(webhooks)
+      .set({ pausedAfter: sql`${parkingP("after")}` })
+      .where(and(eq(webhooks.id, parkingP("id")), eq(webhooks.enabled, false), isNull(webhooks.pausedAfter))),
+  ),
+  queue: parkingP.statement(
+    qb
+      .update(D)
+      .set({ queue: sql`json_patch(${D.queue}, CASE WHEN changes() = 1 THEN ${parkingP("parked")} ELSE ${parkingP("kept")} END)` })
+      .where(eq(D.id, 1)),
+  ),
+});
+
+/** What a round needs of a subscription. */
+const SUBSCRIPTION = {
+  id: webhooks.id,
+  url: webhooks.url,
+  events: webhooks.events,
+  secret: webhooks.secret,
+  previousSecret: webhooks.previousSecret,
+  previousSecretUntil: webhooks.previousSecretUntil,
+  status: webhooks.status,
+  enabled: webhooks.enabled,
+  lastEventId: webhooks.lastEventId,
+  typesSince: webhooks.typesSince,
+  previousEvents: webhooks.previousEvents,
+  pausedAfter: webhooks.pausedAfter,
+};
+
+const EVENT = { id: events.id, type: events.type, occurredAt: events.occurredAt, data: events.data };
+
+/** Events with `from < id <= upTo`, in id order, at most `limit`. */
+const span = params<{ from: number; upTo: number; limit: number }>();
+export const eventSpan = span.prepare(
+  qb
+    .select(EVENT)
+    .from(events)
+    .where(and(gt(events.id, span("from")), lte(events.id, span("upTo"))))
+    .orderBy(events.id)
+    .limit(span("limit")),
+);
+
+/** The subscriptions a round may send to: those that want a type of the events in (`from`, `upTo`] (by the type index), those in `queue` (JSON), those with a redelivery due. */
+const involved = params<{ from: number; upTo: number; queue: string; now: string }>();
+export const subscriptions = involved.prepare(
+  qb
+    .select(SUBSCRIPTION)
+    .from(webhooks)
+    .where(
+      sql`${webhooks.id} IN (
+        SELECT ${webhookEventTypes.webhookId} FROM ${webhookEventTypes} WHERE ${webhookEventTypes.type} IN (
+          SELECT ${events.type} FROM ${events} WHERE ${events.id} > ${involved("from")} AND ${events.id} <= ${involved("upTo")} UNION ALL SELECT '*')
+        UNION SELECT CAST(key AS INTEGER) FROM json_each(${involved("queue")})
+        UNION SELECT ${r.webhookId} FROM ${r} WHERE ${r.nextAttemptAt} <= ${involved("now")})`,
+    ),
+);
+
+/** Redeliveries due at `now`, oldest due first, with their event (absent: pruned, or 0 for a test). */
+const dueP = params<{ now: string; redeliveryLimit: number }>();
+export const dueRedeliveries = dueP.prepare(
+  qb
+    .select({
+      id: r.id,
+      webhookId: r.webhookId,
+      eventId: r.eventId,
+      attempts: r.attempts,
+      createdAt: r.createdAt,
+      type: events.type,
+      occurredAt: events.occurredAt,
+      data: events.data,
+    })
+    .from(r)
+    .leftJoin(events, eq(events.id, r.eventId))
+    .where(lte(r.nextAttemptAt, dueP("now")))
+    .orderBy(r.nextAttemptAt)
+    .limit(dueP("redeliveryLimit")),
+);
+
+/** The events after `after` whose delivery to subscription `webhookId` is done (after a round that ended without its release). */
+const doneP = params<{ webhookId: number; after: number }>();
+const d = webhookDeliveries;
+export const finishedAfter = doneP.prepare(
+  qb
+    .select({ eventId: d.eventId })
+    .from(d)
+    .where(and(eq(d.webhookId, doneP("webhookId")), sql`${d.status} IN ('delivered', 'failed')`, gt(d.eventId, doneP("after")))),
+);

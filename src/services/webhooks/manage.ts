@@ -1,0 +1,163 @@
+/**
+ * Changing a subscription (docs/api.md#managing-a-subscription): its URL, event types and pause state (JSON Merge Patch, RFC 7396), and
+ * its signing secret. Each is one event-free write batch that rewrites nothing it does not change.
+ */
+import { and, eq, sql } from "drizzle-orm";
+import { qb, type Database } from "../../db/client";
+import { params, plan, read, run, statement } from "../../db/plan";
+import { events as eventLog, webhookDispatch, webhookEventTypes, webhooks } from "../../db/schema";
+import { InvalidInput, NotFound } from "../../domain/errors";
+import { type Webhook, type WebhookChange, typesBefore } from "../../domain/webhooks";
+import { generateWebhookSecret, isWebhookSecret } from "./signing";
+import { webhookTargetProblem } from "../../domain/webhook-target";
+import { subscriptionsChanged, toWebhook, WEBHOOK } from "./subscriptions";
+
+/** How long the secret before a rotation still signs, ms (docs/api.md#managing-a-subscription: 24 h). */
+export const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
+
+const byId = params<{ id: number }>();
+/** The subscription as a change needs it, and the newest event id, in one snapshot. */
+const current = plan({
+  subscription: byId.statement(
+    qb
+      .select({ ...WEBHOOK, previousEvents: webhooks.previousEvents, pausedAfter: webhooks.pausedAfter })
+      .from(webhooks)
+      .where(eq(webhooks.id, byId("id"))),
+  ),
+  newest: statement(params<Record<never, never>>().prepare(qb.select({ id: sql<number>`coalesce(max(${eventLog.id}), 0)` }).from(eventLog))),
+});
+
+/** A change, guarded by the state it was computed from (`was*`): a concurrent change makes it write nothing, and it is computed again. */
+type ChangeValues = {
+  id: number;
+  url: string;
+  events: string;
+  enabled: boolean;
+  typesSince: number;
+  previousEvents: string | null;
+  wasEvents: string;
+  wasEnabled: boolean;
+  retype: boolean;
+  resume: boolean;
+};
+const c = params<ChangeValues>();
+const changing = plan({
+  // A resumed subscription that a round parked goes back to the queue at its place (read before the row forgets it).
+  queue: c.statement(
+    qb
+      .update(webhookDispatch)
+      .set({
+        queue: sql`json_patch(${webhookDispatch.queue}, json_object(CAST(CAST(${c("id")} AS INTEGER) AS TEXT), json_object('after', (SELECT ${webhooks.pausedAfter} FROM ${webhooks} WHERE ${webhooks.id} = ${c("id")}))))`,
+      })
+      .where(
+        and(
+          eq(webhookDispatch.id, 1),
+          sql`${c("resume")} AND EXISTS (SELECT 1 FROM ${webhooks} WHERE ${webhooks.id} = ${c("id")} AND ${webhooks.pausedAfter} IS NOT NULL AND ${webhooks.events} = ${c("wasEvents")} AND ${webhooks.enabled} = ${c("wasEnabled")})`,
+        ),
+      ),
+  ),
+  subscription: c.statement(
+    qb
+      .update(webhooks)
+      .set({
+        url: sql`${c("url")}`,
+        events: sql`${c("events")}`,
+        enabled: sql`${c("enabled")}`,
+        typesSince: sql`CASE WHEN ${c("retype")} THEN ${c("typesSince")} ELSE ${webhooks.typesSince} END`,
+        previousEvents: sql`CASE WHEN ${c("retype")} THEN ${c("previousEvents")} ELSE ${webhooks.previousEvents} END`,
+        status: sql`CASE WHEN ${c("resume")} THEN 'active' ELSE ${webhooks.status} END`,
+        pausedAfter: sql`CASE WHEN ${c("resume")} THEN NULL ELSE ${webhooks.pausedAfter} END`,
+      })
+      .where(and(eq(webhooks.id, c("id")), eq(webhooks.events, c("wasEvents")), eq(webhooks.enabled, c("wasEnabled"))))
+      .returning(WEBHOOK),
+  ),
+  oldTypes: c.guarded((changed) => qb.delete(webhookEventTypes).where(and(eq(webhookEventTypes.webhookId, c("id")), sql`${c("retype")}`, changed))),
+  newTypes: c.statement(
+    qb.insert(webhookEventTypes).select(
+      qb
+        .select({ type: sql<string>`value`.as("type"), webhookId: sql<number>`${c("id")}`.as("webhook_id") })
+        .from(sql`json_each(${c("events")})`)
+        .where(
+          sql`${c("retype")} AND EXISTS (SELECT 1 FROM ${webhooks} WHERE ${webhooks.id} = ${c("id")} AND ${webhooks.events} = ${c("events")}) AND NOT EXISTS (SELECT 1 FROM ${webhookEventTypes} WHERE ${webhookEventTypes.webhookId} = ${c("id")} AND ${webhookEventTypes.type} = value)`,
+        ),
+    ),
+  ),
+});
+
+/**
+ * Apply `change` to subscription `id` (a new URL passes the creation checks; new types apply to events committed after the change;
+ * `enabled: true` resumes at the subscription's place and revives a `failing` one).
+ * @returns the subscription as it is after the change (unchanged: nothing written).
+ * @throws NotFound, InvalidInput (`url`).
+ */
+export async function updateWebhook(db: Database, id: number, change: WebhookChange, options: { allowPrivateTargets: boolean }): Promise<Webhook> {
+  if (change.url !== undefined) {
+    const problem = webhookTargetProblem(change.url, { allowPrivate: options.allowPrivateTargets });
+    if (problem) throw new InvalidInput("url", problem);
+  }
+  for (;;) {
+    const { subscription, newest } = await read(db, current, { id });
+    const [was] = subscription;
+    if (!was) throw new NotFound("webhook", id);
+    const wasTypes = JSON.parse(was.events) as string[];
+    const types = change.events === undefined ? wasTypes : [...new Set(change.events)];
+    const retype = JSON.stringify([...types].sort()) !== JSON.stringify([...wasTypes].sort());
+    const url = change.url === undefined ? was.url : new URL(change.url).href;
+    const enabled = change.enabled ?? Boolean(was.enabled);
+    const resume = change.enabled === true && (!was.enabled || was.status === "failing" || was.pausedAfter !== null);
+    if (!retype && url === was.url && enabled === Boolean(was.enabled) && !resume) return toWebhook(was);
+    const previous = retype
+      ? typesBefore({ events: wasTypes, previousEvents: was.previousEvents === null ? null : (JSON.parse(was.previousEvents) as string[]) }, types)
+      : null;
+    const values: ChangeValues = {
+      id,
+      url,
+      events: retype ? JSON.stringify(types) : was.events,
+      enabled,
+      typesSince: retype ? (newest[0]?.id ?? 0) : 0,
+      previousEvents: previous === null ? was.previousEvents : JSON.stringify(previous),
+      wasEvents: was.events,
+      wasEnabled: Boolean(was.enabled),
+      retype,
+      resume,
+    };
+    const [row] = (await run(db, changing, values)).subscription;
+    if (!row) continue;
+    if (retype) subscriptionsChanged();
+    return toWebhook(row);
+  }
+}
+
+const r = params<{ id: number; secret: string; until: string }>();
+/** The secret replaced by `secret` unless it is already so; the one before signs until `until`. */
+const rotating = plan({
+  subscription: r.statement(
+    qb
+      .update(webhooks)
+      .set({ previousSecret: sql`${webhooks.secret}`, previousSecretUntil: sql`${r("until")}`, secret: sql`${r("secret")}` })
+      .where(and(eq(webhooks.id, r("id")), sql`${webhooks.secret} <> ${r("secret")}`))
+      .returning(WEBHOOK),
+  ),
+  unchanged: r.statement(
+    qb
+      .select(WEBHOOK)
+      .from(webhooks)
+      .where(and(eq(webhooks.id, r("id")), eq(webhooks.secret, r("secret")))),
+  ),
+});
+
+/**
+ * Rotate subscription `id`'s signing secret to `given` (`whsec_` + base64 of 24..64 bytes) or a generated one; the old one signs too for
+ * `ROTATION_OVERLAP_MS` after `now`. Rotating to the current secret changes nothing.
+ * @returns the subscription and its new secret (shown once).
+ * @throws NotFound, InvalidInput (`secret`).
+ */
+export async function rotateWebhookSecret(db: Database, id: number, given: string | undefined, now: Date): Promise<{ webhook: Webhook; secret: string }> {
+  if (given !== undefined && !isWebhookSecret(given)) throw new InvalidInput("secret", "Must be whsec_ followed by the base64 of 24 to 64 bytes.");
+  const secret = given ?? generateWebhookSecret();
+  const until = new Date(now.getTime() + ROTATION_OVERLAP_MS).toISOString();
+  const { subscription, unchanged } = await run(db, rotating, { id, secret, until });
+  const row = subscription[0] ?? unchanged[0];
+  if (!row) throw new NotFound("webhook", id);
+  return { webhook: toWebhook(row), secret };
+}

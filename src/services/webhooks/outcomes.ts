@@ -1,0 +1,140 @@
+/**
+ * What a round records of its attempts (docs/webhooks.md#design), one write batch per round: a log entry per delivery (one row, written at
+ * its first attempt and changed in place after), a subscription's status when it changes, and the redeliveries done or rescheduled.
+ */
+import { and, eq, inArray, ne, sql } from "drizzle-orm";
+import { qb } from "../../db/client";
+import { params, plan, type PlanRun, withValues } from "../../db/plan";
+import { webhookDeliveries, webhookRedeliveries, webhooks } from "../../db/schema";
+import type { DeliveryError, DeliveryStatus, WebhookStatus } from "../../domain/webhooks";
+
+const d = webhookDeliveries;
+const r = webhookRedeliveries;
+
+/** A log entry as one attempt leaves it. */
+export interface Entry {
+  webhookId: number;
+  status: DeliveryStatus;
+  eventId: number;
+  eventType: string;
+  attempts: number;
+  nextAttemptAt: string | null;
+  lastAttemptAt: string;
+  lastStatusCode: number | null;
+  lastError: DeliveryError | null;
+  finishedAt: string | null;
+}
+
+const entryP = params<Entry>();
+const ENTRY_VALUES = {
+  webhookId: entryP("webhookId"),
+  status: entryP("status"),
+  eventId: entryP("eventId"),
+  eventType: entryP("eventType"),
+  attempts: entryP("attempts"),
+  nextAttemptAt: entryP("nextAttemptAt"),
+  lastAttemptAt: entryP("lastAttemptAt"),
+  lastStatusCode: entryP("lastStatusCode"),
+  lastError: entryP("lastError"),
+  finishedAt: entryP("finishedAt"),
+};
+const LATEST = {
+  attempts: sql`excluded.attempts`,
+  nextAttemptAt: sql`excluded.next_attempt_at`,
+  lastAttemptAt: sql`excluded.last_attempt_at`,
+  lastStatusCode: sql`excluded.last_status_code`,
+  lastError: sql`excluded.last_error`,
+  finishedAt: sql`excluded.finished_at`,
+};
+
+/** The entry written as it stands (first attempt), or its attempt recorded on the entry of the same status. */
+const writing = plan({
+  entry: entryP.statement(
+    qb
+      .insert(d)
+      .values(ENTRY_VALUES)
+      .onConflictDoUpdate({ target: [d.webhookId, d.status, d.eventId], set: LATEST }),
+  ),
+});
+
+/** A pending entry (failed before) that is now delivered, given up, or failed once more: changed in place. */
+const moving = plan({
+  entry: entryP.statement(
+    qb
+      .update(d)
+      .set({ status: sql`${entryP("status")}`, eventType: sql`${entryP("eventType")}`, ...assignments() })
+      .where(and(eq(d.webhookId, entryP("webhookId")), eq(d.status, "pending"), eq(d.eventId, entryP("eventId")))),
+  ),
+});
+
+/** The attempt columns set from the entry's values. */
+function assignments() {
+  return {
+    attempts: sql`${entryP("attempts")}`,
+    nextAttemptAt: sql`${entryP("nextAttemptAt")}`,
+    lastAttemptAt: sql`${entryP("lastAttemptAt")}`,
+    lastStatusCode: sql`${entryP("lastStatusCode")}`,
+    lastError: sql`${entryP("lastError")}`,
+    finishedAt: sql`${entryP("finishedAt")}`,
+  };
+}
+
+/** A redelivery done: its event's entry replaced by this delivery's (one entry per subscription and event), the redelivery gone. */
+const redone = params<Entry & { id: number }>();
+const replacing = plan({
+  old: redone.statement(
+    qb.delete(d).where(and(eq(d.webhookId, redone("webhookId")), inArray(d.status, ["pending", "delivered", "failed"]), eq(d.eventId, redone("eventId")))),
+  ),
+  entry: redone.statement(qb.insert(d).values(ENTRY_VALUES)),
+  redelivery: redone.statement(qb.delete(r).where(eq(r.id, redone("id")))),
+});
+
+/** A redelivery's failed attempt with attempts left: due again at `next`. */
+const retryP = params<{ id: number; attempts: number; next: string }>();
+const rescheduling = plan({
+  redelivery: retryP.statement(
+    qb
+      .update(r)
+      .set({ attempts: sql`${retryP("attempts")}`, nextAttemptAt: sql`${retryP("next")}` })
+      .where(eq(r.id, retryP("id"))),
+  ),
+});
+
+/** A subscription's status set, writing nothing when it is already so (`failing` after a give-up, `active` after a delivery). */
+const statusP = params<{ id: number; status: WebhookStatus }>();
+const marking = plan({
+  subscription: statusP.statement(
+    qb
+      .update(webhooks)
+      .set({ status: sql`${statusP("status")}` })
+      .where(and(eq(webhooks.id, statusP("id")), ne(webhooks.status, statusP("status")))),
+  ),
+});
+
+/** The write that records `entry`: in place when it was pending before (`wasPending`), else as written. */
+export function recordEntry(entry: Entry, wasPending: boolean): PlanRun {
+  return wasPending ? withValues(moving, entry) : withValues(writing, entry);
+}
+
+/** The writes that record a finished redelivery `id` as `entry`. */
+export function recordRedelivery(id: number, entry: Entry): PlanRun {
+  return withValues(replacing, { ...entry, id });
+}
+
+/** The write that makes redelivery `id` due again at `next` after `attempts` attempts. */
+export function rescheduleRedelivery(id: number, attempts: number, next: string): PlanRun {
+  return withValues(rescheduling, { id, attempts, next });
+}
+
+/** A redelivery whose event retention removed: nothing to send. */
+const dropping = plan({ redelivery: params<{ id: number }>().statement(qb.delete(r).where(eq(r.id, sql.placeholder("id")))) });
+
+/** The write that drops redelivery `id` (its event is gone). */
+export function dropRedelivery(id: number): PlanRun {
+  return withValues(dropping, { id });
+}
+
+/** The write that sets subscription `id`'s status. */
+export function markSubscription(id: number, status: WebhookStatus): PlanRun {
+  return withValues(marking, { id, status });
+}

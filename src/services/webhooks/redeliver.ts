@@ -1,0 +1,142 @@
+/**
+ * Deliveries outside the ordered stream (docs/api.md#managing-a-subscription): resend one event, recover the given-up ones since a time,
+ * send a `webhook.test`. Each queues redeliveries in one event-free write batch; dispatch rounds send them (./round.ts).
+ */
+import { and, eq, gt, gte, notExists, sql } from "drizzle-orm";
+import { qb, type Database } from "../../db/client";
+import { params, plan, read, run } from "../../db/plan";
+import { events as eventLog, webhookDeliveries, webhookRedeliveries, webhooks } from "../../db/schema";
+import { NotFound } from "../../domain/errors";
+import { type WebhookDelivery, wants } from "../../domain/webhooks";
+
+const r = webhookRedeliveries;
+const d = webhookDeliveries;
+
+const pair = params<{ webhookId: number; eventId: number }>();
+/** The subscription's interest and the event, in one snapshot. */
+const lookup = plan({
+  subscription: pair.statement(
+    qb
+      .select({ events: webhooks.events, start: webhooks.lastEventId, typesSince: webhooks.typesSince, previousEvents: webhooks.previousEvents })
+      .from(webhooks)
+      .where(eq(webhooks.id, pair("webhookId"))),
+  ),
+  event: pair.statement(
+    qb
+      .select({ id: eventLog.id, type: eventLog.type })
+      .from(eventLog)
+      .where(eq(eventLog.id, pair("eventId"))),
+  ),
+});
+
+const queued = params<{ webhookId: number; eventId: number; now: string }>();
+/** One redelivery of `eventId` (0: a test) for the subscription, if it exists. */
+const queueing = plan({
+  redelivery: queued.statement(
+    qb
+      .insert(r)
+      .select(
+        qb
+          .select({
+            id: sql<null>`NULL`.as("id"),
+            webhookId: webhooks.id,
+            eventId: sql<number>`${queued("eventId")}`.as("event_id"),
+            attempts: sql<number>`0`.as("attempts"),
+            nextAttemptAt: sql<string>`${queued("now")}`.as("next_attempt_at"),
+            createdAt: sql<string>`${queued("now")}`.as("created_at"),
+          })
+          .from(webhooks)
+          .where(eq(webhooks.id, queued("webhookId"))),
+      )
+      .returning({ id: r.id }),
+  ),
+});
+
+/** A redelivery just queued, as the delivery log will show it. */
+function pending(webhookId: number, eventId: number, eventType: WebhookDelivery["eventType"], now: string): WebhookDelivery {
+  return { webhookId, eventId, eventType, status: "pending", attempts: 0, nextAttemptAt: now };
+}
+
+/**
+ * One more delivery of event `eventId` to subscription `webhookId`, outside the ordered stream, with the event's own `webhook-id`.
+ * @returns the queued delivery. @throws NotFound when the subscription, or an event it wants that retention still holds, is absent.
+ */
+export async function resendEvent(db: Database, webhookId: number, eventId: number, now: Date): Promise<WebhookDelivery> {
+  const { subscription, event } = await read(db, lookup, { webhookId, eventId });
+  const [s] = subscription;
+  if (!s) throw new NotFound("webhook", webhookId);
+  const [e] = event;
+  const interest = {
+    start: s.start,
+    events: JSON.parse(s.events) as string[],
+    typesSince: s.typesSince,
+    previousEvents: s.previousEvents === null ? null : (JSON.parse(s.previousEvents) as string[]),
+  };
+  if (!e || !wants({ ...interest, start: 0 }, e)) throw new NotFound("event", eventId);
+  const at = now.toISOString();
+  const { redelivery } = await run(db, queueing, { webhookId, eventId, now: at });
+  if (redelivery.length === 0) throw new NotFound("webhook", webhookId);
+  return pending(webhookId, eventId, e.type, at);
+}
+
+/**
+ * A signed `webhook.test` delivery (event 0, `data: {webhookId}`) to subscription `webhookId`, sent by the next round; not in `GET /events`.
+ * @returns the queued delivery. @throws NotFound.
+ */
+export async function sendTestEvent(db: Database, webhookId: number, now: Date): Promise<WebhookDelivery> {
+  const at = now.toISOString();
+  const { redelivery } = await run(db, queueing, { webhookId, eventId: 0, now: at });
+  if (redelivery.length === 0) throw new NotFound("webhook", webhookId);
+  return pending(webhookId, 0, "webhook.test", at);
+}
+
+const since = params<{ webhookId: number; since: string; now: string }>();
+/** Every given-up delivery of the subscription whose event retention holds and was committed at or after `since`, queued again in event order. */
+const recovering = plan({
+  subscription: since.statement(
+    qb
+      .select({ id: webhooks.id })
+      .from(webhooks)
+      .where(eq(webhooks.id, since("webhookId"))),
+  ),
+  redeliveries: since.statement(
+    qb.insert(r).select(
+      qb
+        .select({
+          id: sql<null>`NULL`.as("id"),
+          webhookId: d.webhookId,
+          eventId: d.eventId,
+          attempts: sql<number>`0`.as("attempts"),
+          nextAttemptAt: sql<string>`${since("now")}`.as("next_attempt_at"),
+          createdAt: sql<string>`${since("now")}`.as("created_at"),
+        })
+        .from(d)
+        .innerJoin(eventLog, eq(eventLog.id, d.eventId))
+        .where(
+          and(
+            eq(d.webhookId, since("webhookId")),
+            eq(d.status, "failed"),
+            gt(d.eventId, 0),
+            gte(eventLog.occurredAt, since("since")),
+            notExists(
+              qb
+                .select({ one: sql`1` })
+                .from(r)
+                .where(and(eq(r.webhookId, d.webhookId), eq(r.eventId, d.eventId))),
+            ),
+          ),
+        )
+        .orderBy(d.eventId),
+    ),
+  ),
+});
+
+/**
+ * Deliver again, in event order, every event committed at or after `sinceAt` whose delivery to subscription `webhookId` was given up.
+ * @returns how many were queued. @throws NotFound.
+ */
+export async function recoverSince(db: Database, webhookId: number, sinceAt: Date, now: Date): Promise<number> {
+  const { subscription, redeliveries } = await run(db, recovering, { webhookId, since: sinceAt.toISOString(), now: now.toISOString() });
+  if (subscription.length === 0) throw new NotFound("webhook", webhookId);
+  return redeliveries.rowsAffected;
+}
