@@ -385,7 +385,7 @@ export interface paths {
         put?: never;
         /**
          * Subscribe a webhook
-         * @description Registers `url` for the given event types (at most 50 subscriptions exist at once). Returns the subscription with its signing secret, shown only in this response. Events committed after this call are delivered, signed per Standard Webhooks; earlier ones are in `GET /events`. A `failing` subscription stops accumulating deliveries once 10,000 are pending; delivered and given-up deliveries are deleted after 7 days. Send `Idempotency-Key` to retry safely: the same key and body within 24 h answers 200 with the subscription created the first time, without its secret (never shown twice), and `Idempotent-Replayed: true`.
+         * @description Registers `url` for the given event types (at most 500 subscriptions exist at once by default, WEBHOOKS_MAX). Returns the subscription with its signing secret, shown only in this response. Events committed after this call are delivered, signed per Standard Webhooks; earlier ones are in `GET /events`. Delivered and given-up deliveries are deleted after 7 days. Send `Idempotency-Key` to retry safely: the same key and body within 24 h answers 200 with the subscription created the first time, without its secret (never shown twice), and `Idempotent-Replayed: true`.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -415,7 +415,11 @@ export interface paths {
         delete: operations["deleteWebhook"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a webhook subscription
+         * @description A JSON Merge Patch (RFC 7396) of `url`, `events` and `enabled`: members left out are kept. A new URL passes the same checks as at creation. New event types apply to events committed after the change. `enabled: false` pauses (nothing is sent, nothing is lost: the subscription's place in the event log waits, within event retention); `enabled: true` resumes in order and revives a `failing` subscription. A change that changes nothing writes nothing.
+         */
+        patch: operations["updateWebhook"];
         trace?: never;
     };
     "/webhooks/{webhookId}/deliveries": {
@@ -432,6 +436,86 @@ export interface paths {
         get: operations["listWebhookDeliveries"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookId}/events/{eventId}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resend one event to a subscription
+         * @description Makes one more delivery of an event the subscription wants and retention still holds, outside the ordered stream, with the event's own `webhook-id` (receivers deduplicate on it). Its outcome replaces the event's entry in the delivery log.
+         */
+        post: operations["resendWebhookEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookId}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver again what was given up since a time
+         * @description Queues, in event order, one more delivery of every event committed at or after `since` whose delivery to this subscription was given up and that retention still holds. Events committed while the subscription was paused are not lost: they wait at its place in the log and are delivered on resume.
+         */
+        post: operations["recoverWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookId}/secret/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a subscription's signing secret
+         * @description Replaces the signing secret with the given one or a generated one, shown only in this response. For 24 h every delivery is signed with both (`webhook-signature: v1,<new> v1,<old>`), then the old secret is forgotten. Rotating to the secret already current changes nothing, so retrying a rotation with a given secret is harmless.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description Sends a signed `webhook.test` event (`id` 0, `data: {webhookId}`) at once, retried like any delivery. It appears in the delivery log as event 0 (the latest test only), not in `GET /events`.
+         */
+        post: operations["testWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -694,7 +778,7 @@ export interface components {
             events: ("pet.created" | "pet.updated" | "pet.deleted" | "category.created" | "category.updated" | "category.deleted" | "inventory.updated" | "order.placed" | "order.updated" | "order.fulfilled" | "order.cancelled" | "*")[];
             /**
              * Format: uri
-             * @description Where deliveries are POSTed: an absolute http(s) URL without credentials. Loopback, private and link-local addresses and `localhost` are refused unless the deployment allows them (WEBHOOKS_ALLOW_PRIVATE).
+             * @description Where deliveries are POSTed: an absolute http(s) URL without credentials that names a host. Addresses that are not global unicast (loopback, private, link-local, documentation and other special-purpose ranges) and `localhost` are refused unless the deployment allows them (WEBHOOKS_ALLOW_PRIVATE).
              * @example https://example.com/petstore/events
              */
             url: string;
@@ -777,6 +861,14 @@ export interface components {
          * @enum {string}
          */
         PetStatus: "available" | "pending" | "sold";
+        /** @description A rotation of the signing secret: for 24 h every delivery carries both signatures. */
+        SecretRotation: {
+            /**
+             * @description The new secret, `whsec_` + base64 of 24 to 64 bytes; generated when absent. Rotating to the current secret changes nothing.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret?: string;
+        };
         /** @description The new account and its first key; the secret is shown only here. */
         SignUp: {
             account: components["schemas"]["Account"];
@@ -789,6 +881,8 @@ export interface components {
              * @example 2026-11-21T12:00:00.000Z
              */
             createdAt: string;
+            /** @description `false`: paused; nothing is sent and its place in the event log waits. */
+            enabled: boolean;
             /**
              * @description Subscribed event types, or `["*"]`.
              * @example [
@@ -803,7 +897,7 @@ export interface components {
              */
             id: number;
             /**
-             * @description `failing` after a delivery was given up (retries exhausted); back to `active` after the next successful delivery.
+             * @description `failing` after a delivery was given up (retries exhausted); back to `active` after the next successful delivery, or when resumed with `enabled: true`.
              * @enum {string}
              */
             status: "active" | "failing";
@@ -813,8 +907,32 @@ export interface components {
              */
             url: string;
         };
+        /**
+         * @description A JSON Merge Patch (RFC 7396) of a subscription: members left out are kept. Every member is required, so none may be `null`.
+         * @example {
+         *       "enabled": false
+         *     }
+         */
+        WebhookChange: {
+            /** @description `false` pauses: nothing is sent and the subscription's place in the event log waits (within event retention). `true` resumes in order and revives a `failing` subscription. */
+            enabled?: boolean;
+            /**
+             * @description Event types to receive from the next committed event on (see EventType), or exactly `["*"]`.
+             * @example [
+             *       "pet.created",
+             *       "pet.updated"
+             *     ]
+             */
+            events?: ("pet.created" | "pet.updated" | "pet.deleted" | "category.created" | "category.updated" | "category.deleted" | "inventory.updated" | "order.placed" | "order.updated" | "order.fulfilled" | "order.cancelled" | "*")[];
+            /**
+             * Format: uri
+             * @description Where deliveries are POSTed: an absolute http(s) URL without credentials that names a host. Addresses that are not global unicast (loopback, private, link-local, documentation and other special-purpose ranges) and `localhost` are refused unless the deployment allows them (WEBHOOKS_ALLOW_PRIVATE).
+             * @example https://example.com/petstore/events
+             */
+            url?: string;
+        };
         WebhookDeliveries: components["schemas"]["WebhookDelivery"][];
-        /** @description One event's delivery to one subscription. */
+        /** @description One event's delivery to one subscription, from its first attempt (a resend replaces it). */
         WebhookDelivery: {
             /** @example 1 */
             attempts: number;
@@ -825,19 +943,15 @@ export interface components {
             deliveredAt?: string;
             /**
              * Format: int64
-             * @example 1
+             * @description The event delivered; 0 for the subscription's latest `webhook.test`.
+             * @example 42
              */
             eventId: number;
             /**
-             * @description Type of the delivered event (see EventType).
+             * @description Type of the delivered event (see EventType), or `webhook.test`.
              * @example pet.created
              */
             eventType: string;
-            /**
-             * Format: int64
-             * @example 1
-             */
-            id: number;
             /**
              * Format: date-time
              * @example 2026-11-21T12:00:00.000Z
@@ -870,6 +984,22 @@ export interface components {
              * @example 1
              */
             webhookId: number;
+        };
+        /** @description Which given-up deliveries to make again. */
+        WebhookRecovery: {
+            /**
+             * Format: date-time
+             * @description Events committed at or after this instant.
+             * @example 2026-11-21T12:00:00Z
+             */
+            since: string;
+        };
+        WebhookRecoveryResult: {
+            /**
+             * @description How many deliveries were queued, in event order.
+             * @example 3
+             */
+            queued: number;
         };
         Webhooks: components["schemas"]["Webhook"][];
         /** @description The created subscription and its signing secret (shown once). */
@@ -3698,7 +3828,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description 50 subscriptions exist already (`subscription_limit_reached`), or a request with this Idempotency-Key is still in progress (`concurrent_update`). */
+            /** @description The most subscriptions allowed exist already (`subscription_limit_reached`), or a request with this Idempotency-Key is still in progress (`concurrent_update`). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3931,6 +4061,114 @@ export interface operations {
             };
         };
     };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: number;
+            };
+            cookie?: never;
+        };
+        /** @description The members to change. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookChange"];
+            };
+        };
+        responses: {
+            /** @description The subscription after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description Invalid JSON or body: no member, a `null` member, an unknown event type, or a refused target URL (`validation_error`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's role may not call this operation (`forbidden`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource (`not_found`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than 64 KiB (`payload_too_large`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json` (`unsupported_media_type`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (`rate_limited`); see `Retry-After`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error (`internal_error`); quote the requestId. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (`database_unavailable`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listWebhookDeliveries: {
         parameters: {
             query?: {
@@ -3958,6 +4196,393 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookDeliveries"];
+                };
+            };
+            /** @description Invalid JSON, parameters or body (`invalid_json`, `validation_error`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's role may not call this operation (`forbidden`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource (`not_found`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (`rate_limited`); see `Retry-After`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error (`internal_error`); quote the requestId. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (`database_unavailable`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resendWebhookEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                eventId: number;
+                webhookId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery, queued. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description Invalid JSON, parameters or body (`invalid_json`, `validation_error`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's role may not call this operation (`forbidden`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such subscription, or no such event that it wants and retention still holds (`not_found`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (`rate_limited`); see `Retry-After`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error (`internal_error`); quote the requestId. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (`database_unavailable`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    recoverWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: number;
+            };
+            cookie?: never;
+        };
+        /** @description Since when. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookRecovery"];
+            };
+        };
+        responses: {
+            /** @description How many deliveries were queued. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookRecoveryResult"];
+                };
+            };
+            /** @description Invalid JSON, parameters or body (`invalid_json`, `validation_error`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's role may not call this operation (`forbidden`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource (`not_found`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than 64 KiB (`payload_too_large`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json` (`unsupported_media_type`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (`rate_limited`); see `Retry-After`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error (`internal_error`); quote the requestId. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (`database_unavailable`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: number;
+            };
+            cookie?: never;
+        };
+        /** @description The new secret, or nothing to generate one. */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SecretRotation"];
+            };
+        };
+        responses: {
+            /** @description The subscription and its new secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookWithSecret"];
+                };
+            };
+            /** @description Invalid JSON, parameters or body (`invalid_json`, `validation_error`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's role may not call this operation (`forbidden`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource (`not_found`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than 64 KiB (`payload_too_large`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json` (`unsupported_media_type`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (`rate_limited`); see `Retry-After`. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error (`internal_error`); quote the requestId. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (`database_unavailable`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The test delivery, queued. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
             /** @description Invalid JSON, parameters or body (`invalid_json`, `validation_error`). */

@@ -75,6 +75,9 @@ const ORDER = [
   "POST /accounts",
   "POST /accounts/me/keys",
   "POST /webhooks",
+  "PATCH /webhooks/{webhookId}",
+  "POST /webhooks/{webhookId}/secret/rotate",
+  "POST /webhooks/{webhookId}/recover",
 ];
 
 describe("request bodies of the served document", () => {

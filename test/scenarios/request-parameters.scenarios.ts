@@ -65,6 +65,8 @@ export function requestParametersScenarios(getTarget: () => Target): void {
         "POST /accounts": { name: "Strict", email: `${uniqueName("strict").replace(/\W/g, "")}@example.com` },
         "POST /accounts/me/keys": { name: "strict" },
         "POST /webhooks": { url: "http://127.0.0.1:9/hook", events: ["category.deleted"] },
+        "PATCH /webhooks/{webhookId}": { enabled: true },
+        "POST /webhooks/{webhookId}/recover": { since: "2026-01-01T00:00:00Z" },
       });
 
       it("every operation of the served document answers 400 validation_error naming exactly the parameters it documents", async () => {

@@ -6,7 +6,7 @@
  * test/architecture/database-cost.test.ts are stated in them.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Client, createClient } from "@libsql/client";
@@ -241,6 +241,8 @@ export interface CostDatabase {
   /** Uncounted: for setup and for looking at the data. */
   raw: Client;
   meter: CostMeter;
+  /** What the newest migration (its file name) cost, once, over the generated data. */
+  migration: { name: string; cost: Cost };
   /** Row counts of every table of the app. */
   counts(): Promise<Record<string, number>>;
   /** The first column of the first row of `sql`, as a number (uncounted). */
@@ -273,7 +275,20 @@ export async function startCostDatabase(options: { scale: number; now: Date; hoo
       "write",
     );
     for (const statement of datasetStatements(options.scale, options.now, options.hookUrl)) await raw.execute(statement);
-    await applyMigrations(raw);
+    // The migrations between, then the newest one through the meter: what it costs, once, over this data.
+    const later = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER }).slice(1);
+    for (const m of later.slice(0, -1)) {
+      await raw.batch(
+        [
+          "PRAGMA defer_foreign_keys = ON",
+          ...m.sql.filter((s) => s.trim()),
+          { sql: "INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)", args: [m.hash, m.folderMillis] },
+        ],
+        "write",
+      );
+    }
+    const meter = new CostMeter(sqld.url);
+    const { cost: migration } = await meter.measure(() => applyMigrations(meter.database()));
     const tables = (
       await raw.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '\\_%' ESCAPE '\\'")
     ).rows.map((row) => String(row.name));
@@ -282,6 +297,7 @@ export async function startCostDatabase(options: { scale: number; now: Date; hoo
       url: server.url,
       raw,
       meter: new CostMeter(server.url),
+      migration: { name: newestMigrationName(), cost: migration },
       counts: async () => {
         const rs = await raw.execute(tables.map((t) => `SELECT '${t}' AS t, count(*) AS n FROM "${t}"`).join(" UNION ALL "));
         return Object.fromEntries(rs.rows.map((row) => [String(row.t), Number(row.n)]));
@@ -312,6 +328,12 @@ export async function startCostDatabase(options: { scale: number; now: Date; hoo
     rmSync(dir, { recursive: true, force: true });
     throw error;
   }
+}
+
+/** The file name of the newest migration (drizzle/meta/_journal.json's last entry). */
+function newestMigrationName(): string {
+  const journal = JSON.parse(readFileSync(join(MIGRATIONS_FOLDER, "meta", "_journal.json"), "utf8")) as { entries: { tag: string }[] };
+  return journal.entries.at(-1)!.tag;
 }
 
 /** Rows changed between two `counts()`: rows inserted plus rows deleted, over every table. */

@@ -39,6 +39,7 @@ export const WebhookChangeSchema = z
   .refine((change) => Object.keys(change).length > 0, "Give at least one of url, events, enabled.")
   .openapi("WebhookChange", {
     description: "A JSON Merge Patch (RFC 7396) of a subscription: members left out are kept. Every member is required, so none may be `null`.",
+    minProperties: 1,
     example: { enabled: false },
   });
 

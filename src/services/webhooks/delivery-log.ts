@@ -100,15 +100,15 @@ const finished = params<{ finishedBefore: string }>();
 
 /**
  * Up to `PRUNE_BATCH` delivered or given-up entries that finished before `finishedBefore`: per subscription and status, those before the
- * first entry (in event order) that finished later, so each range is read up to its first young entry.
+ * first entry (in event order) that finished later, so each range is read up to its first young entry (CROSS JOIN keeps that order).
  */
 export const pruneFinishedDeliveries = finished.prepare(
   qb.delete(d).where(
     sql`(${d.webhookId}, ${d.status}, ${d.eventId}) IN (
       SELECT ${old.webhookId}, ${old.status}, ${old.eventId}
-      FROM ${webhooks} CROSS JOIN (SELECT 'delivered' AS status UNION ALL SELECT 'failed') AS s
-      JOIN ${old} ON ${old.webhookId} = ${webhooks.id} AND ${old.status} = s.status AND ${old.eventId} < coalesce((
-        SELECT ${young.eventId} FROM ${young}
+      FROM ${webhooks} CROSS JOIN (SELECT 'delivered' AS status UNION ALL SELECT 'failed') AS s CROSS JOIN ${d} ${old}
+      WHERE ${old.webhookId} = ${webhooks.id} AND ${old.status} = s.status AND ${old.eventId} < coalesce((
+        SELECT ${young.eventId} FROM ${d} ${young}
         WHERE ${young.webhookId} = ${webhooks.id} AND ${young.status} = s.status AND ${young.finishedAt} >= ${finished("finishedBefore")}
         ORDER BY ${young.eventId} LIMIT 1), ${Number.MAX_SAFE_INTEGER})
       LIMIT ${PRUNE_BATCH})`,

@@ -127,7 +127,8 @@ export function rescheduleRedelivery(id: number, attempts: number, next: string)
 }
 
 /** A redelivery whose event retention removed: nothing to send. */
-const dropping = plan({ redelivery: params<{ id: number }>().statement(qb.delete(r).where(eq(r.id, sql.placeholder("id")))) });
+const dropP = params<{ id: number }>();
+const dropping = plan({ redelivery: dropP.statement(qb.delete(r).where(eq(r.id, dropP("id")))) });
 
 /** The write that drops redelivery `id` (its event is gone). */
 export function dropRedelivery(id: number): PlanRun {

@@ -2,14 +2,14 @@
  * Webhook subscriptions (docs/api.md#events-and-webhooks, experimental): create, list, get, delete. A subscription `{url, events}`
  * gets a signing secret `whsec_…`, shown once, and receives the events committed after it.
  */
-import { and, count, eq, gt, lt, notExists, type SQL, sql } from "drizzle-orm";
+import { and, count, eq, gt, inArray, lt, notExists, type SQL, sql } from "drizzle-orm";
 import { qb, type Database } from "../../db/client";
 import { execute, guarded, params, plan, run, statement } from "../../db/plan";
 import { events as eventLog, webhookDeliveries, webhookEventTypes, webhooks } from "../../db/schema";
 import { jsonObject } from "../../db/select-list";
 import { InvalidInput, LimitReached, NotFound } from "../../domain/errors";
 import type { Creation, KeyClaim, StoredResponse } from "../../domain/idempotency";
-import type { NewWebhook, Webhook, WebhookStatus } from "../../domain/webhooks";
+import type { DeliveryStatus, NewWebhook, Webhook, WebhookStatus } from "../../domain/webhooks";
 import { webhookTargetProblem } from "../../domain/webhook-target";
 import { claimStep, claimValues, keyRowStep, recordCreated, releaseStep, replayUnlessClaimed } from "../idempotency.service";
 import { generateWebhookSecret } from "./signing";
@@ -124,7 +124,19 @@ const subscriptionById = byId.prepare(
 /** Most deliveries one removal round deletes. */
 export const REMOVAL_BATCH = 1000;
 
-/** One removal round: up to `REMOVAL_BATCH` of the subscription's deliveries, then the subscription once none is left (no unbounded cascade). */
+/** Up to `REMOVAL_BATCH` of the subscription's log entries in `status`: a range of the log's key. */
+function logRange(status: DeliveryStatus) {
+  const d = webhookDeliveries;
+  const first = qb
+    .select({ eventId: d.eventId })
+    .from(d)
+    .where(and(eq(d.webhookId, byId("id")), eq(d.status, status)))
+    .orderBy(d.eventId)
+    .limit(REMOVAL_BATCH);
+  return byId.statement(qb.delete(d).where(and(eq(d.webhookId, byId("id")), eq(d.status, status), inArray(d.eventId, first))));
+}
+
+/** One removal round: up to `REMOVAL_BATCH` of the subscription's deliveries per status, then the subscription once none is left (no unbounded cascade). */
 const removal = plan({
   exists: byId.statement(
     qb
@@ -132,13 +144,9 @@ const removal = plan({
       .from(webhooks)
       .where(eq(webhooks.id, byId("id"))),
   ),
-  deliveries: byId.statement(
-    qb.delete(webhookDeliveries).where(
-      sql`(${webhookDeliveries.webhookId}, ${webhookDeliveries.status}, ${webhookDeliveries.eventId}) IN (
-          SELECT ${webhookDeliveries.webhookId}, ${webhookDeliveries.status}, ${webhookDeliveries.eventId} FROM ${webhookDeliveries}
-          WHERE ${webhookDeliveries.webhookId} = ${byId("id")} LIMIT ${REMOVAL_BATCH})`,
-    ),
-  ),
+  pending: logRange("pending"),
+  delivered: logRange("delivered"),
+  failed: logRange("failed"),
   subscription: byId.statement(
     qb.delete(webhooks).where(
       and(
