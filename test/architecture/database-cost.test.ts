@@ -349,7 +349,9 @@ describe("background work", () => {
       // The one above still waits to retry its failed attempt: three new ones want the next order.
       await db.raw.execute(`DELETE FROM webhooks WHERE url = '${receiver.url("/hook/only")}'`);
       await addSubscriptions(3, ["order.placed"], "/hook/three");
-      await db.raw.execute("DELETE FROM webhooks WHERE id IN (SELECT id FROM webhooks WHERE id > 20 AND events = '[\"category.deleted\"]' ORDER BY id DESC LIMIT 453)");
+      await db.raw.execute(
+        "DELETE FROM webhooks WHERE id IN (SELECT id FROM webhooks WHERE id > 20 AND events = '[\"category.deleted\"]' ORDER BY id DESC LIMIT 453)",
+      );
       expect(await db.scalar("SELECT count(*) FROM webhooks")).toBe(50);
       const { report, cost } = await orderThenDispatch(ids.stockB!);
       expect(report.delivered).toBe(3);
