@@ -43,7 +43,7 @@ export function requestParametersScenarios(getTarget: () => Target): void {
         const webhook = await api.post("/webhooks", { url: "http://127.0.0.1:9/hook", events: ["category.deleted"] }, { key });
         const apiKey = await api.post("/accounts/me/keys", { name: "unknown-parameters" }, { key });
         expect([order.status, webhook.status, apiKey.status]).toEqual([201, 201, 201]);
-        ids = { petId: pet.id, categoryId: category.id, orderId: order.body.id, webhookId: webhook.body.id, keyId: apiKey.body.id };
+        ids = { petId: pet.id, categoryId: category.id, orderId: order.body.id, webhookId: webhook.body.id, keyId: apiKey.body.id, eventId: 1 };
       });
 
       afterAll(async () => {
