@@ -111,7 +111,7 @@ describe("dispatch pipeline", () => {
   it("after a round that died before its release, sends nothing it recorded again, and goes on", async () => {
     const at = `${rig.path}/lost`;
     const hook = await subscribe(rig.h.api, rig.h.key, rig.receiver.url(at), ["category.created"]);
-    const state = async () => (await rig.h.target.db.execute("SELECT event_id FROM webhook_dispatch")).rows[0]![0];
+    const state = async () => Number((await rig.h.target.db.execute("SELECT event_id FROM webhook_dispatch")).rows[0]![0]);
     const before = await state();
     const a = await createCategory(rig.h.api, rig.h.key);
     await rig.h.dispatch();
