@@ -61,7 +61,6 @@ const round = plan({
   events: statement(pruneEvents),
   keys: statement(pruneRevokedKeys),
   idempotency: statement(pruneIdempotencyKeys),
-  deliveries: statement(pruneFinishedDeliveries),
 });
 
 /** What one retention run deleted. */
@@ -70,7 +69,7 @@ export interface RetentionReport {
   keys: number;
   /** Stored idempotent responses. */
   idempotency: number;
-  /** Finished webhook deliveries (7 days; dispatch runs prune them too). */
+  /** Finished webhook deliveries (7 days). */
   deliveries: number;
   rounds: number;
 }
@@ -85,14 +84,14 @@ export async function pruneExpired(db: Database, retentionDays: number, now: Dat
   const storedBefore = new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString();
   const report: RetentionReport = { events: 0, keys: 0, idempotency: 0, deliveries: 0, rounds: 0 };
   while (report.rounds < MAX_ROUNDS) {
-    const result = await run(db, round, { before, storedBefore, finishedBefore: retentionStart(now).toISOString() });
+    const result = await run(db, round, { before, storedBefore });
     report.rounds += 1;
     report.events += result.events.rowsAffected;
     report.keys += result.keys.rowsAffected;
     report.idempotency += result.idempotency.rowsAffected;
-    report.deliveries += result.deliveries.rowsAffected;
-    if (Math.max(result.events.rowsAffected, result.keys.rowsAffected, result.idempotency.rowsAffected, result.deliveries.rowsAffected) < PRUNE_BATCH) break;
+    if (Math.max(result.events.rowsAffected, result.keys.rowsAffected, result.idempotency.rowsAffected) < PRUNE_BATCH) break;
   }
+  report.deliveries = await pruneFinishedDeliveries(db, retentionStart(now), MAX_ROUNDS);
   return report;
 }
 

@@ -2,10 +2,10 @@
  * A subscription's delivery log (docs/api.md#events-and-webhooks): one entry per (subscription, event) from its first attempt, as
  * `GET /webhooks/{id}/deliveries` shows it, and its retention. Each status is its own range of the log's key.
  */
-import { and, eq, gt, sql } from "drizzle-orm";
+import { and, eq, gt, inArray, lt, sql } from "drizzle-orm";
 import { alias, unionAll } from "drizzle-orm/sqlite-core";
 import { qb, type Database } from "../../db/client";
-import { params, plan, read, type PlanResults } from "../../db/plan";
+import { execute, params, plan, read, runEach, withValues, type PlanResults } from "../../db/plan";
 import { webhookDeliveries, webhooks } from "../../db/schema";
 import { variants } from "../../db/variants";
 import { NotFound } from "../../domain/errors";
@@ -94,23 +94,66 @@ export async function listDeliveries(db: Database, page: DeliveryPage): Promise<
 
 /** Finished entries deleted per statement at most. */
 const PRUNE_BATCH = 500;
-const old = alias(webhookDeliveries, "o");
 const young = alias(webhookDeliveries, "y");
 const finished = params<{ finishedBefore: string }>();
 
 /**
- * Up to `PRUNE_BATCH` delivered or given-up entries that finished before `finishedBefore`: per subscription and status, those before the
- * first entry (in event order) that finished later, so each range is read up to its first young entry (CROSS JOIN keeps that order).
+ * Per subscription and finished status, where pruning stops: the first entry (in event order) that finished at or after
+ * `finishedBefore`, and the oldest entry; each range is read from its start up to that bound.
  */
-export const pruneFinishedDeliveries = finished.prepare(
-  qb.delete(d).where(
-    sql`(${d.webhookId}, ${d.status}, ${d.eventId}) IN (
-      SELECT ${old.webhookId}, ${old.status}, ${old.eventId}
-      FROM ${webhooks} CROSS JOIN (SELECT 'delivered' AS status UNION ALL SELECT 'failed') AS s CROSS JOIN ${d} ${old}
-      WHERE ${old.webhookId} = ${webhooks.id} AND ${old.status} = s.status AND ${old.eventId} < coalesce((
-        SELECT ${young.eventId} FROM ${d} ${young}
+const pruneBounds = finished.prepare(
+  qb
+    .select({
+      webhookId: sql<number>`${webhooks.id}`,
+      status: sql<"delivered" | "failed">`s.status`,
+      oldest: sql<number | null>`(SELECT min(${d.eventId}) FROM ${d} WHERE ${d.webhookId} = ${webhooks.id} AND ${d.status} = s.status)`,
+      bound: sql<number | null>`(SELECT ${young.eventId} FROM ${d} ${young}
         WHERE ${young.webhookId} = ${webhooks.id} AND ${young.status} = s.status AND ${young.finishedAt} >= ${finished("finishedBefore")}
-        ORDER BY ${young.eventId} LIMIT 1), ${Number.MAX_SAFE_INTEGER})
-      LIMIT ${PRUNE_BATCH})`,
-  ),
+        ORDER BY ${young.eventId} LIMIT 1)`,
+    })
+    .from(sql`${webhooks} CROSS JOIN (SELECT 'delivered' AS status UNION ALL SELECT 'failed') AS s`),
 );
+
+/** Up to `PRUNE_BATCH` entries of one subscription and status before event `before`: a range of the log's key. */
+const rangeP = params<{ webhookId: number; status: DeliveryStatus; before: number }>();
+const pruneRange = plan({
+  entries: rangeP.statement(
+    qb.delete(d).where(
+      and(
+        eq(d.webhookId, rangeP("webhookId")),
+        eq(d.status, rangeP("status")),
+        inArray(
+          d.eventId,
+          qb
+            .select({ eventId: d.eventId })
+            .from(d)
+            .where(and(eq(d.webhookId, rangeP("webhookId")), eq(d.status, rangeP("status")), lt(d.eventId, rangeP("before"))))
+            .orderBy(d.eventId)
+            .limit(PRUNE_BATCH),
+        ),
+      ),
+    ),
+  ),
+});
+
+/**
+ * Delete delivered and given-up entries that finished before `finishedBefore` (7 days, docs/webhooks.md#design): per subscription
+ * and status, those before the first that finished later; one read, then write batches of at most `PRUNE_BATCH` per range, at most
+ * `maxRounds` of them. @returns the entries deleted. @throws the driver's error.
+ */
+export async function pruneFinishedDeliveries(db: Database, finishedBefore: Date, maxRounds: number): Promise<number> {
+  let deleted = 0;
+  for (let round = 0; round < maxRounds; round++) {
+    const bounds = await execute(db, pruneBounds, { finishedBefore: finishedBefore.toISOString() });
+    const due = bounds.filter((b) => b.oldest !== null && b.oldest < (b.bound ?? Number.MAX_SAFE_INTEGER));
+    if (due.length === 0) break;
+    const results = await runEach(
+      db,
+      due.map((b) => withValues(pruneRange, { webhookId: b.webhookId, status: b.status, before: b.bound ?? Number.MAX_SAFE_INTEGER })),
+    );
+    const counts = results.map((r) => r.entries.rowsAffected);
+    deleted += counts.reduce((a, b) => a + b, 0);
+    if (counts.every((n) => n < PRUNE_BATCH)) break;
+  }
+  return deleted;
+}
