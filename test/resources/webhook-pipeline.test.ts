@@ -108,6 +108,18 @@ describe("dispatch pipeline", () => {
     expect(rig.receiver.at(at).map((r) => verified(r, hook.secret).data.id)).toEqual([a.id, a.id, b.id]);
   });
 
+  it("holds a redelivery for a paused subscription until it resumes", async () => {
+    const at = `${rig.path}/held`;
+    const hook = await subscribe(rig.h.api, rig.h.key, rig.receiver.url(at), ["category.created"]);
+    await rig.h.api.patch(`/webhooks/${hook.id}`, { enabled: false }, { key: rig.h.key });
+    expect((await rig.h.api.post(`/webhooks/${hook.id}/test`, undefined, { key: rig.h.key })).status).toBe(202);
+    expect(await rig.h.dispatch()).toMatchObject({ attempted: 0 });
+    expect(rig.receiver.at(at)).toHaveLength(0);
+    await rig.h.api.patch(`/webhooks/${hook.id}`, { enabled: true }, { key: rig.h.key });
+    expect(await rig.h.dispatch()).toMatchObject({ attempted: 1, delivered: 1 });
+    expect(got(at, hook.secret)).toEqual([[0, "webhook.test"]]);
+  });
+
   it("after a round that died before its release, sends nothing it recorded again, and goes on", async () => {
     const at = `${rig.path}/lost`;
     const hook = await subscribe(rig.h.api, rig.h.key, rig.receiver.url(at), ["category.created"]);

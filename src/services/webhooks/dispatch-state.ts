@@ -2,7 +2,7 @@
  * The dispatch state of src/db/schema.ts `webhookDispatch` (docs/webhooks.md#design): the probe of a run, the lease of a round, what a round
  * reads, and its release. One row, so a round claims every subscription with one write and releases them with one more.
  */
-import { and, eq, gt, isNull, lte, or, sql } from "drizzle-orm";
+import { and, eq, exists, gt, isNull, lte, or, sql } from "drizzle-orm";
 import { qb } from "../../db/client";
 import { params, plan } from "../../db/plan";
 import { events, webhookDeliveries, webhookDispatch, webhookEventTypes, webhookRedeliveries, webhooks } from "../../db/schema";
@@ -28,7 +28,10 @@ const wantedTypes = sql<string>`(WITH RECURSIVE t(type) AS (
     UNION ALL SELECT (SELECT min(${webhookEventTypes.type}) FROM ${webhookEventTypes} WHERE ${webhookEventTypes.type} > t.type) FROM t WHERE t.type IS NOT NULL)
   SELECT json_group_array(type) FROM t WHERE type IS NOT NULL)`;
 
-/** Is anything due at `now` (3 rows read): events after the dispatch state's, a redelivery, or a queue entry (judged by the caller)? `learning`: also the types wanted. */
+/**
+ * Is anything due at `now` (3 rows read): events after the dispatch state's, a redelivery of an enabled subscription (those of a paused
+ * one wait, each read by every probe), or a queue entry (judged by the caller)? `learning`: also the types wanted.
+ */
 const probing = params<{ now: string }>();
 export const probe = variants((learning: boolean) =>
   probing.prepare(
@@ -38,7 +41,13 @@ export const probe = variants((learning: boolean) =>
         queue: D.queue,
         leaseUntil: D.leaseUntil,
         newest: sql<number>`coalesce((SELECT max(${events.id}) FROM ${events}), 0)`,
-        redeliveries: sql<number>`EXISTS (SELECT 1 FROM ${r} WHERE ${r.nextAttemptAt} <= ${probing("now")})`,
+        redeliveries: sql<number>`${exists(
+          qb
+            .select({ one: sql`1` })
+            .from(r)
+            .innerJoin(webhooks, and(eq(webhooks.id, r.webhookId), eq(webhooks.enabled, true)))
+            .where(lte(r.nextAttemptAt, probing("now"))),
+        )}`,
         types: learning ? wantedTypes : sql<string | null>`NULL`,
       })
       .from(D)
@@ -131,7 +140,7 @@ export const subscriptions = involved.prepare(
     ),
 );
 
-/** Redeliveries due at `now`, oldest due first, with their event (absent: pruned, or 0 for a test). */
+/** Redeliveries of enabled subscriptions due at `now`, oldest due first, with their event (absent: pruned, or 0 for a test). */
 const dueP = params<{ now: string; redeliveryLimit: number }>();
 export const dueRedeliveries = dueP.prepare(
   qb
@@ -146,6 +155,7 @@ export const dueRedeliveries = dueP.prepare(
       data: events.data,
     })
     .from(r)
+    .innerJoin(webhooks, and(eq(webhooks.id, r.webhookId), eq(webhooks.enabled, true)))
     .leftJoin(events, eq(events.id, r.eventId))
     .where(lte(r.nextAttemptAt, dueP("now")))
     .orderBy(r.nextAttemptAt)

@@ -125,14 +125,14 @@ export async function runRound(db: Database, options: RoundOptions): Promise<Rou
   const report: RoundReport = { progress: false, attempted: 0, delivered: 0, retried: 0, givenUp: 0 };
   const { config } = options;
   const began = options.now();
+  const nowIso = began.toISOString();
   const token = crypto.randomUUID();
   const until = new Date(began.getTime() + ROUND_MS + config.webhooks.timeoutMs + LEASE_MARGIN_MS).toISOString();
-  const [state] = await execute(db, claim, { token, until, now: began.toISOString() });
+  const [state] = await execute(db, claim, { token, until, now: nowIso });
   if (!state) return report;
   const from = state.eventId;
-  const { queue, strays } = canonical(JSON.parse(state.queue) as Queue);
+  const queue = JSON.parse(state.queue) as Queue;
   const upTo = Math.max(from, Math.min(options.newest, from + NEW_EVENTS));
-  const nowIso = began.toISOString();
   const due = Object.entries(queue).filter(([, entry]) => entry.due === undefined || entry.due <= nowIso);
   const [{ fresh, subscriptions: subs, redeliveries }, windows] = await Promise.all([
     read(db, roundReads, { from, upTo, limit: NEW_EVENTS, queue: state.queue, now: nowIso, redeliveryLimit: REDELIVERIES }),
@@ -149,8 +149,7 @@ export async function runRound(db: Database, options: RoundOptions): Promise<Rou
   const quota = { left: options.budget };
   const work: Promise<void>[] = [];
   const known = new Set(subs.map((s) => s.id));
-  for (const id of [...Object.keys(queue).filter((id) => !known.has(Number(id))), ...strays]) delta[id] = null;
-  for (const key of strays) if (!(String(Number(key)) in delta)) delta[String(Number(key))] = queue[String(Number(key))]!;
+  for (const id of Object.keys(queue)) if (!known.has(Number(id))) delta[id] = null;
 
   for (const s of subs) {
     const entry = queue[String(s.id)];
@@ -185,18 +184,6 @@ export async function runRound(db: Database, options: RoundOptions): Promise<Rou
   await runEach(db, writes);
   report.progress = report.attempted > 0 || upTo > from || Object.keys(delta).length > 0 || writes.length > 1;
   return report;
-}
-
-/** The queue keyed by subscription id as `String(id)` writes it, and the keys written otherwise (to remove; their entries are kept under the id). */
-function canonical(raw: Queue): { queue: Queue; strays: string[] } {
-  const queue: Queue = {};
-  const strays: string[] = [];
-  for (const [key, entry] of Object.entries(raw)) {
-    const id = String(Number(key));
-    if (id !== key) strays.push(key);
-    if (!(id in raw) || id === key) queue[id] = entry;
-  }
-  return { queue, strays };
 }
 
 /** The writes that park paused subscription `id` at `after`, and the queue patch if it was parked (`parked`) or resumed meanwhile (`kept`). */
