@@ -5,6 +5,8 @@
  * and a round that died before its release sends nothing it recorded again.
  */
 import { Webhook } from "standardwebhooks";
+import type { Database } from "../../src/db/client";
+import { dispatchDue } from "../../src/services/webhooks/dispatch";
 import { describe, expect, it } from "vitest";
 import { createCategory } from "../scenarios/categories.scenarios";
 import { subscribe, type WebhookWithSecretBody } from "../scenarios/webhooks.scenarios";
@@ -106,6 +108,33 @@ describe("dispatch pipeline", () => {
     await rig.h.api.patch(`/webhooks/${hook.id}`, { enabled: true }, { key: rig.h.key });
     await rig.h.dispatch();
     expect(rig.receiver.at(at).map((r) => verified(r, hook.secret).data.id)).toEqual([a.id, a.id, b.id]);
+  });
+
+  it("resumes in order when the resume commits while a round holds the lease (between its claim and its reads)", async () => {
+    const at = `${rig.path}/race`;
+    const hook = await subscribe(rig.h.api, rig.h.key, rig.receiver.url(at), ["category.created"]);
+    await rig.h.api.patch(`/webhooks/${hook.id}`, { enabled: false }, { key: rig.h.key });
+    const a = await createCategory(rig.h.api, rig.h.key);
+    await rig.h.dispatch(); // parks the subscription before a
+    const b = await createCategory(rig.h.api, rig.h.key);
+    // The fault: the resume commits right after the next round's claim.
+    const { db } = rig.h.target;
+    let resumed = false;
+    const racing: Database = {
+      batch: (statements, mode) => db.batch(statements, mode),
+      execute: async (statement) => {
+        const result = await db.execute(statement);
+        if (!resumed && typeof statement !== "string" && /^update "webhook_dispatch" set "lease_token"/.test(statement.sql)) {
+          resumed = true;
+          expect((await rig.h.api.patch(`/webhooks/${hook.id}`, { enabled: true }, { key: rig.h.key })).status).toBe(200);
+        }
+        return result;
+      },
+    };
+    await dispatchDue(racing, { config: rig.h.config, now: rig.h.clock, fetch: (input, init) => fetch(input, init) });
+    await rig.h.dispatch();
+    expect(resumed).toBe(true);
+    expect(rig.receiver.at(at).map((r) => verified(r, hook.secret).data.id)).toEqual([a.id, b.id]);
   });
 
   it("holds a redelivery for a paused subscription until it resumes", async () => {

@@ -55,14 +55,14 @@ export const probe = variants((learning: boolean) =>
   ),
 );
 
-/** The lease of a round: taken when free or ended at `now`, until `until`; returns the state it leases. */
+/** The lease of a round: taken when free or ended at `now`, until `until`; returns the state's event id (only a lease holder moves it). */
 const claiming = params<{ token: string; until: string; now: string }>();
 export const claim = claiming.prepare(
   qb
     .update(D)
     .set({ leaseToken: sql`${claiming("token")}`, leaseUntil: sql`${claiming("until")}` })
     .where(and(eq(D.id, 1), or(isNull(D.leaseUntil), lte(D.leaseUntil, claiming("now")))))
-    .returning({ eventId: D.eventId, queue: D.queue }),
+    .returning({ eventId: D.eventId }),
 );
 
 /** The end of a round that holds `token`: the state's event id moved to `eventId`, the queue merged with `delta` (RFC 7396), the lease freed. */
@@ -125,8 +125,14 @@ export const eventSpan = span.prepare(
     .limit(span("limit")),
 );
 
-/** The subscriptions a round may send to: those that want a type of the events in (`from`, `upTo`] (by the type index), those in `queue` (JSON), those with a redelivery due. */
-const involved = params<{ from: number; upTo: number; queue: string; now: string }>();
+/** The dispatch state's queue, read in the round's snapshot: a resume writes its entry and its subscription in one batch. */
+export const queueNow = params<Record<never, never>>().prepare(qb.select({ queue: D.queue }).from(D).where(eq(D.id, 1)));
+
+/**
+ * The subscriptions a round may send to: those that want a type of the events in (`from`, `upTo`] (by the type index), those in the
+ * dispatch state's queue, those with a redelivery due.
+ */
+const involved = params<{ from: number; upTo: number; now: string }>();
 export const subscriptions = involved.prepare(
   qb
     .select(SUBSCRIPTION)
@@ -135,7 +141,7 @@ export const subscriptions = involved.prepare(
       sql`${webhooks.id} IN (
         SELECT ${webhookEventTypes.webhookId} FROM ${webhookEventTypes} WHERE ${webhookEventTypes.type} IN (
           SELECT ${events.type} FROM ${events} WHERE ${events.id} > ${involved("from")} AND ${events.id} <= ${involved("upTo")} UNION ALL SELECT '*')
-        UNION SELECT CAST(key AS INTEGER) FROM json_each(${involved("queue")})
+        UNION SELECT CAST(key AS INTEGER) FROM json_each((SELECT ${D.queue} FROM ${D} WHERE ${D.id} = 1))
         UNION SELECT ${r.webhookId} FROM ${r} WHERE ${r.nextAttemptAt} <= ${involved("now")})`,
     ),
 );

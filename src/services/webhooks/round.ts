@@ -8,7 +8,7 @@ import { execute, plan, read, readEach, runEach, statement, type PlanRun, type R
 import { backoffDelayMs } from "../../domain/backoff";
 import { type Interest, wants } from "../../domain/webhooks";
 import { attempt, type AttemptResult, type FetchFn, type Message, type Target } from "./delivery";
-import { claim, dueRedeliveries, eventSpan, finishedAfter, parking, type Queue, type QueueEntry, release, subscriptions } from "./dispatch-state";
+import { claim, dueRedeliveries, eventSpan, finishedAfter, parking, type Queue, type QueueEntry, queueNow, release, subscriptions } from "./dispatch-state";
 import { dropRedelivery, type Entry, markSubscription, recordEntry, recordRedelivery, rescheduleRedelivery } from "./outcomes";
 import { webhookMessageId } from "./signing";
 
@@ -57,7 +57,12 @@ type Redelivery = ResultOf<typeof dueRedeliveries>[number];
 type Link = { message: Message; event: EventRow; redelivery?: undefined } | { message: Message; event?: undefined; redelivery: Redelivery };
 
 /** What a round reads in one snapshot, beside the windows of its queued subscriptions. */
-const roundReads = plan({ fresh: statement(eventSpan), subscriptions: statement(subscriptions), redeliveries: statement(dueRedeliveries) });
+const roundReads = plan({
+  state: statement(queueNow),
+  fresh: statement(eventSpan),
+  subscriptions: statement(subscriptions),
+  redeliveries: statement(dueRedeliveries),
+});
 const releasing = plan({ release });
 
 function interestOf(s: Subscription): Interest {
@@ -131,16 +136,16 @@ export async function runRound(db: Database, options: RoundOptions): Promise<Rou
   const [state] = await execute(db, claim, { token, until, now: nowIso });
   if (!state) return report;
   const from = state.eventId;
-  const queue = JSON.parse(state.queue) as Queue;
   const upTo = Math.max(from, Math.min(options.newest, from + NEW_EVENTS));
+  // The queue and the subscriptions in one snapshot, so a resume is seen in both or in neither.
+  const snapshot = await read(db, roundReads, { from, upTo, limit: NEW_EVENTS, now: nowIso, redeliveryLimit: REDELIVERIES });
+  const { fresh, subscriptions: subs, redeliveries } = snapshot;
+  const queue = JSON.parse(snapshot.state[0]?.queue ?? "{}") as Queue;
   const due = Object.entries(queue).filter(([, entry]) => entry.due === undefined || entry.due <= nowIso);
-  const [{ fresh, subscriptions: subs, redeliveries }, windows] = await Promise.all([
-    read(db, roundReads, { from, upTo, limit: NEW_EVENTS, queue: state.queue, now: nowIso, redeliveryLimit: REDELIVERIES }),
-    readEach(
-      db,
-      due.map(([, entry]) => [eventSpan, { from: entry.after, upTo, limit: WINDOW }] as const),
-    ),
-  ]);
+  const windows = await readEach(
+    db,
+    due.map(([, entry]) => [eventSpan, { from: entry.after, upTo, limit: WINDOW }] as const),
+  );
   const windowOf = new Map(due.map(([id], index) => [Number(id), windows[index]!]));
   const finished = options.recovering ? await finishedSince(db, subs, queue, from) : new Map<number, Set<number>>();
 
