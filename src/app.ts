@@ -19,6 +19,7 @@ import { idempotency } from "./middleware/idempotency";
 import { afterWrites } from "./middleware/after-writes";
 import { requestLog } from "./middleware/request-log";
 import { closeAfterUnreadBody, limitBody } from "./middleware/unread-body";
+import { knownTransferCodings } from "./middleware/transfer-codings";
 import { roundTripsPerRequest } from "./db/round-trips";
 import { PUBLIC_CACHE_CONTROL } from "./http/caching";
 import { ping } from "./db/plan";
@@ -158,6 +159,7 @@ export function createApp(deps: AppDeps) {
   app.use(requestId());
   app.use(requestLog(logger, roundTrips));
   app.use(closeAfterUnreadBody);
+  app.use(knownTransferCodings);
   app.use(...RESPONSE_LAYERS);
   app.use(async (c, next) => {
     c.set("db", resolve(db, c));

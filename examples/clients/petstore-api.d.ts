@@ -1071,7 +1071,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`). */
+            /** @description The body is not `application/json`, or has a `Content-Encoding` other than `identity` (`unsupported_media_type`). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1319,7 +1319,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`). */
+            /** @description The body is not `application/json`, or has a `Content-Encoding` other than `identity` (`unsupported_media_type`). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1587,7 +1587,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`). */
+            /** @description The body is not `application/json`, or has a `Content-Encoding` other than `identity` (`unsupported_media_type`). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1907,7 +1907,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`). */
+            /** @description The body is not `application/json`, or has a `Content-Encoding` other than `identity` (`unsupported_media_type`). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2338,7 +2338,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`). */
+            /** @description The body is not `application/json`, or has a `Content-Encoding` other than `identity` (`unsupported_media_type`). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2569,7 +2569,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`). */
+            /** @description The body is not `application/json`, or has a `Content-Encoding` other than `identity` (`unsupported_media_type`). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2813,7 +2813,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`). */
+            /** @description The body is not `application/json`, or has a `Content-Encoding` other than `identity` (`unsupported_media_type`). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3096,7 +3096,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`). */
+            /** @description The body is not `application/json`, or has a `Content-Encoding` other than `identity` (`unsupported_media_type`). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3303,7 +3303,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`). */
+            /** @description The body is not `application/json`, or has a `Content-Encoding` other than `identity` (`unsupported_media_type`). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3641,7 +3641,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`). */
+            /** @description The body is not `application/json`, or has a `Content-Encoding` other than `identity` (`unsupported_media_type`). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3846,7 +3846,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`). */
+            /** @description The body is not `application/json`, or has a `Content-Encoding` other than `identity` (`unsupported_media_type`). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4131,7 +4131,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`). */
+            /** @description The body is not `application/json`, or has a `Content-Encoding` other than `identity` (`unsupported_media_type`). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4419,7 +4419,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`). */
+            /** @description The body is not `application/json`, or has a `Content-Encoding` other than `identity` (`unsupported_media_type`). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4527,7 +4527,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`). */
+            /** @description The body is not `application/json`, or has a `Content-Encoding` other than `identity` (`unsupported_media_type`). */
             415: {
                 headers: {
                     [name: string]: unknown;

@@ -27,6 +27,7 @@ export type ErrorCode =
   | "precondition_failed"
   | "payload_too_large"
   | "unsupported_media_type"
+  | "expectation_failed"
   | "header_too_large"
   | "category_not_found"
   | "pet_not_found"

@@ -1,6 +1,6 @@
 /**
- * Strict JSON request bodies (docs/api.md#request-bodies-and-text) of JSON-like media types (`application/json`, any `+json`): 415 unless
- * `application/json` with at most `charset=utf-8` (RFC 9110 §8.3.1); 400 `invalid_json` for invalid UTF-8 (RFC 8259 §8.1), malformed JSON
+ * Strict JSON request bodies (docs/api.md#request-bodies-and-text) of JSON-like media types (`application/json`, any `+json`): 415 for a
+ * content coding (RFC 9110 §15.5.16, with `Accept-Encoding: identity`) or unless `application/json` with at most `charset=utf-8` (RFC 9110 §8.3.1); 400 `invalid_json` for invalid UTF-8 (RFC 8259 §8.1), malformed JSON
  * or a member name repeated in one object (RFC 8259 §4). The text and value stay in Hono's body cache for the route's validator.
  */
 import { parse, type AnyNode } from "@humanwhocodes/momoa";
@@ -49,10 +49,30 @@ export function firstDuplicateKey(root: AnyNode): string | undefined {
   return undefined;
 }
 
+/** The first content coding of a `Content-Encoding` value other than `identity` (RFC 9110 §8.4), or undefined. */
+function contentCoding(value: string | undefined): string | undefined {
+  return value
+    ?.split(",")
+    .map((coding) => coding.trim())
+    .find((coding) => coding !== "" && coding.toLowerCase() !== "identity");
+}
+
 /** Route middleware enforcing these rules, after the route's authorisation (src/middleware/security.ts: 401/403 first) and before its validators. */
 export const strictJson: MiddlewareHandler<AppEnv> = createMiddleware<AppEnv>(async (c, next) => {
   const method = c.req.method;
   if (method === "GET" || method === "HEAD" || method === "OPTIONS") return next();
+  const coding = contentCoding(c.req.header("Content-Encoding"));
+  if (coding !== undefined) {
+    throw new ApiError(
+      415,
+      "unsupported_media_type",
+      `Content-Encoding ${coding} is not supported: send the body without a content coding (identity).`,
+      undefined,
+      {
+        "Accept-Encoding": "identity",
+      },
+    );
+  }
   const contentType = c.req.header("Content-Type");
   if (contentType === undefined || !JSON_LIKE.test(contentType)) return next();
   if (!ACCEPTED.test(contentType.trim())) {

@@ -89,6 +89,39 @@ describe("requests Node's parser refuses get an Error object and Connection: clo
     expectClosingError(res, 400, "bad_request");
   });
 
+  it("an Expect other than 100-continue → 417 expectation_failed (not Node's bare 417 on a kept connection)", async () => {
+    const res = await rawExchange(server.url, `GET /health HTTP/1.1\r\nHost: ${host}\r\nExpect: 200-ok\r\n\r\n`);
+    expectClosingError(res, 417, "expectation_failed");
+    expect(res.headers["x-request-id"]).toBeTruthy();
+  });
+
+  it("a transfer coding other than chunked → 501 not_implemented naming it (RFC 9112 §6.1), not a body read as plain JSON", async () => {
+    const body = '{"name":"Coded","email":"coded@example.com"}';
+    const chunk = `${Buffer.byteLength(body).toString(16)}\r\n${body}\r\n0\r\n\r\n`;
+    const res = await rawExchange(
+      server.url,
+      `POST /accounts HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip, chunked\r\n\r\n${chunk}`,
+    );
+    expectClosingError(res, 501, "not_implemented");
+    expect((res.body as { message: string }).message).toContain("gzip");
+  });
+
+  it("a content coding other than identity → 415 unsupported_media_type naming the header, with Accept-Encoding: identity", async () => {
+    const body = '{"name":"Coded","email":"coded2@example.com"}';
+    const res = await rawExchange(
+      server.url,
+      `POST /accounts HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    expectRawError(res, 415, "unsupported_media_type");
+    expect((res.body as { message: string }).message).toContain("Content-Encoding gzip");
+    expect(res.headers["accept-encoding"]).toBe("identity");
+    const plain = await rawExchange(
+      server.url,
+      `POST /accounts HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Encoding: identity\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+    expect(plain.status).toBe(201);
+  });
+
   it("the server keeps serving afterwards", async () => {
     expect((await fetch(`${server.url}/health`)).status).toBe(200);
   });

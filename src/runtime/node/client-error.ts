@@ -9,6 +9,11 @@ import { ApiError, type ErrorCode, notImplemented } from "../../http/errors";
 
 const REASONS: Record<number, string> = { 400: "Bad Request", 408: "Request Timeout", 431: "Request Header Fields Too Large", 501: "Not Implemented" };
 
+/** 417 for an `Expect` other than `100-continue`, which is the only expectation HTTP defines (RFC 9110 §10.1.1). */
+export function expectationFailed(expect: string | undefined): ApiError {
+  return new ApiError(417, "expectation_failed", `Expect: ${expect ?? ""} is not supported; the only expectation is 100-continue.`);
+}
+
 /** The leading method token of a raw request (RFC 9110 §9.1: a token), or undefined. */
 function methodOf(raw: Buffer | undefined): string | undefined {
   return raw ? /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,32}(?= )/.exec(raw.toString("latin1"))?.[0] : undefined;
@@ -118,6 +123,11 @@ export function answerClientErrors(server: Server): void {
   server.on("clientError", (error: Error & { code?: string; rawPacket?: Buffer }, socket: Duplex) => {
     if (error.code === "ECONNRESET") socket.destroy();
     else answerRaw(socket, parseErrorAnswer(error.code, error.rawPacket));
+  });
+  // Node answers an unknown Expect itself with a bare 417 that keeps the connection; this is the Error object, and it closes.
+  server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => {
+    const { head, body } = errorParts(expectationFailed(req.headers.expect));
+    res.writeHead(417, head).end(body);
   });
   // Node's own Host check (`requireHostHeader`) answers with an empty body; `requestProblem` answers with an Error object.
   (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
