@@ -50,7 +50,7 @@ function listen(server: Server, hostname: string, port: number): Promise<number>
 async function main(): Promise<void> {
   const config = parseConfig(process.env);
   const trustedProxies = parseTrustProxy(process.env.TRUST_PROXY);
-  const { hostname, port } = listenSettings(process.env);
+  const { hostname, port, requestTimeoutMs } = listenSettings(process.env);
   const database = await openDatabase(databaseSettings(process.env));
   const { db } = database;
   // Webhook deliveries run in this process (docs/webhooks.md#when-deliveries-run).
@@ -75,7 +75,11 @@ async function main(): Promise<void> {
   const appListener = getRequestListener(app.fetch);
   // Read-cache hits are answered before the app (docs/architecture.md#node-read-cache-hits-before-the-app).
   const answer = cacheHits({ cache: readCache, rateLimiter, config, logger, clientIp: incomingClientAddress(trustedProxies) });
-  const server = createServer((req, res) => answer(req, res, appListener));
+  // A request whose headers or body arrive slower than REQUEST_TIMEOUT_MS is answered 408 (client-error.ts); Node checks every second.
+  const server = createServer(
+    { requestTimeout: requestTimeoutMs, headersTimeout: requestTimeoutMs, connectionsCheckingInterval: Math.min(1000, requestTimeoutMs) },
+    (req, res) => answer(req, res, appListener),
+  );
   // Requests Node's HTTP server refuses (bad framing, no Host, FOO) or diverts (CONNECT) before the app: Error objects too.
   answerUnknownMethods(server);
   answerClientErrors(server);

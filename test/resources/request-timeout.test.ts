@@ -1,0 +1,69 @@
+/**
+ * A request whose headers or body arrive slower than REQUEST_TIMEOUT_MS (docs/configuration.md) is answered
+ * 408 `request_timeout` as an Error object with `Connection: close`, instead of holding its connection for
+ * Node's default 300 s: against the real server process (REQUEST_TIMEOUT_MS=1000), over raw sockets.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { connect, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { parseResponse } from "../support/raw-http";
+import { startServer, type ServerProcess } from "../support/server-process";
+import { expectRawError } from "../scenarios/methods.scenarios";
+
+let dir: string;
+let server: ServerProcess;
+let host: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "petstore-timeout-"));
+  server = await startServer({ databaseUrl: `file:${join(dir, "petstore.db")}`, env: { REQUEST_TIMEOUT_MS: "1000" } });
+  host = new URL(server.url).host;
+});
+
+afterAll(async () => {
+  if (server && !server.exited()) expect(await server.stop()).toBe(0);
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Open a socket, write `head`, then one byte of `trickle` every 200 ms; resolves with what the server answered once it closes. */
+function slowRequest(head: string, trickle = ""): Promise<Buffer> {
+  const { port, hostname } = new URL(server.url);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    const socket: Socket = connect(Number(port), hostname, () => {
+      socket.write(head);
+      let sent = 0;
+      timer = setInterval(() => {
+        if (sent < trickle.length && socket.writable) socket.write(trickle[sent++]!);
+      }, 200);
+    });
+    socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+    socket.on("error", (error: NodeJS.ErrnoException) => (error.code === "ECONNRESET" || error.code === "EPIPE" ? undefined : reject(error)));
+    socket.on("close", () => {
+      clearInterval(timer);
+      resolve(Buffer.concat(chunks));
+    });
+  });
+}
+
+it("answers a body that trickles in 408 request_timeout with Connection: close", async () => {
+  const body = '{"name":"Slow","email":"slow@example.com"}';
+  const head = `POST /accounts HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
+  const res = parseResponse((await slowRequest(head, body)).toString("latin1"))!;
+  expectRawError(res, 408, "request_timeout");
+  expect(res.headers.connection).toBe("close");
+}, 15_000);
+
+it("answers headers that never finish 408 request_timeout", async () => {
+  const res = parseResponse(
+    (await slowRequest(`GET /health HTTP/1.1\r\nHost: ${host}\r\n`, "X-Slow: 1234567890123456789012345678901234567890")).toString("latin1"),
+  )!;
+  expectRawError(res, 408, "request_timeout");
+}, 15_000);
+
+it("still serves a request that arrives in time", async () => {
+  expect((await fetch(`${server.url}/health`)).status).toBe(200);
+});
