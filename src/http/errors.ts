@@ -35,7 +35,8 @@ export type ErrorCode =
   | "rate_limited"
   | "internal_error"
   | "not_implemented"
-  | "database_unavailable";
+  | "database_unavailable"
+  | "service_unavailable";
 
 /** One offending input location: `path` is dotted (`body.name`, `query.limit`). */
 export interface ErrorDetail {

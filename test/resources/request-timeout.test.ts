@@ -67,3 +67,30 @@ it("answers headers that never finish 408 request_timeout", async () => {
 it("still serves a request that arrives in time", async () => {
   expect((await fetch(`${server.url}/health`)).status).toBe(200);
 });
+
+it("on SIGTERM answers a request whose body is still arriving 503 with Connection: close before the process exits", async () => {
+  const own = await startServer({ databaseUrl: `file:${join(dir, "stopping.db")}` });
+  const { port, hostname } = new URL(own.url);
+  const received: Buffer[] = [];
+  const socket = connect(Number(port), hostname);
+  const closed = new Promise<void>((resolve) => socket.on("close", () => resolve()));
+  socket.on("error", () => {});
+  const continued = new Promise<void>((resolve) =>
+    socket.on("data", (chunk: Buffer) => {
+      received.push(chunk);
+      if (Buffer.concat(received).toString("latin1").includes("100 Continue")) resolve();
+    }),
+  );
+  // Expect: 100-continue: Node sends 100 once the request has reached the app, so the stop finds it there.
+  socket.write(
+    `POST /accounts HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n{"name":`,
+  );
+  await continued;
+  const exited = own.stop();
+  await closed;
+  const text = Buffer.concat(received).toString("latin1");
+  const res = parseResponse(text.slice(text.indexOf("HTTP/1.1", 1)))!;
+  expectRawError(res, 503, "service_unavailable");
+  expect(res.headers.connection).toBe("close");
+  expect(await exited).toBe(0);
+}, 20_000);

@@ -40,6 +40,7 @@ function errorParts(error: ApiError): { head: Record<string, string>; body: stri
   const requestId = crypto.randomUUID();
   const body = JSON.stringify(error.toBody(requestId));
   const head = {
+    ...error.headers,
     "Content-Type": "application/json; charset=utf-8",
     "Content-Length": String(Buffer.byteLength(body)),
     "X-Request-Id": requestId,
@@ -48,6 +49,12 @@ function errorParts(error: ApiError): { head: Record<string, string>; body: stri
     Connection: "close",
   };
   return { head, body };
+}
+
+/** Answer `res` (not yet begun) with `error` as an Error object, and close its connection. */
+export function writeError(res: ServerResponse, error: ApiError): void {
+  const { head, body } = errorParts(error);
+  res.writeHead(error.status, head).end(body);
 }
 
 /** The raw HTTP/1.1 response of `error` (for a socket with no response object). */
@@ -126,8 +133,7 @@ export function answerClientErrors(server: Server): void {
   });
   // Node answers an unknown Expect itself with a bare 417 that keeps the connection; this is the Error object, and it closes.
   server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => {
-    const { head, body } = errorParts(expectationFailed(req.headers.expect));
-    res.writeHead(417, head).end(body);
+    writeError(res, expectationFailed(req.headers.expect));
   });
   // Node's own Host check (`requireHostHeader`) answers with an empty body; `requestProblem` answers with an Error object.
   (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
@@ -136,8 +142,7 @@ export function answerClientErrors(server: Server): void {
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
     const problem = requestProblem(req);
     if (problem) {
-      const { head, body } = errorParts(new ApiError(400, "bad_request", problem));
-      res.writeHead(400, head).end(body);
+      writeError(res, new ApiError(400, "bad_request", problem));
       return;
     }
     req.headers.host ??= localHost(req);

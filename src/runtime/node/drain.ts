@@ -1,9 +1,19 @@
 /**
- * Graceful stop of a Node HTTP server with keep-alive clients: every request that reached it is answered (`Connection: close`), and no
- * connection is reset under a request the client may be sending (RFC 9112 §9.6; how and why: docs/operations.md#stopping).
+ * Graceful stop of a Node HTTP server with keep-alive clients: every request that reached it is answered (`Connection: close`; 503 at once
+ * for one whose body is still arriving), and no connection is reset under a request the client may be sending (RFC 9112 §9.6; how and
+ * why: docs/operations.md#stopping).
  */
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { Server as NetServer, type Socket } from "node:net";
+import { ApiError } from "../../http/errors";
+import { writeError } from "./client-error";
+
+/** 503 for a request whose body was still arriving when the server began to stop. */
+function shuttingDown(): ApiError {
+  return new ApiError(503, "service_unavailable", "The server is stopping and the request body had not fully arrived; send the request again.", undefined, {
+    "Retry-After": "1",
+  });
+}
 
 /** A connection's requests in progress and when it last became idle. */
 interface Connection {
@@ -30,7 +40,8 @@ export interface Drain {
 export function drainable(server: Server, options: DrainOptions = {}): Drain {
   const { idleGraceMs = 1_000, nowMs = () => performance.now() } = options;
   const connections = new Map<Socket, Connection>();
-  const answering = new Set<ServerResponse>();
+  /** Responses not yet begun when the stop came, with their requests. */
+  const answering = new Map<ServerResponse, IncomingMessage>();
   let stopped: Promise<void> | undefined;
 
   /** Close `socket` once it has been idle for the grace, unless a request has begun meanwhile. */
@@ -59,7 +70,7 @@ export function drainable(server: Server, options: DrainOptions = {}): Drain {
     const socket = req.socket;
     const connection = connections.get(socket);
     if (stopped) res.setHeader("Connection", "close");
-    else answering.add(res);
+    else answering.set(res, req);
     if (!connection) return;
     connection.busy += 1;
     clearTimeout(connection.timer);
@@ -78,7 +89,12 @@ export function drainable(server: Server, options: DrainOptions = {}): Drain {
       stopped ??= new Promise<void>((resolve) => {
         // net.Server's close (stop accepting, call back once every connection has closed); http.Server's would also destroy idle ones at once.
         NetServer.prototype.close.call(server, () => resolve());
-        for (const res of answering) if (!res.headersSent) res.setHeader("Connection", "close");
+        for (const [res, req] of answering) {
+          if (res.headersSent) continue;
+          // A body still arriving would hold the stop until the process is cut off: answer it now, and close.
+          if (!req.complete) writeError(res, shuttingDown());
+          else res.setHeader("Connection", "close");
+        }
         answering.clear();
         for (const [socket, connection] of connections) closeWhenIdle(socket, connection);
       });
