@@ -68,13 +68,22 @@ const PortSchema = z.coerce.number().int().min(0).max(65_535);
 /** How long a request's headers and body may take to arrive by default, ms (REQUEST_TIMEOUT_MS; docs/configuration.md). */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 const RequestTimeoutSchema = z.coerce.number().int().min(1000).max(300_000);
+/** Requests one client address may have still arriving at once by default (MAX_UNFINISHED_PER_ADDRESS; 0: no cap). */
+export const DEFAULT_MAX_UNFINISHED_PER_ADDRESS = 64;
+const CapSchema = z.coerce.number().int().min(0).max(100_000);
 
 /**
  * Where the Node server listens: HOST (default 127.0.0.1) and PORT (default 8787; 0 lets the system pick a free port), and how long a
- * request may take to arrive: REQUEST_TIMEOUT_MS (default 30 000; then 408, RFC 9110 §15.5.9).
- * @throws Error naming PORT or REQUEST_TIMEOUT_MS when it is out of range.
+ * request may take to arrive: REQUEST_TIMEOUT_MS (default 30 000; then 408, RFC 9110 §15.5.9), and how many may be arriving at once from
+ * one address: MAX_UNFINISHED_PER_ADDRESS (default 64; then 429).
+ * @throws Error naming the variable that is out of range.
  */
-export function listenSettings(env: Record<string, string | undefined>): { hostname: string; port: number; requestTimeoutMs: number } {
+export function listenSettings(env: Record<string, string | undefined>): {
+  hostname: string;
+  port: number;
+  requestTimeoutMs: number;
+  maxUnfinishedPerAddress: number;
+} {
   const raw = env.PORT?.trim() || "8787";
   const port = PortSchema.safeParse(raw);
   if (!port.success) throw new Error(`Invalid configuration: PORT: must be an integer from 0 to 65535, not ${JSON.stringify(env.PORT)}`);
@@ -82,7 +91,13 @@ export function listenSettings(env: Record<string, string | undefined>): { hostn
   if (!timeout.success) {
     throw new Error(`Invalid configuration: REQUEST_TIMEOUT_MS: must be an integer from 1000 to 300000, not ${JSON.stringify(env.REQUEST_TIMEOUT_MS)}`);
   }
-  return { hostname: env.HOST || "127.0.0.1", port: port.data, requestTimeoutMs: timeout.data };
+  const cap = CapSchema.safeParse(env.MAX_UNFINISHED_PER_ADDRESS?.trim() || String(DEFAULT_MAX_UNFINISHED_PER_ADDRESS));
+  if (!cap.success) {
+    throw new Error(
+      `Invalid configuration: MAX_UNFINISHED_PER_ADDRESS: must be an integer from 0 to 100000, not ${JSON.stringify(env.MAX_UNFINISHED_PER_ADDRESS)}`,
+    );
+  }
+  return { hostname: env.HOST || "127.0.0.1", port: port.data, requestTimeoutMs: timeout.data, maxUnfinishedPerAddress: cap.data };
 }
 
 /**

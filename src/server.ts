@@ -16,6 +16,7 @@ import { memoryReadCache } from "./runtime/node/memory-read-cache";
 import { announceListening, clusterPurges, parseWebConcurrency, reportStartFailure, runPrimary } from "./runtime/node/cluster";
 import { nodeAssets } from "./runtime/node/assets";
 import { answerClientErrors } from "./runtime/node/client-error";
+import { capUnfinishedRequests } from "./runtime/node/unfinished-cap";
 import { drainable } from "./runtime/node/drain";
 import { pinoLogger } from "./runtime/node/pino-logger";
 import { answerUnknownMethods } from "./runtime/node/unknown-methods";
@@ -50,7 +51,7 @@ function listen(server: Server, hostname: string, port: number): Promise<number>
 async function main(): Promise<void> {
   const config = parseConfig(process.env);
   const trustedProxies = parseTrustProxy(process.env.TRUST_PROXY);
-  const { hostname, port, requestTimeoutMs } = listenSettings(process.env);
+  const { hostname, port, requestTimeoutMs, maxUnfinishedPerAddress } = listenSettings(process.env);
   const database = await openDatabase(databaseSettings(process.env));
   const { db } = database;
   // Webhook deliveries run in this process (docs/webhooks.md#when-deliveries-run).
@@ -83,6 +84,7 @@ async function main(): Promise<void> {
   // Requests Node's HTTP server refuses (bad framing, no Host, FOO) or diverts (CONNECT) before the app: Error objects too.
   answerUnknownMethods(server);
   answerClientErrors(server);
+  capUnfinishedRequests(server, maxUnfinishedPerAddress);
   // After the listeners above: the drain sees every request first (src/runtime/node/drain.ts).
   const drain = drainable(server);
   let boundPort: number;

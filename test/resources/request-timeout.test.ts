@@ -8,7 +8,7 @@ import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { parseResponse } from "../support/raw-http";
+import { parseResponse, rawExchange } from "../support/raw-http";
 import { startServer, type ServerProcess } from "../support/server-process";
 import { expectRawError } from "../scenarios/methods.scenarios";
 
@@ -93,4 +93,32 @@ it("on SIGTERM answers a request whose body is still arriving 503 with Connectio
   expectRawError(res, 503, "service_unavailable");
   expect(res.headers.connection).toBe("close");
   expect(await exited).toBe(0);
+}, 20_000);
+
+it("refuses an address more than MAX_UNFINISHED_PER_ADDRESS requests still arriving: 429 rate_limited, then serves it again", async () => {
+  const own = await startServer({ databaseUrl: `file:${join(dir, "capped.db")}`, env: { MAX_UNFINISHED_PER_ADDRESS: "2" } });
+  try {
+    const { port, hostname } = new URL(own.url);
+    const open = async () => {
+      const socket = connect(Number(port), hostname);
+      socket.on("error", () => {});
+      await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+      socket.write(`GET /health HTTP/1.1\r\nHost: ${hostname}:${port}\r\n`); // headers never finished
+      return socket;
+    };
+    const held = [await open(), await open()];
+    const refused = await rawExchange(own.url, `GET /health HTTP/1.1\r\nHost: ${hostname}:${port}\r\nConnection: close\r\n\r\n`);
+    expectRawError(refused, 429, "rate_limited");
+    expect(refused.headers["retry-after"]).toBe("1");
+    for (const socket of held) socket.destroy();
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    let served = 0;
+    for (let i = 0; i < 50 && served === 0; i++) {
+      const res = await rawExchange(own.url, `GET /health HTTP/1.1\r\nHost: ${hostname}:${port}\r\nConnection: close\r\n\r\n`);
+      if (res.status === 200) served += 1;
+    }
+    expect(served).toBe(1);
+  } finally {
+    await own.stop();
+  }
 }, 20_000);
