@@ -1,51 +1,70 @@
 /**
- * At most `max` unfinished requests per client address (docs/operations.md#refused-requests): a connection counts from when it opens
- * until its request has fully arrived (headers and body), and again while a later request on it arrives; one more is refused 429.
+ * At most `max` slow requests per client address (docs/operations.md#refused-requests): a connection whose request has not fully
+ * arrived (headers and body) `GRACE_MS` after it began counts for its address until it has; one past `max` is answered 429 and closed.
+ * Requests that arrive within the grace never count, so a burst of connections from one client is not refused.
  */
 import type { IncomingMessage, Server } from "node:http";
 import type { Socket } from "node:net";
 import { ApiError } from "../../http/errors";
 import { answerRaw } from "./client-error";
 
-/** 429 for a connection over the address's cap. */
+/** How long a request may take to arrive before it counts as slow, ms. */
+export const GRACE_MS = 1_000;
+
+/** 429 for a slow request past the address's cap. */
 function tooManyUnfinished(max: number): ApiError {
   return new ApiError(429, "rate_limited", `This address already has ${max} requests still arriving; finish or close one first.`, undefined, {
     "Retry-After": "1",
   });
 }
 
-/** Count, per remote address of `server`'s connections, the requests still arriving, and refuse a connection past `max` (0: no cap). */
-export function capUnfinishedRequests(server: Server, max: number): void {
+/** A connection's request in progress: its grace timer, and whether it counts for its address. */
+interface Arriving {
+  timer?: NodeJS.Timeout;
+  counted: boolean;
+}
+
+/** Count, per remote address of `server`'s connections, the requests still arriving after the grace; refuse those past `max` (0: no cap). */
+export function capUnfinishedRequests(server: Server, max: number, graceMs = GRACE_MS): void {
   if (max <= 0) return;
-  const unfinished = new Map<string, number>();
+  const slow = new Map<string, number>();
+  const arriving = new WeakMap<Socket, Arriving>();
   const add = (address: string, n: number) => {
-    const count = (unfinished.get(address) ?? 0) + n;
-    if (count > 0) unfinished.set(address, count);
-    else unfinished.delete(address);
+    const count = (slow.get(address) ?? 0) + n;
+    if (count > 0) slow.set(address, count);
+    else slow.delete(address);
+    return count;
   };
-  const counted = new WeakMap<Socket, boolean>();
-  const release = (socket: Socket) => {
-    if (!counted.get(socket)) return;
-    counted.set(socket, false);
-    add(socket.remoteAddress ?? "", -1);
+  /** The request on `socket` has arrived (or the socket closed): it no longer counts. */
+  const arrived = (socket: Socket) => {
+    const state = arriving.get(socket);
+    if (!state) return;
+    arriving.delete(socket);
+    clearTimeout(state.timer);
+    if (state.counted) add(socket.remoteAddress ?? "", -1);
+  };
+  /** A request begins arriving on `socket`: after the grace, it counts, and past `max` it is refused. */
+  const begins = (socket: Socket) => {
+    if (arriving.has(socket)) return;
+    const state: Arriving = { counted: false };
+    arriving.set(socket, state);
+    state.timer = setTimeout(() => {
+      state.counted = true;
+      if (add(socket.remoteAddress ?? "", 1) > max) {
+        arrived(socket);
+        answerRaw(socket, tooManyUnfinished(max));
+      }
+    }, graceMs).unref();
   };
   server.on("connection", (socket: Socket) => {
-    const address = socket.remoteAddress ?? "";
-    if ((unfinished.get(address) ?? 0) >= max) {
-      answerRaw(socket, tooManyUnfinished(max));
-      return;
-    }
-    counted.set(socket, true);
-    add(address, 1);
-    socket.once("close", () => release(socket));
+    begins(socket);
+    socket.once("close", () => arrived(socket));
   });
   server.prependListener("request", (req: IncomingMessage) => {
-    const socket = req.socket;
-    if (!counted.get(socket)) {
-      counted.set(socket, true);
-      add(socket.remoteAddress ?? "", 1);
+    if (req.complete) arrived(req.socket);
+    else {
+      begins(req.socket);
+      req.once("end", () => arrived(req.socket));
     }
-    if (req.complete) release(socket);
-    else req.once("end", () => release(socket));
   });
 }
