@@ -27,10 +27,25 @@ describe('openDatabase({ url: ":memory:" })', () => {
   });
 });
 
+describe("REQUEST_TIMEOUT_MS and MAX_UNFINISHED_PER_ADDRESS", () => {
+  it("take their ranges, and a bad value names the variable", () => {
+    expect(listenSettings({ REQUEST_TIMEOUT_MS: "1000", MAX_UNFINISHED_PER_ADDRESS: "0" })).toMatchObject({
+      requestTimeoutMs: 1000,
+      maxUnfinishedPerAddress: 0,
+    });
+    for (const bad of ["999", "300001", "1.5", "soon"]) {
+      expect(() => listenSettings({ REQUEST_TIMEOUT_MS: bad }), bad).toThrow(/^Invalid configuration: REQUEST_TIMEOUT_MS: /);
+    }
+    for (const bad of ["-1", "100001", "many"]) {
+      expect(() => listenSettings({ MAX_UNFINISHED_PER_ADDRESS: bad }), bad).toThrow(/^Invalid configuration: MAX_UNFINISHED_PER_ADDRESS: /);
+    }
+  });
+});
+
 describe("PORT", () => {
   it("defaults to 8787, takes 0..65535, and a bad value names PORT", () => {
-    expect(listenSettings({})).toEqual({ hostname: "127.0.0.1", port: 8787 });
-    expect(listenSettings({ PORT: "0", HOST: "0.0.0.0" })).toEqual({ hostname: "0.0.0.0", port: 0 });
+    expect(listenSettings({})).toEqual({ hostname: "127.0.0.1", port: 8787, requestTimeoutMs: 30_000, maxUnfinishedPerAddress: 64 });
+    expect(listenSettings({ PORT: "0", HOST: "0.0.0.0" })).toMatchObject({ hostname: "0.0.0.0", port: 0 });
     expect(listenSettings({ PORT: "65535" }).port).toBe(65535);
     for (const bad of ["abc", "-1", "65536", "80.5", "8o80"]) expect(() => listenSettings({ PORT: bad }), bad).toThrow(/^Invalid configuration: PORT: /);
   });

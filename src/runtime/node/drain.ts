@@ -1,7 +1,7 @@
 /**
- * Graceful stop of a Node HTTP server with keep-alive clients: every request that reached it is answered (`Connection: close`; 503 at once
- * for one whose body is still arriving), and no connection is reset under a request the client may be sending (RFC 9112 §9.6; how and
- * why: docs/operations.md#stopping).
+ * Graceful stop of a Node HTTP server with keep-alive clients: every request that reached it is answered (`Connection: close`; 503 for one
+ * whose body is still arriving `bodyGraceMs` after the stop), and no connection is reset under a request the client may be sending
+ * (RFC 9112 §9.6; how and why: docs/operations.md#stopping).
  */
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { Server as NetServer, type Socket } from "node:net";
@@ -27,6 +27,8 @@ interface Connection {
 export interface DrainOptions {
   /** How long a connection must be idle before the stop closes it, ms (default 1 000). */
   idleGraceMs?: number;
+  /** How long a request body still arriving at the stop may take before it is answered 503, ms (default 5 000: within the 10 s exit). */
+  bodyGraceMs?: number;
   /** Clock in ms (default performance.now). */
   nowMs?: () => number;
 }
@@ -38,7 +40,7 @@ export interface Drain {
 
 /** Track `server`'s connections and requests so that `stop()` can drain them; call before `listen` (its request listener is prepended). */
 export function drainable(server: Server, options: DrainOptions = {}): Drain {
-  const { idleGraceMs = 1_000, nowMs = () => performance.now() } = options;
+  const { idleGraceMs = 1_000, bodyGraceMs = 5_000, nowMs = () => performance.now() } = options;
   const connections = new Map<Socket, Connection>();
   /** Responses not yet begun when the stop came, with their requests. */
   const answering = new Map<ServerResponse, IncomingMessage>();
@@ -89,13 +91,14 @@ export function drainable(server: Server, options: DrainOptions = {}): Drain {
       stopped ??= new Promise<void>((resolve) => {
         // net.Server's close (stop accepting, call back once every connection has closed); http.Server's would also destroy idle ones at once.
         NetServer.prototype.close.call(server, () => resolve());
-        for (const [res, req] of answering) {
-          if (res.headersSent) continue;
-          // A body still arriving would hold the stop until the process is cut off: answer it now, and close.
-          if (!req.complete) writeError(res, shuttingDown());
-          else res.setHeader("Connection", "close");
-        }
+        const arriving = [...answering].filter(([res, req]) => !res.headersSent && !req.complete);
+        for (const res of answering.keys()) if (!res.headersSent) res.setHeader("Connection", "close");
         answering.clear();
+        // A body still arriving after the grace would hold the stop until the process is cut off: answer it, and close.
+        const late = setTimeout(() => {
+          for (const [res, req] of arriving) if (!res.headersSent && !req.complete) writeError(res, shuttingDown());
+        }, bodyGraceMs).unref();
+        server.once("close", () => clearTimeout(late));
         for (const [socket, connection] of connections) closeWhenIdle(socket, connection);
       });
       return stopped;
