@@ -30,6 +30,12 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** The delivery log as [event id, status, attempts], in event order. */
+async function entries(): Promise<unknown[][]> {
+  const rows = (await client.execute("SELECT event_id, status, attempts FROM webhook_deliveries ORDER BY event_id")).rows;
+  return rows.map((r) => [r.event_id, r.status, r.attempts]);
+}
+
 it("keeps each subscription's pending deliveries in their place and order", async () => {
   const migrations = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER });
   const index = migrations.findIndex((m) => m.sql.some((s) => s.includes("webhook_dispatch")));
@@ -73,11 +79,7 @@ it("keeps each subscription's pending deliveries in their place and order", asyn
   const [state] = (await client.execute("SELECT event_id, queue FROM webhook_dispatch")).rows;
   expect(Number(state!.event_id)).toBe(4);
   expect(JSON.parse(String(state!.queue))).toEqual({ "1": { after: 1, attempts: 2, due: earlier } });
-  const log = (await client.execute("SELECT event_id, status, attempts FROM webhook_deliveries ORDER BY event_id")).rows.map((r) => [
-    r.event_id,
-    r.status,
-    r.attempts,
-  ]);
+  const log = await entries();
   expect(log).toEqual([
     [1, "delivered", 1],
     [2, "pending", 2],
@@ -86,11 +88,7 @@ it("keeps each subscription's pending deliveries in their place and order", asyn
   const config = parseConfig({ ...TEST_ENV, WEBHOOK_MAX_ATTEMPTS: "8" });
   expect(await dispatchDue(client, { config, now: () => now, fetch: (input, init) => fetch(input, init) })).toMatchObject({ delivered: 3 });
   expect(receiver.at("/migrated").map((r) => verified(r, secret).id)).toEqual([2, 3, 4]);
-  const after = (await client.execute("SELECT event_id, status, attempts FROM webhook_deliveries ORDER BY event_id")).rows.map((r) => [
-    r.event_id,
-    r.status,
-    r.attempts,
-  ]);
+  const after = await entries();
   expect(after).toEqual([
     [1, "delivered", 1],
     [2, "delivered", 3],

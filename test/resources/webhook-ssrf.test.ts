@@ -153,14 +153,19 @@ const REFUSED_TARGETS: [what: string, url: string, address: string | undefined][
   ["port 0 of a public name", "https://example.com:0/hook", undefined],
 ];
 
+/** POST /webhooks with target `url` on an app that refuses private targets: 400 validation_error on body.url, "not allowed". */
+async function expectTargetRefused(url: string): Promise<void> {
+  const target = await nodeTarget({ WEBHOOKS_ALLOW_PRIVATE: "false" });
+  targets.push(target);
+  const api = await connect(target);
+  const res = await api.post("/webhooks", { url, events: ["*"] }, { key: target.staffKey });
+  expectValidationError(res, ["body.url"]);
+  expect(res.body.details[0].message).toMatch(/not allowed/);
+}
+
 describe("webhook targets that embed an IPv4 address or name port 0", () => {
   it.each(REFUSED_TARGETS)("%s: POST /webhooks is 400 validation_error on body.url", async (_what, url, address) => {
-    const target = await nodeTarget({ WEBHOOKS_ALLOW_PRIVATE: "false" });
-    targets.push(target);
-    const api = await connect(target);
-    const res = await api.post("/webhooks", { url, events: ["*"] }, { key: target.staffKey });
-    expectValidationError(res, ["body.url"]);
-    expect(res.body.details[0].message).toMatch(/not allowed/);
+    await expectTargetRefused(url);
     if (address !== undefined) {
       expect(isPrivateHost(new URL(url).hostname), url).toBe(true);
       expect(isPrivateAddress(address), address).toBe(true);
@@ -204,12 +209,7 @@ const NOT_GLOBAL_UNICAST: [what: string, url: string, address: string][] = [
 
 describe("webhook targets that are not global unicast", () => {
   it.each(NOT_GLOBAL_UNICAST)("%s: POST /webhooks is 400 validation_error on body.url", async (_what, url) => {
-    const target = await nodeTarget({ WEBHOOKS_ALLOW_PRIVATE: "false" });
-    targets.push(target);
-    const api = await connect(target);
-    const res = await api.post("/webhooks", { url, events: ["*"] }, { key: target.staffKey });
-    expectValidationError(res, ["body.url"]);
-    expect(res.body.details[0].message).toMatch(/not allowed/);
+    await expectTargetRefused(url);
   });
 
   it("isPrivateHost and isPrivateAddress refuse those ranges and the IETF protocol block 2001::/23 whole, and keep public neighbours", () => {
