@@ -137,6 +137,31 @@ describe("dispatch pipeline", () => {
     expect(rig.receiver.at(at).map((r) => verified(r, hook.secret).data.id)).toEqual([a.id, b.id]);
   });
 
+  it("starts no send more than 5 s into a round, so the round ends well within its lease; the next round goes on", async () => {
+    const at = `${rig.path}/slow`;
+    const hook = await subscribe(rig.h.api, rig.h.key, rig.receiver.url(at), ["category.created"]);
+    const created = [];
+    for (let i = 0; i < 6; i++) created.push(await createCategory(rig.h.api, rig.h.key));
+    const { db } = rig.h.target;
+    let claims = 0;
+    const counting: Database = {
+      batch: (statements, mode) => db.batch(statements, mode),
+      execute: (statement) => {
+        if (typeof statement !== "string" && /^update "webhook_dispatch" set "lease_token"/.test(statement.sql)) claims += 1;
+        return db.execute(statement);
+      },
+    };
+    // Each send takes 2 s of the injected clock: a round sends at 0, 2 and 4 s, then leaves the rest to the next.
+    const slowFetch = async (input: string, init: RequestInit) => {
+      const res = await fetch(input, init);
+      rig.h.advance(2000);
+      return res;
+    };
+    expect(await dispatchDue(counting, { config: rig.h.config, now: rig.h.clock, fetch: slowFetch })).toMatchObject({ delivered: 6 });
+    expect(claims).toBe(2);
+    expect(rig.receiver.at(at).map((r) => verified(r, hook.secret).data.id)).toEqual(created.map((c) => c.id));
+  });
+
   it("holds a redelivery for a paused subscription until it resumes", async () => {
     const at = `${rig.path}/held`;
     const hook = await subscribe(rig.h.api, rig.h.key, rig.receiver.url(at), ["category.created"]);

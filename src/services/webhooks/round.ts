@@ -103,14 +103,16 @@ interface Sent {
 }
 
 /**
- * Send `chain` in order until an attempt fails with attempts left, `CHAIN` are sent, or `stop()`; a give-up lets the next one go (`prior`:
- * the failed attempts of the chain's first stream event). Resolves with what was sent.
+ * Send `chain` in order until an attempt fails with attempts left, `CHAIN` are sent, `stop()`, or `ROUND_MS` after `began` (ms since the
+ * epoch: the lease outlasts the last send); a give-up lets the next one go (`prior`: the failed attempts of the chain's first stream event).
+ * Resolves with what was sent.
  */
-async function sendChain(chain: Link[], target: Target, prior: number, options: RoundOptions, quota: { left: number }): Promise<Sent[]> {
+async function sendChain(chain: Link[], target: Target, prior: number, options: RoundOptions & { began: number; quota: { left: number } }): Promise<Sent[]> {
   const sent: Sent[] = [];
+  const { quota } = options;
   let head = true;
   for (const link of chain.slice(0, CHAIN)) {
-    if (options.stop() || quota.left <= 0) break;
+    if (options.stop() || quota.left <= 0 || options.now().getTime() - options.began >= ROUND_MS) break;
     quota.left -= 1;
     const at = options.now();
     const result = await attempt(target, link.message, { config: options.config, at, fetch: options.fetch });
@@ -177,7 +179,7 @@ export async function runRound(db: Database, options: RoundOptions): Promise<Rou
     for (const e of stream) chain.push({ message: eventMessage(e), event: e });
     if (chain.length === 0 && !(entry && window)) continue;
     work.push(
-      sendChain(chain, targetOf(s, options.now()), entry?.attempts ?? 0, options, quota).then((sent) => {
+      sendChain(chain, targetOf(s, options.now()), entry?.attempts ?? 0, { ...options, began: began.getTime(), quota }).then((sent) => {
         // How far a queued subscription's window reached (undefined: not due this round, its place stays).
         const scanned = entry && window ? (window.length < WINDOW ? upTo : window.at(-1)!.id) : undefined;
         settle(s, entry, sent, chain, scanned, { writes, delta, report, options, upTo });
