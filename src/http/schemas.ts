@@ -55,8 +55,7 @@ export function idQuery(name: string, description: string) {
 /** A repeatable id filter (`?id=1&id=2`), 1..100 values, parsed to number[]. */
 export function idListQuery(name: string, description: string) {
   return z
-    .union([idString(name), z.array(idString(name)).min(1).max(100, `At most 100 ${name} values.`)])
-    .transform((v) => (Array.isArray(v) ? v : [v]))
+    .preprocess((v) => (v === undefined || Array.isArray(v) ? v : [v]), z.array(idString(name)).min(1).max(100, `${name} takes at most 100 values.`))
     .optional()
     .openapi({
       param: { name, in: "query", required: false, description, style: "form", explode: true },

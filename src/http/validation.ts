@@ -71,6 +71,8 @@ export function fieldMessage(issue: RawIssue): string {
     case "invalid_type": {
       const expected = EXPECTED[issue.expected ?? ""] ?? issue.expected ?? "a valid value";
       if (issue.input === undefined) return `${field} is required (${expected}).`;
+      // JSON numbers past the double range (1e400) parse to ±Infinity, which is a number, but not a finite one.
+      if (typeof issue.input === "number" && !Number.isFinite(issue.input)) return `${field} must be a finite number.`;
       if (issue.expected === "int" && typeof issue.input === "number") return `${field} must be an integer.`;
       return `${field} must be ${expected}, not ${received(issue.input)}.`;
     }
@@ -120,18 +122,25 @@ interface IssueLike {
   keys?: string[];
 }
 
-/** Dotted detail rows for Zod issues; unrecognised keys get one row each. */
+/** Dotted detail rows for Zod issues, one per fault (the same row twice is one: `.int()` and `.max()` both refuse 2^53); unrecognised keys get one row each. */
 export function issuesToDetails(target: string, issues: readonly IssueLike[]): ErrorDetail[] {
   const prefix = TARGET_PREFIX[target] ?? target;
   const details: ErrorDetail[] = [];
+  const seen = new Set<string>();
+  const push = (detail: ErrorDetail) => {
+    const key = `${detail.path}\n${detail.message}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    details.push(detail);
+  };
   for (const issue of issues) {
     const base = [prefix, ...issue.path.map(String)];
     if (issue.code === "unrecognized_keys" && issue.keys) {
       // Queries, headers, path: "parameter"; bodies: "field".
       const message = prefix === "body" ? issue.message : issue.message.replace(/^Unknown field/, "Unknown parameter");
-      for (const key of issue.keys) details.push({ path: [...base, key].join("."), message });
+      for (const key of issue.keys) push({ path: [...base, key].join("."), message });
     } else {
-      details.push({ path: base.join("."), message: issue.message });
+      push({ path: base.join("."), message: issue.message });
     }
   }
   return details;

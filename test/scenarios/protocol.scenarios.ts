@@ -84,6 +84,16 @@ export function protocolScenarios(getTarget: () => Target): void {
     });
 
     describe("validation messages (one voice)", () => {
+      it("one detail per fault: an id past 2^53 - 1 is refused once, not once per rule", async () => {
+        const res = await api.request("POST", "/store/orders", undefined, {
+          key,
+          rawBody: `{"petId":9007199254740992,"quantity":1}`,
+          headers: { "Content-Type": "application/json" },
+        });
+        expect(res.status).toBe(400);
+        expect(res.body.details).toEqual([{ path: "body.petId", message: "petId must be at most 9007199254740991." }]);
+      });
+
       it("every detail names its field and what is allowed — never Zod's own wording", async () => {
         const body = (method: string, path: string, value: unknown) =>
           api.request(method, path, undefined, { key, rawBody: JSON.stringify(value), headers: { "Content-Type": "application/json" } });
@@ -109,6 +119,12 @@ export function protocolScenarios(getTarget: () => Target): void {
             "body.events[0]".replace("[0]", ".0"),
             /^events\[0\] must be one of: "pet\.created", .*"\*"\.$/,
           ],
+          [
+            api.request("POST", "/pets", undefined, { key, rawBody: `{"name":"Rex","categoryId":1e400}`, headers: { "Content-Type": "application/json" } }),
+            "body.categoryId",
+            /^categoryId must be a finite number\.$/,
+          ],
+          [api.get(`/pets?${Array.from({ length: 101 }, (_, i) => `id=${i + 1}`).join("&")}`), "query.id", /^id takes at most 100 values\.$/],
         ];
         for (const [pending, path, message] of cases) {
           const res = await pending;
