@@ -58,6 +58,8 @@ async function main(): Promise<void> {
   const interest = new SubscribedTypes();
   const fetchFn = guardedWebhookFetch({ allowPrivate: config.webhooks.allowPrivateTargets });
   const dispatcher = createWebhookDispatcher(db, { config, interest, fetch: fetchFn });
+  /** A dispatch run within 50 ms (a burst of writes or redeliveries becomes one run). */
+  const dispatchSoon = () => dispatcher.nudgeSoon(50);
   const logger = pinoLogger(config.logLevel);
   const rateLimiter = new MemoryRateLimiter();
   const readCache = memoryReadCache({ ttlMs: config.readCacheTtlSeconds * 1000, peers: clusterPurges(), responseHeaders: await responseHeaders() });
@@ -70,8 +72,8 @@ async function main(): Promise<void> {
     checkDatabase: database.check,
     clientIp: clientAddress(trustedProxies, (c) => getConnInfo(c).remote.address),
     middleware: [readCache.middleware],
-    afterWrite: [readCache.purge, nudgeDispatcher(interest, () => dispatcher.nudgeSoon(50))],
-    dispatchSoon: () => dispatcher.nudgeSoon(50),
+    afterWrite: [readCache.purge, nudgeDispatcher(interest, dispatchSoon)],
+    dispatchSoon,
   });
   const appListener = getRequestListener(app.fetch);
   // Read-cache hits are answered before the app (docs/architecture.md#node-read-cache-hits-before-the-app).

@@ -70,6 +70,8 @@ function appFor(env: WorkerEnv): { app: OpenAPIHono<AppEnv>; config: AppConfig; 
   }
   const config = parseConfig(env);
   const interest = new SubscribedTypes();
+  // A dispatch run in this request's waitUntil: after a write some subscription may want, or a queued redelivery.
+  const dispatchInRequest = (c: Context<AppEnv>) => c.executionCtx.waitUntil(dispatch(c.get("db"), config, interest));
   // Per-isolate request counts (plain numbers); each request gets a limiter over its own bindings.
   const shadow = new MemoryRateLimiter();
   const onBindingError = (error: unknown) => console.error(`rate limit binding failed: ${String(error)}`);
@@ -88,9 +90,9 @@ function appFor(env: WorkerEnv): { app: OpenAPIHono<AppEnv>; config: AppConfig; 
     afterWrite: [
       // Purges first (a stale edge answer costs every client), then a dispatch run in this request's waitUntil.
       edgePurge({ coordinator: (c) => coordinatorOf(workerEnv(c)), log: (line) => console.error(line), fallback: purgeFallback(captureUrl) }),
-      nudgeDispatcher(interest, (c) => c.executionCtx.waitUntil(dispatch(c.get("db"), config, interest))),
+      nudgeDispatcher(interest, dispatchInRequest),
     ],
-    dispatchSoon: (c) => c.executionCtx.waitUntil(dispatch(c.get("db"), config, interest)),
+    dispatchSoon: dispatchInRequest,
   });
   cached = { env, key, app, config, interest };
   return cached;

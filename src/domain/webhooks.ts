@@ -66,6 +66,16 @@ export interface Interest {
   previousEvents: readonly string[] | null;
 }
 
+/** The interest of a subscription as stored: its type lists are JSON arrays of event types. */
+export function storedInterest(row: { start: number; events: string; typesSince: number; previousEvents: string | null }): Interest {
+  return {
+    start: row.start,
+    events: JSON.parse(row.events) as string[],
+    typesSince: row.typesSince,
+    previousEvents: row.previousEvents === null ? null : (JSON.parse(row.previousEvents) as string[]),
+  };
+}
+
 /** True when the subscription of `interest` wants the event `{id, type}`: new types apply to events committed after the change (docs/api.md#managing-a-subscription). */
 export function wants(interest: Interest, event: { id: number; type: string }): boolean {
   if (event.id <= interest.start) return false;

@@ -7,7 +7,7 @@ import { qb, type Database } from "../../db/client";
 import { params, plan, read, run } from "../../db/plan";
 import { events as eventLog, webhookDeliveries, webhookRedeliveries, webhooks } from "../../db/schema";
 import { NotFound } from "../../domain/errors";
-import { type WebhookDelivery, wants } from "../../domain/webhooks";
+import { storedInterest, type WebhookDelivery, wants } from "../../domain/webhooks";
 
 const r = webhookRedeliveries;
 const d = webhookDeliveries;
@@ -66,13 +66,8 @@ export async function resendEvent(db: Database, webhookId: number, eventId: numb
   const [s] = subscription;
   if (!s) throw new NotFound("webhook", webhookId);
   const [e] = event;
-  const interest = {
-    start: s.start,
-    events: JSON.parse(s.events) as string[],
-    typesSince: s.typesSince,
-    previousEvents: s.previousEvents === null ? null : (JSON.parse(s.previousEvents) as string[]),
-  };
-  if (!e || !wants({ ...interest, start: 0 }, e)) throw new NotFound("event", eventId);
+  // Any retained event the subscription's types want, from before its start too.
+  if (!e || !wants(storedInterest({ ...s, start: 0 }), e)) throw new NotFound("event", eventId);
   const at = now.toISOString();
   const { redelivery } = await run(db, queueing, { webhookId, eventId, now: at });
   if (redelivery.length === 0) throw new NotFound("webhook", webhookId);

@@ -6,7 +6,7 @@ import type { AppConfig } from "../../config";
 import type { Database } from "../../db/client";
 import { execute, plan, read, readEach, runEach, statement, type PlanRun, type ResultOf, withValues } from "../../db/plan";
 import { backoffDelayMs } from "../../domain/backoff";
-import { type Interest, wants } from "../../domain/webhooks";
+import { storedInterest, wants } from "../../domain/webhooks";
 import { attempt, type AttemptResult, type FetchFn, type Message, type Target } from "./delivery";
 import { claim, dueRedeliveries, eventSpan, finishedAfter, parking, type Queue, type QueueEntry, queueNow, release, subscriptions } from "./dispatch-state";
 import { dropRedelivery, type Entry, markSubscription, recordEntry, recordRedelivery, rescheduleRedelivery } from "./outcomes";
@@ -64,15 +64,6 @@ const roundReads = plan({
   redeliveries: statement(dueRedeliveries),
 });
 const releasing = plan({ release });
-
-function interestOf(s: Subscription): Interest {
-  return {
-    start: s.lastEventId,
-    events: JSON.parse(s.events) as string[],
-    typesSince: s.typesSince,
-    previousEvents: s.previousEvents === null ? null : (JSON.parse(s.previousEvents) as string[]),
-  };
-}
 
 function targetOf(s: Subscription, now: Date): Target {
   const previous = s.previousSecret !== null && s.previousSecretUntil !== null && s.previousSecretUntil > now.toISOString();
@@ -160,7 +151,7 @@ export async function runRound(db: Database, options: RoundOptions): Promise<Rou
 
   for (const s of subs) {
     const entry = queue[String(s.id)];
-    const interest = interestOf(s);
+    const interest = storedInterest({ ...s, start: s.lastEventId });
     const own = redeliveries.filter((x) => x.webhookId === s.id).sort((a, b) => a.id - b.id);
     if (!s.enabled) {
       if (entry) writes.push(park(s.id, entry.after, { [s.id]: null }, {}));
