@@ -23,7 +23,7 @@ import { knownTransferCodings } from "./middleware/transfer-codings";
 import { roundTripsPerRequest } from "./db/round-trips";
 import { PUBLIC_CACHE_CONTROL } from "./http/caching";
 import { ping } from "./db/plan";
-import { consoleSink, jsonLogger, type Logger, type LogSink } from "./logger";
+import { consoleSink, jsonLogger, type Logger, type LogSink, type RequestTelemetry } from "./logger";
 import { rateLimit } from "./middleware/rate-limit";
 import { accountsRouter } from "./routes/accounts/accounts.index";
 import { ordersRouter } from "./routes/orders/orders.index";
@@ -66,6 +66,8 @@ export interface AppDeps {
   middleware?: MiddlewareHandler<AppEnv>[];
   /** Called in this order after every write that committed outbox events (cache purges, dispatch nudges). */
   afterWrite?: WriteListener[];
+  /** Telemetry when switched on (Node, docs/operations.md#traces): the request span's middleware, outermost but the request id, and the request line's observer. */
+  telemetry?: RequestTelemetry & { middleware?: MiddlewareHandler<AppEnv>[] };
   /** Starts a webhook dispatch run soon, after a redelivery or test was queued (default: none; the next poll or cron runs it). */
   dispatchSoon?: (c: Context<AppEnv>) => void;
 }
@@ -157,7 +159,8 @@ export function createApp(deps: AppDeps) {
   const app = createRouter();
 
   app.use(requestId());
-  app.use(requestLog(logger, roundTrips));
+  for (const handler of deps.telemetry?.middleware ?? []) app.use(handler);
+  app.use(requestLog(logger, roundTrips, deps.telemetry));
   app.use(closeAfterUnreadBody);
   app.use(knownTransferCodings);
   app.use(...RESPONSE_LAYERS);

@@ -55,10 +55,21 @@ export type RequestLine = {
   dbRoundTrips: number;
   cache: string | null;
   accountId: number | null;
+  /** The request span's trace id, when traces are on (docs/operations.md#traces). */
+  traceId?: string;
 };
 
-/** Log `line` at its status's level (`error` for 5xx but 501, else `info`). */
-export function logRequest(logger: Logger, line: RequestLine): void {
+/** What a runtime with telemetry on adds to every request (docs/operations.md#traces, #metrics). */
+export interface RequestTelemetry {
+  /** Sees every request's line, whatever LOG_LEVEL (metrics). */
+  observe?: (line: RequestLine) => void;
+  /** The active span's trace id, for the line. */
+  traceId?: () => string | undefined;
+}
+
+/** Log `line` at its status's level (`error` for 5xx but 501, else `info`); `telemetry` observes it first. */
+export function logRequest(logger: Logger, line: RequestLine, telemetry?: RequestTelemetry): void {
+  telemetry?.observe?.(line);
   const level = line.status >= 500 && line.status !== 501 ? "error" : "info";
   if (logger.enabled(level)) logger.log(level, "request", line);
 }

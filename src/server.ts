@@ -19,6 +19,7 @@ import { answerClientErrors } from "./runtime/node/client-error";
 import { capUnfinishedRequests } from "./runtime/node/unfinished-cap";
 import { drainable } from "./runtime/node/drain";
 import { pinoLogger } from "./runtime/node/pino-logger";
+import { startTelemetry, telemetrySettings } from "./runtime/node/telemetry";
 import { answerUnknownMethods } from "./runtime/node/unknown-methods";
 import { guardedWebhookFetch } from "./runtime/node/webhook-fetch";
 import { bootstrapStaffKey } from "./services/accounts.service";
@@ -52,8 +53,10 @@ async function main(): Promise<void> {
   const config = parseConfig(process.env);
   const trustedProxies = parseTrustProxy(process.env.TRUST_PROXY);
   const { hostname, port, requestTimeoutMs, maxUnfinishedPerAddress } = listenSettings(process.env);
+  // Before anything records: off, nothing is started (docs/operations.md#traces, #metrics).
+  const telemetry = await startTelemetry(telemetrySettings(process.env));
   const database = await openDatabase(databaseSettings(process.env));
-  const { db } = database;
+  const db = telemetry ? telemetry.database(database.db) : database.db;
   // Webhook deliveries run in this process (docs/webhooks.md#when-deliveries-run).
   const interest = new SubscribedTypes();
   const fetchFn = guardedWebhookFetch({ allowPrivate: config.webhooks.allowPrivateTargets });
@@ -74,10 +77,11 @@ async function main(): Promise<void> {
     middleware: [readCache.middleware],
     afterWrite: [readCache.purge, nudgeDispatcher(interest, dispatchSoon)],
     dispatchSoon,
+    telemetry: telemetry?.requests,
   });
   const appListener = getRequestListener(app.fetch);
   // Read-cache hits are answered before the app (docs/architecture.md#node-read-cache-hits-before-the-app).
-  const answer = cacheHits({ cache: readCache, rateLimiter, config, logger, clientIp: incomingClientAddress(trustedProxies) });
+  const answer = cacheHits({ cache: readCache, rateLimiter, config, logger, clientIp: incomingClientAddress(trustedProxies), telemetry: telemetry?.requests });
   // A request whose headers or body arrive slower than REQUEST_TIMEOUT_MS is answered 408 (client-error.ts); Node checks every second.
   const server = createServer(
     { requestTimeout: requestTimeoutMs, headersTimeout: requestTimeoutMs, connectionsCheckingInterval: Math.min(1000, requestTimeoutMs) },
@@ -94,6 +98,7 @@ async function main(): Promise<void> {
     boundPort = await listen(server, hostname, port);
   } catch (error) {
     await database.close();
+    await telemetry?.shutdown();
     throw error;
   }
   // Only once the port is ours: a start that fails never consumes the one-time key.
@@ -121,6 +126,7 @@ async function main(): Promise<void> {
       .then(() => dispatcher.stop())
       .then(() => retention.stop())
       .then(() => database.close())
+      .then(() => telemetry?.shutdown())
       .catch((error: unknown) => console.error(`closing the database: ${error instanceof Error ? error.message : String(error)}`))
       .finally(() => process.exit(0));
     setTimeout(() => process.exit(0), 10_000).unref();

@@ -22,9 +22,10 @@ export interface Database {
    * Run `statements` in order as one transaction ("read": one snapshot; "write": `BEGIN IMMEDIATE`), all or nothing. A write batch must
    * not read `changes()` or `last_insert_rowid()` before its own first write (docs/architecture.md#group-commit).
    * @returns one result set per statement.
+   * @param summary what the batch does, for traces (a plan's step names); drivers ignore it.
    * @throws LibsqlError (a `LibsqlBatchError` names the failed statement); then nothing was written.
    */
-  batch(statements: InStatement[], mode: "read" | "write"): Promise<ResultSet[]>;
+  batch(statements: InStatement[], mode: "read" | "write", summary?: string): Promise<ResultSet[]>;
   /** Where plans append the outbox events this handle committed, in commit order (docs/architecture.md#events-after-a-write); absent outside a write request. */
   readonly committed?: CommittedEvent[];
 }

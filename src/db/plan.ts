@@ -103,6 +103,8 @@ export interface Plan<S extends Steps> {
   readonly steps: S;
   /** The step names, in the order the steps run. */
   readonly names: readonly string[];
+  /** The step names joined by spaces: the `db.query.summary` of its batches (src/db/traced.ts). */
+  readonly summary: string;
 }
 
 /** A plan with its values, for `runEach` (`withValues`). */
@@ -115,7 +117,7 @@ export type PlanRun<S extends Steps = Steps> = readonly [Plan<S>, PlanValues<S>]
 export function plan<S extends Steps>(steps: S): Plan<S> {
   const names = Object.keys(steps);
   if (steps[names[0]!]?.guarded) throw new Error(`plan: the first step "${names[0]}" is guarded, but no step runs before it`);
-  return { steps, names };
+  return { steps, names, summary: names.join(" ") };
 }
 
 /** `p` with exactly its `values`, for `runEach`. */
@@ -137,9 +139,14 @@ function readResults<S extends Steps>(p: Plan<S>, results: ResultSet[], offset: 
   return out as PlanResults<S>;
 }
 
+/** What a batch of `plans` does, for traces: each distinct plan's step names ("claim take order record"), comma-separated. */
+function summaryOf(plans: readonly Plan<Steps>[]): string {
+  return plans.length === 1 ? plans[0]!.summary : [...new Set(plans.map((p) => p.summary))].join(", ");
+}
+
 /** `db` whose plans append the events they commit to `committed` (the route of committed events, src/middleware/after-writes.ts). */
 export function keepingCommits(db: Database, committed: CommittedEvent[]): Database {
-  return { execute: (statement) => db.execute(statement), batch: (statements, mode) => db.batch(statements, mode), committed };
+  return { execute: (statement) => db.execute(statement), batch: (statements, mode, summary) => db.batch(statements, mode, summary), committed };
 }
 
 /** Append the events the outbox steps of `runs` inserted to `committed`, in commit order. */
@@ -162,7 +169,7 @@ function recordOutbox<S extends Steps>(committed: CommittedEvent[], runs: readon
  */
 export async function runEach<S extends Steps>(db: Database, runs: readonly PlanRun<S>[]): Promise<PlanResults<S>[]> {
   const statements = runs.flatMap(([p, values]) => p.names.map((name) => bind(p.steps[name]!, values)));
-  const results = await db.batch(statements, "write");
+  const results = await db.batch(statements, "write", summaryOf(runs.map(([p]) => p)));
   if (db.committed) recordOutbox(db.committed, runs, results);
   let offset = 0;
   return runs.map(([p]) => {
@@ -187,6 +194,7 @@ export async function read<S extends Steps, A extends PlanValues<S>>(db: Databas
   const results = await db.batch(
     p.names.map((name) => bind(p.steps[name]!, values)),
     "read",
+    summaryOf([p]),
   );
   return readResults(p, results, 0);
 }

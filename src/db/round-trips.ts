@@ -12,9 +12,9 @@ function counted(db: Database, onRoundTrip: () => void): Database {
       onRoundTrip();
       return db.execute(statement);
     },
-    batch(statements, mode) {
+    batch(statements, mode, summary) {
       onRoundTrip();
-      return db.batch(statements, mode);
+      return db.batch(statements, mode, summary);
     },
   };
 }

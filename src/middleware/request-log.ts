@@ -3,23 +3,28 @@ import type { MiddlewareHandler } from "hono";
 import { routePath } from "hono/route";
 import type { RequestRoundTrips } from "../db/round-trips";
 import type { AppEnv } from "../http/context";
-import { elapsedMs, type Logger, logRequest } from "../logger";
+import { elapsedMs, type Logger, logRequest, type RequestTelemetry } from "../logger";
 
-/** Global middleware (first after the request id): times the request and logs it once answered. */
-export function requestLog(logger: Logger, roundTrips: RequestRoundTrips): MiddlewareHandler<AppEnv> {
+/** Global middleware (first after the request id and the request span): times the request and logs it once answered. */
+export function requestLog(logger: Logger, roundTrips: RequestRoundTrips, telemetry?: RequestTelemetry): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const started = performance.now();
     const dbRoundTrips = await roundTrips.track(next);
     const route = routePath(c, -1);
-    logRequest(logger, {
-      requestId: c.get("requestId"),
-      method: c.req.method,
-      route: route && route !== "*" && route !== "/*" ? route : null,
-      status: c.res.status,
-      durationMs: elapsedMs(started),
-      dbRoundTrips,
-      cache: c.res.headers.get("X-Cache"),
-      accountId: c.get("principal")?.accountId ?? null,
-    });
+    logRequest(
+      logger,
+      {
+        requestId: c.get("requestId"),
+        method: c.req.method,
+        route: route && route !== "*" && route !== "/*" ? route : null,
+        status: c.res.status,
+        durationMs: elapsedMs(started),
+        dbRoundTrips,
+        cache: c.res.headers.get("X-Cache"),
+        accountId: c.get("principal")?.accountId ?? null,
+        traceId: telemetry?.traceId?.(),
+      },
+      telemetry,
+    );
   };
 }

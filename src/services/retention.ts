@@ -11,6 +11,7 @@ import { params, run, plan, statement } from "../db/plan";
 import { apiKeys, events, idempotencyKeys } from "../db/schema";
 import { IDEMPOTENCY_TTL_MS } from "./idempotency.service";
 import { pruneFinishedDeliveries } from "./webhooks/delivery-log";
+import { inSpan, recordRetention } from "../telemetry";
 import { retentionStart } from "./webhooks/schedule";
 
 /** Most rows one statement deletes. */
@@ -79,7 +80,19 @@ export interface RetentionReport {
  * @returns the rows deleted and the rounds run.
  * @throws the driver's error when the database fails (nothing of that round is deleted).
  */
-export async function pruneExpired(db: Database, retentionDays: number, now: Date): Promise<RetentionReport> {
+export function pruneExpired(db: Database, retentionDays: number, now: Date): Promise<RetentionReport> {
+  return inSpan("petstore.retention.run", {}, async (span) => {
+    const report = await prune(db, retentionDays, now);
+    const { rounds, ...deleted } = report;
+    span.setAttribute("petstore.retention.rounds", rounds);
+    for (const [kind, rows] of Object.entries(deleted)) span.setAttribute(`petstore.retention.deleted.${kind}`, rows);
+    recordRetention(deleted);
+    return report;
+  });
+}
+
+/** One retention run (see `pruneExpired`). */
+async function prune(db: Database, retentionDays: number, now: Date): Promise<RetentionReport> {
   const before = new Date(now.getTime() - retentionDays * DAY_MS).toISOString();
   const storedBefore = new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString();
   const report: RetentionReport = { events: 0, keys: 0, idempotency: 0, deliveries: 0, rounds: 0 };

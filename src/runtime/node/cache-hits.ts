@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AppConfig } from "../../config";
-import { elapsedMs, type Logger, logRequest } from "../../logger";
+import { elapsedMs, type Logger, logRequest, type RequestTelemetry } from "../../logger";
 import { anonymousBudget, type RateLimiter } from "../../http/rate-limiter";
 import { hitHeaders, type MemoryReadCache } from "./memory-read-cache";
 
@@ -25,11 +25,13 @@ export interface CacheHitOptions {
   clientIp: (req: IncomingMessage) => string | undefined;
   /** Current time (default: the system clock). */
   now?: () => Date;
+  /** Observes each hit's line as the app's telemetry does (metrics); hits make no span. */
+  telemetry?: RequestTelemetry;
 }
 
 /** The hit answerer: `(req, res, app)` answers `req` from the cache when it can, else hands both to `app` (the adapter's request listener). */
 export function cacheHits(options: CacheHitOptions) {
-  const { cache, rateLimiter, config, logger, clientIp, now = () => new Date() } = options;
+  const { cache, rateLimiter, config, logger, clientIp, now = () => new Date(), telemetry } = options;
 
   return (req: IncomingMessage, res: ServerResponse, app: (req: IncomingMessage, res: ServerResponse) => unknown): void => {
     const headers = req.headers;
@@ -62,16 +64,20 @@ export function cacheHits(options: CacheHitOptions) {
         const requestId = randomUUID();
         res.writeHead(200, hitHeaders(hit.headers, requestId, decision));
         res.end(hit.body);
-        logRequest(logger, {
-          requestId,
-          method: "GET",
-          route: null,
-          status: 200,
-          durationMs: elapsedMs(started),
-          dbRoundTrips: 0,
-          cache: "HIT",
-          accountId: null,
-        });
+        logRequest(
+          logger,
+          {
+            requestId,
+            method: "GET",
+            route: null,
+            status: 200,
+            durationMs: elapsedMs(started),
+            dbRoundTrips: 0,
+            cache: "HIT",
+            accountId: null,
+          },
+          telemetry,
+        );
       },
       () => app(req, res),
     );

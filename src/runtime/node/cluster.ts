@@ -55,8 +55,9 @@ export function runPrimary(processes: number, options: { afterStop?: () => Promi
     process.exitCode = code;
   };
 
-  const fork = () => {
-    const worker = cluster.fork();
+  // Each process keeps its slot (0 … processes − 1) across replacements: its metrics port is METRICS_PORT + slot (docs/operations.md#metrics).
+  const fork = (slot: number) => {
+    const worker = cluster.fork({ PETSTORE_PROCESS_SLOT: String(slot) });
     workers.add(worker);
     let ready = false;
     worker.on("message", (message: unknown) => {
@@ -84,11 +85,11 @@ export function runPrimary(processes: number, options: { afterStop?: () => Promi
         return;
       }
       console.error(`server process ${worker.process.pid} exited (${signal ?? code}); starting another`);
-      fork();
+      fork(slot);
     });
   };
 
-  for (let i = 0; i < processes; i++) fork();
+  for (let i = 0; i < processes; i++) fork(i);
   const shutdown = (signal: string) => {
     if (stopping) return;
     console.log(`${signal}: closing ${workers.size} server processes`);

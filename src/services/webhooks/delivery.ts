@@ -6,6 +6,8 @@ import type { AppConfig } from "../../config";
 import type { DeliveryError } from "../../domain/webhooks";
 import { isPrivateHost } from "../../domain/private-address";
 import { signedWebhookHeaders } from "./signing";
+import { SpanKind } from "@opentelemetry/api";
+import { inSpan } from "../../telemetry";
 
 /** `fetch` as deliveries use it (the runtime's; injectable for tests). */
 export type FetchFn = (input: string, init: RequestInit) => Promise<Response>;
@@ -60,8 +62,24 @@ export function classifyFetchError(error: unknown): DeliveryError {
   return "network";
 }
 
-/** Send one signed attempt of `message` to `target` at `at` with `fetchFn`. Never throws. */
-export async function attempt(target: Target, message: Message, options: { config: AppConfig; at: Date; fetch: FetchFn }): Promise<AttemptResult> {
+/** Send one signed attempt of `message` to `target` at `at` with `fetchFn`, in a span `petstore.webhook.attempt`. Never throws. */
+export function attempt(target: Target, message: Message, options: { config: AppConfig; at: Date; fetch: FetchFn }): Promise<AttemptResult> {
+  // The target's host only: a URL's path or query may hold a receiver's token.
+  const attributes = { "http.request.method": "POST", "server.address": new URL(target.url).hostname, "petstore.event.type": message.eventType };
+  return inSpan(
+    "petstore.webhook.attempt",
+    attributes,
+    async (span) => {
+      const result = await send(target, message, options);
+      if (result.statusCode !== null) span.setAttribute("http.response.status_code", result.statusCode);
+      if (result.error) span.setAttribute("error.type", result.error);
+      return result;
+    },
+    SpanKind.CLIENT,
+  );
+}
+
+async function send(target: Target, message: Message, options: { config: AppConfig; at: Date; fetch: FetchFn }): Promise<AttemptResult> {
   const { webhooks: settings } = options.config;
   // IP literals are checked here; names by the runtime's fetch (docs/webhooks.md#targets).
   if (!settings.allowPrivateTargets && isPrivateHost(new URL(target.url).hostname)) {

@@ -6,6 +6,7 @@ import type { AppConfig } from "../../config";
 import type { Database } from "../../db/client";
 import { execute } from "../../db/plan";
 import { loggableError } from "../../logger";
+import { detached, inSpan, recordDeliveries, recordWebhookBacklog } from "../../telemetry";
 import type { FetchFn } from "./delivery";
 import { probe, type Queue } from "./dispatch-state";
 import type { SubscribedTypes } from "./interest";
@@ -70,15 +71,25 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
     const [state] = await execute(db, probe(learning), { now: at });
     if (mark && state?.types) options.interest?.learn(mark, [state.types]);
     learning = false;
-    if (!state || (state.leaseUntil !== null && state.leaseUntil > at)) break;
-    if (!(state.newest > state.eventId || state.redeliveries || anyDue(JSON.parse(state.queue) as Queue, at))) break;
-    const round = await runRound(db, { config, now, fetch: options.fetch, random, stop, newest: state.newest, recovering: state.leaseUntil !== null, budget });
+    if (!state) break;
+    const queue = JSON.parse(state.queue) as Queue;
+    const due = state.newest > state.eventId || Boolean(state.redeliveries) || anyDue(queue, at);
+    recordWebhookBacklog({ pendingEvents: state.newest - state.eventId, queued: Object.keys(queue).length, due, at: Date.parse(at) });
+    if ((state.leaseUntil !== null && state.leaseUntil > at) || !due) break;
+    const roundOptions = { config, now, fetch: options.fetch, random, stop, newest: state.newest, recovering: state.leaseUntil !== null, budget };
+    // A span per round, its sends and round trips inside; an idle poll makes none.
+    const round = await inSpan("petstore.webhook.round", {}, async (span) => {
+      const done = await runRound(db, roundOptions);
+      span.setAttributes({ "petstore.webhook.attempted": done.attempted, "petstore.webhook.delivered": done.delivered });
+      return done;
+    });
     if (!round.progress) break;
     budget -= round.attempted;
     report.attempted += round.attempted;
     report.delivered += round.delivered;
     report.retried += round.retried;
     report.givenUp += round.givenUp;
+    recordDeliveries(round);
     await yieldToEventLoop();
   }
   return report;
@@ -115,7 +126,8 @@ export class WebhookDispatcher {
           const pollOnly = this.pollOnly;
           this.pollOnly = true;
           try {
-            await this.run(this.stopping.signal, pollOnly);
+            // Its own trace, not the request's that nudged it.
+            await detached(() => this.run(this.stopping.signal, pollOnly));
           } catch (error) {
             this.log(`webhook dispatch failed: ${loggableError(error).message}`);
           }

@@ -1,0 +1,152 @@
+/**
+ * Node: OpenTelemetry traces (OTLP, switched on by the standard OTEL_* variables) and Prometheus metrics on their own listener
+ * (METRICS_PORT). Off, nothing is loaded, registered or installed (docs/operations.md#traces, #metrics; variables: docs/configuration.md).
+ */
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { createNoopMeter, type Meter, trace } from "@opentelemetry/api";
+import type { MiddlewareHandler } from "hono";
+import { matchedRoutes } from "hono/route";
+import type { Database } from "../../db/client";
+import { tracedDatabase } from "../../db/traced";
+import type { AppEnv } from "../../http/context";
+import type { RequestTelemetry } from "../../logger";
+import { observeWebhookBacklog, recordRequest, SCOPE, zeroCounters } from "../../telemetry";
+
+/** What the environment switches on. */
+export interface TelemetrySettings {
+  /** Traces go to an OTLP endpoint (the SDK reads the OTEL_* variables itself). */
+  traces: boolean;
+  /** Where this process serves `/metrics`, if anywhere. */
+  metrics?: { host: string; port: number };
+}
+
+const PROTOCOLS = ["http/protobuf", "http/json", "grpc"];
+
+/**
+ * Read the switches: traces when an OTLP endpoint (`OTEL_EXPORTER_OTLP_ENDPOINT` or `…_TRACES_ENDPOINT`) or `OTEL_TRACES_EXPORTER` other
+ * than `none` is set, unless `OTEL_SDK_DISABLED=true`; metrics when `METRICS_PORT` is set, on `METRICS_HOST` (default 127.0.0.1), at
+ * METRICS_PORT + `slot` (the cluster's process slot, 0 alone).
+ * @throws Error naming the variable when METRICS_PORT or the OTLP protocol is invalid.
+ */
+export function telemetrySettings(env: Record<string, string | undefined>, slot = Number(env.PETSTORE_PROCESS_SLOT ?? 0)): TelemetrySettings {
+  const exporter = env.OTEL_TRACES_EXPORTER?.trim();
+  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  const disabled = env.OTEL_SDK_DISABLED?.trim().toLowerCase() === "true";
+  const traces = !disabled && (exporter ? exporter !== "none" : Boolean(endpoint));
+  for (const name of ["OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"]) {
+    const value = env[name]?.trim();
+    if (traces && value && !PROTOCOLS.includes(value)) {
+      throw new Error(`Invalid configuration: ${name}: must be one of ${PROTOCOLS.join(", ")}, not ${JSON.stringify(env[name])}`);
+    }
+  }
+  const raw = env.METRICS_PORT?.trim();
+  if (!raw) return { traces };
+  const port = Number(raw);
+  if (!/^\d+$/.test(raw) || port < 1 || port + slot > 65535) {
+    throw new Error(`Invalid configuration: METRICS_PORT: must be an integer from 1 to 65535, not ${JSON.stringify(env.METRICS_PORT)}`);
+  }
+  return { traces, metrics: { host: env.METRICS_HOST?.trim() || "127.0.0.1", port: port + slot } };
+}
+
+/** Telemetry that is on: what the app, the read cache's hits and the database get, and its end. */
+export interface Telemetry {
+  /** For the app (AppDeps.telemetry) and the read cache's hits. */
+  requests: RequestTelemetry & { middleware: MiddlewareHandler<AppEnv>[] };
+  /** `db`, traced and measured. */
+  database(db: Database): Database;
+  /** Flush the spans still queued and close the metrics listener. */
+  shutdown(): Promise<void>;
+}
+
+/** The matched route template, or undefined when no route matched (404, 405). */
+function routeOf(c: Parameters<MiddlewareHandler<AppEnv>>[0]): { index: number; path: string } | undefined {
+  const routes = matchedRoutes(c);
+  const path = routes.at(-1)?.path;
+  return path && path !== "*" && path !== "/*" ? { index: routes.length - 1, path } : undefined;
+}
+
+/** The request span's middleware: @hono/otel's span named `METHOD /route/:template`, with X-Request-Id (its own meters stay off). */
+async function requestSpan(): Promise<MiddlewareHandler<AppEnv>[]> {
+  const { httpInstrumentationMiddleware } = await import("@hono/otel");
+  const span = httpInstrumentationMiddleware({
+    captureResponseHeaders: ["x-request-id"],
+    captureActiveRequests: false,
+    // http.server.request.duration is recorded from the request line (src/telemetry.ts), read-cache hits included.
+    meterProvider: { getMeter: () => createNoopMeter() },
+    spanNameFactory: (c) => {
+      const route = routeOf(c as never);
+      return route ? `${c.req.method} ${route.path}` : c.req.method;
+    },
+  }) as unknown as MiddlewareHandler<AppEnv>;
+  // @hono/otel reads `http.route` at the current handler's index, a middleware's `/*` when one answered: point it at the matched route.
+  const route: MiddlewareHandler<AppEnv> = async (c, next) => {
+    await next();
+    const matched = routeOf(c);
+    if (matched) c.req.routeIndex = matched.index;
+  };
+  return [span, route];
+}
+
+/** Event-loop delay and resident memory, as the Node.js and process semantic conventions name them. */
+function observeProcess(meter: Meter): void {
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
+  const p99 = meter.createObservableGauge("nodejs.eventloop.delay.p99", { unit: "s", description: "Event loop delay, 99th percentile since the last scrape" });
+  const max = meter.createObservableGauge("nodejs.eventloop.delay.max", { unit: "s", description: "Event loop delay, maximum since the last scrape" });
+  const rss = meter.createObservableGauge("process.memory.usage", { unit: "By", description: "Resident set size" });
+  meter.addBatchObservableCallback(
+    (result) => {
+      result.observe(p99, delay.percentile(99) / 1e9);
+      result.observe(max, delay.max / 1e9);
+      result.observe(rss, process.memoryUsage.rss());
+      delay.reset();
+    },
+    [p99, max, rss],
+  );
+}
+
+/**
+ * Start what `settings` switch on: the OpenTelemetry SDK (traces from the OTEL_* variables, metrics for a Prometheus listener).
+ * @returns undefined when everything is off (nothing loaded).
+ * @throws Error when the metrics port cannot be bound.
+ */
+export async function startTelemetry(settings: TelemetrySettings): Promise<Telemetry | undefined> {
+  if (!settings.traces && !settings.metrics) return undefined;
+  const [{ NodeSDK }, { PrometheusExporter }, { defaultResource, resourceFromAttributes }, { metrics }] = await Promise.all([
+    import("@opentelemetry/sdk-node"),
+    import("@opentelemetry/exporter-prometheus"),
+    import("@opentelemetry/resources"),
+    import("@opentelemetry/api"),
+  ]);
+  const prometheus = settings.metrics && new PrometheusExporter({ ...settings.metrics, preventServerStart: true });
+  const sdk = new NodeSDK({
+    // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES override it.
+    resource: defaultResource().merge(resourceFromAttributes({ "service.name": "petstore" })),
+    metricReaders: prometheus ? [prometheus] : [],
+    // The service's logs stay JSON lines; no span processor when traces are off.
+    logRecordProcessors: [],
+    ...(settings.traces ? {} : { spanProcessors: [] }),
+  });
+  sdk.start();
+  if (prometheus) {
+    try {
+      await prometheus.startServer();
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new Error(`Cannot serve metrics on ${settings.metrics!.host}:${settings.metrics!.port} (${code ?? String(error)}): set METRICS_HOST/METRICS_PORT.`);
+    }
+    const meter = metrics.getMeter(SCOPE);
+    observeProcess(meter);
+    observeWebhookBacklog(meter);
+    zeroCounters();
+  }
+  return {
+    requests: {
+      middleware: settings.traces ? await requestSpan() : [],
+      observe: prometheus ? recordRequest : undefined,
+      traceId: settings.traces ? () => trace.getActiveSpan()?.spanContext().traceId : undefined,
+    },
+    database: tracedDatabase,
+    shutdown: () => sdk.shutdown(),
+  };
+}

@@ -1,0 +1,133 @@
+/**
+ * Traces and metrics through the OpenTelemetry API, for every layer (docs/operations.md#traces, #metrics). The API does nothing until a
+ * runtime registers an SDK (Node: src/runtime/node/telemetry.ts, only when switched on); names follow the OpenTelemetry semantic conventions,
+ * the store's own under `petstore.`.
+ */
+import { type Attributes, context, type Histogram, type Meter, metrics, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import type { RequestLine } from "./logger";
+
+/** The instrumentation scope of every span and instrument of the service. */
+export const SCOPE = "petstore";
+
+/** Buckets of the duration histograms, seconds (the HTTP semantic conventions' advice). */
+export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
+
+/**
+ * Run `fn` inside an active span `name` (children started in it are its children); the span ends when `fn` settles, with status ERROR
+ * and the exception recorded when it throws. Without a registered SDK the span records nothing.
+ * @returns what `fn` returns. @throws what `fn` throws.
+ */
+export function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>, kind: SpanKind = SpanKind.INTERNAL): Promise<T> {
+  return trace.getTracer(SCOPE).startActiveSpan(name, { kind, attributes }, async (span) => {
+    try {
+      return await fn(span);
+    } catch (error) {
+      span.recordException(error instanceof Error ? error : String(error));
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/** Run `fn` outside any trace: background work a request only set off (a dispatch nudge) starts its own. */
+export function detached<T>(fn: () => T): T {
+  return context.with(ROOT_CONTEXT, fn);
+}
+
+/** The instruments of the service, built on the meter of the registered provider. */
+function build(meter: Meter) {
+  const seconds = (name: string, description: string): Histogram =>
+    meter.createHistogram(name, { unit: "s", description, advice: { explicitBucketBoundaries: DURATION_BUCKETS } });
+  return {
+    requestDuration: seconds("http.server.request.duration", "Duration of HTTP server requests, read-cache hits answered before the app included"),
+    dbDuration: seconds("db.client.operation.duration", "Duration of database round trips (one execute or one batch)"),
+    cacheLookups: meter.createCounter("petstore.read_cache.lookups", { description: "Public reads by read-cache outcome (hit, miss)" }),
+    deliveries: meter.createCounter("petstore.webhook.deliveries", { description: "Webhook delivery attempts by outcome (delivered, retried, given_up)" }),
+    retentionDeleted: meter.createCounter("petstore.retention.deleted", { unit: "{row}", description: "Rows deleted by retention, by kind" }),
+  };
+}
+
+let built: { provider: unknown; instruments: ReturnType<typeof build> } | undefined;
+
+/** The instruments, rebuilt when another meter provider has been registered since (none registered: no-ops). */
+export function instruments(): ReturnType<typeof build> {
+  const provider = metrics.getMeterProvider();
+  if (built?.provider !== provider) built = { provider, instruments: build(provider.getMeter(SCOPE)) };
+  return built.instruments;
+}
+
+/** Start the counters at 0 for each outcome, so that a rate over them exists before the first event (Prometheus practice). */
+export function zeroCounters(): void {
+  const { cacheLookups, deliveries } = instruments();
+  for (const outcome of ["delivered", "retried", "given_up"]) deliveries.add(0, { "petstore.webhook.outcome": outcome });
+  for (const outcome of ["hit", "miss"]) cacheLookups.add(0, { "petstore.read_cache.outcome": outcome });
+}
+
+/** Record one answered request (the request log's line): its duration by route and status, and the read cache's outcome. */
+export function recordRequest(line: RequestLine): void {
+  const { requestDuration, cacheLookups } = instruments();
+  const attributes: Attributes = { "http.request.method": line.method, "http.response.status_code": line.status };
+  if (line.route) attributes["http.route"] = line.route;
+  requestDuration.record(line.durationMs / 1000, attributes);
+  if (line.cache === "HIT" || line.cache === "MISS") cacheLookups.add(1, { "petstore.read_cache.outcome": line.cache.toLowerCase() });
+}
+
+/** Count webhook delivery attempts by outcome. */
+export function recordDeliveries(outcomes: { delivered: number; retried: number; givenUp: number }): void {
+  const { deliveries } = instruments();
+  if (outcomes.delivered) deliveries.add(outcomes.delivered, { "petstore.webhook.outcome": "delivered" });
+  if (outcomes.retried) deliveries.add(outcomes.retried, { "petstore.webhook.outcome": "retried" });
+  if (outcomes.givenUp) deliveries.add(outcomes.givenUp, { "petstore.webhook.outcome": "given_up" });
+}
+
+/** Count the rows a retention run deleted, by kind (events, keys, idempotency, deliveries). */
+export function recordRetention(deleted: Record<string, number>): void {
+  const { retentionDeleted } = instruments();
+  for (const [kind, rows] of Object.entries(deleted)) retentionDeleted.add(rows, { "petstore.retention.kind": kind });
+}
+
+/** What the webhook dispatcher's last look at its queue found (src/services/webhooks/dispatch.ts). */
+export interface WebhookBacklog {
+  /** Events committed past the dispatch state's place: not yet taken by a round. */
+  pendingEvents: number;
+  /** Subscriptions waiting in the queue (behind, or retrying). */
+  queued: number;
+  /** Something is due now (new events, a due retry or redelivery). */
+  due: boolean;
+  /** When it looked, ms since the epoch. */
+  at: number;
+}
+
+let backlog: (WebhookBacklog & { caughtUp: number }) | undefined;
+
+/** Note what the dispatcher found due; the gauges of `observeWebhookBacklog` report the latest. */
+export function recordWebhookBacklog(seen: WebhookBacklog): void {
+  backlog = { ...seen, caughtUp: seen.due ? (backlog?.caughtUp ?? seen.at) : seen.at };
+}
+
+/**
+ * Gauges of the webhook backlog on `meter`: pending events, queued subscriptions, and the lag — seconds since the dispatcher last found
+ * nothing due (0 while nothing is due), an upper bound of the age of the oldest due delivery.
+ */
+export function observeWebhookBacklog(meter: Meter, now: () => number = Date.now): void {
+  const pending = meter.createObservableGauge("petstore.webhook.pending_events", { unit: "{event}", description: "Events not yet taken by a dispatch round" });
+  const queued = meter.createObservableGauge("petstore.webhook.queued_subscriptions", {
+    unit: "{subscription}",
+    description: "Subscriptions behind or retrying",
+  });
+  const lag = meter.createObservableGauge("petstore.webhook.lag", {
+    unit: "s",
+    description: "Seconds since the dispatcher last found nothing due (0: caught up)",
+  });
+  meter.addBatchObservableCallback(
+    (result) => {
+      if (!backlog) return;
+      result.observe(pending, backlog.pendingEvents);
+      result.observe(queued, backlog.queued);
+      result.observe(lag, backlog.due ? Math.max(0, now() - backlog.caughtUp) / 1000 : 0);
+    },
+    [pending, queued, lag],
+  );
+}
