@@ -48,6 +48,19 @@ export function telemetrySettings(env: Record<string, string | undefined>, slot 
   return { traces, metrics: { host: env.METRICS_HOST?.trim() || "127.0.0.1", port: port + slot } };
 }
 
+/**
+ * Instruments whose Prometheus name gains its unit (`http_server_request_duration_seconds`), as the OpenTelemetry-to-Prometheus
+ * compatibility rules and Prometheus's own OTLP ingestion write them; the exporter adds only `_total`.
+ */
+const UNIT_SUFFIXED = [
+  ["http.server.request.duration", "seconds"],
+  ["db.client.operation.duration", "seconds"],
+  ["petstore.webhook.lag", "seconds"],
+  ["nodejs.eventloop.delay.p99", "seconds"],
+  ["nodejs.eventloop.delay.max", "seconds"],
+  ["process.memory.usage", "bytes"],
+] as const;
+
 /** Telemetry that is on: what the app, the read cache's hits and the database get, and its end. */
 export interface Telemetry {
   /** For the app (AppDeps.telemetry) and the read cache's hits. */
@@ -123,6 +136,7 @@ export async function startTelemetry(settings: TelemetrySettings): Promise<Telem
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES override it.
     resource: defaultResource().merge(resourceFromAttributes({ "service.name": "petstore" })),
     metricReaders: prometheus ? [prometheus] : [],
+    views: UNIT_SUFFIXED.map(([instrumentName, suffix]) => ({ instrumentName, name: `${instrumentName}_${suffix}` })),
     // The service's logs stay JSON lines; no span processor when traces are off.
     logRecordProcessors: [],
     ...(settings.traces ? {} : { spanProcessors: [] }),
