@@ -8,21 +8,16 @@
  * (by id, or by unique name for refused creations).
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { connect, uniqueName, type ApiClient } from "../support/client";
+import { uniqueName } from "../support/client";
 import { eventChecks } from "../support/event-log";
 import type { Target } from "../support/target";
+import { api, key, openStaff } from "../support/cast";
 import { createCategory, type CategoryBody } from "./categories.scenarios";
 import { createPet, type PetBody } from "./pets.scenarios";
 
 export function catalogueEventsScenarios(getTarget: () => Target): void {
   describe("events", () => {
-    let api: ApiClient;
-    let key: string;
-
-    beforeAll(async () => {
-      api = await connect(getTarget());
-      key = getTarget().staffKey;
-    });
+    openStaff(getTarget);
     const { expectEvents, getPet, getInventory } = eventChecks(() => ({ api, key }));
 
     describe("categories emit their events", () => {

@@ -3,9 +3,10 @@
  * #idempotency-key, #errors, #caching), written
  * against the Target interface so the Node and Worker suites share them.
  */
-import { beforeAll, describe, expect, it } from "vitest";
-import { connect, uniqueName, type ApiClient, type ApiResponse } from "../support/client";
+import { describe, expect, it } from "vitest";
+import { uniqueName, type ApiClient, type ApiResponse } from "../support/client";
 import type { Target } from "../support/target";
+import { api, key, openStaff } from "../support/cast";
 
 export interface CategoryBody {
   id: number;
@@ -61,13 +62,7 @@ export async function walkPages<T>(api: ApiClient, firstPath: string, limit: num
 /** Register the /categories scenarios against the target `getTarget()` returns (called once per test file). */
 export function categoriesScenarios(getTarget: () => Target): void {
   describe("categories", () => {
-    let api: ApiClient;
-    let key: string;
-
-    beforeAll(async () => {
-      api = await connect(getTarget());
-      key = getTarget().staffKey;
-    });
+    openStaff(getTarget);
 
     describe("POST /categories", () => {
       it("creates a category: 201, Location, the Category shape", async () => {

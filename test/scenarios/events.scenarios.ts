@@ -8,22 +8,16 @@
  * Robust to a shared database: each test marks the end of the log before it
  * writes and then looks only at the events about the resources it created.
  */
-import { beforeAll, describe, expect, it } from "vitest";
-import { connect, type ApiClient } from "../support/client";
+import { describe, expect, it } from "vitest";
 import { endOfLog, eventsAfter, isAbout, type EventBody } from "../support/event-log";
 import type { Target } from "../support/target";
+import { api, key, openStaff } from "../support/cast";
 import { expectUnauthorized, PRIVATE_CACHE_CONTROL, signUp } from "./accounts.scenarios";
 import { createCategory, expectValidationError, type CategoryBody } from "./categories.scenarios";
 
 export function eventsScenarios(getTarget: () => Target): void {
   describe("events", () => {
-    let api: ApiClient;
-    let key: string;
-
-    beforeAll(async () => {
-      api = await connect(getTarget());
-      key = getTarget().staffKey;
-    });
+    openStaff(getTarget);
 
     describe("GET /events", () => {
       it("needs a staff key: 401 without a key, 403 with a customer key", async () => {

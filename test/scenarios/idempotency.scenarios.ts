@@ -6,21 +6,16 @@
  * (POST /store/orders claims its key inside its order batch, with the same
  * fingerprint and messages: see order-safe-writes.scenarios.ts.)
  */
-import { beforeAll, describe, expect, it } from "vitest";
-import { connect, uniqueName, type ApiClient } from "../support/client";
+import { describe, expect, it } from "vitest";
+import { uniqueName } from "../support/client";
 import type { Target } from "../support/target";
+import { api, key, openStaff } from "../support/cast";
 import { requestFingerprint } from "../../src/services/idempotency.service";
 import { createCategory, expectValidationError } from "./categories.scenarios";
 
 export function idempotencyScenarios(getTarget: () => Target): void {
   describe("Idempotency-Key on POST /pets and /categories", () => {
-    let api: ApiClient;
-    let key: string;
-
-    beforeAll(async () => {
-      api = await connect(getTarget());
-      key = getTarget().staffKey;
-    });
+    openStaff(getTarget);
 
     it("replays the first response (body, status, Location) with Idempotent-Replayed: true and creates nothing more", async () => {
       const idem = { "Idempotency-Key": uniqueName("idem") };
@@ -214,13 +209,7 @@ export function idempotencyScenarios(getTarget: () => Target): void {
   });
 
   describe("Idempotency-Key on the POSTs whose response carries a secret", () => {
-    let api: ApiClient;
-    let key: string;
-
-    beforeAll(async () => {
-      api = await connect(getTarget());
-      key = getTarget().staffKey;
-    });
+    openStaff(getTarget);
 
     it("POST /accounts/me/keys: a replay is 200 with the key created first, without its secret, and creates no other key", async () => {
       const signUp = await api.post("/accounts", { name: "Idem", email: `${uniqueName("idem").replace(/\W+/g, "-")}@example.com` });

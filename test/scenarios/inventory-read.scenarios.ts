@@ -3,9 +3,9 @@
  * `GET /store/inventory/{petId}` (docs/api.md#endpoints, #stock-and-ordering, #caching), against the Target interface.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { connect, type ApiClient } from "../support/client";
 import type { Target } from "../support/target";
-import { createCategory, expectValidationError, PUBLIC_CACHE_CONTROL, walkPages, type CategoryBody } from "./categories.scenarios";
+import { api, key, category, openCategory } from "../support/cast";
+import { expectValidationError, PUBLIC_CACHE_CONTROL, walkPages } from "./categories.scenarios";
 import { createPet, type PetBody } from "./pets.scenarios";
 
 interface InventoryItemBody {
@@ -19,15 +19,7 @@ const petIds = (pets: { id: number }[]) => pets.map((p) => `petId=${p.id}`).join
 /** Register the inventory read scenarios against the target `getTarget()` returns. */
 export function inventoryReadScenarios(getTarget: () => Target): void {
   describe("inventory reads", () => {
-    let api: ApiClient;
-    let key: string;
-    let category: CategoryBody;
-
-    beforeAll(async () => {
-      api = await connect(getTarget());
-      key = getTarget().staffKey;
-      category = await createCategory(api, key);
-    });
+    openCategory(getTarget);
 
     describe("GET /store/inventory/{petId}", () => {
       it("returns the pet's entry with its status, a strong ETag and public Cache-Control; If-None-Match → 304", async () => {

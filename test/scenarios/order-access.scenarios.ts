@@ -6,23 +6,15 @@
  * and place nothing. Written against the Target interface so the Node and
  * Worker suites share them.
  */
-import { beforeAll, describe, expect, it } from "vitest";
-import type { ApiClient } from "../support/client";
+import { describe, expect, it } from "vitest";
 import type { Target } from "../support/target";
-import { expectError, openStore, type Store } from "../support/store";
+import { expectError } from "../support/store";
+import { api, staff, store, alice, bob, openStore } from "../support/cast";
 import { expectValidationError } from "./categories.scenarios";
 
 export function orderAccessScenarios(getTarget: () => Target): void {
   describe("store: orders and inventory", () => {
-    let api: ApiClient;
-    let store: Store;
-    let staff: string;
-    let alice: string;
-    let bob: string;
-
-    beforeAll(async () => {
-      ({ api, store, staff, alice, bob } = await openStore(getTarget()));
-    });
+    openStore(getTarget);
 
     describe("ownership (docs/api.md#authorisation)", () => {
       it("a customer sees only their own orders; another customer's order is 404 on GET and DELETE", async () => {

@@ -5,23 +5,16 @@
  * #caching). Written against the Target interface so the Node and Worker
  * suites share them; each test lists only the orders of its own customers or pets.
  */
-import { beforeAll, describe, expect, it } from "vitest";
-import type { ApiClient } from "../support/client";
+import { describe, expect, it } from "vitest";
 import type { Target } from "../support/target";
-import { openStore, type OrderBody, type Store } from "../support/store";
+import type { OrderBody } from "../support/store";
+import { api, staff, store, alice, openStore } from "../support/cast";
 import { PRIVATE_CACHE_CONTROL, signUp } from "./accounts.scenarios";
 import { expectValidationError } from "./categories.scenarios";
 
 export function orderListsScenarios(getTarget: () => Target): void {
   describe("store: orders and inventory", () => {
-    let api: ApiClient;
-    let store: Store;
-    let staff: string;
-    let alice: string;
-
-    beforeAll(async () => {
-      ({ api, store, staff, alice } = await openStore(getTarget()));
-    });
+    openStore(getTarget);
 
     describe("lists (GET /store/orders)", () => {
       it("filters by petId and complete, ascending by id", async () => {

@@ -6,23 +6,16 @@
  * instead of placing another; docs/api.md#idempotency-key). Written against
  * the Target interface so the Node and Worker suites share them.
  */
-import { beforeAll, describe, expect, it } from "vitest";
-import { uniqueName, type ApiClient } from "../support/client";
+import { describe, expect, it } from "vitest";
+import { uniqueName } from "../support/client";
 import type { Target } from "../support/target";
-import { expectError, openStore, type Store } from "../support/store";
+import { expectError } from "../support/store";
+import { api, staff, store, alice, bob, openStore } from "../support/cast";
 import { PRIVATE_CACHE_CONTROL } from "./accounts.scenarios";
 
 export function orderSafeWritesScenarios(getTarget: () => Target): void {
   describe("store: orders and inventory", () => {
-    let api: ApiClient;
-    let store: Store;
-    let staff: string;
-    let alice: string;
-    let bob: string;
-
-    beforeAll(async () => {
-      ({ api, store, staff, alice, bob } = await openStore(getTarget()));
-    });
+    openStore(getTarget);
 
     describe("If-Match (docs/api.md#conditional-requests)", () => {
       it("PUT /store/inventory: stale ETag → 412 precondition_failed and nothing changes; current ETag → 200", async () => {

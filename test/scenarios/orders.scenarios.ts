@@ -8,23 +8,15 @@
  * order-access, order-lists and order-safe-writes; Node-only checks (injected
  * clock, rows) are in test/resources/orders.test.ts.
  */
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Target } from "../support/target";
-import { expectError, openStore, type Store } from "../support/store";
-import type { ApiClient } from "../support/client";
+import { expectError, type Store } from "../support/store";
+import { api, staff, store, alice, bob, openStore } from "../support/cast";
 import { PRIVATE_CACHE_CONTROL } from "./accounts.scenarios";
 
 export function ordersScenarios(getTarget: () => Target): void {
   describe("store: orders and inventory", () => {
-    let api: ApiClient;
-    let store: Store;
-    let staff: string;
-    let alice: string;
-    let bob: string;
-
-    beforeAll(async () => {
-      ({ api, store, staff, alice, bob } = await openStore(getTarget()));
-    });
+    openStore(getTarget);
 
     describe("docs/api.md#stock-and-ordering transition table", () => {
       it.each([undefined, "available", "pending"] as const)("pet created with status %s → inventory quantity 1", async (status) => {

@@ -5,24 +5,17 @@
  * each of them refuse a stale ETag (412, nothing changes). Written against the
  * Target interface so the Node and Worker suites share them.
  */
-import { beforeAll, describe, expect, it } from "vitest";
-import { uniqueName, type ApiClient } from "../support/client";
+import { describe, expect, it } from "vitest";
+import { uniqueName } from "../support/client";
 import type { Target } from "../support/target";
-import { createCategory, expectValidationError, type CategoryBody } from "./categories.scenarios";
-import { createPet, openPets } from "./pets.scenarios";
+import { api, key, category, missingCategoryId, openPets } from "../support/cast";
+import { createCategory, expectValidationError } from "./categories.scenarios";
+import { createPet } from "./pets.scenarios";
 
 /** Register the PUT, PATCH and DELETE /pets/{petId} scenarios against the target `getTarget()` returns. */
 export function petChangesScenarios(getTarget: () => Target): void {
   describe("pets", () => {
-    let api: ApiClient;
-    let key: string;
-    let category: CategoryBody;
-    /** A category id that no longer exists. */
-    let missingCategoryId: number;
-
-    beforeAll(async () => {
-      ({ api, key, category, missingCategoryId } = await openPets(getTarget()));
-    });
+    openPets(getTarget);
 
     describe("PUT /pets/{petId}", () => {
       it("replaces name, category and status; a missing status means available", async () => {

@@ -6,24 +6,17 @@
  * query validation, ETag and public Cache-Control. Written against the Target
  * interface so the Node and Worker suites share them.
  */
-import { beforeAll, describe, expect, it } from "vitest";
-import { uniqueName, type ApiClient } from "../support/client";
+import { describe, expect, it } from "vitest";
+import { uniqueName } from "../support/client";
 import type { Target } from "../support/target";
-import { createCategory, PUBLIC_CACHE_CONTROL, walkPages, type CategoryBody } from "./categories.scenarios";
-import { createPet, openPets, type PetBody } from "./pets.scenarios";
+import { api, key, category, missingCategoryId, openPets } from "../support/cast";
+import { createCategory, PUBLIC_CACHE_CONTROL, walkPages } from "./categories.scenarios";
+import { createPet, type PetBody } from "./pets.scenarios";
 
 /** Register the GET /pets and GET /pets/{petId} scenarios against the target `getTarget()` returns. */
 export function petReadsScenarios(getTarget: () => Target): void {
   describe("pets", () => {
-    let api: ApiClient;
-    let key: string;
-    let category: CategoryBody;
-    /** A category id that no longer exists. */
-    let missingCategoryId: number;
-
-    beforeAll(async () => {
-      ({ api, key, category, missingCategoryId } = await openPets(getTarget()));
-    });
+    openPets(getTarget);
 
     describe("GET /pets/{petId} (deprecated)", () => {
       it("returns the pet with Deprecation, Sunset, successor Link, ETag and public Cache-Control", async () => {

@@ -6,23 +6,17 @@
  * with orders placed, fulfilled and restocked. Written against the Target
  * interface so the Node and Worker suites share them.
  */
-import { beforeAll, describe, expect, it } from "vitest";
-import { uniqueName, type ApiClient } from "../support/client";
+import { describe, expect, it } from "vitest";
+import { uniqueName } from "../support/client";
 import type { Target } from "../support/target";
-import { expectError, openStore, type Store } from "../support/store";
-import type { CategoryBody } from "./categories.scenarios";
-import { createPet, openPets, type PetBody, type PetStatus } from "./pets.scenarios";
+import { expectError, type Store } from "../support/store";
+import { api, key, staff, category, store, alice, openStore, openPets } from "../support/cast";
+import { createPet, type PetBody, type PetStatus } from "./pets.scenarios";
 
 /** Register the status transitions of /pets on fresh pets (describe "pets"). */
 export function petStatusScenarios(getTarget: () => Target): void {
   describe("pets", () => {
-    let api: ApiClient;
-    let key: string;
-    let category: CategoryBody;
-
-    beforeAll(async () => {
-      ({ api, key, category } = await openPets(getTarget()));
-    });
+    openPets(getTarget);
 
     describe("status transitions by PUT/PATCH (docs/api.md#stock-and-ordering, last row)", () => {
       type Row = [from: PetStatus, to: PetStatus, expected: 200 | 409, quantityAfter: number];
@@ -108,14 +102,7 @@ export function petStatusScenarios(getTarget: () => Target): void {
 /** Register the same rules as the store sees them, with orders and stock (describe "store: orders and inventory"). */
 export function storePetStatusScenarios(getTarget: () => Target): void {
   describe("store: orders and inventory", () => {
-    let api: ApiClient;
-    let store: Store;
-    let staff: string;
-    let alice: string;
-
-    beforeAll(async () => {
-      ({ api, store, staff, alice } = await openStore(getTarget()));
-    });
+    openStore(getTarget);
 
     describe("docs/api.md#stock-and-ordering last row: pet status set by PUT/PATCH", () => {
       const patchStatus = (petId: number, status: PetStatus) => api.patch<PetBody>(`/pets/${petId}`, { status }, { key: staff });

@@ -1,15 +1,17 @@
 /**
  * End-to-end scenarios of POST /pets (docs/api.md: #resources, #endpoints,
- * #request-bodies-and-text, #errors), and the helpers every /pets scenario
- * uses (`createPet`, `openPets`). Written against the Target interface so the
- * Node and Worker suites share them. The rest of /pets is beside it:
+ * #request-bodies-and-text, #errors), and `createPet`, which every /pets
+ * scenario uses (their opener is `openPets` of test/support/cast.ts). Written
+ * against the Target interface so the Node and Worker suites share them. The
+ * rest of /pets is beside it:
  * pet-reads (GET), pet-changes (PUT, PATCH, DELETE, If-Match) and pet-status
  * (status transitions against stock and orders).
  */
-import { beforeAll, describe, expect, it } from "vitest";
-import { connect, uniqueName, type ApiClient } from "../support/client";
+import { describe, expect, it } from "vitest";
+import { uniqueName, type ApiClient } from "../support/client";
 import type { Target } from "../support/target";
-import { createCategory, expectValidationError, type CategoryBody } from "./categories.scenarios";
+import { api, key, category, missingCategoryId, openPets } from "../support/cast";
+import { expectValidationError } from "./categories.scenarios";
 
 export type PetStatus = "available" | "pending" | "sold";
 
@@ -25,24 +27,6 @@ export async function createPet(api: ApiClient, key: string, categoryId: number,
   const res = await api.post<PetBody>("/pets", { name: uniqueName("Pet"), categoryId, ...body }, { key });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body;
-}
-
-/** What a /pets scenario works with: a client, the staff key, a fresh category and the id of a deleted one. */
-export interface PetsCast {
-  api: ApiClient;
-  key: string;
-  category: CategoryBody;
-  missingCategoryId: number;
-}
-
-/** Connect to `target` and create a category (and delete another, for `missingCategoryId`); returns the cast. */
-export async function openPets(target: Target): Promise<PetsCast> {
-  const api = await connect(target);
-  const key = target.staffKey;
-  const category = await createCategory(api, key);
-  const gone = await createCategory(api, key);
-  await api.delete(`/categories/${gone.id}`, { key });
-  return { api, key, category, missingCategoryId: gone.id };
 }
 
 /** Names from the corpora and beyond that must come back exactly as sent. */
@@ -70,15 +54,7 @@ function indexOfBytes(haystack: Uint8Array, needle: Uint8Array): number {
 /** Register the POST /pets scenarios against the target `getTarget()` returns (called once per test file). */
 export function petsScenarios(getTarget: () => Target): void {
   describe("pets", () => {
-    let api: ApiClient;
-    let key: string;
-    let category: CategoryBody;
-    /** A category id that no longer exists. */
-    let missingCategoryId: number;
-
-    beforeAll(async () => {
-      ({ api, key, category, missingCategoryId } = await openPets(getTarget()));
-    });
+    openPets(getTarget);
 
     describe("POST /pets", () => {
       it("creates a pet: 201, Location, status defaults to available, inventory quantity 1", async () => {

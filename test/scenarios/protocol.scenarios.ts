@@ -2,16 +2,15 @@
  * Protocol-level scenarios (docs/api.md#errors, #conventions): the Error object
  * for unknown routes and wrong methods (404, 405 with Allow), validation
  * messages in one voice, X-Request-Id on every response and JSON's media type;
- * and the helpers the other protocol scenarios share (`expectError`,
- * `openProtocol`). Request bodies and query or path parameters are in
- * request-bodies.scenarios.ts and request-parameters.scenarios.ts. Written
- * against the Target interface.
+ * and `expectError`, which the other protocol scenarios share (their opener
+ * is `openPet` of test/support/cast.ts). Request bodies and query or path
+ * parameters are in request-bodies.scenarios.ts and
+ * request-parameters.scenarios.ts. Written against the Target interface.
  */
-import { beforeAll, describe, expect, it } from "vitest";
-import { connect, uniqueName, type ApiClient, type ApiResponse } from "../support/client";
+import { describe, expect, it } from "vitest";
+import { uniqueName, type ApiResponse } from "../support/client";
 import type { Target } from "../support/target";
-import { createCategory, type CategoryBody } from "./categories.scenarios";
-import { createPet, type PetBody } from "./pets.scenarios";
+import { api, key, category, pet, openPet } from "../support/cast";
 import { NewPetSchema } from "../../src/routes/pets/pets.schemas";
 
 /** Assert the Error object of docs/api.md#errors with the given status and code. */
@@ -21,34 +20,10 @@ export function expectError(res: ApiResponse, status: number, code: string): voi
   expect(res.body.message).not.toMatch(/\n\s+at /); // no stack trace
 }
 
-/** What a protocol scenario works with: a client, the staff key, a fresh category and a pet in it. */
-export interface ProtocolCast {
-  api: ApiClient;
-  key: string;
-  category: CategoryBody;
-  pet: PetBody;
-}
-
-/** Connect to `target` and create a category with one pet; returns the cast. */
-export async function openProtocol(target: Target): Promise<ProtocolCast> {
-  const api = await connect(target);
-  const key = target.staffKey;
-  const category = await createCategory(api, key);
-  const pet = await createPet(api, key, category.id);
-  return { api, key, category, pet };
-}
-
 /** Register the protocol scenarios against the target `getTarget()` returns. */
 export function protocolScenarios(getTarget: () => Target): void {
   describe("protocol", () => {
-    let api: ApiClient;
-    let key: string;
-    let category: CategoryBody;
-    let pet: PetBody;
-
-    beforeAll(async () => {
-      ({ api, key, category, pet } = await openProtocol(getTarget()));
-    });
+    openPet(getTarget);
 
     describe("unknown routes and methods", () => {
       it.each([

@@ -5,25 +5,18 @@
  * a body over 64 KiB is 413 — and authorisation is judged before the body.
  * Written against the Target interface.
  */
-import { beforeAll, describe, expect, it } from "vitest";
-import { uniqueName, type ApiClient } from "../support/client";
+import { describe, expect, it } from "vitest";
+import { uniqueName } from "../support/client";
 import type { Target } from "../support/target";
+import { api, key, category, pet, openPet } from "../support/cast";
 import { signUp } from "./accounts.scenarios";
-import { expectValidationError, type CategoryBody } from "./categories.scenarios";
-import type { PetBody } from "./pets.scenarios";
-import { expectError, openProtocol } from "./protocol.scenarios";
+import { expectValidationError } from "./categories.scenarios";
+import { expectError } from "./protocol.scenarios";
 
 /** Register the request-body scenarios against the target `getTarget()` returns. */
 export function requestBodiesScenarios(getTarget: () => Target): void {
   describe("protocol", () => {
-    let api: ApiClient;
-    let key: string;
-    let category: CategoryBody;
-    let pet: PetBody;
-
-    beforeAll(async () => {
-      ({ api, key, category, pet } = await openProtocol(getTarget()));
-    });
+    openPet(getTarget);
 
     describe("request bodies", () => {
       const writes = (): [string, string][] => [

@@ -6,25 +6,22 @@
  * not issue. Written against the Target interface.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { uniqueName, type ApiClient } from "../support/client";
+import { uniqueName } from "../support/client";
 import type { Target } from "../support/target";
-import { expectValidationError, type CategoryBody } from "./categories.scenarios";
-import { createPet, type PetBody } from "./pets.scenarios";
-import { expectError, openProtocol } from "./protocol.scenarios";
+import { api, key, category, pet, openPet } from "../support/cast";
+import { expectValidationError } from "./categories.scenarios";
+import { createPet } from "./pets.scenarios";
+import { expectError } from "./protocol.scenarios";
 
 const BAD_IDS = ["1.5", "-1", "abc", "0", "99999999999999999999", "9007199254740992", "1e3", "0x10", "%20"];
 
 /** Register the query and path parameter scenarios against the target `getTarget()` returns. */
 export function requestParametersScenarios(getTarget: () => Target): void {
   describe("protocol", () => {
-    let api: ApiClient;
-    let key: string;
-    let category: CategoryBody;
-    let pet: PetBody;
+    openPet(getTarget);
     let document: { paths: Record<string, Record<string, unknown>> };
 
     beforeAll(async () => {
-      ({ api, key, category, pet } = await openProtocol(getTarget()));
       document = (await api.get("/openapi.json")).body;
     });
 

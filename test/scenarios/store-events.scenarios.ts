@@ -8,22 +8,17 @@
  * only at events about the pets and orders it created.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { connect, uniqueName, type ApiClient, type ApiResponse } from "../support/client";
+import { uniqueName, type ApiResponse } from "../support/client";
 import { eventChecks } from "../support/event-log";
 import type { Target } from "../support/target";
+import { api, key, openStaff } from "../support/cast";
 import { signUp } from "./accounts.scenarios";
 import { createCategory, type CategoryBody } from "./categories.scenarios";
 import { createPet } from "./pets.scenarios";
 
 export function storeEventsScenarios(getTarget: () => Target): void {
   describe("events", () => {
-    let api: ApiClient;
-    let key: string;
-
-    beforeAll(async () => {
-      api = await connect(getTarget());
-      key = getTarget().staffKey;
-    });
+    openStaff(getTarget);
     const { expectEvents, getPet, getInventory } = eventChecks(() => ({ api, key }));
 
     describe("store writes emit their events", () => {

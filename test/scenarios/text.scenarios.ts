@@ -6,12 +6,13 @@
  * Worker and U+FFFD on Node). Well-formed text, astral characters included,
  * still round-trips.
  */
-import { beforeAll, describe, expect, it } from "vitest";
-import { connect, uniqueName, type ApiClient } from "../support/client";
+import { describe, expect, it } from "vitest";
+import { uniqueName } from "../support/client";
 import type { Target } from "../support/target";
+import { api, key, category, pet, openPet } from "../support/cast";
 import { signUp } from "./accounts.scenarios";
-import { createCategory, expectValidationError, type CategoryBody } from "./categories.scenarios";
-import { createPet, type PetBody } from "./pets.scenarios";
+import { createCategory, expectValidationError } from "./categories.scenarios";
+import { createPet } from "./pets.scenarios";
 
 /** The strings that are not Unicode text, by name. */
 const NOT_TEXT: [string, string][] = [
@@ -25,17 +26,7 @@ const NOT_TEXT: [string, string][] = [
 /** Register the text scenarios against the target `getTarget()` returns. */
 export function textScenarios(getTarget: () => Target): void {
   describe("text fields are Unicode text", () => {
-    let api: ApiClient;
-    let key: string;
-    let category: CategoryBody;
-    let pet: PetBody;
-
-    beforeAll(async () => {
-      api = await connect(getTarget());
-      key = getTarget().staffKey;
-      category = await createCategory(api, key);
-      pet = await createPet(api, key, category.id);
-    });
+    openPet(getTarget);
 
     describe.each(NOT_TEXT)("%s", (_, bad) => {
       it("in every text field of every write → 400 validation_error naming the field, nothing stored", async () => {

@@ -7,9 +7,10 @@
  */
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, uniqueName, type ApiClient } from "../support/client";
+import { uniqueName } from "../support/client";
 import type { Target } from "../support/target";
 import { type Received, Receiver } from "../support/webhook-receiver";
+import { api, key, openStaff } from "../support/cast";
 import { expectUnauthorized, signUp } from "./accounts.scenarios";
 import { createCategory, expectValidationError } from "./categories.scenarios";
 import { type DeliveryBody, SECRET_SHAPE, subscribe, type WebhookBody, type WebhookWithSecretBody } from "./webhooks.scenarios";
@@ -30,14 +31,11 @@ export function verifiedWith(r: Received, secrets: string[]): Delivered {
 
 export function webhookManagementScenarios(getTarget: () => Target): void {
   describe("managing a webhook subscription", () => {
-    let api: ApiClient;
-    let key: string;
+    openStaff(getTarget);
     let receiver: Receiver;
     const hooks: number[] = [];
 
     beforeAll(async () => {
-      api = await connect(getTarget());
-      key = getTarget().staffKey;
       receiver = await Receiver.start();
     });
     afterAll(async () => {

@@ -11,9 +11,10 @@
  * hosts (RFC 6761 §6.4) appear only in bodies that are refused.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, uniqueName, type ApiClient, type ApiResponse } from "../support/client";
+import { uniqueName, type ApiClient, type ApiResponse } from "../support/client";
 import type { Target } from "../support/target";
 import { Receiver } from "../support/webhook-receiver";
+import { api, key, openStaff } from "../support/cast";
 import { expectUnauthorized, PRIVATE_CACHE_CONTROL, signUp } from "./accounts.scenarios";
 import { expectValidationError } from "./categories.scenarios";
 
@@ -63,12 +64,9 @@ export async function subscribe(api: ApiClient, key: string, url: string, events
 
 export function webhooksScenarios(getTarget: () => Target): void {
   describe("webhooks", () => {
-    let api: ApiClient;
-    let key: string;
+    openStaff(getTarget);
 
     beforeAll(async () => {
-      api = await connect(getTarget());
-      key = getTarget().staffKey;
       sink = await Receiver.start();
     });
     afterAll(async () => {

@@ -1,14 +1,11 @@
 /**
  * The store's test helpers (docs/api.md#stock-and-ordering): the Order and
  * InventoryItem bodies, `Store` (place, fulfil, cancel, restock, read and list
- * through the API), `expectError`, and `openStore`, which gives a store
- * scenario its client, a fresh category, the staff key and two customers.
+ * through the API) and `expectError`; a store scenario's client, category,
+ * staff key and two customers come from `openStore` (test/support/cast.ts).
  */
 import { expect } from "vitest";
-import { connect, type ApiClient, type ApiResponse } from "./client";
-import type { Target } from "./target";
-import { signUp } from "../scenarios/accounts.scenarios";
-import { createCategory } from "../scenarios/categories.scenarios";
+import type { ApiClient, ApiResponse } from "./client";
 import { createPet, type PetBody, type PetStatus } from "../scenarios/pets.scenarios";
 
 export interface OrderBody {
@@ -124,23 +121,4 @@ export class Store {
 export function expectError(res: ApiResponse, status: number, code: string): void {
   expect(res.status, JSON.stringify(res.body)).toBe(status);
   expect(res.body.code).toBe(code);
-}
-
-/** What a store scenario works with: a client, `Store` on a fresh category, the staff key and two customers' keys. */
-export interface StoreCast {
-  api: ApiClient;
-  store: Store;
-  staff: string;
-  alice: string;
-  bob: string;
-}
-
-/** Connect to `target` and set up a fresh category and two new customers; returns the cast. */
-export async function openStore(target: Target): Promise<StoreCast> {
-  const api = await connect(target);
-  const staff = target.staffKey;
-  const store = new Store(api, staff, (await createCategory(api, staff)).id);
-  const alice = (await signUp(api)).apiKey.key;
-  const bob = (await signUp(api)).apiKey.key;
-  return { api, store, staff, alice, bob };
 }
