@@ -586,10 +586,10 @@ export interface components {
             /** @example Dog */
             name: string;
         };
-        /** @description The fields of a category to change. */
+        /** @description A JSON Merge Patch (RFC 7396) of a category: members left out are kept, members given are set; `null` removes description; name is required, so `null` is refused there. At least one member. */
         CategoryPatch: {
             /**
-             * @description New description; null removes it.
+             * @description Short description of the category (at most 1000 characters).
              * @example Domestic dogs
              */
             description?: string | null;
@@ -811,16 +811,16 @@ export interface components {
         };
         /** @description An array of Order objects. */
         Orders: components["schemas"]["Order"][];
-        /** @description Changes to an open order. */
+        /** @description A JSON Merge Patch (RFC 7396) of an open order: members left out are kept, members given are set; `null` removes shipDate; complete is required, so `null` is refused there. At least one member. */
         OrderUpdate: {
-            /** @description `true` fulfils the order. */
+            /** @description `true` fulfils the order (with no shipDate: now). */
             complete?: boolean;
             /**
              * Format: date-time
              * @description Expected or actual ship date (RFC 3339).
              * @example 2026-12-01T10:00:00.000Z
              */
-            shipDate?: string;
+            shipDate?: string | null;
         };
         Pet: {
             /**
@@ -838,7 +838,7 @@ export interface components {
             name: string;
             status: components["schemas"]["PetStatus"];
         };
-        /** @description Any subset of NewPet; status changes follow the transition rules. */
+        /** @description A JSON Merge Patch (RFC 7396) of a pet (status changes follow the transition rules): members left out are kept, members given are set; name, categoryId and status are required, so `null` is refused there. At least one member. */
         PetPatch: {
             /**
              * Format: int64
@@ -907,12 +907,7 @@ export interface components {
              */
             url: string;
         };
-        /**
-         * @description A JSON Merge Patch (RFC 7396) of a subscription: members left out are kept. Every member is required, so none may be `null`.
-         * @example {
-         *       "enabled": false
-         *     }
-         */
+        /** @description A JSON Merge Patch (RFC 7396) of a subscription: members left out are kept, members given are set; url, events and enabled are required, so `null` is refused there. At least one member. */
         WebhookChange: {
             /** @description `false` pauses: nothing is sent and the subscription's place in the event log waits (within event retention). `true` resumes in order and revives a `failing` subscription. */
             enabled?: boolean;
@@ -1826,10 +1821,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The fields to change. */
+        /** @description The fields to change. A JSON Merge Patch (RFC 7396), as application/merge-patch+json or application/json. */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["CategoryPatch"];
+                "application/merge-patch+json": components["schemas"]["CategoryPatch"];
             };
         };
         responses: {
@@ -2732,10 +2728,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The fields to change. */
+        /** @description The fields to change. A JSON Merge Patch (RFC 7396), as application/merge-patch+json or application/json. */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PetPatch"];
+                "application/merge-patch+json": components["schemas"]["PetPatch"];
             };
         };
         responses: {
@@ -3560,10 +3557,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The changes. */
+        /** @description The changes. A JSON Merge Patch (RFC 7396), as application/merge-patch+json or application/json. */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["OrderUpdate"];
+                "application/merge-patch+json": components["schemas"]["OrderUpdate"];
             };
         };
         responses: {
@@ -4070,10 +4068,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The members to change. */
+        /** @description The members to change. A JSON Merge Patch (RFC 7396), as application/merge-patch+json or application/json. */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["WebhookChange"];
+                "application/merge-patch+json": components["schemas"]["WebhookChange"];
             };
         };
         responses: {

@@ -29,6 +29,10 @@ export type Creatable<R extends Shape> = Flat<
     [K in Extract<Own<R["columns"], R["table"]>, Defaulted<R["columns"]>>]?: Data<R["columns"][K]>;
   }
 >;
+/** A JSON Merge Patch (RFC 7396) of the resource's own members: each optional; `null` for one that may be NULL (it removes it). */
+export type Patch<R extends Shape> = {
+  [K in Own<R["columns"], R["table"]>]?: K extends NotNull<R["columns"]> ? Data<R["columns"][K]> : Data<R["columns"][K]> | null;
+};
 /** The values of a create or update statement (`Resource.values`): every own column, NULL for none. */
 export type Values<R extends Shape> = {
   [K in Own<R["columns"], R["table"]>]: K extends NotNull<R["columns"]> ? Data<R["columns"][K]> : Data<R["columns"][K]> | null;
@@ -37,6 +41,8 @@ export type Values<R extends Shape> = {
 /** A representation: `columns` of table `table` (see the module header). */
 export interface Resource<F extends Columns = Columns, T extends SQLiteTable = SQLiteTable, N extends string = T["_"]["name"]> {
   readonly table: N;
+  /** The members left out while NULL: what a JSON Merge Patch's `null` removes (src/http/merge-patch.ts). */
+  readonly optional: readonly (Exclude<keyof F, NotNull<F>> & string)[];
   /** The select list. */
   readonly columns: F;
   /** The representation of a row: NULL members left out. */
@@ -78,6 +84,7 @@ export function representation<T extends SQLiteTable, F extends Columns>(table: 
   const tableColumns = getTableColumns(table) as Record<string, SQLiteColumn>;
   return {
     table: getTableName(table) as T["_"]["name"],
+    optional: nullable.map(([name]) => name) as unknown as Resource<F, T>["optional"],
     columns,
     present(row) {
       const out: Record<string, unknown> = {};

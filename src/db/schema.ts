@@ -7,7 +7,7 @@ import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } fro
 import { EVENT_TYPES } from "../domain/events";
 import { PET_STATUSES } from "../domain/pets";
 import { ROLES } from "../domain/principal";
-import { type Creatable, type Representation, representation } from "./representation";
+import { type Creatable, type Patch, type Representation, representation } from "./representation";
 
 export const categories = sqliteTable(
   "categories",
@@ -26,6 +26,7 @@ export const categories = sqliteTable(
 export const CATEGORY = representation(categories, { id: categories.id, name: categories.name, description: categories.description });
 export type Category = Representation<typeof CATEGORY.columns>;
 export type NewCategory = Creatable<typeof CATEGORY>;
+export type CategoryPatch = Patch<typeof CATEGORY>;
 
 export const pets = sqliteTable(
   "pets",
@@ -50,6 +51,7 @@ export const pets = sqliteTable(
 export const PET = representation(pets, { id: pets.id, name: pets.name, categoryId: pets.categoryId, status: pets.status });
 export type Pet = Representation<typeof PET.columns>;
 export type NewPet = Creatable<typeof PET>;
+export type PetPatch = Patch<typeof PET>;
 
 export const inventory = sqliteTable(
   "inventory",

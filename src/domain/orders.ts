@@ -7,8 +7,8 @@ export interface NewOrder {
   shipDate?: string;
 }
 
-/** A change of an order: `complete: true` fulfils it, `shipDate` reschedules it. */
+/** A change of an order: `complete: true` fulfils it, `shipDate` reschedules it (`null` removes it). */
 export interface OrderChange {
-  shipDate?: string;
+  shipDate?: string | null;
   complete?: boolean;
 }

@@ -1,6 +1,6 @@
 /**
  * Strict JSON request bodies (docs/api.md#request-bodies-and-text) of JSON-like media types (`application/json`, any `+json`): 415 for a
- * content coding (RFC 9110 §15.5.16, with `Accept-Encoding: identity`) or unless `application/json` with at most `charset=utf-8` (RFC 9110 §8.3.1); 400 `invalid_json` for invalid UTF-8 (RFC 8259 §8.1), malformed JSON
+ * content coding (RFC 9110 §15.5.16, with `Accept-Encoding: identity`) or unless `application/json` (on PATCH also `application/merge-patch+json`) with at most `charset=utf-8` (RFC 9110 §8.3.1); 400 `invalid_json` for invalid UTF-8 (RFC 8259 §8.1), malformed JSON
  * or a member name repeated in one object (RFC 8259 §4). The text and value stay in Hono's body cache for the route's validator.
  */
 import { parse, type AnyNode } from "@humanwhocodes/momoa";
@@ -11,6 +11,8 @@ import { ApiError } from "../http/errors";
 
 /** `application/json` with at most a `charset=utf-8` parameter (RFC 9110 §8.3.1: case-insensitive, optional whitespace and quotes). */
 const ACCEPTED = /^application\/json[ \t]*(;[ \t]*charset[ \t]*=[ \t]*("utf-8"|utf-8)[ \t]*)?$/i;
+/** On PATCH also `application/merge-patch+json` (RFC 7396 §4), with the same parameter. */
+const ACCEPTED_PATCH = /^application\/(merge-patch\+)?json[ \t]*(;[ \t]*charset[ \t]*=[ \t]*("utf-8"|utf-8)[ \t]*)?$/i;
 /** Media types a client means as JSON: `application/json` (any parameters) and `*\/*+json`. */
 const JSON_LIKE = /^[ \t]*([\w.+-]+\/[\w.+-]*\+json|application\/json)[ \t]*(;|$)/i;
 
@@ -75,8 +77,9 @@ export const strictJson: MiddlewareHandler<AppEnv> = createMiddleware<AppEnv>(as
   }
   const contentType = c.req.header("Content-Type");
   if (contentType === undefined || !JSON_LIKE.test(contentType)) return next();
-  if (!ACCEPTED.test(contentType.trim())) {
-    throw new ApiError(415, "unsupported_media_type", "The request body must be application/json (optionally with charset=utf-8).");
+  if (!(method === "PATCH" ? ACCEPTED_PATCH : ACCEPTED).test(contentType.trim())) {
+    const types = method === "PATCH" ? "application/merge-patch+json or application/json" : "application/json";
+    throw new ApiError(415, "unsupported_media_type", `The request body must be ${types} (optionally with charset=utf-8).`);
   }
   const bytes = await c.req.arrayBuffer();
   if (bytes.byteLength === 0) return next();

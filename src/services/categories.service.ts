@@ -7,7 +7,7 @@ import { type Database, qb } from "../db/client";
 import { isConstraintError } from "../db/errors";
 import { eventColumns, outboxRow } from "../db/events";
 import { execute, guarded, outbox, params, plan, run, statement } from "../db/plan";
-import { CATEGORY, type Category, categories, events, type NewCategory, pets } from "../db/schema";
+import { CATEGORY, type Category, type CategoryPatch, categories, events, type NewCategory, pets } from "../db/schema";
 import { Conflict, NotFound, StaleVersion } from "../domain/errors";
 import type { Creation, KeyClaim } from "../domain/idempotency";
 import { type Precondition, requireMatch } from "../domain/precondition";
@@ -15,6 +15,8 @@ import { claimStep, claimValues, keyRowStep, recordCreated, replayUnlessClaimed 
 
 // scripts/seed.ts and the routes import the types from here.
 export type { Category, NewCategory } from "../db/schema";
+/** The Category representation: its optional members are what a PATCH's `null` removes. */
+export { CATEGORY };
 
 /** Uniqueness key of a name: Unicode lower case of the NFC form. */
 export function nameKey(name: string): string {
@@ -167,7 +169,7 @@ const change = plan({
 /** A change of category `categoryId` (`description: null` clears it), if it is as `expected` (If-Match), at `now`. */
 export interface CategoryUpdate {
   categoryId: number;
-  patch: { name?: string; description?: string | null };
+  patch: CategoryPatch;
   expected?: Precondition;
   now: Date;
 }

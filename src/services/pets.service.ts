@@ -6,7 +6,7 @@ import { and, eq, gt, type SQL, sql } from "drizzle-orm";
 import { type Database, qb } from "../db/client";
 import { eventColumns, inventoryUpdatedWhen, outboxRow, petUpdatedIfChanged } from "../db/events";
 import { execute, outbox, params, plan, run } from "../db/plan";
-import { categories, events, inventory, type NewPet, orders, PET, type Pet, pets } from "../db/schema";
+import { categories, events, inventory, type NewPet, orders, PET, type Pet, type PetPatch, pets } from "../db/schema";
 import type { Values } from "../db/representation";
 import { variants } from "../db/variants";
 import { Conflict, InvalidReference, NotFound, StaleVersion } from "../domain/errors";
@@ -16,6 +16,8 @@ import { planTransition, type TransitionPlan } from "./pet-status";
 
 // scripts/seed.ts and the routes import the types from here.
 export type { NewPet, Pet } from "../db/schema";
+/** The Pet representation: its optional members are what a PATCH's `null` removes. */
+export { PET };
 
 /** The values of creating or updating a pet: its own columns (src/db/representation.ts `Values`). */
 export type PetValues = Values<typeof PET>;
@@ -169,7 +171,7 @@ const UPDATES: Record<TransitionPlan["guard"], ReturnType<typeof updatePlans>> =
 /** A change of pet `petId`: `replace` (PUT: a missing status means available) or patch, if it is as `expected` (If-Match), at `now`. */
 export interface PetUpdate {
   petId: number;
-  change: Partial<NewPet>;
+  change: NewPet | PetPatch;
   replace: boolean;
   expected?: Precondition;
   now: Date;

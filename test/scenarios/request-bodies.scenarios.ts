@@ -67,7 +67,10 @@ export function requestBodiesScenarios(getTarget: () => Target): void {
         "application/json; charset=utf-8; profile=x",
         "application/json; foo=bar",
       ])("a body of type %s → 415 unsupported_media_type on every write (docs/api.md#request-bodies-and-text: exact media type)", async (type) => {
-        for (const [method, path] of writes()) {
+        // PATCH takes a JSON Merge Patch as such (docs/api.md#patch-is-a-json-merge-patch).
+        const refused = writes().filter(([method]) => !(method === "PATCH" && type === "application/merge-patch+json"));
+        expect(refused.length).toBeGreaterThan(0);
+        for (const [method, path] of refused) {
           const res = await api.request(method, path, undefined, { key, rawBody: '{"name":"x","categoryId":1}', headers: { "Content-Type": type } });
           expectError(res, 415, "unsupported_media_type");
         }

@@ -14,6 +14,7 @@ import {
   paginationQuery,
   operations,
 } from "../../http/schemas";
+import { mergePatchBody } from "../../http/merge-patch";
 import { protectedOperation, publicOperation } from "../../middleware/security";
 import { publicRead } from "../../http/caching";
 import { CategoriesSchema, CategoryPatchSchema, CategorySchema, NewCategorySchema } from "./categories.schemas";
@@ -78,7 +79,11 @@ export const patch = route({
   summary: "Update a category",
   description: "Changes the name and/or description (`null` removes the description); `If-Match` guards against lost updates.",
   ...protectedOperation("staff"),
-  request: { params: categoryIdParams, headers: ifMatchHeader, body: jsonBody(CategoryPatchSchema, "The fields to change.") },
+  request: {
+    params: categoryIdParams,
+    headers: ifMatchHeader,
+    body: mergePatchBody(CategoryPatchSchema, "The fields to change. A JSON Merge Patch (RFC 7396), as application/merge-patch+json or application/json."),
+  },
   responses: {
     200: updatedContent(CategorySchema, "The updated category."),
     ...errorResponses([400, 401, 403, 404, 412, 413, 415, 429, 500, 503], {

@@ -1,6 +1,8 @@
 /** Payload shapes of categories (docs/api.md#resources: NewCategory, CategoryPatch, Category). */
 import { z } from "@hono/zod-openapi";
+import { mergePatchSchema } from "../../http/merge-patch";
 import { MAX_ID } from "../../http/schemas";
+import { CATEGORY } from "../../services/categories.service";
 
 const name = z
   .string()
@@ -14,10 +16,7 @@ export const NewCategorySchema = z
   .strictObject({ name, description: description.optional() })
   .openapi("NewCategory", { description: "The payload for creating a category." });
 
-export const CategoryPatchSchema = z
-  .strictObject({ name: name.optional(), description: description.nullable().optional().openapi({ description: "New description; null removes it." }) })
-  .refine((v) => Object.keys(v).length > 0, "At least one field is required.")
-  .openapi("CategoryPatch", { description: "The fields of a category to change.", minProperties: 1 });
+export const CategoryPatchSchema = mergePatchSchema("CategoryPatch", NewCategorySchema.shape, CATEGORY.optional, "a category");
 
 export const CategorySchema = z
   .object({

@@ -16,6 +16,7 @@ import {
   updatedContent,
   operations,
 } from "../../http/schemas";
+import { mergePatchBody } from "../../http/merge-patch";
 import { protectedOperation, protectedRead } from "../../middleware/security";
 import { NewOrderSchema, OrderSchema, OrdersSchema, OrderUpdateSchema } from "./orders.schemas";
 
@@ -94,7 +95,11 @@ export const patch = route({
   summary: "Fulfil or reschedule an order",
   description: "`complete: true` fulfils an open order (shipDate defaults to now); when the pet's stock is 0 and no other order is open, the pet becomes sold.",
   ...staffOnly,
-  request: { params: orderIdParams, headers: ifMatchHeaders("order"), body: jsonBody(OrderUpdateSchema, "The changes.") },
+  request: {
+    params: orderIdParams,
+    headers: ifMatchHeaders("order"),
+    body: mergePatchBody(OrderUpdateSchema, "The changes. A JSON Merge Patch (RFC 7396), as application/merge-patch+json or application/json."),
+  },
   responses: {
     200: updatedContent(OrderSchema, "The updated order."),
     ...errorResponses([400, 401, 403, 404, 412, 413, 415, 429, 500, 503], { 409: "The order is already fulfilled (`order_complete`)." }),

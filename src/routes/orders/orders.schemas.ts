@@ -1,6 +1,8 @@
 /** Payload shapes of orders (docs/api.md#resources: NewOrder, OrderUpdate, Order). */
 import { z } from "@hono/zod-openapi";
+import { mergePatchSchema } from "../../http/merge-patch";
 import { MAX_ID } from "../../http/schemas";
+import { ORDER } from "../../services/orders/change";
 
 const id = z.number().int().min(1).max(MAX_ID).openapi({ format: "int64", example: 1 });
 /**
@@ -12,7 +14,7 @@ const shipDate = z.iso
   .datetime({ offset: true })
   .transform((v) => new Date(v).toISOString())
   .refine((iso) => /^\d{4}-/.test(iso) && !iso.startsWith("0000-"), "Must be between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z in UTC.")
-  .openapi({ type: "string", format: "date-time", description: "Expected or actual ship date (RFC 3339).", example: "2026-12-01T10:00:00.000Z" });
+  .openapi({ format: "date-time", description: "Expected or actual ship date (RFC 3339).", example: "2026-12-01T10:00:00.000Z" });
 
 export const NewOrderSchema = z
   .strictObject({
@@ -22,13 +24,12 @@ export const NewOrderSchema = z
   })
   .openapi("NewOrder", { description: "The payload for placing an order." });
 
-export const OrderUpdateSchema = z
-  .strictObject({
-    shipDate: shipDate.optional(),
-    complete: z.boolean().optional().openapi({ description: "`true` fulfils the order." }),
-  })
-  .refine((v) => v.shipDate !== undefined || v.complete !== undefined, "At least one of shipDate and complete is required.")
-  .openapi("OrderUpdate", { description: "Changes to an open order.", minProperties: 1 });
+export const OrderUpdateSchema = mergePatchSchema(
+  "OrderUpdate",
+  { shipDate, complete: z.boolean().openapi({ description: "`true` fulfils the order (with no shipDate: now)." }) },
+  ORDER.optional,
+  "an open order",
+);
 
 export const OrderSchema = z
   .object({

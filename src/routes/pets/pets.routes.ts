@@ -16,6 +16,7 @@ import {
   paginationQuery,
   operations,
 } from "../../http/schemas";
+import { mergePatchBody } from "../../http/merge-patch";
 import { protectedOperation, publicOperation } from "../../middleware/security";
 import { publicRead } from "../../http/caching";
 import { NewPetSchema, PetPatchSchema, PetSchema, PetsSchema, PetStatusSchema } from "./pets.schemas";
@@ -117,7 +118,11 @@ export const patch = route({
   summary: "Update a pet",
   description: "Changes any subset of name, categoryId and status; status changes follow the transition rules.",
   ...protectedOperation("staff"),
-  request: { params: petIdParams, headers: ifMatchHeader, body: jsonBody(PetPatchSchema, "The fields to change.") },
+  request: {
+    params: petIdParams,
+    headers: ifMatchHeader,
+    body: mergePatchBody(PetPatchSchema, "The fields to change. A JSON Merge Patch (RFC 7396), as application/merge-patch+json or application/json."),
+  },
   responses: {
     200: updatedContent(PetSchema, "The updated pet."),
     ...writeErrors,

@@ -4,7 +4,9 @@
  */
 import { z } from "@hono/zod-openapi";
 import { PET_STATUSES } from "../../domain/pets";
+import { mergePatchSchema } from "../../http/merge-patch";
 import { MAX_ID } from "../../http/schemas";
+import { PET } from "../../services/pets.service";
 
 export const PetStatusSchema = z.enum(PET_STATUSES).openapi("PetStatus", { description: "Status of the pet.", example: "available" });
 
@@ -19,9 +21,7 @@ export const NewPetSchema = z
   })
   .openapi("NewPet", { description: "The payload for creating or replacing a pet; status defaults to available." });
 
-export const PetPatchSchema = NewPetSchema.partial()
-  .refine((v) => Object.keys(v).length > 0, "At least one field is required.")
-  .openapi("PetPatch", { description: "Any subset of NewPet; status changes follow the transition rules.", minProperties: 1 });
+export const PetPatchSchema = mergePatchSchema("PetPatch", NewPetSchema.shape, PET.optional, "a pet (status changes follow the transition rules)");
 
 export const PetSchema = z
   .object({

@@ -11,6 +11,7 @@ import {
   responseHeaders,
   operations,
 } from "../../http/schemas";
+import { mergePatchBody } from "../../http/merge-patch";
 import { protectedOperation } from "../../middleware/security";
 import {
   DeliveryStatusSchema,
@@ -189,7 +190,10 @@ export const update = route({
     "A JSON Merge Patch (RFC 7396) of `url`, `events` and `enabled`: members left out are kept. A new URL passes the same checks as at creation. New event types apply to events committed after the change. `enabled: false` pauses (nothing is sent, nothing is lost: the subscription's place in the event log waits, within event retention); `enabled: true` resumes in order and revives a `failing` subscription. A change that changes nothing writes nothing.",
   ...staff,
   "x-stability": "experimental",
-  request: { params: webhookIdParams, body: jsonBody(WebhookChangeSchema, "The members to change.") },
+  request: {
+    params: webhookIdParams,
+    body: mergePatchBody(WebhookChangeSchema, "The members to change. A JSON Merge Patch (RFC 7396), as application/merge-patch+json or application/json."),
+  },
   responses: {
     200: jsonContent(WebhookSchema, "The subscription after the change."),
     ...errorResponses([401, 403, 404, 413, 415, 429, 500, 503], {

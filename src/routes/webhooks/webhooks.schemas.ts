@@ -1,5 +1,6 @@
 /** Payload shapes of webhook subscriptions and deliveries (docs/api.md#events-and-webhooks, experimental). */
 import { z } from "@hono/zod-openapi";
+import { mergePatchSchema } from "../../http/merge-patch";
 import { MAX_ID } from "../../http/schemas";
 import { EVENT_TYPES } from "../../services/events.service";
 
@@ -27,21 +28,19 @@ export const NewWebhookSchema = z
   .strictObject({ url: targetUrl, events: eventTypes })
   .openapi("NewWebhook", { description: "A webhook subscription to create." });
 
-export const WebhookChangeSchema = z
-  .strictObject({
-    url: targetUrl.optional(),
-    events: eventTypes.optional().openapi({ description: 'Event types to receive from the next committed event on (see EventType), or exactly `["*"]`.' }),
-    enabled: z.boolean().optional().openapi({
+export const WebhookChangeSchema = mergePatchSchema(
+  "WebhookChange",
+  {
+    url: targetUrl,
+    events: eventTypes.openapi({ description: 'Event types to receive from the next committed event on (see EventType), or exactly `["*"]`.' }),
+    enabled: z.boolean().openapi({
       description:
         "`false` pauses: nothing is sent and the subscription's place in the event log waits (within event retention). `true` resumes in order and revives a `failing` subscription.",
     }),
-  })
-  .refine((change) => Object.keys(change).length > 0, "Give at least one of url, events, enabled.")
-  .openapi("WebhookChange", {
-    description: "A JSON Merge Patch (RFC 7396) of a subscription: members left out are kept. Every member is required, so none may be `null`.",
-    minProperties: 1,
-    example: { enabled: false },
-  });
+  },
+  [],
+  "a subscription",
+);
 
 export const SecretRotationSchema = z
   .strictObject({

@@ -14,8 +14,23 @@ import type { Precondition } from "../../domain/precondition";
 import type { Principal } from "../../domain/principal";
 import { orderState, versionMatching, viewer } from "./shared";
 
-/** The values of a change: `shipDate` NULL keeps it (fulfilling: now), `version` NULL without If-Match, `accountId` as `visibleTo` has it. */
-const p = params<{ orderId: number; shipDate: string | null; version: number | null; occurredAt: string; accountId: number | null }>();
+/** The Order representation: its optional members are what a PATCH's `null` removes. */
+export { ORDER };
+
+/**
+ * The values of a change: `shipDate` the new ship date (NULL: none) when `shipDateGiven` is 1, else the order's is kept; fulfilling an
+ * order left with no ship date ships it now; `version` NULL without If-Match, `accountId` as `visibleTo` has it.
+ */
+const p = params<{
+  orderId: number;
+  shipDate: string | null;
+  shipDateGiven: 0 | 1;
+  version: number | null;
+  occurredAt: string;
+  accountId: number | null;
+}>();
+/** The ship date after the change (JSON Merge Patch, RFC 7396: a member given is set, `null` removes it). */
+const patchedShipDate = sql`CASE WHEN ${p("shipDateGiven")} THEN ${p("shipDate")} ELSE ${orders.shipDate} END`;
 /** Changes the order while it is open (at the version checked, with If-Match); returns it as changed. */
 function updateOrder(fulfil: boolean) {
   return p.prepare(
@@ -23,7 +38,7 @@ function updateOrder(fulfil: boolean) {
       .update(orders)
       .set({
         complete: fulfil,
-        shipDate: fulfil ? sql`coalesce(${p("shipDate")}, ${orders.shipDate}, ${p("occurredAt")})` : sql`coalesce(${p("shipDate")}, ${orders.shipDate})`,
+        shipDate: fulfil ? sql`coalesce(${patchedShipDate}, ${p("occurredAt")})` : patchedShipDate,
         version: sql`${orders.version} + 1`,
       })
       .where(and(eq(orders.id, p("orderId")), sql`${orders.complete} = 0`, sql`(${p("version")} is null or ${orders.version} = ${p("version")})`))
@@ -98,7 +113,14 @@ export interface ChangeRequest {
 /** Change an order (staff): fulfil or reschedule it. @throws NotFound, Conflict `order_complete`, StaleVersion. */
 export async function changeOrder(db: Database, { principal, orderId, change, expected, now }: ChangeRequest): Promise<Order> {
   const version = await versionMatching(db, principal, orderId, expected);
-  const values = { orderId, shipDate: change.shipDate ?? null, version, occurredAt: now.toISOString(), accountId: viewer(principal) };
+  const values = {
+    orderId,
+    shipDate: change.shipDate ?? null,
+    shipDateGiven: change.shipDate === undefined ? (0 as const) : (1 as const),
+    version,
+    occurredAt: now.toISOString(),
+    accountId: viewer(principal),
+  };
   const { update, state } = change.complete === true ? await run(db, fulfilment, values) : await run(db, rescheduling, values);
   const [order] = update;
   if (order) return ORDER.present(order);

@@ -1,0 +1,55 @@
+/**
+ * PATCH bodies as JSON Merge Patch (RFC 7396) documents of a resource's writable members (docs/api.md#patch-is-a-json-merge-patch),
+ * derived from the create schema's members and the representation's optional members.
+ */
+import { z } from "@hono/zod-openapi";
+
+type Shape = Record<string, z.ZodType>;
+/** A member's schema without its `.optional()`. */
+type Unwrapped<S extends z.ZodType> = S extends z.ZodOptional<infer Inner extends z.ZodType> ? Inner : S;
+/** The patch member of `S`: optional, and nullable when `Removable`. */
+type PatchMember<S extends z.ZodType, Removable extends boolean> = Removable extends true
+  ? z.ZodOptional<z.ZodNullable<Unwrapped<S>>>
+  : z.ZodOptional<Unwrapped<S>>;
+export type PatchShape<S extends Shape, O extends string> = { [K in keyof S]: PatchMember<S[K], K extends O ? true : false> };
+
+/** The names in `names` joined for prose: "a", "a and b", "a, b and c". */
+function prose(names: readonly string[]): string {
+  return names.length <= 1 ? (names[0] ?? "") : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
+}
+
+/**
+ * The Merge Patch schema of `members` (a create schema's shape): every member optional; the members named in `optional` (those the
+ * representation leaves out while NULL, `Resource.optional`) also take `null`, which removes them; `null` on any other member is a
+ * validation error naming it; an object with no member is a validation error (RFC 7396 §2 applies the patch; the resource's rules
+ * then apply to the result).
+ * @param name the OpenAPI component name, e.g. "PetPatch".
+ * @param about what the patch changes, for the schema's description, e.g. "a pet".
+ */
+export function mergePatchSchema<S extends Shape, O extends string>(name: string, members: S, optional: readonly O[], about: string) {
+  const removable = new Set<string>(optional);
+  const shape = Object.fromEntries(
+    Object.entries(members).map(([key, member]) => {
+      const inner = member instanceof z.ZodOptional ? (member.unwrap() as z.ZodType) : member;
+      return [key, removable.has(key) ? inner.nullable().optional() : inner.optional()];
+    }),
+  ) as PatchShape<S, O>;
+  const clearable = Object.keys(members).filter((key) => removable.has(key));
+  const fixed = Object.keys(members).filter((key) => !removable.has(key));
+  const nulls = [
+    clearable.length > 0 ? `\`null\` removes ${prose(clearable)}` : "",
+    fixed.length > 0 ? `${prose(fixed)} ${fixed.length === 1 ? "is" : "are"} required, so \`null\` is refused there` : "",
+  ].filter((part) => part !== "");
+  return z
+    .strictObject(shape)
+    .refine((patch) => Object.keys(patch).length > 0, `Give at least one of ${prose(Object.keys(members)).replace(/ and /, " or ")}.`)
+    .openapi(name, {
+      description: `A JSON Merge Patch (RFC 7396) of ${about}: members left out are kept, members given are set; ${nulls.join("; ")}. At least one member.`,
+      minProperties: 1,
+    });
+}
+
+/** A required PATCH body of `schema` (a `mergePatchSchema`), accepted as `application/merge-patch+json` and as `application/json`. */
+export function mergePatchBody<T>(schema: T, description: string) {
+  return { required: true, description, content: { "application/merge-patch+json": { schema }, "application/json": { schema } } };
+}
