@@ -38,13 +38,14 @@ const ENTRY_VALUES = {
   lastError: entryP("lastError"),
   finishedAt: entryP("finishedAt"),
 };
-const LATEST = {
-  attempts: sql`excluded.attempts`,
-  nextAttemptAt: sql`excluded.next_attempt_at`,
-  lastAttemptAt: sql`excluded.last_attempt_at`,
-  lastStatusCode: sql`excluded.last_status_code`,
-  lastError: sql`excluded.last_error`,
-  finishedAt: sql`excluded.finished_at`,
+/** The attempt columns, set from the entry's values: on an insert that finds the entry, and on a move. */
+const ATTEMPT = {
+  attempts: sql`${entryP("attempts")}`,
+  nextAttemptAt: sql`${entryP("nextAttemptAt")}`,
+  lastAttemptAt: sql`${entryP("lastAttemptAt")}`,
+  lastStatusCode: sql`${entryP("lastStatusCode")}`,
+  lastError: sql`${entryP("lastError")}`,
+  finishedAt: sql`${entryP("finishedAt")}`,
 };
 
 /** The entry written as it stands (first attempt), or its attempt recorded on the entry of the same status. */
@@ -53,7 +54,7 @@ const writing = plan({
     qb
       .insert(d)
       .values(ENTRY_VALUES)
-      .onConflictDoUpdate({ target: [d.webhookId, d.status, d.eventId], set: LATEST }),
+      .onConflictDoUpdate({ target: [d.webhookId, d.status, d.eventId], set: ATTEMPT }),
   ),
 });
 
@@ -62,22 +63,10 @@ const moving = plan({
   entry: entryP.statement(
     qb
       .update(d)
-      .set({ status: sql`${entryP("status")}`, eventType: sql`${entryP("eventType")}`, ...assignments() })
+      .set({ status: sql`${entryP("status")}`, eventType: sql`${entryP("eventType")}`, ...ATTEMPT })
       .where(and(eq(d.webhookId, entryP("webhookId")), eq(d.status, "pending"), eq(d.eventId, entryP("eventId")))),
   ),
 });
-
-/** The attempt columns set from the entry's values. */
-function assignments() {
-  return {
-    attempts: sql`${entryP("attempts")}`,
-    nextAttemptAt: sql`${entryP("nextAttemptAt")}`,
-    lastAttemptAt: sql`${entryP("lastAttemptAt")}`,
-    lastStatusCode: sql`${entryP("lastStatusCode")}`,
-    lastError: sql`${entryP("lastError")}`,
-    finishedAt: sql`${entryP("finishedAt")}`,
-  };
-}
 
 /** A redelivery done: its event's entry replaced by this delivery's (one entry per subscription and event), the redelivery gone. */
 const redone = params<Entry & { id: number }>();
