@@ -11,7 +11,7 @@
  * Allowed besides src/db/plan.ts: the drivers behind the port
  * (src/db/driver/: they open the database, set its PRAGMAs, answer the
  * health check, wrap the port's calls), src/db/round-trips.ts (counts the
- * port's calls) and src/db/migrate.ts, which sends the SQL of drizzle-kit's
+ * port's calls), src/db/traced.ts (traces and times them) and src/db/migrate.ts, which sends the SQL of drizzle-kit's
  * migration files and Drizzle's bookkeeping.
  */
 import { readdirSync, readFileSync } from "node:fs";
@@ -22,7 +22,7 @@ import { describe, expect, it } from "vitest";
 const SRC = fileURLToPath(new URL("../../src/", import.meta.url));
 
 /** Files (relative to src/) that may hand statements to the database port themselves; see above. */
-const ALLOWED = new Set(["db/plan.ts", "db/migrate.ts", "db/round-trips.ts"]);
+const ALLOWED = new Set(["db/plan.ts", "db/migrate.ts", "db/round-trips.ts", "db/traced.ts"]);
 const ALLOWED_FOLDER = "db/driver/";
 
 /** What only those files may write: a direct call of the port, SQL text handed to a method, and a raw statement object. */
