@@ -8,7 +8,8 @@
  * turns with its floors (bench/worker.ts); the `sqld:` rows; the baseline
  * again. Then the tables (bench/report.ts), the engine rows
  * (bench/engine.ts), the database bill (bench/rows.ts) and the targets
- * (bench/targets.ts). Writes the rows as JSON under bench/results/.
+ * (bench/targets.ts). Writes the rows as JSON under bench/results/. Exits 1
+ * when the server's peak RSS is at or over its bound.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,7 +23,7 @@ import { baselineOf, formatEngine, formatRun, withRatios } from "./report";
 import { measureRowsBill } from "./rows";
 import { formatRowsBill } from "./rows-report";
 import { mixReads, rootGet, scenarios, WORKER_SCENARIOS } from "./scenarios";
-import { formatTargets } from "./targets";
+import { formatTargets, rssCheckFailure } from "./targets";
 import { workerRows } from "./worker";
 
 /** The whole run: servers, rows, tables, the JSON file. */
@@ -79,6 +80,11 @@ async function bench(options: BenchOptions): Promise<void> {
     const json = { connections, duration, pets, baseline: [measured.before, measured.after], results, peakRssMb: measured.rss };
     writeFileSync(file, JSON.stringify(json, null, 2));
     console.log(`results: ${file}`);
+    const rssFailure = rssCheckFailure(measured.rss);
+    if (rssFailure) {
+      console.log(rssFailure);
+      process.exitCode = 1;
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

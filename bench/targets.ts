@@ -28,8 +28,13 @@ const TARGETS: Target[] = [
   },
 ];
 
-/** Peak RSS of the server, MB: the bound of the last target. */
-const RSS_TARGET_MB = 150;
+/** Peak RSS of the server, MB: the bound of the last target, and the one that fails the run. */
+export const RSS_TARGET_MB = 150;
+
+/** The line that fails the run when the server's peak RSS is at or over RSS_TARGET_MB, else undefined. */
+export function rssCheckFailure(rssMb: number): string | undefined {
+  return rssMb < RSS_TARGET_MB ? undefined : `FAILED: peak RSS of the server ${rssMb} MB ≥ ${RSS_TARGET_MB} MB (docs/performance.md#findings)`;
+}
 
 /** The targets table: each target beside its row of `results` (with ratios), "**MISSED**" when missed, "not run" without a row. */
 export function formatTargets(results: readonly Result[], rssMb: number, baseCpuUs: number): string {

@@ -12,7 +12,7 @@ import { resultOf, type Result } from "../../bench/drive";
 import { parseOptions, selected } from "../../bench/options";
 import { npmStartCommand, startCommandOf } from "../../bench/processes";
 import { baselineOf, formatRun, withRatios } from "../../bench/report";
-import { formatTargets } from "../../bench/targets";
+import { formatTargets, rssCheckFailure } from "../../bench/targets";
 
 /** A row with the given fields, zero elsewhere. */
 const row = (scenario: string, fields: Partial<Result> = {}): Result => ({
@@ -143,5 +143,11 @@ describe("bench rows and tables", () => {
     expect(lines[3]).toBe("| PUT /store/inventory/{petId} | ≥ 2,500 req/s, p99 < 50 ms | not run | – |");
     expect(lines[5]).toMatch(/^\| GET \/pets\/\{petId\} \|.*\| \*\*MISSED\*\* \|$/); // 70 µs > 2 × 30 µs
     expect(lines[6]).toBe("| peak RSS of the server | < 150 MB | 151 MB | **MISSED** |");
+  });
+
+  it("fails the run on a peak RSS at or over 150 MB", () => {
+    expect(rssCheckFailure(149)).toBeUndefined();
+    expect(rssCheckFailure(150)).toMatch(/^FAILED: peak RSS of the server 150 MB ≥ 150 MB/);
+    expect(rssCheckFailure(226)).toMatch(/^FAILED: peak RSS of the server 226 MB/);
   });
 });
