@@ -79,7 +79,10 @@ function completeHeaders(stored: readonly [string, string][], added: readonly (r
   for (const name of [...all.keys()].sort()) complete[name] = all.get(name)!;
   complete["Content-Length"] = String(Buffer.byteLength(body));
   // JSON.parse builds an object with fast properties; one built key by key past a dozen keys is a dictionary, slow to copy on every hit.
-  return JSON.parse(JSON.stringify(complete)) as Complete;
+  const fast = JSON.parse(JSON.stringify(complete)) as Complete;
+  // Its values are copies: put back the strings every entry shares (the app's headers), so each entry holds only its own.
+  for (const name of all.keys()) fast[name] = all.get(name)!;
+  return fast;
 }
 
 /** The media type of a `Content-Type` value, without its parameters. */
