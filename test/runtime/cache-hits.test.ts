@@ -84,7 +84,16 @@ describe("cache hits on the Node server", () => {
       .filter((line) => line.startsWith("{"))
       .map((line) => JSON.parse(line) as Record<string, unknown>);
     const logged = lines.find((line) => line.requestId === early.headers.get("x-request-id"));
-    expect(logged).toMatchObject({ level: "info", msg: "request", method: "GET", route: null, status: 200, dbRoundTrips: 0, cache: "HIT", accountId: null });
+    expect(logged).toMatchObject({
+      level: "info",
+      msg: "request",
+      method: "GET",
+      route: "/pets/:petId",
+      status: 200,
+      dbRoundTrips: 0,
+      cache: "HIT",
+      accountId: null,
+    });
     expect(logged!.durationMs).toEqual(expect.any(Number));
   });
 });

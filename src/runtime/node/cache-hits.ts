@@ -69,7 +69,7 @@ export function cacheHits(options: CacheHitOptions) {
           {
             requestId,
             method: "GET",
-            route: null,
+            route: hit.route,
             status: 200,
             durationMs: elapsedMs(started),
             dbRoundTrips: 0,

@@ -3,6 +3,7 @@
  * purged by exactly the tags a write made stale (src/http/cache-tags.ts). What it stores, for how long, and how purges reach it: docs/caching.md#the-node-read-cache.
  */
 import type { MiddlewareHandler } from "hono";
+import { routePath } from "hono/route";
 import { LRUCache } from "lru-cache";
 import { tagsToPurge } from "../../http/cache-tags";
 import type { AppEnv, WriteListener } from "../../http/context";
@@ -38,6 +39,8 @@ interface Entry {
   etag: string | null;
   body: string;
   tags: string[];
+  /** The route template that answered (`/pets/:petId`), for the log line and metrics of a hit. */
+  route: string;
 }
 
 export interface MemoryReadCacheOptions {
@@ -108,6 +111,8 @@ export function hitHeaders(complete: Readonly<Complete>, requestId: string, deci
 export interface CompleteHit {
   headers: Readonly<Record<string, string>>;
   body: string;
+  /** The route template that answered it. */
+  route: string;
 }
 
 export interface MemoryReadCache {
@@ -171,7 +176,7 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCach
 
   const completeHit = (key: string): CompleteHit | undefined => {
     const hit = entries.get(key);
-    return hit?.complete && { headers: hit.complete, body: hit.body };
+    return hit?.complete && { headers: hit.complete, body: hit.body, route: hit.route };
   };
 
   const middleware: MiddlewareHandler<AppEnv> = async (c, next) => {
@@ -215,7 +220,8 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCach
     if (complete) for (const name in complete) size += name.length + complete[name]!.length;
     // An entry larger than maxBytes is not stored (lru-cache's maxEntrySize); a ttl of 0 would mean no expiry.
     const ttl = Math.min(ttlMs, sMaxAgeMs(cacheControl!));
-    if (ttl > 0) entries.set(key, { headers, complete, etag: res.headers.get("ETag"), body, tags }, { ttl, start: readAt, size });
+    const route = routePath(c, -1);
+    if (ttl > 0) entries.set(key, { headers, complete, etag: res.headers.get("ETag"), body, tags, route }, { ttl, start: readAt, size });
     res.headers.set("X-Cache", "MISS");
   };
   const purge: WriteListener = (_c, committed) => {
