@@ -49,7 +49,7 @@ export interface WebhookDelivery {
   deliveredAt?: string;
 }
 
-/** A subscription's change `{url?, events?, enabled?}` (docs/api.md#managing-a-subscription; JSON Merge Patch, RFC 7396). */
+/** A subscription's change `{url?, events?, enabled?}` (docs/webhooks.md#managing-a-subscription; JSON Merge Patch, RFC 7396). */
 export interface WebhookChange {
   url?: string;
   events?: (EventType | "*")[];
@@ -76,7 +76,7 @@ export function storedInterest(row: { start: number; events: string; typesSince:
   };
 }
 
-/** True when the subscription of `interest` wants the event `{id, type}`: new types apply to events committed after the change (docs/api.md#managing-a-subscription). */
+/** True when the subscription of `interest` wants the event `{id, type}`: new types apply to events committed after the change (docs/webhooks.md#managing-a-subscription). */
 export function wants(interest: Interest, event: { id: number; type: string }): boolean {
   if (event.id <= interest.start) return false;
   const types = event.id <= interest.typesSince && interest.previousEvents ? interest.previousEvents : interest.events;

@@ -1,5 +1,5 @@
 /**
- * Managing a subscription (docs/api.md#managing-a-subscription, issue 38), on both runtimes: change its URL
+ * Managing a subscription (docs/webhooks.md#managing-a-subscription, issue 38), on both runtimes: change its URL
  * and types, pause and resume it, rotate its secret, resend an event, recover,
  * and send a test event. A receiver on a loopback port verifies every delivery
  * with the `standardwebhooks` package; deliveries are waited for (the Node

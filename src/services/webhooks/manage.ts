@@ -1,5 +1,5 @@
 /**
- * Changing a subscription (docs/api.md#managing-a-subscription): its URL, event types and pause state (JSON Merge Patch, RFC 7396), and
+ * Changing a subscription (docs/webhooks.md#managing-a-subscription): its URL, event types and pause state (JSON Merge Patch, RFC 7396), and
  * its signing secret. Each is one event-free write batch that rewrites nothing it does not change.
  */
 import { and, eq, sql } from "drizzle-orm";
@@ -12,7 +12,7 @@ import { generateWebhookSecret, isWebhookSecret } from "./signing";
 import { webhookTargetProblem } from "../../domain/webhook-target";
 import { subscriptionsChanged, toWebhook, WEBHOOK } from "./subscriptions";
 
-/** How long the secret before a rotation still signs, ms (docs/api.md#managing-a-subscription: 24 h). */
+/** How long the secret before a rotation still signs, ms (docs/webhooks.md#managing-a-subscription: 24 h). */
 export const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
 
 const byId = params<{ id: number }>();

@@ -1,5 +1,5 @@
 /**
- * Deliveries outside the ordered stream (docs/api.md#managing-a-subscription): resend one event, recover the given-up ones since a time,
+ * Deliveries outside the ordered stream (docs/webhooks.md#managing-a-subscription): resend one event, recover the given-up ones since a time,
  * send a `webhook.test`. Each queues redeliveries in one event-free write batch; dispatch rounds send them (./round.ts).
  */
 import { and, eq, gt, gte, notExists, sql } from "drizzle-orm";
