@@ -1,5 +1,7 @@
 /** Routers (OpenAPIHono) sharing the app's environment, validation hook and strict queries (docs/api.md#lists-and-pagination). */
 import { OpenAPIHono, z, type RouteConfig } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { matchedRoutes } from "hono/route";
 import type { AppEnv } from "./context";
 import { validationHook } from "./validation";
 
@@ -26,4 +28,11 @@ export function createRouter(): OpenAPIHono<AppEnv> {
   const register = router.openapi;
   router.openapi = ((route: RouteConfig, handler: never, hook?: never) => register(withStrictQuery(route), handler, hook)) as typeof router.openapi;
   return router;
+}
+
+/** The template of the route that answered `c` (`/pets/:petId`) and its index among `matchedRoutes(c)`; undefined when only middleware matched (404, 405). */
+export function matchedRoute(c: Context): { index: number; path: string } | undefined {
+  const routes = matchedRoutes(c);
+  const path = routes.at(-1)?.path;
+  return path && path !== "*" && path !== "/*" ? { index: routes.length - 1, path } : undefined;
 }

@@ -1,8 +1,8 @@
 /** The request log: one JSON line per request on both runtimes; its fields and levels: docs/operations.md#logs. */
 import type { MiddlewareHandler } from "hono";
-import { routePath } from "hono/route";
 import type { RequestRoundTrips } from "../db/round-trips";
 import type { AppEnv } from "../http/context";
+import { matchedRoute } from "../http/router";
 import { elapsedMs, type Logger, logRequest, type RequestTelemetry } from "../logger";
 
 /** Global middleware (first after the request id and the request span): times the request and logs it once answered. */
@@ -10,13 +10,12 @@ export function requestLog(logger: Logger, roundTrips: RequestRoundTrips, teleme
   return async (c, next) => {
     const started = performance.now();
     const dbRoundTrips = await roundTrips.track(next);
-    const route = routePath(c, -1);
     logRequest(
       logger,
       {
         requestId: c.get("requestId"),
         method: c.req.method,
-        route: route && route !== "*" && route !== "/*" ? route : null,
+        route: matchedRoute(c)?.path ?? null,
         status: c.res.status,
         durationMs: elapsedMs(started),
         dbRoundTrips,

@@ -3,11 +3,11 @@
  * purged by exactly the tags a write made stale (src/http/cache-tags.ts). What it stores, for how long, and how purges reach it: docs/caching.md#the-node-read-cache.
  */
 import type { MiddlewareHandler } from "hono";
-import { routePath } from "hono/route";
 import { LRUCache } from "lru-cache";
 import { tagsToPurge } from "../../http/cache-tags";
 import type { AppEnv, WriteListener } from "../../http/context";
 import { REPRESENTATION_HEADERS } from "../../http/caching";
+import { matchedRoute } from "../../http/router";
 import type { RateLimitDecision } from "../../http/rate-limiter";
 
 /** Per-request headers that are never replayed from the cache. */
@@ -40,7 +40,7 @@ interface Entry {
   body: string;
   tags: string[];
   /** The route template that answered (`/pets/:petId`), for the log line and metrics of a hit. */
-  route: string;
+  route: string | null;
 }
 
 export interface MemoryReadCacheOptions {
@@ -112,7 +112,7 @@ export interface CompleteHit {
   headers: Readonly<Record<string, string>>;
   body: string;
   /** The route template that answered it. */
-  route: string;
+  route: string | null;
 }
 
 export interface MemoryReadCache {
@@ -220,7 +220,7 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCach
     if (complete) for (const name in complete) size += name.length + complete[name]!.length;
     // An entry larger than maxBytes is not stored (lru-cache's maxEntrySize); a ttl of 0 would mean no expiry.
     const ttl = Math.min(ttlMs, sMaxAgeMs(cacheControl!));
-    const route = routePath(c, -1);
+    const route = matchedRoute(c)?.path ?? null;
     if (ttl > 0) entries.set(key, { headers, complete, etag: res.headers.get("ETag"), body, tags, route }, { ttl, start: readAt, size });
     res.headers.set("X-Cache", "MISS");
   };

@@ -5,10 +5,10 @@
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { createNoopMeter, type Meter, trace } from "@opentelemetry/api";
 import type { MiddlewareHandler } from "hono";
-import { matchedRoutes } from "hono/route";
 import type { Database } from "../../db/client";
 import { tracedDatabase } from "../../db/traced";
 import type { AppEnv } from "../../http/context";
+import { matchedRoute } from "../../http/router";
 import type { RequestTelemetry } from "../../logger";
 import { observeWebhookBacklog, recordRequest, SCOPE, zeroCounters } from "../../telemetry";
 
@@ -71,13 +71,6 @@ export interface Telemetry {
   shutdown(): Promise<void>;
 }
 
-/** The matched route template, or undefined when no route matched (404, 405). */
-function routeOf(c: Parameters<MiddlewareHandler<AppEnv>>[0]): { index: number; path: string } | undefined {
-  const routes = matchedRoutes(c);
-  const path = routes.at(-1)?.path;
-  return path && path !== "*" && path !== "/*" ? { index: routes.length - 1, path } : undefined;
-}
-
 /** The request span's middleware: @hono/otel's span named `METHOD /route/:template`, with X-Request-Id (its own meters stay off). */
 async function requestSpan(): Promise<MiddlewareHandler<AppEnv>[]> {
   const { httpInstrumentationMiddleware } = await import("@hono/otel");
@@ -87,14 +80,14 @@ async function requestSpan(): Promise<MiddlewareHandler<AppEnv>[]> {
     // http.server.request.duration is recorded from the request line (src/telemetry.ts), read-cache hits included.
     meterProvider: { getMeter: () => createNoopMeter() },
     spanNameFactory: (c) => {
-      const route = routeOf(c as never);
+      const route = matchedRoute(c as never);
       return route ? `${c.req.method} ${route.path}` : c.req.method;
     },
   }) as unknown as MiddlewareHandler<AppEnv>;
   // @hono/otel reads `http.route` at the current handler's index, a middleware's `/*` when one answered: point it at the matched route.
   const route: MiddlewareHandler<AppEnv> = async (c, next) => {
     await next();
-    const matched = routeOf(c);
+    const matched = matchedRoute(c);
     if (matched) c.req.routeIndex = matched.index;
   };
   return [span, route];
