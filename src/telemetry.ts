@@ -12,9 +12,14 @@ export const SCOPE = "petstore";
 /** Buckets of the duration histograms, seconds (the HTTP semantic conventions' advice). */
 export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
 
+/** The `error.type` of a thrown value (OpenTelemetry's error attribute): a driver's error code, else the error's class name. */
+export function errorType(error: unknown): string {
+  return error instanceof Error ? ((error as { code?: unknown }).code?.toString() ?? error.name) : "Error";
+}
+
 /**
- * Run `fn` inside an active span `name` (children started in it are its children); the span ends when `fn` settles, with status ERROR
- * and the exception recorded when it throws. Without a registered SDK the span records nothing.
+ * Run `fn` inside an active span `name` (children started in it are its children); the span ends when `fn` settles, with status ERROR,
+ * `error.type` and the exception recorded when it throws. Without a registered SDK the span records nothing.
  * @returns what `fn` returns. @throws what `fn` throws.
  */
 export function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>, kind: SpanKind = SpanKind.INTERNAL): Promise<T> {
@@ -23,6 +28,7 @@ export function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span)
       return await fn(span);
     } catch (error) {
       span.recordException(error instanceof Error ? error : String(error));
+      span.setAttribute("error.type", errorType(error));
       span.setStatus({ code: SpanStatusCode.ERROR });
       throw error;
     } finally {

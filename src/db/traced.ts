@@ -2,8 +2,8 @@
  * The database port with telemetry (docs/operations.md#traces): one client span and one `db.client.operation.duration` measurement per round
  * trip. Installed by a runtime only when its telemetry is on, like the round-trip counter (./round-trips.ts).
  */
-import { type Attributes, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
-import { instruments, SCOPE } from "../telemetry";
+import { type Attributes, SpanKind } from "@opentelemetry/api";
+import { errorType, inSpan, instruments } from "../telemetry";
 import type { Database, InStatement } from "./client";
 
 /** The SQL verb of a statement (`SELECT`, `INSERT`, …): its `db.operation.name`. */
@@ -19,40 +19,28 @@ function verb(statement: InStatement): string {
  * in seconds. Errors propagate unchanged, with `error.type` on the span and the measurement.
  */
 export function tracedDatabase(db: Database): Database {
-  const tracer = trace.getTracer(SCOPE);
-  const measure = async <T>(name: string, attributes: Attributes, call: () => Promise<T>): Promise<T> => {
+  /** `call` in a span of `measured` and `spanOnly` attributes; its duration recorded with `measured` (and `error.type`). */
+  const measure = async <T>(name: string, measured: Attributes, spanOnly: Attributes, call: () => Promise<T>): Promise<T> => {
     const started = performance.now();
-    return tracer.startActiveSpan(name, { kind: SpanKind.CLIENT, attributes }, async (span) => {
-      try {
-        return await call();
-      } catch (error) {
-        const type = error instanceof Error ? ((error as { code?: unknown }).code?.toString() ?? error.name) : "Error";
-        attributes["error.type"] = type;
-        span.setAttribute("error.type", type);
-        span.setStatus({ code: SpanStatusCode.ERROR });
-        throw error;
-      } finally {
-        span.end();
-        delete attributes["db.query.summary"];
-        delete attributes["db.operation.batch.size"];
-        instruments().dbDuration.record((performance.now() - started) / 1000, attributes);
-      }
-    });
+    try {
+      return await inSpan(name, { ...measured, ...spanOnly }, call, SpanKind.CLIENT);
+    } catch (error) {
+      measured["error.type"] = errorType(error);
+      throw error;
+    } finally {
+      instruments().dbDuration.record((performance.now() - started) / 1000, measured);
+    }
   };
   return {
     execute(statement) {
       const operation = verb(statement);
-      return measure(operation, { "db.system.name": "sqlite", "db.operation.name": operation }, () => db.execute(statement));
+      return measure(operation, { "db.system.name": "sqlite", "db.operation.name": operation }, {}, () => db.execute(statement));
     },
     batch(statements, mode, summary) {
-      const attributes: Attributes = {
-        "db.system.name": "sqlite",
-        "db.operation.name": "BATCH",
-        "db.operation.batch.size": statements.length,
-        "petstore.db.transaction": mode,
-      };
-      if (summary) attributes["db.query.summary"] = summary;
-      return measure(summary || `BATCH ${mode}`, attributes, () => db.batch(statements, mode, summary));
+      const measured: Attributes = { "db.system.name": "sqlite", "db.operation.name": "BATCH", "petstore.db.transaction": mode };
+      const spanOnly: Attributes = { "db.operation.batch.size": statements.length };
+      if (summary) spanOnly["db.query.summary"] = summary;
+      return measure(summary || `BATCH ${mode}`, measured, spanOnly, () => db.batch(statements, mode, summary));
     },
   };
 }
