@@ -194,7 +194,7 @@ export async function read<S extends Steps, A extends PlanValues<S>>(db: Databas
   const results = await db.batch(
     p.names.map((name) => bind(p.steps[name]!, values)),
     "read",
-    summaryOf([p]),
+    p.summary,
   );
   return readResults(p, results, 0);
 }

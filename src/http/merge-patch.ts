@@ -13,9 +13,9 @@ type PatchMember<S extends z.ZodType, Removable extends boolean> = Removable ext
   : z.ZodOptional<Unwrapped<S>>;
 export type PatchShape<S extends Shape, O extends string> = { [K in keyof S]: PatchMember<S[K], K extends O ? true : false> };
 
-/** The names in `names` joined for prose: "a", "a and b", "a, b and c". */
-function prose(names: readonly string[]): string {
-  return names.length <= 1 ? (names[0] ?? "") : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
+/** The names in `names` joined for prose: "a", "a and b", "a, b and c" (or `conjunction`). */
+function prose(names: readonly string[], conjunction = "and"): string {
+  return names.length <= 1 ? (names[0] ?? "") : `${names.slice(0, -1).join(", ")} ${conjunction} ${names.at(-1)}`;
 }
 
 /**
@@ -42,7 +42,7 @@ export function mergePatchSchema<S extends Shape, O extends string>(name: string
   ].filter((part) => part !== "");
   return z
     .strictObject(shape)
-    .refine((patch) => Object.keys(patch).length > 0, `Give at least one of ${prose(Object.keys(members)).replace(/ and /, " or ")}.`)
+    .refine((patch) => Object.keys(patch).length > 0, `Give at least one of ${prose(Object.keys(members), "or")}.`)
     .openapi(name, {
       description: `A JSON Merge Patch (RFC 7396) of ${about}: members left out are kept, members given are set; ${nulls.join("; ")}. At least one member.`,
       minProperties: 1,

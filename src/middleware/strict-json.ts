@@ -9,10 +9,11 @@ import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 
-/** `application/json` with at most a `charset=utf-8` parameter (RFC 9110 §8.3.1: case-insensitive, optional whitespace and quotes). */
-const ACCEPTED = /^application\/json[ \t]*(;[ \t]*charset[ \t]*=[ \t]*("utf-8"|utf-8)[ \t]*)?$/i;
-/** On PATCH also `application/merge-patch+json` (RFC 7396 §4), with the same parameter. */
-const ACCEPTED_PATCH = /^application\/(merge-patch\+)?json[ \t]*(;[ \t]*charset[ \t]*=[ \t]*("utf-8"|utf-8)[ \t]*)?$/i;
+/**
+ * `application/json`, or on PATCH `application/merge-patch+json` (RFC 7396 §4; group 1), with at most a `charset=utf-8` parameter
+ * (RFC 9110 §8.3.1: case-insensitive, optional whitespace and quotes).
+ */
+const ACCEPTED = /^application\/(merge-patch\+)?json[ \t]*(;[ \t]*charset[ \t]*=[ \t]*("utf-8"|utf-8)[ \t]*)?$/i;
 /** Media types a client means as JSON: `application/json` (any parameters) and `*\/*+json`. */
 const JSON_LIKE = /^[ \t]*([\w.+-]+\/[\w.+-]*\+json|application\/json)[ \t]*(;|$)/i;
 
@@ -77,7 +78,8 @@ export const strictJson: MiddlewareHandler<AppEnv> = createMiddleware<AppEnv>(as
   }
   const contentType = c.req.header("Content-Type");
   if (contentType === undefined || !JSON_LIKE.test(contentType)) return next();
-  if (!(method === "PATCH" ? ACCEPTED_PATCH : ACCEPTED).test(contentType.trim())) {
+  const accepted = ACCEPTED.exec(contentType.trim());
+  if (!accepted || (accepted[1] !== undefined && method !== "PATCH")) {
     const types = method === "PATCH" ? "application/merge-patch+json or application/json" : "application/json";
     throw new ApiError(415, "unsupported_media_type", `The request body must be ${types} (optionally with charset=utf-8).`);
   }

@@ -65,12 +65,13 @@ export function classifyFetchError(error: unknown): DeliveryError {
 /** Send one signed attempt of `message` to `target` at `at` with `fetchFn`, in a span `petstore.webhook.attempt`. Never throws. */
 export function attempt(target: Target, message: Message, options: { config: AppConfig; at: Date; fetch: FetchFn }): Promise<AttemptResult> {
   // The target's host only: a URL's path or query may hold a receiver's token.
-  const attributes = { "http.request.method": "POST", "server.address": new URL(target.url).hostname, "petstore.event.type": message.eventType };
+  const host = new URL(target.url).hostname;
+  const attributes = { "http.request.method": "POST", "server.address": host, "petstore.event.type": message.eventType };
   return inSpan(
     "petstore.webhook.attempt",
     attributes,
     async (span) => {
-      const result = await send(target, message, options);
+      const result = await send(target, host, message, options);
       if (result.statusCode !== null) span.setAttribute("http.response.status_code", result.statusCode);
       if (result.error) span.setAttribute("error.type", result.error);
       return result;
@@ -79,10 +80,11 @@ export function attempt(target: Target, message: Message, options: { config: App
   );
 }
 
-async function send(target: Target, message: Message, options: { config: AppConfig; at: Date; fetch: FetchFn }): Promise<AttemptResult> {
+/** The attempt itself, to `target` whose URL names `host`. */
+async function send(target: Target, host: string, message: Message, options: { config: AppConfig; at: Date; fetch: FetchFn }): Promise<AttemptResult> {
   const { webhooks: settings } = options.config;
   // IP literals are checked here; names by the runtime's fetch (docs/webhooks.md#targets).
-  if (!settings.allowPrivateTargets && isPrivateHost(new URL(target.url).hostname)) {
+  if (!settings.allowPrivateTargets && isPrivateHost(host)) {
     return { ok: false, statusCode: null, error: "private_address" };
   }
   const headers = signedWebhookHeaders(target.secrets, message.messageId, options.at, message.body);
