@@ -56,30 +56,38 @@ export interface WebhookChange {
   enabled?: boolean;
 }
 
-/** What decides whether a subscription wants an event: its start, its types, and the types of events up to its last change of types. */
+/** Event types in force up to an event id: events up to `upTo` (and after the interval before) are matched against `events`. */
+export interface TypesUpTo {
+  upTo: number;
+  events: readonly string[];
+}
+
+/** Most intervals a subscription's type history keeps; past it the two oldest merge into what both wanted. */
+export const TYPE_HISTORY_MAX = 20;
+
+/** What decides whether a subscription wants an event: its start, its types now, and the types in force before each change of them. */
 export interface Interest {
   /** It receives the events after this id. */
   start: number;
   events: readonly string[];
-  /** Events up to this id are matched against `previousEvents` (when not null). */
-  typesSince: number;
-  previousEvents: readonly string[] | null;
+  /** The types before each change, oldest first (ascending `upTo`); events after the last `upTo` are matched against `events`. */
+  history: readonly TypesUpTo[];
 }
 
-/** The interest of a subscription as stored: its type lists are JSON arrays of event types. */
+/**
+ * The interest of a subscription as stored: `events` a JSON array of types; `previousEvents` the JSON history (`[{upTo, events}]`), or, as
+ * stored before the history, one JSON array of types in force up to `typesSince`.
+ */
 export function storedInterest(row: { start: number; events: string; typesSince: number; previousEvents: string | null }): Interest {
-  return {
-    start: row.start,
-    events: JSON.parse(row.events) as string[],
-    typesSince: row.typesSince,
-    previousEvents: row.previousEvents === null ? null : (JSON.parse(row.previousEvents) as string[]),
-  };
+  const previous = row.previousEvents === null ? [] : (JSON.parse(row.previousEvents) as (string | TypesUpTo)[]);
+  const history = previous.every((x) => typeof x === "string") ? [{ upTo: row.typesSince, events: previous as string[] }] : (previous as TypesUpTo[]);
+  return { start: row.start, events: JSON.parse(row.events) as string[], history: row.previousEvents === null ? [] : history };
 }
 
-/** True when the subscription of `interest` wants the event `{id, type}`: new types apply to events committed after the change (docs/webhooks.md#managing-a-subscription). */
+/** True when the subscription of `interest` wants the event `{id, type}`: each change of types applies to events committed after it. */
 export function wants(interest: Interest, event: { id: number; type: string }): boolean {
   if (event.id <= interest.start) return false;
-  const types = event.id <= interest.typesSince && interest.previousEvents ? interest.previousEvents : interest.events;
+  const types = interest.history.find((x) => event.id <= x.upTo)?.events ?? interest.events;
   return types.includes("*") || types.includes(event.type);
 }
 
@@ -91,9 +99,16 @@ function common(a: readonly string[], b: readonly string[]): string[] {
 }
 
 /**
- * The types that apply to events committed before a change of `interest`'s types to `next`: those wanted before and after it, so a removed
- * type stops at once and an added one starts with the next event. Two changes before the stream reaches the first keep what every list wanted.
+ * The history after a change of `interest`'s types at event `newest`: the types before it apply up to `newest`; intervals ending before
+ * `oldest` (events retention removed) go; past `TYPE_HISTORY_MAX` the two oldest merge into the types both wanted.
+ * @returns the history, oldest first.
  */
-export function typesBefore(interest: Pick<Interest, "events" | "previousEvents">, next: readonly string[]): string[] {
-  return common(common(interest.previousEvents ?? interest.events, interest.events), next);
+export function historyAfterChange(interest: Pick<Interest, "events" | "history">, newest: number, oldest: number): TypesUpTo[] {
+  const history = interest.history.filter((x) => x.upTo >= oldest);
+  if (!history.some((x) => x.upTo === newest)) history.push({ upTo: newest, events: [...interest.events] });
+  while (history.length > TYPE_HISTORY_MAX) {
+    const [a, b] = history.splice(0, 2) as [TypesUpTo, TypesUpTo];
+    history.unshift({ upTo: b.upTo, events: common(a.events, b.events) });
+  }
+  return history;
 }

@@ -7,7 +7,7 @@ import { qb, type Database } from "../../db/client";
 import { params, plan, read, run, statement } from "../../db/plan";
 import { events as eventLog, webhookDispatch, webhookEventTypes, webhooks } from "../../db/schema";
 import { InvalidInput, NotFound } from "../../domain/errors";
-import { type Webhook, type WebhookChange, typesBefore } from "../../domain/webhooks";
+import { historyAfterChange, storedInterest, type Webhook, type WebhookChange } from "../../domain/webhooks";
 import { generateWebhookSecret, isWebhookSecret } from "./signing";
 import { webhookTargetProblem } from "../../domain/webhook-target";
 import { subscriptionsChanged, toWebhook, WEBHOOK } from "./subscriptions";
@@ -16,15 +16,24 @@ import { subscriptionsChanged, toWebhook, WEBHOOK } from "./subscriptions";
 export const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
 
 const byId = params<{ id: number }>();
-/** The subscription as a change needs it, and the newest event id, in one snapshot. */
+/** The subscription as a change needs it, and the newest and oldest event ids, in one snapshot. */
 const current = plan({
   subscription: byId.statement(
     qb
-      .select({ ...WEBHOOK, previousEvents: webhooks.previousEvents, pausedAfter: webhooks.pausedAfter })
+      .select({ ...WEBHOOK, typesSince: webhooks.typesSince, previousEvents: webhooks.previousEvents, pausedAfter: webhooks.pausedAfter })
       .from(webhooks)
       .where(eq(webhooks.id, byId("id"))),
   ),
-  newest: statement(params<Record<never, never>>().prepare(qb.select({ id: sql<number>`coalesce(max(${eventLog.id}), 0)` }).from(eventLog))),
+  log: statement(
+    params<Record<never, never>>().prepare(
+      qb
+        .select({
+          newest: sql<number>`coalesce((SELECT max(${eventLog.id}) FROM ${eventLog}), 0)`,
+          oldest: sql<number>`coalesce((SELECT min(${eventLog.id}) FROM ${eventLog}), 0)`,
+        })
+        .from(sql`(SELECT 1)`),
+    ),
+  ),
 });
 
 /** A change, guarded by the state it was computed from (`was*`): a concurrent change makes it write nothing, and it is computed again. */
@@ -41,18 +50,25 @@ type ChangeValues = {
   resume: boolean;
 };
 const c = params<ChangeValues>();
+/** Where the subscription's place waits while it is parked (read before the change forgets it). */
+const parkedAt = sql`(SELECT ${webhooks.pausedAfter} FROM ${webhooks} WHERE ${webhooks.id} = ${c("id")})`;
 const changing = plan({
-  // A resumed subscription that a round parked goes back to the queue at its place (read before the row forgets it).
+  // A resumed subscription that a round parked goes back to the queue at its place (read before the row forgets it). A re-typed one that is
+  // not queued joins the queue at the state's event id, checked against the log (a round may be sending to it), while events committed
+  // before the change wait to be fanned out: the type index now names its new types only.
   queue: c.statement(
     qb
       .update(webhookDispatch)
       .set({
-        queue: sql`json_patch(${webhookDispatch.queue}, json_object(CAST(CAST(${c("id")} AS INTEGER) AS TEXT), json_object('after', (SELECT ${webhooks.pausedAfter} FROM ${webhooks} WHERE ${webhooks.id} = ${c("id")}))))`,
+        queue: sql`json_patch(${webhookDispatch.queue}, json_object(CAST(CAST(${c("id")} AS INTEGER) AS TEXT), CASE WHEN ${c("resume")} AND ${parkedAt} IS NOT NULL THEN json_object('after', ${parkedAt}) ELSE json_object('after', ${webhookDispatch.eventId}, 'verify', json('true')) END))`,
       })
       .where(
         and(
           eq(webhookDispatch.id, 1),
-          sql`${c("resume")} AND EXISTS (SELECT 1 FROM ${webhooks} WHERE ${webhooks.id} = ${c("id")} AND ${webhooks.pausedAfter} IS NOT NULL AND ${webhooks.events} = ${c("wasEvents")} AND ${webhooks.enabled} = ${c("wasEnabled")})`,
+          sql`EXISTS (SELECT 1 FROM ${webhooks} WHERE ${webhooks.id} = ${c("id")} AND ${webhooks.events} = ${c("wasEvents")} AND ${webhooks.enabled} = ${c("wasEnabled")} AND (
+            (${c("resume")} AND ${webhooks.pausedAfter} IS NOT NULL)
+            OR (${c("retype")} AND ${webhooks.pausedAfter} IS NULL AND ${webhookDispatch.eventId} < ${c("typesSince")}
+              AND json_type(${webhookDispatch.queue}, '$."' || CAST(CAST(${c("id")} AS INTEGER) AS TEXT) || '"') IS NULL)))`,
         ),
       ),
   ),
@@ -96,9 +112,10 @@ export async function updateWebhook(db: Database, id: number, change: WebhookCha
     if (problem) throw new InvalidInput("url", problem);
   }
   for (;;) {
-    const { subscription, newest } = await read(db, current, { id });
+    const { subscription, log } = await read(db, current, { id });
     const [was] = subscription;
     if (!was) throw new NotFound("webhook", id);
+    const { newest, oldest } = log[0] ?? { newest: 0, oldest: 0 };
     const wasTypes = JSON.parse(was.events) as string[];
     const types = change.events === undefined ? wasTypes : [...new Set(change.events)];
     const retype = JSON.stringify([...types].sort()) !== JSON.stringify([...wasTypes].sort());
@@ -106,16 +123,14 @@ export async function updateWebhook(db: Database, id: number, change: WebhookCha
     const enabled = change.enabled ?? Boolean(was.enabled);
     const resume = change.enabled === true && (!was.enabled || was.status === "failing" || was.pausedAfter !== null);
     if (!retype && url === was.url && enabled === Boolean(was.enabled) && !resume) return toWebhook(was);
-    const previous = retype
-      ? typesBefore({ events: wasTypes, previousEvents: was.previousEvents === null ? null : (JSON.parse(was.previousEvents) as string[]) }, types)
-      : null;
+    const history = retype ? historyAfterChange(storedInterest({ ...was, start: 0 }), newest, oldest) : null;
     const values: ChangeValues = {
       id,
       url,
       events: retype ? JSON.stringify(types) : was.events,
       enabled,
-      typesSince: retype ? (newest[0]?.id ?? 0) : 0,
-      previousEvents: previous === null ? was.previousEvents : JSON.stringify(previous),
+      typesSince: retype ? newest : 0,
+      previousEvents: history === null ? was.previousEvents : JSON.stringify(history),
       wasEvents: was.events,
       wasEnabled: Boolean(was.enabled),
       retype,
