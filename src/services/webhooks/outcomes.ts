@@ -26,18 +26,22 @@ export interface Entry {
 }
 
 const entryP = params<Entry>();
-const ENTRY_VALUES = {
-  webhookId: entryP("webhookId"),
-  status: entryP("status"),
-  eventId: entryP("eventId"),
-  eventType: entryP("eventType"),
-  attempts: entryP("attempts"),
-  nextAttemptAt: entryP("nextAttemptAt"),
-  lastAttemptAt: entryP("lastAttemptAt"),
-  lastStatusCode: entryP("lastStatusCode"),
-  lastError: entryP("lastError"),
-  finishedAt: entryP("finishedAt"),
-};
+/** The entry's values as a row of its subscription: none when the subscription was deleted meanwhile (its work is dropped). */
+const entryRow = qb
+  .select({
+    webhookId: webhooks.id,
+    status: sql<string>`${entryP("status")}`.as("status"),
+    eventId: sql<number>`${entryP("eventId")}`.as("event_id"),
+    eventType: sql<string>`${entryP("eventType")}`.as("event_type"),
+    attempts: sql<number>`${entryP("attempts")}`.as("attempts"),
+    nextAttemptAt: sql<string | null>`${entryP("nextAttemptAt")}`.as("next_attempt_at"),
+    lastAttemptAt: sql<string>`${entryP("lastAttemptAt")}`.as("last_attempt_at"),
+    lastStatusCode: sql<number | null>`${entryP("lastStatusCode")}`.as("last_status_code"),
+    lastError: sql<string | null>`${entryP("lastError")}`.as("last_error"),
+    finishedAt: sql<string | null>`${entryP("finishedAt")}`.as("finished_at"),
+  })
+  .from(webhooks)
+  .where(eq(webhooks.id, entryP("webhookId")));
 /** The attempt columns, set from the entry's values: on an insert that finds the entry, and on a move. */
 const ATTEMPT = {
   attempts: sql`${entryP("attempts")}`,
@@ -48,12 +52,20 @@ const ATTEMPT = {
   finishedAt: sql`${entryP("finishedAt")}`,
 };
 
-/** The entry written as it stands (first attempt), or its attempt recorded on the entry of the same status. */
+/**
+ * The entry written as it stands (first attempt), or its attempt recorded on the entry of the same status; a pending entry of the event
+ * whose attempt count was lost (a pause during a retry) gives way to a finished one.
+ */
 const writing = plan({
+  stale: entryP.statement(
+    qb
+      .delete(d)
+      .where(and(eq(d.webhookId, entryP("webhookId")), eq(d.status, "pending"), eq(d.eventId, entryP("eventId")), sql`${entryP("status")} <> 'pending'`)),
+  ),
   entry: entryP.statement(
     qb
       .insert(d)
-      .values(ENTRY_VALUES)
+      .select(entryRow)
       .onConflictDoUpdate({ target: [d.webhookId, d.status, d.eventId], set: ATTEMPT }),
   ),
 });
@@ -74,7 +86,7 @@ const replacing = plan({
   old: redone.statement(
     qb.delete(d).where(and(eq(d.webhookId, redone("webhookId")), inArray(d.status, ["pending", "delivered", "failed"]), eq(d.eventId, redone("eventId")))),
   ),
-  entry: redone.statement(qb.insert(d).values(ENTRY_VALUES)),
+  entry: redone.statement(qb.insert(d).select(entryRow)),
   redelivery: redone.statement(qb.delete(r).where(eq(r.id, redone("id")))),
 });
 
