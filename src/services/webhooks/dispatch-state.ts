@@ -8,16 +8,53 @@ import { params, plan } from "../../db/plan";
 import { events, webhookDeliveries, webhookDispatch, webhookEventTypes, webhookRedeliveries, webhooks } from "../../db/schema";
 import { variants } from "../../db/variants";
 
-/** A subscription behind the dispatch state's event id: each wanted event up to `after` is done; its next is due at `due` (absent: now). */
+/**
+ * A subscription behind the dispatch state's event id: each wanted event up to `after` is done; its next is due at `due` (absent: now).
+ * While a round's attempts to it are still out it is leased to that round (`token`) until `lease`; `verify`: what the delivery log holds
+ * after `after` is done (a round may have sent it).
+ */
 export interface QueueEntry {
   after: number;
   /** Failed attempts of the event after `after` so far. */
   attempts?: number;
   due?: string;
+  lease?: string;
+  token?: string;
+  verify?: boolean;
 }
 
 /** The queue of the dispatch state, by subscription id. */
 export type Queue = Record<string, QueueEntry>;
+
+/** Every member an entry may have: a patch names each (null: absent), so no member of an entry it replaces survives it (RFC 7396). */
+const MEMBERS = ["after", "attempts", "due", "lease", "token", "verify"] as const satisfies readonly (keyof QueueEntry)[];
+
+/** The queue stored as JSON text. */
+export function parseQueue(text: string | undefined): Queue {
+  return JSON.parse(text ?? "{}") as Queue;
+}
+
+/** The JSON Merge Patch (RFC 7396) that sets each entry of `entries` whole, or removes it (null). */
+export function queuePatch(entries: Record<string, QueueEntry | null>): string {
+  const patch: Record<string, Record<string, unknown> | null> = {};
+  for (const [id, entry] of Object.entries(entries)) patch[id] = entry && Object.fromEntries(MEMBERS.map((m) => [m, entry[m] ?? null]));
+  return JSON.stringify(patch);
+}
+
+/** True while a round's attempts to the entry's subscription are out (its lease has not ended at `now`, RFC 3339). */
+export function isLeased(entry: QueueEntry | undefined, now: string): boolean {
+  return entry?.lease !== undefined && entry.lease > now;
+}
+
+/** True when the entry's next event may be sent at `now`: not leased, and due. */
+export function isDue(entry: QueueEntry, now: string): boolean {
+  return !isLeased(entry, now) && (entry.due === undefined || entry.due <= now);
+}
+
+/** True when the delivery log must be read before sending after `after`: a lease that ended without its round's record, or `verify`. */
+export function needsCheck(entry: QueueEntry | undefined, now: string): boolean {
+  return entry !== undefined && (entry.verify === true || (entry.token !== undefined && !isLeased(entry, now)));
+}
 
 const D = webhookDispatch;
 const r = webhookRedeliveries;
@@ -79,6 +116,15 @@ export const release = releasing.statement(
     .where(and(eq(D.id, 1), eq(D.leaseToken, releasing("token")))),
 );
 
+/** The end of attempts that outlived their round: the queue entry they hold (`token`) replaced by `patch` (see `queuePatch`). */
+const finishing = params<{ id: string; token: string; patch: string }>();
+export const finish = finishing.statement(
+  qb
+    .update(D)
+    .set({ queue: sql`json_patch(${D.queue}, ${finishing("patch")})` })
+    .where(and(eq(D.id, 1), sql`json_extract(${D.queue}, '$."' || ${finishing("id")} || '".token') = ${finishing("token")}`)),
+);
+
 /** A paused subscription leaves the queue and keeps its place itself (`parked`: the queue patch then), unless it was resumed meanwhile (`kept`). */
 const parkingP = params<{ id: number; after: number; parked: string; kept: string }>();
 export const parking = plan({
@@ -135,7 +181,16 @@ export const queueNow = params<Record<never, never>>().prepare(qb.select({ queue
 const involved = params<{ from: number; upTo: number; now: string }>();
 export const subscriptions = involved.prepare(
   qb
-    .select(SUBSCRIPTION)
+    .select({
+      ...SUBSCRIPTION,
+      /** A redelivery of it is due (an index seek on its redeliveries). */
+      redeliveryDue: sql<number>`${exists(
+        qb
+          .select({ one: sql`1` })
+          .from(r)
+          .where(and(eq(r.webhookId, webhooks.id), lte(r.nextAttemptAt, involved("now")))),
+      )}`,
+    })
     .from(webhooks)
     .where(
       sql`${webhooks.id} IN (
@@ -146,8 +201,8 @@ export const subscriptions = involved.prepare(
     ),
 );
 
-/** Redeliveries of enabled subscriptions due at `now`, oldest due first, with their event (absent: pruned, or 0 for a test). */
-const dueP = params<{ now: string; redeliveryLimit: number }>();
+/** Subscription `webhookId`'s redeliveries due at `now`, in the order they were queued, at most `limit`, with their event (absent: pruned, or 0 for a test). */
+const dueP = params<{ webhookId: number; now: string; limit: number }>();
 export const dueRedeliveries = dueP.prepare(
   qb
     .select({
@@ -161,11 +216,10 @@ export const dueRedeliveries = dueP.prepare(
       data: events.data,
     })
     .from(r)
-    .innerJoin(webhooks, and(eq(webhooks.id, r.webhookId), eq(webhooks.enabled, true)))
     .leftJoin(events, eq(events.id, r.eventId))
-    .where(lte(r.nextAttemptAt, dueP("now")))
-    .orderBy(r.nextAttemptAt)
-    .limit(dueP("redeliveryLimit")),
+    .where(and(eq(r.webhookId, dueP("webhookId")), lte(r.nextAttemptAt, dueP("now"))))
+    .orderBy(r.id)
+    .limit(dueP("limit")),
 );
 
 /** The events after `after` whose delivery to subscription `webhookId` is done (after a round that ended without its release). */

@@ -8,9 +8,9 @@ import { execute } from "../../db/plan";
 import { loggableError } from "../../logger";
 import { detached, inSpan, recordDeliveries, recordWebhookBacklog } from "../../telemetry";
 import type { FetchFn } from "./delivery";
-import { probe, type Queue } from "./dispatch-state";
+import { isDue, parseQueue, probe, type Queue } from "./dispatch-state";
 import type { SubscribedTypes } from "./interest";
-import { runRound } from "./round";
+import { ROUND_WAIT_MS, type RoundReport, runRound } from "./round";
 
 /** What a dispatch run needs, and its limits. */
 export interface DispatchOptions {
@@ -31,6 +31,10 @@ export interface DispatchOptions {
   interest?: SubscribedTypes;
   /** A timer's poll: its probe does not ask whether any subscription exists, so an idle poll reads 3 rows. */
   poll?: boolean;
+  /** How long a round waits for its chains before recording what finished, ms (default 200); a chain still out records itself. */
+  waitMs?: number;
+  /** While chains are out and nothing else is due, look again this often, ms (default 250). */
+  tickMs?: number;
 }
 
 /** What one `dispatchDue` run did. */
@@ -48,7 +52,16 @@ export const yieldToEventLoop = () => new Promise<void>((resolve) => setTimeout(
 
 /** Whether a queue entry is due at `now` (RFC 3339). */
 function anyDue(queue: Queue, now: string): boolean {
-  return Object.values(queue).some((entry) => entry.due === undefined || entry.due <= now);
+  return Object.values(queue).some((entry) => isDue(entry, now));
+}
+
+/** Add `done`'s counts to `report`. */
+function add(report: DispatchReport, done: RoundReport): void {
+  report.attempted += done.attempted;
+  report.delivered += done.delivered;
+  report.retried += done.retried;
+  report.givenUp += done.givenUp;
+  recordDeliveries(done);
 }
 
 /**
@@ -65,34 +78,69 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
   const stop = () => signal?.aborted === true || now().getTime() >= deadline;
 
   let learning = options.poll !== true && options.interest?.stale() === true;
-  while (budget > 0 && !stop()) {
+  // Chains that outlived their round; the run ends once they have recorded themselves.
+  const out = new Set<Promise<unknown>>();
+  const failures: unknown[] = [];
+  const settled = () => (out.size === 0 ? Promise.resolve() : Promise.race(out));
+  while (budget > 0 && !stop() && failures.length === 0) {
     const at = now().toISOString();
     const mark = options.interest?.mark();
     const [state] = await execute(db, probe(learning), { now: at });
     if (mark && state?.types) options.interest?.learn(mark, [state.types]);
     learning = false;
     if (!state) break;
-    const queue = JSON.parse(state.queue) as Queue;
+    const queue = parseQueue(state.queue);
     const due = state.newest > state.eventId || Boolean(state.redeliveries) || anyDue(queue, at);
     recordWebhookBacklog({ pendingEvents: state.newest - state.eventId, queued: Object.keys(queue).length, due, at: Date.parse(at) });
-    if ((state.leaseUntil !== null && state.leaseUntil > at) || !due) break;
-    const roundOptions = { config, now, fetch: options.fetch, random, stop, newest: state.newest, recovering: state.leaseUntil !== null, budget };
+    if ((state.leaseUntil !== null && state.leaseUntil > at) || !due) {
+      if (out.size === 0) break;
+      await Promise.race([settled(), delay(options.tickMs ?? 250)]);
+      continue;
+    }
+    const roundOptions = {
+      config,
+      now,
+      fetch: options.fetch,
+      random,
+      stop,
+      newest: state.newest,
+      recovering: state.leaseUntil !== null,
+      budget,
+      waitMs: options.waitMs ?? ROUND_WAIT_MS,
+    };
     // A span per round, its sends and round trips inside; an idle poll makes none.
     const round = await inSpan("petstore.webhook.round", {}, async (span) => {
       const done = await runRound(db, roundOptions);
-      span.setAttributes({ "petstore.webhook.attempted": done.attempted, "petstore.webhook.delivered": done.delivered });
+      span.setAttributes({ "petstore.webhook.attempted": done.report.attempted, "petstore.webhook.delivered": done.report.delivered });
       return done;
     });
-    if (!round.progress) break;
-    budget -= round.attempted;
-    report.attempted += round.attempted;
-    report.delivered += round.delivered;
-    report.retried += round.retried;
-    report.givenUp += round.givenUp;
-    recordDeliveries(round);
-    await yieldToEventLoop();
+    for (const chain of round.outstanding) {
+      const tracked: Promise<unknown> = chain.then(
+        (done) => {
+          add(report, done);
+          out.delete(tracked);
+        },
+        (error: unknown) => {
+          failures.push(error);
+          out.delete(tracked);
+        },
+      );
+      out.add(tracked);
+    }
+    budget -= round.report.attempted;
+    add(report, round.report);
+    if (round.report.progress) await yieldToEventLoop();
+    else if (out.size === 0) break;
+    else await Promise.race([settled(), delay(options.tickMs ?? 250)]);
   }
+  await Promise.all(out);
+  if (failures.length > 0) throw failures[0];
   return report;
+}
+
+/** Resolves after `ms`; the timer does not keep the process alive. */
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => (setTimeout(resolve, ms) as { unref?: () => void }).unref?.());
 }
 
 export class WebhookDispatcher {

@@ -1,0 +1,174 @@
+/**
+ * One subscription's share of a dispatch round (docs/webhooks.md#design): its messages in order (redeliveries first, then its place in the
+ * ordered stream), sent one after another, and what they leave to record: log entries, its status, and its next place in the queue.
+ */
+import type { AppConfig } from "../../config";
+import type { PlanRun, ResultOf } from "../../db/plan";
+import { backoffDelayMs } from "../../domain/backoff";
+import { attempt, type AttemptResult, type FetchFn, type Message, type Target } from "./delivery";
+import type { dueRedeliveries, eventSpan, QueueEntry, subscriptions } from "./dispatch-state";
+import { type Entry, markSubscription, recordEntry, recordRedelivery, rescheduleRedelivery } from "./outcomes";
+import { webhookMessageId } from "./signing";
+
+/** Most messages a round sends to one subscription, one after another. */
+export const CHAIN = 20;
+/** No send starts later than this after a round began, ms. */
+export const ROUND_MS = 5_000;
+
+export type Subscription = ResultOf<typeof subscriptions>[number];
+export type EventRow = ResultOf<typeof eventSpan>[number];
+export type Redelivery = ResultOf<typeof dueRedeliveries>[number];
+
+/** A message of a subscription's chain: its place in the ordered stream (`event`), or a redelivery. */
+export type Link = { message: Message; event: EventRow; redelivery?: undefined } | { message: Message; event?: undefined; redelivery: Redelivery };
+
+/** What a round did; `progress` false: nothing was due or the lease was held elsewhere. */
+export interface RoundReport {
+  progress: boolean;
+  attempted: number;
+  delivered: number;
+  retried: number;
+  givenUp: number;
+}
+
+/** What sending a chain needs; `stop()` true: no further send starts. */
+export interface ChainOptions {
+  config: AppConfig;
+  now: () => Date;
+  fetch: FetchFn;
+  random: () => number;
+  stop: () => boolean;
+  /** When the round began, ms since the epoch. */
+  began: number;
+  /** Attempts the round may still make (shared by its chains). */
+  quota: { left: number };
+}
+
+/** The Event JSON, exactly as GET /events shows it. */
+export function eventMessage(e: { id: number; type: string; occurredAt: string; data: string }): Message {
+  const body = JSON.stringify({ id: e.id, type: e.type, occurredAt: e.occurredAt, data: JSON.parse(e.data) as unknown });
+  return { eventId: e.id, eventType: e.type, messageId: webhookMessageId(e.id), body };
+}
+
+/** A redelivery's message: its event again, or a `webhook.test` (event 0, `data: {webhookId}`); undefined when retention removed the event. */
+export function redeliveryMessage(x: Redelivery): Message | undefined {
+  if (x.eventId === 0) {
+    const body = JSON.stringify({ id: 0, type: "webhook.test", occurredAt: x.createdAt, data: { webhookId: x.webhookId } });
+    return { eventId: 0, eventType: "webhook.test", messageId: `evt_test_${x.id}`, body };
+  }
+  if (x.type === null || x.occurredAt === null || x.data === null) return undefined;
+  return eventMessage({ id: x.eventId, type: x.type, occurredAt: x.occurredAt, data: x.data });
+}
+
+/** Where subscription `s`'s messages go at `now`, signed by its secret and, within 24 h of a rotation, the one before. */
+export function targetOf(s: Subscription, now: Date): Target {
+  const previous = s.previousSecret !== null && s.previousSecretUntil !== null && s.previousSecretUntil > now.toISOString();
+  return { url: s.url, secrets: previous ? [s.secret, s.previousSecret!] : [s.secret] };
+}
+
+/** One sent link and what came of it. */
+export interface Sent {
+  link: Link;
+  result: AttemptResult;
+  at: Date;
+}
+
+/**
+ * Send `chain` to `target` in order until an attempt fails with attempts left, `CHAIN` are sent, `stop()`, the quota is spent, or `ROUND_MS`
+ * after the round began; a give-up lets the next one go (`prior`: the failed attempts of the chain's first stream event).
+ * @returns what was sent, in order. Never throws (a failed attempt is a result).
+ */
+export async function sendChain(chain: Link[], target: Target, prior: number, options: ChainOptions): Promise<Sent[]> {
+  const sent: Sent[] = [];
+  let head = true;
+  for (const link of chain.slice(0, CHAIN)) {
+    if (options.stop() || options.quota.left <= 0 || options.now().getTime() - options.began >= ROUND_MS) break;
+    options.quota.left -= 1;
+    const at = options.now();
+    const result = await attempt(target, link.message, { config: options.config, at, fetch: options.fetch });
+    sent.push({ link, result, at });
+    const attempts = link.redelivery ? link.redelivery.attempts + 1 : head ? prior + 1 : 1;
+    if (link.event) head = false;
+    if (!result.ok && attempts < options.config.webhooks.maxAttempts) break;
+  }
+  return sent;
+}
+
+/** Where a chain's outcomes go: writes, the queue entries to set (null: out of the queue), and the counts. */
+export interface Ledger {
+  writes: PlanRun[];
+  delta: Record<string, QueueEntry | null>;
+  report: RoundReport;
+}
+
+/** The log entry of one attempt, `attempts` in all, and what it leads to. */
+function entryOf(s: Subscription, sent: Sent, attempts: number, options: Pick<ChainOptions, "config" | "now" | "random">) {
+  const { result, at, link } = sent;
+  const { maxAttempts, retryBaseMs, retryCapMs } = options.config.webhooks;
+  const outcome = result.ok ? "delivered" : attempts >= maxAttempts ? "givenUp" : "retried";
+  const next = outcome === "retried" ? new Date(at.getTime() + backoffDelayMs(attempts, retryBaseMs, retryCapMs, options.random)).toISOString() : null;
+  const entry: Entry = {
+    webhookId: s.id,
+    status: outcome === "delivered" ? "delivered" : outcome === "givenUp" ? "failed" : "pending",
+    eventId: link.message.eventId,
+    eventType: link.message.eventType,
+    attempts,
+    nextAttemptAt: next,
+    lastAttemptAt: at.toISOString(),
+    lastStatusCode: result.statusCode,
+    lastError: result.error,
+    finishedAt: outcome === "retried" ? null : options.now().toISOString(),
+  };
+  return { entry, outcome } as const;
+}
+
+/** A chain as a round planned it: the subscription, its queue entry, its messages and how far its window reached. */
+export interface Planned {
+  s: Subscription;
+  /** Its queue entry (undefined: not queued, its stream is the round's new events). */
+  queued: QueueEntry | undefined;
+  chain: Link[];
+  /** How far a queued subscription's window reached (undefined: not due this round, its place stays). */
+  scanned: number | undefined;
+}
+
+/**
+ * Record into `ledger` what was sent of `planned.chain`, and the subscription's place: in the queue at the first stream event not done
+ * (with the attempts and due time of a failed one), or out of it once its window reached `upTo`.
+ */
+export function settle(planned: Planned, sent: Sent[], upTo: number, ledger: Ledger, options: Pick<ChainOptions, "config" | "now" | "random">): void {
+  const { s, queued, chain, scanned } = planned;
+  const { writes, delta, report } = ledger;
+  let headAttempts = queued?.attempts ?? 0;
+  let retry: QueueEntry | undefined;
+  const done = new Set<number>();
+  for (const one of sent) {
+    report.attempted += 1;
+    const { link } = one;
+    if (link.redelivery) {
+      const attempts = link.redelivery.attempts + 1;
+      const { entry, outcome } = entryOf(s, one, attempts, options);
+      if (outcome === "retried") writes.push(rescheduleRedelivery(link.redelivery.id, attempts, entry.nextAttemptAt!));
+      else writes.push(recordRedelivery(link.redelivery.id, entry));
+      report[outcome] += 1;
+      continue;
+    }
+    const attempts = headAttempts + 1;
+    const { entry, outcome } = entryOf(s, one, attempts, options);
+    writes.push(recordEntry(entry, headAttempts > 0));
+    report[outcome] += 1;
+    if (outcome === "delivered" && s.status === "failing") writes.push(markSubscription(s.id, "active"));
+    if (outcome === "givenUp" && s.status === "active") writes.push(markSubscription(s.id, "failing"));
+    if (outcome === "retried") retry = { after: link.event.id - 1, attempts, due: entry.nextAttemptAt! };
+    else done.add(link.event.id);
+    headAttempts = 0;
+  }
+  if (retry) {
+    delta[s.id] = retry;
+    return;
+  }
+  const next = chain.find((link) => link.event && !done.has(link.event.id));
+  // Not reached this round: its place, keeping the failed attempts of a queued head that was not tried again.
+  if (next) delta[s.id] = headAttempts > 0 ? { after: next.event!.id - 1, attempts: headAttempts } : { after: next.event!.id - 1 };
+  else if (queued && scanned !== undefined) delta[s.id] = scanned >= upTo ? null : { after: scanned };
+}
