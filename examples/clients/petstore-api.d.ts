@@ -777,6 +777,22 @@ export interface components {
              */
             events: ("pet.created" | "pet.updated" | "pet.deleted" | "category.created" | "category.updated" | "category.deleted" | "inventory.updated" | "order.placed" | "order.updated" | "order.fulfilled" | "order.cancelled" | "*")[];
             /**
+             * @description With `ordering: "none"`: most attempts at once (default 10).
+             * @example 10
+             */
+            maxInFlight?: number;
+            /**
+             * @description `strict` (default): one attempt in flight, events in commit order, a failing event holds the later ones back. `none`: up to `maxInFlight` attempts at once, each event retried on its own (receivers order by `occurredAt` or the event id).
+             * @example strict
+             * @enum {string}
+             */
+            ordering?: "strict" | "none";
+            /**
+             * @description Most deliveries per second to the endpoint (absent: no limit), to protect the receiver.
+             * @example 20
+             */
+            rateLimit?: number;
+            /**
              * Format: uri
              * @description Where deliveries are POSTed: an absolute http(s) URL without credentials that names a host. Addresses that are not global unicast (loopback, private, link-local, documentation and other special-purpose ranges) and `localhost` are refused unless the deployment allows them (WEBHOOKS_ALLOW_PRIVATE).
              * @example https://example.com/petstore/events
@@ -897,6 +913,22 @@ export interface components {
              */
             id: number;
             /**
+             * @description With `ordering: "none"`: most attempts at once (default 10).
+             * @example 10
+             */
+            maxInFlight: number;
+            /**
+             * @description `strict` (default): one attempt in flight, events in commit order, a failing event holds the later ones back. `none`: up to `maxInFlight` attempts at once, each event retried on its own (receivers order by `occurredAt` or the event id).
+             * @example strict
+             * @enum {string}
+             */
+            ordering: "strict" | "none";
+            /**
+             * @description Most deliveries per second to the endpoint (absent: no limit), to protect the receiver.
+             * @example 20
+             */
+            rateLimit?: number;
+            /**
              * @description `failing` after a delivery was given up (retries exhausted); back to `active` after the next successful delivery, or when resumed with `enabled: true`.
              * @enum {string}
              */
@@ -907,7 +939,7 @@ export interface components {
              */
             url: string;
         };
-        /** @description A JSON Merge Patch (RFC 7396) of a subscription: members left out are kept, members given are set; url, events and enabled are required, so `null` is refused there. At least one member. */
+        /** @description A JSON Merge Patch (RFC 7396) of a subscription: members left out are kept, members given are set; `null` removes rateLimit; url, events, enabled, ordering and maxInFlight are required, so `null` is refused there. At least one member. */
         WebhookChange: {
             /** @description `false` pauses: nothing is sent and the subscription's place in the event log waits (within event retention). `true` resumes in order and revives a `failing` subscription. */
             enabled?: boolean;
@@ -919,6 +951,22 @@ export interface components {
              *     ]
              */
             events?: ("pet.created" | "pet.updated" | "pet.deleted" | "category.created" | "category.updated" | "category.deleted" | "inventory.updated" | "order.placed" | "order.updated" | "order.fulfilled" | "order.cancelled" | "*")[];
+            /**
+             * @description With `ordering: "none"`: most attempts at once (default 10).
+             * @example 10
+             */
+            maxInFlight?: number;
+            /**
+             * @description `strict` (default): one attempt in flight, events in commit order, a failing event holds the later ones back. `none`: up to `maxInFlight` attempts at once, each event retried on its own (receivers order by `occurredAt` or the event id).
+             * @example strict
+             * @enum {string}
+             */
+            ordering?: "strict" | "none";
+            /**
+             * @description Most deliveries per second; `null` removes the limit.
+             * @example 20
+             */
+            rateLimit?: number | null;
             /**
              * Format: uri
              * @description Where deliveries are POSTed: an absolute http(s) URL without credentials that names a host. Addresses that are not global unicast (loopback, private, link-local, documentation and other special-purpose ranges) and `localhost` are refused unless the deployment allows them (WEBHOOKS_ALLOW_PRIVATE).

@@ -7,6 +7,7 @@ import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } fro
 import { EVENT_TYPES } from "../domain/events";
 import { PET_STATUSES } from "../domain/pets";
 import { ROLES } from "../domain/principal";
+import { DELIVERY_STATUSES, MAX_IN_FLIGHT, WEBHOOK_ORDERINGS, WEBHOOK_STATUSES } from "../domain/webhooks";
 import { type Creatable, type Patch, type Representation, representation } from "./representation";
 
 export const categories = sqliteTable(
@@ -191,9 +192,7 @@ export const webhooks = sqliteTable("webhooks", {
   /** The secret before the last rotation: it signs too until `previousSecretUntil` (docs/webhooks.md#rotating-the-secret). */
   previousSecret: text(),
   previousSecretUntil: text(),
-  status: text({ enum: ["active", "failing"] })
-    .notNull()
-    .default("active"),
+  status: text({ enum: WEBHOOK_STATUSES }).notNull().default("active"),
   /** False: paused, nothing is sent and the subscription's place in the log waits. */
   enabled: integer({ mode: "boolean" }).notNull().default(true),
   createdAt: text().notNull(),
@@ -204,6 +203,24 @@ export const webhooks = sqliteTable("webhooks", {
   previousEvents: text(),
   /** Paused with wanted events after this one not yet sent: where its place in the log waits (docs/webhooks.md#design). */
   pausedAfter: integer(),
+  /** Delivery mode (docs/webhooks.md#delivery-modes). */
+  ordering: text({ enum: WEBHOOK_ORDERINGS }).notNull().default("strict"),
+  maxInFlight: integer().notNull().default(MAX_IN_FLIGHT.default),
+  /** Most deliveries per second; NULL: no limit. */
+  rateLimit: integer(),
+});
+
+/** The Webhook representation (docs/api.md#events-and-webhooks; `events` is JSON text, an array in the API) — never the secret. */
+export const WEBHOOK = representation(webhooks, {
+  id: webhooks.id,
+  url: webhooks.url,
+  events: webhooks.events,
+  enabled: webhooks.enabled,
+  status: webhooks.status,
+  createdAt: webhooks.createdAt,
+  ordering: webhooks.ordering,
+  maxInFlight: webhooks.maxInFlight,
+  rateLimit: webhooks.rateLimit,
 });
 
 /** The event types each subscription wants (`*`: all), a row each: a dispatch round finds an event's subscriptions by its type. */
@@ -245,7 +262,7 @@ export const webhookDeliveries = sqliteTable(
     webhookId: integer()
       .notNull()
       .references(() => webhooks.id, { onDelete: "cascade" }),
-    status: text({ enum: ["pending", "delivered", "failed"] }).notNull(),
+    status: text({ enum: DELIVERY_STATUSES }).notNull(),
     eventId: integer().notNull(),
     eventType: text().notNull(),
     attempts: integer().notNull(),

@@ -1,7 +1,17 @@
 /** Webhook subscriptions and their deliveries (docs/api.md#events-and-webhooks), as the API shows them. */
 import type { EventType } from "./events";
 
-export type WebhookStatus = "active" | "failing";
+/** Every subscription status: `failing` after a delivery was given up. */
+export const WEBHOOK_STATUSES = ["active", "failing"] as const;
+export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
+
+/** Delivery modes: `strict`, one attempt in flight in commit order; `none`, up to `maxInFlight` at once, each event retried on its own. */
+export const WEBHOOK_ORDERINGS = ["strict", "none"] as const;
+export type WebhookOrdering = (typeof WEBHOOK_ORDERINGS)[number];
+/** Bounds and default of `maxInFlight` (docs/webhooks.md#delivery-modes). */
+export const MAX_IN_FLIGHT = { min: 1, max: 50, default: 10 } as const;
+/** Bounds of `rateLimit`, deliveries per second. */
+export const RATE_LIMIT = { min: 1, max: 1000 } as const;
 
 /** Webhook subscription representation (never carries the secret). */
 export interface Webhook {
@@ -13,10 +23,18 @@ export interface Webhook {
   /** `failing` after a delivery was given up; back to `active` after the next success or on resume. */
   status: WebhookStatus;
   createdAt: string;
+  ordering: WebhookOrdering;
+  /** With `ordering: "none"`: most attempts at once. */
+  maxInFlight: number;
+  /** Most deliveries per second (absent: no limit). */
+  rateLimit?: number;
 }
 
-/** A subscription to create: its target and the event types it wants (or exactly `["*"]`). */
-export interface NewWebhook {
+/** How a subscription's deliveries go out: `{ordering, maxInFlight, rateLimit}` (docs/webhooks.md#delivery-modes). */
+export type DeliveryMode = Pick<Webhook, "ordering" | "maxInFlight"> & { rateLimit: number | null };
+
+/** A subscription to create: its target, the event types it wants (or exactly `["*"]`), and its delivery mode (defaults: strict, 10, none). */
+export interface NewWebhook extends Partial<DeliveryMode> {
   url: string;
   events: (EventType | "*")[];
 }
@@ -30,7 +48,9 @@ export const DELIVERY_ERRORS = ["http_status", "timeout", "refused", "dns", "tls
  */
 export type DeliveryError = (typeof DELIVERY_ERRORS)[number];
 
-export type DeliveryStatus = "pending" | "delivered" | "failed";
+/** Every delivery status: `failed` is a delivery given up. */
+export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /** One (subscription, event) delivery and its attempts so far; event 0 is a `webhook.test`. */
 export interface WebhookDelivery {
@@ -49,8 +69,8 @@ export interface WebhookDelivery {
   deliveredAt?: string;
 }
 
-/** A subscription's change `{url?, events?, enabled?}` (docs/webhooks.md#managing-a-subscription; JSON Merge Patch, RFC 7396). */
-export interface WebhookChange {
+/** A subscription's change (docs/webhooks.md#managing-a-subscription; JSON Merge Patch, RFC 7396: `rateLimit: null` removes the limit). */
+export interface WebhookChange extends Partial<DeliveryMode> {
   url?: string;
   events?: (EventType | "*")[];
   enabled?: boolean;

@@ -94,6 +94,8 @@ export function webhooksScenarios(getTarget: () => Target): void {
           enabled: true,
           status: "active",
           createdAt: expect.any(String),
+          ordering: "strict",
+          maxInFlight: 10,
           secret: expect.stringMatching(SECRET_SHAPE),
         });
         expect(new Date(res.body.createdAt).toISOString()).toBe(res.body.createdAt);

@@ -3,6 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { mergePatchSchema } from "../../http/merge-patch";
 import { MAX_ID } from "../../http/schemas";
 import { EVENT_TYPES } from "../../services/events.service";
+import { DELIVERY_STATUSES, MAX_IN_FLIGHT, RATE_LIMIT, WEBHOOK_ORDERINGS, WEBHOOK_STATUSES } from "../../domain/webhooks";
 
 const id = z.number().int().min(1).max(MAX_ID).openapi({ format: "int64", example: 1 });
 const timestamp = z.string().openapi({ format: "date-time", example: "2026-11-21T12:00:00.000Z" });
@@ -24,8 +25,27 @@ const targetUrl = z.string().min(1).max(2000).openapi({
   example: "https://example.com/petstore/events",
 });
 
+const ordering = z.enum(WEBHOOK_ORDERINGS).openapi({
+  description:
+    "`strict` (default): one attempt in flight, events in commit order, a failing event holds the later ones back. `none`: up to `maxInFlight` attempts at once, each event retried on its own (receivers order by `occurredAt` or the event id).",
+  example: "strict",
+});
+const maxInFlight = z
+  .number()
+  .int()
+  .min(MAX_IN_FLIGHT.min)
+  .max(MAX_IN_FLIGHT.max)
+  .openapi({
+    description: `With \`ordering: "none"\`: most attempts at once (default ${MAX_IN_FLIGHT.default}).`,
+    example: MAX_IN_FLIGHT.default,
+  });
+const rateLimit = z.number().int().min(RATE_LIMIT.min).max(RATE_LIMIT.max).openapi({
+  description: "Most deliveries per second to the endpoint (absent: no limit), to protect the receiver.",
+  example: 20,
+});
+
 export const NewWebhookSchema = z
-  .strictObject({ url: targetUrl, events: eventTypes })
+  .strictObject({ url: targetUrl, events: eventTypes, ordering: ordering.optional(), maxInFlight: maxInFlight.optional(), rateLimit: rateLimit.optional() })
   .openapi("NewWebhook", { description: "A webhook subscription to create." });
 
 export const WebhookChangeSchema = mergePatchSchema(
@@ -37,8 +57,11 @@ export const WebhookChangeSchema = mergePatchSchema(
       description:
         "`false` pauses: nothing is sent and the subscription's place in the event log waits (within event retention). `true` resumes in order and revives a `failing` subscription.",
     }),
+    ordering,
+    maxInFlight,
+    rateLimit: rateLimit.openapi({ description: "Most deliveries per second; `null` removes the limit." }),
   },
-  [],
+  ["rateLimit"],
   "a subscription",
 );
 
@@ -69,11 +92,14 @@ export const WebhookSchema = z
     url: z.string().openapi({ format: "uri", example: "https://example.com/petstore/events" }),
     events: z.array(z.string()).openapi({ description: 'Subscribed event types, or `["*"]`.', example: ["pet.created", "pet.updated"] }),
     enabled: z.boolean().openapi({ description: "`false`: paused; nothing is sent and its place in the event log waits." }),
-    status: z.enum(["active", "failing"]).openapi({
+    status: z.enum(WEBHOOK_STATUSES).openapi({
       description:
         "`failing` after a delivery was given up (retries exhausted); back to `active` after the next successful delivery, or when resumed with `enabled: true`.",
     }),
     createdAt: timestamp,
+    ordering,
+    maxInFlight,
+    rateLimit: rateLimit.optional(),
   })
   .openapi("Webhook", { description: "A webhook subscription (without its secret)." });
 
@@ -96,7 +122,7 @@ export const WebhookDeliverySchema = z
       .max(MAX_ID)
       .openapi({ format: "int64", description: "The event delivered; 0 for the subscription's latest `webhook.test`.", example: 42 }),
     eventType: z.string().openapi({ description: "Type of the delivered event (see EventType), or `webhook.test`.", example: "pet.created" }),
-    status: z.enum(["pending", "delivered", "failed"]).openapi({
+    status: z.enum(DELIVERY_STATUSES).openapi({
       description:
         "`pending`: not yet accepted, retried with exponential backoff; `delivered`: a 2xx was received; `failed`: given up after the configured number of attempts.",
     }),
@@ -115,4 +141,4 @@ export const WebhookDeliverySchema = z
 
 export const WebhookDeliveriesSchema = z.array(WebhookDeliverySchema).openapi("WebhookDeliveries");
 
-export const DeliveryStatusSchema = z.enum(["pending", "delivered", "failed"]);
+export const DeliveryStatusSchema = z.enum(DELIVERY_STATUSES);

@@ -7,7 +7,7 @@ import type { PlanRun, ResultOf } from "../../db/plan";
 import { backoffDelayMs } from "../../domain/backoff";
 import { attempt, type AttemptResult, type FetchFn, type Message, type Target } from "./delivery";
 import type { dueRedeliveries, eventSpan, QueueEntry, subscriptions } from "./dispatch-state";
-import { type Entry, markSubscription, recordEntry, recordRedelivery, rescheduleRedelivery } from "./outcomes";
+import { type Entry, markSubscription, recordEntry, recordRedelivery, rescheduleRedelivery, retryOnItsOwn } from "./outcomes";
 import { webhookMessageId } from "./signing";
 
 /** Most messages a round sends to one subscription, one after another. */
@@ -73,25 +73,49 @@ export interface Sent {
   at: Date;
 }
 
+/** Resolves at `at` (ms since the epoch) of real time or later; at once when it has passed. */
+async function until(at: number): Promise<void> {
+  while (Date.now() < at) await new Promise((resolve) => setTimeout(resolve, at - Date.now()));
+}
+
+/** Most messages of one chain: `CHAIN`, or two waves of an unordered subscription's attempts. */
+export const chainLimit = (s: Pick<Subscription, "ordering" | "maxInFlight">) => (s.ordering === "none" ? Math.max(CHAIN, 2 * s.maxInFlight) : CHAIN);
+
 /**
- * Send `chain` to `target` in order until an attempt fails with attempts left, `CHAIN` are sent, `stop()`, the quota is spent, or `ROUND_MS`
- * after the round began; a give-up lets the next one go (`prior`: the failed attempts of the chain's first stream event).
- * @returns what was sent, in order. Never throws (a failed attempt is a result).
+ * Send `chain` to subscription `s` (at `target`): strictly one after another until an attempt fails with attempts left (a give-up lets the
+ * next one go; `prior`: the failed attempts of the chain's first stream event), or, with ordering `none`, up to `maxInFlight` at once;
+ * no send starts after `stop()`, the quota is spent or `ROUND_MS` after the round began; with a `rateLimit`, sends start at most that
+ * many a second and the chain ends one interval after its last send.
+ * @returns what was sent, in chain order (a prefix of it). Never throws (a failed attempt is a result).
  */
-export async function sendChain(chain: Link[], target: Target, prior: number, options: ChainOptions): Promise<Sent[]> {
+export async function sendChain(s: Subscription, chain: Link[], target: Target, prior: number, options: ChainOptions): Promise<Sent[]> {
+  const links = chain.slice(0, chainLimit(s));
   const sent: Sent[] = [];
-  let head = true;
-  for (const link of chain.slice(0, CHAIN)) {
-    if (options.stop() || options.quota.left <= 0 || options.now().getTime() - options.began >= ROUND_MS) break;
-    options.quota.left -= 1;
-    const at = options.now();
-    const result = await attempt(target, link.message, { config: options.config, at, fetch: options.fetch });
-    sent.push({ link, result, at });
-    const attempts = link.redelivery ? link.redelivery.attempts + 1 : head ? prior + 1 : 1;
-    if (link.event) head = false;
-    if (!result.ok && attempts < options.config.webhooks.maxAttempts) break;
-  }
-  return sent;
+  const interval = s.rateLimit === null ? 0 : 1000 / s.rateLimit;
+  let next = 0;
+  let blocked = false;
+  let nextStart = Date.now();
+  const open = () => !blocked && next < links.length && !options.stop() && options.quota.left > 0 && options.now().getTime() - options.began < ROUND_MS;
+  const worker = async () => {
+    while (open()) {
+      const index = next++;
+      const link = links[index]!;
+      options.quota.left -= 1;
+      const slot = Math.max(nextStart, Date.now());
+      nextStart = slot + interval;
+      await until(slot);
+      const at = options.now();
+      const result = await attempt(target, link.message, { config: options.config, at, fetch: options.fetch });
+      sent[index] = { link, result, at };
+      const attempts = link.redelivery ? link.redelivery.attempts + 1 : index === firstEvent ? prior + 1 : 1;
+      if (s.ordering === "strict" && !result.ok && attempts < options.config.webhooks.maxAttempts) blocked = true;
+    }
+  };
+  const firstEvent = links.findIndex((link) => link.event !== undefined);
+  const workers = s.ordering === "none" ? Math.min(s.maxInFlight, links.length) : 1;
+  await Promise.all(Array.from({ length: workers }, worker));
+  if (interval > 0 && sent.length > 0) await until(nextStart);
+  return sent.filter((x) => x !== undefined);
 }
 
 /** Where a chain's outcomes go: writes, the queue entries to set (null: out of the queue), and the counts. */
@@ -148,8 +172,9 @@ export function settle(planned: Planned, sent: Sent[], upTo: number, ledger: Led
     if (link.redelivery) {
       const attempts = link.redelivery.attempts + 1;
       const { entry, outcome } = entryOf(s, one, attempts, options);
-      if (outcome === "retried") writes.push(rescheduleRedelivery(link.redelivery.id, attempts, entry.nextAttemptAt!));
+      if (outcome === "retried") writes.push(rescheduleRedelivery(link.redelivery.id, attempts, entry.nextAttemptAt!), recordEntry(entry, true));
       else writes.push(recordRedelivery(link.redelivery.id, entry));
+      if (outcome === "givenUp" && s.ordering === "none" && s.status === "active") writes.push(markSubscription(s.id, "failing"));
       report[outcome] += 1;
       continue;
     }
@@ -159,7 +184,8 @@ export function settle(planned: Planned, sent: Sent[], upTo: number, ledger: Led
     report[outcome] += 1;
     if (outcome === "delivered" && s.status === "failing") writes.push(markSubscription(s.id, "active"));
     if (outcome === "givenUp" && s.status === "active") writes.push(markSubscription(s.id, "failing"));
-    if (outcome === "retried") retry = { after: link.event.id - 1, attempts, due: entry.nextAttemptAt! };
+    if (outcome === "retried" && s.ordering === "none") writes.push(retryOnItsOwn(entry, options.now().toISOString()));
+    if (outcome === "retried" && s.ordering === "strict") retry = { after: link.event.id - 1, attempts, due: entry.nextAttemptAt! };
     else done.add(link.event.id);
     headAttempts = 0;
   }

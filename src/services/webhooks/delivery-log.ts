@@ -9,7 +9,7 @@ import { execute, params, plan, read, runEach, withValues, type PlanResults } fr
 import { webhookDeliveries, webhooks } from "../../db/schema";
 import { variants } from "../../db/variants";
 import { NotFound } from "../../domain/errors";
-import { DELIVERY_ERRORS, type DeliveryStatus, type WebhookDelivery } from "../../domain/webhooks";
+import { DELIVERY_ERRORS, DELIVERY_STATUSES, type DeliveryStatus, type WebhookDelivery } from "../../domain/webhooks";
 
 const d = webhookDeliveries;
 
@@ -41,7 +41,7 @@ function inStatus(status: DeliveryStatus | undefined) {
 
 /** Every status: the three ranges, each limited, merged in event order. */
 function everyStatus() {
-  const ranges = (["pending", "delivered", "failed"] as const).map((status) => qb.select().from(inStatus(status).as(`log_${status}`)));
+  const ranges = DELIVERY_STATUSES.map((status) => qb.select().from(inStatus(status).as(`log_${status}`)));
   return unionAll(ranges[0]!, ranges[1]!, ranges[2]!).orderBy(sql`event_id`).limit(p("limit"));
 }
 

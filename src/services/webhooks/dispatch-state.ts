@@ -156,6 +156,9 @@ const SUBSCRIPTION = {
   typesSince: webhooks.typesSince,
   previousEvents: webhooks.previousEvents,
   pausedAfter: webhooks.pausedAfter,
+  ordering: webhooks.ordering,
+  maxInFlight: webhooks.maxInFlight,
+  rateLimit: webhooks.rateLimit,
 };
 
 const EVENT = { id: events.id, type: events.type, occurredAt: events.occurredAt, data: events.data };
@@ -222,12 +225,21 @@ export const dueRedeliveries = dueP.prepare(
     .limit(dueP("limit")),
 );
 
-/** The events after `after` whose delivery to subscription `webhookId` is done (after a round that ended without its release). */
-const doneP = params<{ webhookId: number; after: number }>();
+/**
+ * The events after `after` whose delivery to subscription `webhookId` is done (after a round that ended without its release, or `verify`);
+ * `unordered`: a pending one too (it is retried on its own).
+ */
+const doneP = params<{ webhookId: number; after: number; unordered: boolean }>();
 const d = webhookDeliveries;
 export const finishedAfter = doneP.prepare(
   qb
     .select({ eventId: d.eventId })
     .from(d)
-    .where(and(eq(d.webhookId, doneP("webhookId")), sql`${d.status} IN ('delivered', 'failed')`, gt(d.eventId, doneP("after")))),
+    .where(
+      and(
+        eq(d.webhookId, doneP("webhookId")),
+        sql`${d.status} IN ('delivered', 'failed', CASE WHEN ${doneP("unordered")} THEN 'pending' END)`,
+        gt(d.eventId, doneP("after")),
+      ),
+    ),
 );

@@ -7,7 +7,7 @@ import { qb, type Database } from "../../db/client";
 import { params, plan, read, run, statement } from "../../db/plan";
 import { events as eventLog, webhookDispatch, webhookEventTypes, webhooks } from "../../db/schema";
 import { InvalidInput, NotFound } from "../../domain/errors";
-import { historyAfterChange, storedInterest, type Webhook, type WebhookChange } from "../../domain/webhooks";
+import { type DeliveryMode, historyAfterChange, storedInterest, type Webhook, type WebhookChange } from "../../domain/webhooks";
 import { generateWebhookSecret, isWebhookSecret } from "./signing";
 import { webhookTargetProblem } from "../../domain/webhook-target";
 import { subscriptionsChanged, toWebhook, WEBHOOK } from "./subscriptions";
@@ -37,7 +37,7 @@ const current = plan({
 });
 
 /** A change, guarded by the state it was computed from (`was*`): a concurrent change makes it write nothing, and it is computed again. */
-type ChangeValues = {
+type ChangeValues = DeliveryMode & {
   id: number;
   url: string;
   events: string;
@@ -79,6 +79,9 @@ const changing = plan({
         url: sql`${c("url")}`,
         events: sql`${c("events")}`,
         enabled: sql`${c("enabled")}`,
+        ordering: sql`${c("ordering")}`,
+        maxInFlight: sql`${c("maxInFlight")}`,
+        rateLimit: sql`${c("rateLimit")}`,
         typesSince: sql`CASE WHEN ${c("retype")} THEN ${c("typesSince")} ELSE ${webhooks.typesSince} END`,
         previousEvents: sql`CASE WHEN ${c("retype")} THEN ${c("previousEvents")} ELSE ${webhooks.previousEvents} END`,
         status: sql`CASE WHEN ${c("resume")} THEN 'active' ELSE ${webhooks.status} END`,
@@ -122,9 +125,16 @@ export async function updateWebhook(db: Database, id: number, change: WebhookCha
     const url = change.url === undefined ? was.url : new URL(change.url).href;
     const enabled = change.enabled ?? Boolean(was.enabled);
     const resume = change.enabled === true && (!was.enabled || was.status === "failing" || was.pausedAfter !== null);
-    if (!retype && url === was.url && enabled === Boolean(was.enabled) && !resume) return toWebhook(was);
+    const mode: DeliveryMode = {
+      ordering: change.ordering ?? was.ordering,
+      maxInFlight: change.maxInFlight ?? was.maxInFlight,
+      rateLimit: change.rateLimit === undefined ? was.rateLimit : change.rateLimit,
+    };
+    const remode = mode.ordering !== was.ordering || mode.maxInFlight !== was.maxInFlight || mode.rateLimit !== was.rateLimit;
+    if (!retype && !remode && url === was.url && enabled === Boolean(was.enabled) && !resume) return toWebhook(was);
     const history = retype ? historyAfterChange(storedInterest({ ...was, start: 0 }), newest, oldest) : null;
     const values: ChangeValues = {
+      ...mode,
       id,
       url,
       events: retype ? JSON.stringify(types) : was.events,

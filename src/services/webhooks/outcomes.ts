@@ -6,7 +6,7 @@ import { and, eq, inArray, ne, sql } from "drizzle-orm";
 import { qb } from "../../db/client";
 import { params, plan, type PlanRun, withValues } from "../../db/plan";
 import { webhookDeliveries, webhookRedeliveries, webhooks } from "../../db/schema";
-import type { DeliveryError, DeliveryStatus, WebhookStatus } from "../../domain/webhooks";
+import { DELIVERY_STATUSES, type DeliveryError, type DeliveryStatus, type WebhookStatus } from "../../domain/webhooks";
 
 const d = webhookDeliveries;
 const r = webhookRedeliveries;
@@ -84,7 +84,7 @@ const moving = plan({
 const redone = params<Entry & { id: number }>();
 const replacing = plan({
   old: redone.statement(
-    qb.delete(d).where(and(eq(d.webhookId, redone("webhookId")), inArray(d.status, ["pending", "delivered", "failed"]), eq(d.eventId, redone("eventId")))),
+    qb.delete(d).where(and(eq(d.webhookId, redone("webhookId")), inArray(d.status, [...DELIVERY_STATUSES]), eq(d.eventId, redone("eventId")))),
   ),
   entry: redone.statement(qb.insert(d).select(entryRow)),
   redelivery: redone.statement(qb.delete(r).where(eq(r.id, redone("id")))),
@@ -100,6 +100,37 @@ const rescheduling = plan({
       .where(eq(r.id, retryP("id"))),
   ),
 });
+
+/** A failed stream event of an unordered subscription, retried on its own: a redelivery due at `nextAttemptAt` after `attempts` attempts. */
+const retryingP = params<{ webhookId: number; eventId: number; attempts: number; nextAttemptAt: string; createdAt: string }>();
+const retrying = plan({
+  redelivery: retryingP.statement(
+    qb.insert(r).select(
+      qb
+        .select({
+          id: sql<null>`NULL`.as("id"),
+          webhookId: webhooks.id,
+          eventId: sql<number>`${retryingP("eventId")}`.as("event_id"),
+          attempts: sql<number>`${retryingP("attempts")}`.as("attempts"),
+          nextAttemptAt: sql<string>`${retryingP("nextAttemptAt")}`.as("next_attempt_at"),
+          createdAt: sql<string>`${retryingP("createdAt")}`.as("created_at"),
+        })
+        .from(webhooks)
+        .where(eq(webhooks.id, retryingP("webhookId"))),
+    ),
+  ),
+});
+
+/** The write that retries the stream event of pending `entry` on its own (ordering `none`), at `now`. */
+export function retryOnItsOwn(entry: Entry, now: string): PlanRun {
+  return withValues(retrying, {
+    webhookId: entry.webhookId,
+    eventId: entry.eventId,
+    attempts: entry.attempts,
+    nextAttemptAt: entry.nextAttemptAt!,
+    createdAt: now,
+  });
+}
 
 /** A subscription's status set, writing nothing when it is already so (`failing` after a give-up, `active` after a delivery). */
 const statusP = params<{ id: number; status: WebhookStatus }>();

@@ -140,7 +140,7 @@ export async function runRound(db: Database, options: RoundOptions): Promise<Rou
   const chainOptions: ChainOptions = { ...options, began: began.getTime(), quota: { left: options.budget } };
   const flights = planned.map((p) => {
     const flight: { p: Planned; sent?: Sent[]; promise: Promise<Sent[]> } = { p, promise: Promise.resolve([]) };
-    flight.promise = sendChain(p.chain, targetOf(p.s, options.now()), p.queued?.attempts ?? 0, chainOptions).then((sent) => (flight.sent = sent));
+    flight.promise = sendChain(p.s, p.chain, targetOf(p.s, options.now()), p.queued?.attempts ?? 0, chainOptions).then((sent) => (flight.sent = sent));
     return flight;
   });
   await waitFor(
@@ -198,7 +198,7 @@ function park(id: number, after: number, parked: Record<string, QueueEntry | nul
 async function finishedSince(db: Database, subs: Subscription[], queue: Queue, from: number): Promise<Map<number, Set<number>>> {
   const rows = await readEach(
     db,
-    subs.map((s) => [finishedAfter, { webhookId: s.id, after: queue[String(s.id)]?.after ?? from }] as const),
+    subs.map((s) => [finishedAfter, { webhookId: s.id, after: queue[String(s.id)]?.after ?? from, unordered: s.ordering === "none" }] as const),
   );
   return new Map(subs.map((s, index) => [s.id, new Set(rows[index]!.map((row) => row.eventId))]));
 }

@@ -5,11 +5,11 @@
 import { and, count, eq, gt, inArray, lt, notExists, type SQL, sql } from "drizzle-orm";
 import { qb, type Database } from "../../db/client";
 import { execute, guarded, params, plan, run, statement } from "../../db/plan";
-import { events as eventLog, webhookDeliveries, webhookEventTypes, webhooks } from "../../db/schema";
-import { jsonObject } from "../../db/select-list";
+import { events as eventLog, WEBHOOK as WEBHOOK_REPRESENTATION, webhookDeliveries, webhookEventTypes, webhooks } from "../../db/schema";
+import type { RowOf } from "../../db/representation";
 import { InvalidInput, LimitReached, NotFound } from "../../domain/errors";
 import type { Creation, KeyClaim, StoredResponse } from "../../domain/idempotency";
-import type { DeliveryStatus, NewWebhook, Webhook, WebhookStatus } from "../../domain/webhooks";
+import { type DeliveryMode, type DeliveryStatus, MAX_IN_FLIGHT, type NewWebhook, type Webhook, type WebhookStatus } from "../../domain/webhooks";
 import { webhookTargetProblem } from "../../domain/webhook-target";
 import { claimStep, claimValues, keyRowStep, recordCreated, releaseStep, replayUnlessClaimed } from "../idempotency.service";
 import { generateWebhookSecret } from "./signing";
@@ -18,14 +18,7 @@ import { generateWebhookSecret } from "./signing";
 export const MAX_WEBHOOKS = 500;
 
 /** The columns of the Webhook representation. */
-export const WEBHOOK = {
-  id: webhooks.id,
-  url: webhooks.url,
-  events: webhooks.events,
-  enabled: webhooks.enabled,
-  status: webhooks.status,
-  createdAt: webhooks.createdAt,
-};
+export const WEBHOOK = WEBHOOK_REPRESENTATION.columns;
 
 const lastEventId = qb.select({ id: sql<number>`coalesce(max(${eventLog.id}), 0)` }).from(eventLog);
 
@@ -35,7 +28,7 @@ const subscriptionCount = qb
   .as("subscriptions");
 
 /** Creating a subscription: `events` is a JSON array; at most `max` subscriptions. */
-const creating = params<{ url: string; events: string; secret: string; createdAt: string; max: number }>();
+const creating = params<{ url: string; events: string; secret: string; createdAt: string; max: number } & DeliveryMode>();
 /** Inserts only while fewer than `max` subscriptions exist and `guard` (if any) holds: check and insert are one statement. */
 function insertSubscription(guard?: SQL) {
   return creating.prepare(
@@ -57,6 +50,9 @@ function insertSubscription(guard?: SQL) {
             typesSince: sql<number>`0`.as("types_since"),
             previousEvents: sql<null>`NULL`.as("previous_events"),
             pausedAfter: sql<null>`NULL`.as("paused_after"),
+            ordering: sql<string>`${creating("ordering")}`.as("ordering"),
+            maxInFlight: sql<number>`${creating("maxInFlight")}`.as("max_in_flight"),
+            rateLimit: sql<number | null>`${creating("rateLimit")}`.as("rate_limit"),
           })
           .from(subscriptionCount)
           .where(and(lt(subscriptionCount.n, creating("max")), guard)),
@@ -93,9 +89,7 @@ const keyedCreation = plan({
   subscription: guarded(insertSubscription),
   record: recordCreated(
     200,
-    newSubscription(
-      jsonObject({ ...WEBHOOK, events: sql`json(${webhooks.events})`, enabled: sql`json(CASE WHEN ${webhooks.enabled} THEN 'true' ELSE 'false' END)` }),
-    ),
+    newSubscription(WEBHOOK_REPRESENTATION.json({ events: sql`json(${webhooks.events})` })),
     newSubscription(sql`'/webhooks/' || ${webhooks.id}`),
   ),
   types: eventTypes,
@@ -176,18 +170,12 @@ export function subscriptionsChanged(): void {
 }
 
 /** A subscription row as `WEBHOOK` selects it. */
-export type WebhookRow = { id: number; url: string; events: string; enabled: boolean; status: WebhookStatus; createdAt: string };
+export type WebhookRow = RowOf<typeof WEBHOOK>;
 
 /** The Webhook representation of a row. */
 export function toWebhook(row: WebhookRow): Webhook {
-  return {
-    id: row.id,
-    url: row.url,
-    events: JSON.parse(row.events) as Webhook["events"],
-    enabled: Boolean(row.enabled),
-    status: row.status,
-    createdAt: row.createdAt,
-  };
+  const present = WEBHOOK_REPRESENTATION.present(row);
+  return { ...present, events: JSON.parse(row.events) as Webhook["events"], enabled: Boolean(row.enabled) };
 }
 
 /**
@@ -210,6 +198,9 @@ export async function createWebhook(
     secret,
     createdAt: options.now.toISOString(),
     max: options.max ?? MAX_WEBHOOKS,
+    ordering: input.ordering ?? "strict",
+    maxInFlight: input.maxInFlight ?? MAX_IN_FLIGHT.default,
+    rateLimit: input.rateLimit ?? null,
   };
   const { claim } = options;
   let replay: StoredResponse | null = null;
