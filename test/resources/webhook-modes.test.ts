@@ -84,7 +84,7 @@ describe("delivery modes", () => {
     const delivered = rig.receiver
       .at(at)
       .filter((r) => r.status === 204)
-      .map((r) => verified(r, hook.secret).data.id);
+      .map((r) => Number(verified(r, hook.secret).data.id));
     expect([...delivered].sort((a, b) => a - b)).toEqual(created.map((c) => c.id));
     const after = await rig.h.deliveries(hook.id);
     expect(after.map((d) => d.status)).toEqual(created.map(() => "delivered"));
