@@ -16,6 +16,7 @@ import type { PurgeBatch } from "./runtime/workers/purge-budget";
 import { edgePolicy, edgePurge, forEdge } from "./runtime/workers/cache";
 import { WorkersRateLimiter } from "./runtime/workers/rate-limiter";
 import { workerWebhookFetch } from "./runtime/workers/webhook-fetch";
+import pLimit from "p-limit";
 import { pruneExpired } from "./services/retention";
 import { dispatchDue } from "./services/webhooks/dispatch";
 import { SubscribedTypes } from "./services/webhooks/interest";
@@ -42,10 +43,24 @@ function databaseFor(env: WorkerEnv): Database {
   return openRemoteDatabase(env.DATABASE_URL, { authToken: env.DATABASE_AUTH_TOKEN });
 }
 
-/** One webhook dispatch run (docs/api.md#events-and-webhooks) on `db`, teaching `interest`; errors are logged, never thrown. */
+/**
+ * An invocation has at most six connections waiting for response headers (https://developers.cloudflare.com/workers/platform/limits/#simultaneous-open-connections):
+ * a dispatch run holds at most four for its attempts and two for its database round trips.
+ */
+const DISPATCH_CONNECTIONS = { sends: 4, database: 2 } as const;
+
+/** `db` with at most `n` round trips at once; the others wait their turn. */
+function withRoundTrips(db: Database, n: number): Database {
+  const turn = pLimit(n);
+  return { execute: (statement) => turn(() => db.execute(statement)), batch: (...args) => turn(() => db.batch(...args)) };
+}
+
+/** One webhook dispatch run (docs/api.md#events-and-webhooks) on `db`, teaching `interest`, within the invocation's connections; errors are logged, never thrown. */
 function dispatch(db: Database, config: AppConfig, interest: SubscribedTypes): Promise<void> {
-  const send = workerWebhookFetch({ egress: config.webhooks.egress, allowPrivate: config.webhooks.allowPrivateTargets });
-  return dispatchDue(db, { config, interest, now: () => new Date(), fetch: send }).then(
+  const guarded = workerWebhookFetch({ egress: config.webhooks.egress, allowPrivate: config.webhooks.allowPrivateTargets });
+  const turn = pLimit(DISPATCH_CONNECTIONS.sends);
+  const send: typeof guarded = (input, init) => turn(() => guarded(input, init));
+  return dispatchDue(withRoundTrips(db, DISPATCH_CONNECTIONS.database), { config, interest, now: () => new Date(), fetch: send }).then(
     () => undefined,
     (error: unknown) => console.error(`webhook dispatch failed: ${loggableError(error).message}`),
   );
