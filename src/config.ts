@@ -21,6 +21,7 @@ const EnvSchema = z.object({
   WEBHOOK_TIMEOUT_MS: positiveInt.default(10_000),
   WEBHOOK_POLL_MS: positiveInt.default(1_000),
   WEBHOOKS_MAX: positiveInt.default(500),
+  WEBHOOK_MAX_REDELIVERIES: positiveInt.default(1000),
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
   KEY_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(30).default(30),
   READ_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(30).default(30),
@@ -51,6 +52,8 @@ export interface AppConfig {
     pollIntervalMs: number;
     /** Most subscriptions that may exist at once (WEBHOOKS_MAX). */
     maxSubscriptions: number;
+    /** Most redeliveries (resends, tests, recoveries) queued for one subscription (WEBHOOK_MAX_REDELIVERIES). */
+    maxRedeliveries: number;
   };
   /** How long a verified API key stays cached in memory, seconds (0..30). */
   keyCacheTtlSeconds: number;
@@ -131,6 +134,7 @@ export function parseConfig(env: Record<string, unknown>): AppConfig {
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       pollIntervalMs: e.WEBHOOK_POLL_MS,
       maxSubscriptions: e.WEBHOOKS_MAX,
+      maxRedeliveries: e.WEBHOOK_MAX_REDELIVERIES,
     },
     keyCacheTtlSeconds: e.KEY_CACHE_TTL_SECONDS,
     readCacheTtlSeconds: e.READ_CACHE_TTL_SECONDS,

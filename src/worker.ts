@@ -7,7 +7,7 @@ import type { Context } from "hono";
 import { createApp } from "./app";
 import { parseConfig, type AppConfig } from "./config";
 import type { Database } from "./db/client";
-import { openRemoteDatabase } from "./db/driver/remote";
+import { openRemoteDatabase, withRoundTrips } from "./db/driver/remote";
 import type { AppEnv } from "./http/context";
 import { loggableError } from "./logger";
 import { MemoryRateLimiter } from "./http/rate-limiter";
@@ -48,12 +48,6 @@ function databaseFor(env: WorkerEnv): Database {
  * a dispatch run holds at most four for its attempts and two for its database round trips.
  */
 const DISPATCH_CONNECTIONS = { sends: 4, database: 2 } as const;
-
-/** `db` with at most `n` round trips at once; the others wait their turn. */
-function withRoundTrips(db: Database, n: number): Database {
-  const turn = pLimit(n);
-  return { execute: (statement) => turn(() => db.execute(statement)), batch: (...args) => turn(() => db.batch(...args)) };
-}
 
 /** One webhook dispatch run (docs/api.md#events-and-webhooks) on `db`, teaching `interest`, within the invocation's connections; errors are logged, never thrown. */
 function dispatch(db: Database, config: AppConfig, interest: SubscribedTypes): Promise<void> {

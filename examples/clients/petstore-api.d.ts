@@ -799,6 +799,8 @@ export interface components {
              */
             url: string;
         };
+        /** @description No options: send no body, or `{}`. */
+        NoOptions: Record<string, never>;
         Order: {
             /** @description Whether the order has been fulfilled. */
             complete: boolean;
@@ -1032,7 +1034,7 @@ export interface components {
         WebhookRecovery: {
             /**
              * Format: date-time
-             * @description Events committed at or after this instant.
+             * @description Events committed at or after this instant (UTC years 0001–9999).
              * @example 2026-11-21T12:00:00Z
              */
             since: string;
@@ -4320,7 +4322,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description Nothing, or `{}`. */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["NoOptions"];
+            };
+        };
         responses: {
             /** @description The delivery, queued. */
             202: {
@@ -4360,6 +4367,33 @@ export interface operations {
             };
             /** @description No such subscription, or no such event that it wants and retention still holds (`not_found`). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than 64 KiB (`payload_too_large`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json`, or has a `Content-Encoding` other than `identity` (`unsupported_media_type`). */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4412,7 +4446,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description How many deliveries were queued. */
+            /** @description How many deliveries were queued (at most the room left under WEBHOOK_MAX_REDELIVERIES). */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -4450,6 +4484,15 @@ export interface operations {
             };
             /** @description No such resource (`not_found`). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request conflicts with the current state. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4621,7 +4664,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description Nothing, or `{}`. */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["NoOptions"];
+            };
+        };
         responses: {
             /** @description The test delivery, queued. */
             202: {
@@ -4661,6 +4709,33 @@ export interface operations {
             };
             /** @description No such resource (`not_found`). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than 64 KiB (`payload_too_large`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json`, or has a `Content-Encoding` other than `identity` (`unsupported_media_type`). */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -99,11 +99,11 @@ export class InvalidInput extends DomainError {
   }
 }
 
-/** At most `max` of `what` may exist (docs/api.md#limits), and that many do. → 409 `key_limit_reached` | `subscription_limit_reached`. */
+/** At most `max` of `what` may exist (docs/api.md#limits), and that many do. → 409 `key_limit_reached` | `subscription_limit_reached` | `redelivery_limit_reached`. */
 export class LimitReached extends DomainError {
   override readonly name = "LimitReached";
   constructor(
-    readonly what: "apiKeys" | "webhooks",
+    readonly what: "apiKeys" | "webhooks" | "redeliveries",
     readonly max: number,
   ) {
     super(`at most ${max} ${what}`);

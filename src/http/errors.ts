@@ -20,6 +20,7 @@ export type ErrorCode =
   | "invalid_transition"
   | "subscription_limit_reached"
   | "key_limit_reached"
+  | "redelivery_limit_reached"
   | "concurrent_update"
   | "endpoint_sunset"
   | "cursor_expired"

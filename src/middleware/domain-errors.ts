@@ -3,11 +3,24 @@
  * and headers (docs/api.md#errors, docs/architecture.md#errors-domain-errors-one-table-at-the-edge).
  */
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { type AnyDomainError, Conflict, type ConflictCode, type DomainError, type DomainErrorName, type Resource } from "../domain/errors";
+import { type AnyDomainError, Conflict, type ConflictCode, type DomainError, type DomainErrorName, type LimitReached, type Resource } from "../domain/errors";
 import { ApiError, type ErrorCode, type ErrorDetail } from "../http/errors";
 import { representationEtag } from "../http/caching";
 
 /** A resource in messages: with its id as a subject (`Pet 7`), and as a noun (`the pet`). */
+/** Each limit's code and message (`max`: the limit). */
+const LIMITS: Record<LimitReached["what"], { code: ErrorCode; message: (max: number) => string }> = {
+  apiKeys: { code: "key_limit_reached", message: (max) => `An account holds at most ${max} active keys; revoke one (DELETE /accounts/me/keys/{keyId}) first.` },
+  webhooks: {
+    code: "subscription_limit_reached",
+    message: (max) => `At most ${max} webhook subscriptions may exist; delete one (DELETE /webhooks/{webhookId}) first.`,
+  },
+  redeliveries: {
+    code: "redelivery_limit_reached",
+    message: (max) => `At most ${max} redeliveries (resends, tests, recoveries) may wait for one subscription; retry once some were sent.`,
+  },
+};
+
 const NAMES: Record<Resource, { title: string; noun: string }> = {
   pet: { title: "Pet", noun: "pet" },
   category: { title: "Category", noun: "category" },
@@ -63,11 +76,8 @@ const RESPONSES: { [K in Key]: Row<ErrorOf<K>> } = {
   },
   LimitReached: {
     status: 409,
-    code: (e) => (e.what === "apiKeys" ? "key_limit_reached" : "subscription_limit_reached"),
-    message: (e) =>
-      e.what === "apiKeys"
-        ? `An account holds at most ${e.max} active keys; revoke one (DELETE /accounts/me/keys/{keyId}) first.`
-        : `At most ${e.max} webhook subscriptions may exist; delete one (DELETE /webhooks/{webhookId}) first.`,
+    code: (e) => LIMITS[e.what].code,
+    message: (e) => LIMITS[e.what].message(e.max),
   },
   IdempotencyKeyInProgress: {
     status: 409,

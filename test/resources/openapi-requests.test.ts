@@ -59,8 +59,11 @@ afterAll(async () => {
   await target?.close();
 });
 
-/** `path` with every `{…Id}` parameter set to 1: the first resource of each kind, created in order below. */
-const concrete = (path: string) => path.replace(/\{[A-Za-z]+\}/g, "1");
+/**
+ * `path` with every `{…Id}` parameter set to 1, the first resource of each kind, created in order below; but `{eventId}` 3, the
+ * `pet.created` of POST /pets (after the category's created and updated events), a type the example subscription wants.
+ */
+const concrete = (path: string) => path.replace("{eventId}", "3").replace(/\{[A-Za-z]+\}/g, "1");
 
 /** Operations in an order where each one's example finds what it refers to (category 1, pet 1, order 1). */
 const ORDER = [
@@ -78,6 +81,8 @@ const ORDER = [
   "PATCH /webhooks/{webhookId}",
   "POST /webhooks/{webhookId}/secret/rotate",
   "POST /webhooks/{webhookId}/recover",
+  "POST /webhooks/{webhookId}/test",
+  "POST /webhooks/{webhookId}/events/{eventId}/resend",
 ];
 
 describe("request bodies of the served document", () => {

@@ -3,6 +3,7 @@
  * client: a 429 retried within a budget, each request time-limited on Node (docs/scaling.md#a-saturated-or-silent-server).
  */
 import { createClient } from "@libsql/client/web";
+import pLimit from "p-limit";
 import { backoffDelayMs } from "../../domain/backoff";
 import type { Database } from "../client";
 
@@ -90,4 +91,10 @@ export type RemoteDatabase = Database & { close(): void };
 /** A new libSQL HTTP client for `url` (http(s):// or libsql://), for ONE request on Workers (see the module comment). */
 export function openRemoteDatabase(url: string, options: RemoteDatabaseOptions = {}): RemoteDatabase {
   return createClient({ url, authToken: options.authToken, fetch: serverFetch(options) });
+}
+
+/** `db` with at most `n` round trips at once; the others wait their turn (a Workers invocation's connection budget). */
+export function withRoundTrips(db: Database, n: number): Database {
+  const turn = pLimit(n);
+  return { execute: (statement) => turn(() => db.execute(statement)), batch: (...args) => turn(() => db.batch(...args)) };
 }

@@ -62,19 +62,20 @@ export const rotate: RouteHandler<typeof routes.rotate, AppEnv> = async (c) => {
 
 export const resend: RouteHandler<typeof routes.resend, AppEnv> = async (c) => {
   const { webhookId, eventId } = c.req.valid("param");
-  const delivery = await resendEvent(c.get("db"), webhookId, eventId, c.get("now")());
+  const delivery = await resendEvent(c.get("db"), webhookId, eventId, c.get("now")(), c.get("config").webhooks.maxRedeliveries);
   c.get("dispatchSoon")(c);
   return c.json(delivery, 202);
 };
 
 export const recover: RouteHandler<typeof routes.recover, AppEnv> = async (c) => {
-  const queued = await recoverSince(c.get("db"), c.req.valid("param").webhookId, new Date(c.req.valid("json").since), c.get("now")());
+  const { webhookId } = c.req.valid("param");
+  const queued = await recoverSince(c.get("db"), webhookId, new Date(c.req.valid("json").since), c.get("now")(), c.get("config").webhooks.maxRedeliveries);
   if (queued > 0) c.get("dispatchSoon")(c);
   return c.json({ queued }, 202);
 };
 
 export const test: RouteHandler<typeof routes.test, AppEnv> = async (c) => {
-  const delivery = await sendTestEvent(c.get("db"), c.req.valid("param").webhookId, c.get("now")());
+  const delivery = await sendTestEvent(c.get("db"), c.req.valid("param").webhookId, c.get("now")(), c.get("config").webhooks.maxRedeliveries);
   c.get("dispatchSoon")(c);
   return c.json(delivery, 202);
 };

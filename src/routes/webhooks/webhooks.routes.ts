@@ -17,6 +17,7 @@ import {
   DeliveryStatusSchema,
   NewWebhookSchema,
   RecoveryResultSchema,
+  NoOptionsSchema,
   RecoverySchema,
   SecretRotationSchema,
   WebhookChangeSchema,
@@ -227,10 +228,12 @@ export const resend = route({
     "Makes one more delivery of an event the subscription wants and retention still holds, outside the ordered stream, with the event's own `webhook-id` (receivers deduplicate on it). Its outcome replaces the event's entry in the delivery log.",
   ...staff,
   "x-stability": "experimental",
-  request: { params: eventParams },
+  request: { params: eventParams, body: { ...jsonBody(NoOptionsSchema, "Nothing, or `{}`."), required: false } },
   responses: {
     202: jsonContent(WebhookDeliverySchema, "The delivery, queued."),
-    ...errorResponses([400, 401, 403, 429, 500, 503], { 404: "No such subscription, or no such event that it wants and retention still holds (`not_found`)." }),
+    ...errorResponses([400, 401, 403, 409, 413, 415, 429, 500, 503], {
+      404: "No such subscription, or no such event that it wants and retention still holds (`not_found`).",
+    }),
   },
 });
 
@@ -245,8 +248,8 @@ export const recover = route({
   "x-stability": "experimental",
   request: { params: webhookIdParams, body: jsonBody(RecoverySchema, "Since when.") },
   responses: {
-    202: jsonContent(RecoveryResultSchema, "How many deliveries were queued."),
-    ...errorResponses([400, 401, 403, 404, 413, 415, 429, 500, 503]),
+    202: jsonContent(RecoveryResultSchema, "How many deliveries were queued (at most the room left under WEBHOOK_MAX_REDELIVERIES)."),
+    ...errorResponses([400, 401, 403, 404, 409, 413, 415, 429, 500, 503]),
   },
 });
 
@@ -259,9 +262,9 @@ export const test = route({
     "Sends a signed `webhook.test` event (`id` 0, `data: {webhookId}`) at once, retried like any delivery. It appears in the delivery log as event 0 (the latest test only), not in `GET /events`.",
   ...staff,
   "x-stability": "experimental",
-  request: { params: webhookIdParams },
+  request: { params: webhookIdParams, body: { ...jsonBody(NoOptionsSchema, "Nothing, or `{}`."), required: false } },
   responses: {
     202: jsonContent(WebhookDeliverySchema, "The test delivery, queued."),
-    ...errorResponses([400, 401, 403, 404, 429, 500, 503]),
+    ...errorResponses([400, 401, 403, 404, 409, 413, 415, 429, 500, 503]),
   },
 });

@@ -78,9 +78,14 @@ export const RecoverySchema = z
   .strictObject({
     since: z.iso
       .datetime({ offset: true })
-      .openapi({ format: "date-time", description: "Events committed at or after this instant.", example: "2026-11-21T12:00:00Z" }),
+      // Instants are compared as RFC 3339 UTC text, which orders them only within the years 0000–9999.
+      .refine((text) => Math.abs(new Date(text).getUTCFullYear() - 5000) <= 4999, "Must be an instant in the years 0001 to 9999 (UTC).")
+      .openapi({ format: "date-time", description: "Events committed at or after this instant (UTC years 0001–9999).", example: "2026-11-21T12:00:00Z" }),
   })
   .openapi("WebhookRecovery", { description: "Which given-up deliveries to make again." });
+
+/** The body of an operation that takes no options: nothing, or an empty object (an unknown member is refused). */
+export const NoOptionsSchema = z.strictObject({}).openapi("NoOptions", { description: "No options: send no body, or `{}`." });
 
 export const RecoveryResultSchema = z
   .object({ queued: z.number().int().min(0).openapi({ description: "How many deliveries were queued, in event order.", example: 3 }) })

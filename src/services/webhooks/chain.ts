@@ -8,6 +8,7 @@ import { backoffDelayMs } from "../../domain/backoff";
 import { attempt, type AttemptResult, type FetchFn, type Message, type Target } from "./delivery";
 import type { dueRedeliveries, eventSpan, QueueEntry, subscriptions } from "./dispatch-state";
 import { type Entry, markSubscription, recordEntry, recordRedelivery, rescheduleRedelivery, retryOnItsOwn } from "./outcomes";
+import { signingSecrets } from "./secrets";
 import { webhookMessageId } from "./signing";
 
 /** Most messages a round sends to one subscription, one after another. */
@@ -60,10 +61,9 @@ export function redeliveryMessage(x: Redelivery): Message | undefined {
   return eventMessage({ id: x.eventId, type: x.type, occurredAt: x.occurredAt, data: x.data });
 }
 
-/** Where subscription `s`'s messages go at `now`, signed by its secret and, within 24 h of a rotation, the one before. */
+/** Where subscription `s`'s messages go at `now`, signed by its secret and those a rotation replaced in the last 24 h. */
 export function targetOf(s: Subscription, now: Date): Target {
-  const previous = s.previousSecret !== null && s.previousSecretUntil !== null && s.previousSecretUntil > now.toISOString();
-  return { url: s.url, secrets: previous ? [s.secret, s.previousSecret!] : [s.secret] };
+  return { url: s.url, secrets: signingSecrets(s, now) };
 }
 
 /** One sent link and what came of it. */

@@ -11,9 +11,7 @@ import { type DeliveryMode, historyAfterChange, storedInterest, type Webhook, ty
 import { generateWebhookSecret, isWebhookSecret } from "./signing";
 import { webhookTargetProblem } from "../../domain/webhook-target";
 import { subscriptionsChanged, toWebhook, WEBHOOK } from "./subscriptions";
-
-/** How long the secret before a rotation still signs, ms (docs/webhooks.md#managing-a-subscription: 24 h). */
-export const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
+import { ROTATION_OVERLAP_MS, rotatedSecrets } from "./secrets";
 
 const byId = params<{ id: number }>();
 /** The subscription as a change needs it, and the newest and oldest event ids, in one snapshot. */
@@ -153,13 +151,13 @@ export async function updateWebhook(db: Database, id: number, change: WebhookCha
   }
 }
 
-const r = params<{ id: number; secret: string; until: string }>();
-/** The secret replaced by `secret` unless it is already so; the one before signs until `until`. */
+const r = params<{ id: number; secret: string; until: string; now: string }>();
+/** The secret replaced by `secret` unless it is already so; the one it replaces signs until `until` (see ./secrets.ts). */
 const rotating = plan({
   subscription: r.statement(
     qb
       .update(webhooks)
-      .set({ previousSecret: sql`${webhooks.secret}`, previousSecretUntil: sql`${r("until")}`, secret: sql`${r("secret")}` })
+      .set({ previousSecret: rotatedSecrets(sql`${r("until")}`, sql`${r("now")}`), previousSecretUntil: sql`${r("until")}`, secret: sql`${r("secret")}` })
       .where(and(eq(webhooks.id, r("id")), sql`${webhooks.secret} <> ${r("secret")}`))
       .returning(WEBHOOK),
   ),
@@ -181,7 +179,7 @@ export async function rotateWebhookSecret(db: Database, id: number, given: strin
   if (given !== undefined && !isWebhookSecret(given)) throw new InvalidInput("secret", "Must be whsec_ followed by the base64 of 24 to 64 bytes.");
   const secret = given ?? generateWebhookSecret();
   const until = new Date(now.getTime() + ROTATION_OVERLAP_MS).toISOString();
-  const { subscription, unchanged } = await run(db, rotating, { id, secret, until });
+  const { subscription, unchanged } = await run(db, rotating, { id, secret, until, now: now.toISOString() });
   const row = subscription[0] ?? unchanged[0];
   if (!row) throw new NotFound("webhook", id);
   return { webhook: toWebhook(row), secret };

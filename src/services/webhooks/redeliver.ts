@@ -2,11 +2,12 @@
  * Deliveries outside the ordered stream (docs/webhooks.md#managing-a-subscription): resend one event, recover the given-up ones since a time,
  * send a `webhook.test`. Each queues redeliveries in one event-free write batch; dispatch rounds send them (./round.ts).
  */
-import { and, eq, gt, gte, notExists, sql } from "drizzle-orm";
+import { and, eq, gt, gte, notExists, type SQL, sql } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { qb, type Database } from "../../db/client";
 import { params, plan, read, run } from "../../db/plan";
 import { events as eventLog, webhookDeliveries, webhookRedeliveries, webhooks } from "../../db/schema";
-import { NotFound } from "../../domain/errors";
+import { LimitReached, NotFound } from "../../domain/errors";
 import { storedInterest, type WebhookDelivery, wants } from "../../domain/webhooks";
 
 const r = webhookRedeliveries;
@@ -29,9 +30,19 @@ const lookup = plan({
   ),
 });
 
-const queued = params<{ webhookId: number; eventId: number; now: string }>();
-/** One redelivery of `eventId` (0: a test) for the subscription, if it exists. */
+/** Room for `max` − (redeliveries queued for `webhookId`) more, at least 0 (reads at most `max` index entries). */
+const room = (webhookId: SQL | SQLiteColumn, max: SQL) =>
+  sql<number>`max(0, ${max} - (SELECT count(*) FROM (SELECT 1 FROM ${r} WHERE ${r.webhookId} = ${webhookId} LIMIT ${max})))`;
+
+const queued = params<{ webhookId: number; eventId: number; now: string; max: number }>();
+/** One redelivery of `eventId` (0: a test) for the subscription, if it exists and has fewer than `max` queued. */
 const queueing = plan({
+  subscription: queued.statement(
+    qb
+      .select({ id: webhooks.id })
+      .from(webhooks)
+      .where(eq(webhooks.id, queued("webhookId"))),
+  ),
   redelivery: queued.statement(
     qb
       .insert(r)
@@ -46,7 +57,7 @@ const queueing = plan({
             createdAt: sql<string>`${queued("now")}`.as("created_at"),
           })
           .from(webhooks)
-          .where(eq(webhooks.id, queued("webhookId"))),
+          .where(and(eq(webhooks.id, queued("webhookId")), sql`${room(webhooks.id, sql`${queued("max")}`)} > 0`)),
       )
       .returning({ id: r.id }),
   ),
@@ -61,7 +72,7 @@ function pending(webhookId: number, eventId: number, eventType: WebhookDelivery[
  * One more delivery of event `eventId` to subscription `webhookId`, outside the ordered stream, with the event's own `webhook-id`.
  * @returns the queued delivery. @throws NotFound when the subscription, or an event it wants that retention still holds, is absent.
  */
-export async function resendEvent(db: Database, webhookId: number, eventId: number, now: Date): Promise<WebhookDelivery> {
+export async function resendEvent(db: Database, webhookId: number, eventId: number, now: Date, max: number): Promise<WebhookDelivery> {
   const { subscription, event } = await read(db, lookup, { webhookId, eventId });
   const [s] = subscription;
   if (!s) throw new NotFound("webhook", webhookId);
@@ -69,8 +80,7 @@ export async function resendEvent(db: Database, webhookId: number, eventId: numb
   // Any retained event the subscription's types want, from before its start too.
   if (!e || !wants(storedInterest({ ...s, start: 0 }), e)) throw new NotFound("event", eventId);
   const at = now.toISOString();
-  const { redelivery } = await run(db, queueing, { webhookId, eventId, now: at });
-  if (redelivery.length === 0) throw new NotFound("webhook", webhookId);
+  await queue(db, { webhookId, eventId, now: at, max });
   return pending(webhookId, eventId, e.type, at);
 }
 
@@ -78,14 +88,20 @@ export async function resendEvent(db: Database, webhookId: number, eventId: numb
  * A signed `webhook.test` delivery (event 0, `data: {webhookId}`) to subscription `webhookId`, sent by the next round; not in `GET /events`.
  * @returns the queued delivery. @throws NotFound.
  */
-export async function sendTestEvent(db: Database, webhookId: number, now: Date): Promise<WebhookDelivery> {
+export async function sendTestEvent(db: Database, webhookId: number, now: Date, max: number): Promise<WebhookDelivery> {
   const at = now.toISOString();
-  const { redelivery } = await run(db, queueing, { webhookId, eventId: 0, now: at });
-  if (redelivery.length === 0) throw new NotFound("webhook", webhookId);
+  await queue(db, { webhookId, eventId: 0, now: at, max });
   return pending(webhookId, 0, "webhook.test", at);
 }
 
-const since = params<{ webhookId: number; since: string; now: string }>();
+/** Queue one redelivery. @throws NotFound (no such subscription), LimitReached (`max` already queued for it). */
+async function queue(db: Database, values: { webhookId: number; eventId: number; now: string; max: number }): Promise<void> {
+  const { subscription, redelivery } = await run(db, queueing, values);
+  if (subscription.length === 0) throw new NotFound("webhook", values.webhookId);
+  if (redelivery.length === 0) throw new LimitReached("redeliveries", values.max);
+}
+
+const since = params<{ webhookId: number; since: string; now: string; max: number }>();
 /** Every given-up delivery of the subscription whose event retention holds and was committed at or after `since`, queued again in event order. */
 const recovering = plan({
   subscription: since.statement(
@@ -121,17 +137,21 @@ const recovering = plan({
             ),
           ),
         )
-        .orderBy(d.eventId),
+        .orderBy(d.eventId)
+        // At most the room left under `max` (LIMIT takes any scalar expression).
+        .limit(room(sql`${since("webhookId")}`, sql`${since("max")}`) as unknown as number),
     ),
   ),
+  room: since.statement(qb.select({ left: room(sql`${since("webhookId")}`, sql`${since("max")}`) }).from(sql`(SELECT 1)`)),
 });
 
 /**
  * Deliver again, in event order, every event committed at or after `sinceAt` whose delivery to subscription `webhookId` was given up.
  * @returns how many were queued. @throws NotFound.
  */
-export async function recoverSince(db: Database, webhookId: number, sinceAt: Date, now: Date): Promise<number> {
-  const { subscription, redeliveries } = await run(db, recovering, { webhookId, since: sinceAt.toISOString(), now: now.toISOString() });
+export async function recoverSince(db: Database, webhookId: number, sinceAt: Date, now: Date, max: number): Promise<number> {
+  const { subscription, redeliveries, room: left } = await run(db, recovering, { webhookId, since: sinceAt.toISOString(), now: now.toISOString(), max });
   if (subscription.length === 0) throw new NotFound("webhook", webhookId);
+  if (redeliveries.rowsAffected === 0 && left[0]?.left === 0) throw new LimitReached("redeliveries", max);
   return redeliveries.rowsAffected;
 }
