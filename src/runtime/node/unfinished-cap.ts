@@ -1,9 +1,10 @@
 /**
  * At most `max` slow requests per client address (docs/operations.md#refused-requests): a connection whose request has not fully
  * arrived (headers and body) `GRACE_MS` after it began counts for its address until it has; one past `max` is answered 429 and closed.
- * Requests that arrive within the grace never count, so a burst of connections from one client is not refused.
+ * Requests that arrive within the grace never count, so a burst of connections from one client is not refused. On a keep-alive connection
+ * the next request begins when its first bytes are read after an answer (checked every grace while the connection is idle).
  */
-import type { IncomingMessage, Server } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { ApiError } from "../../http/errors";
 import { answerRaw } from "./client-error";
@@ -29,6 +30,8 @@ export function capUnfinishedRequests(server: Server, max: number, graceMs = GRA
   if (max <= 0) return;
   const slow = new Map<string, number>();
   const arriving = new WeakMap<Socket, Arriving>();
+  /** Idle keep-alive connections: the timer that looks for their next request's first bytes. */
+  const idle = new WeakMap<Socket, NodeJS.Timeout>();
   const add = (address: string, n: number) => {
     const count = (slow.get(address) ?? 0) + n;
     if (count > 0) slow.set(address, count);
@@ -56,11 +59,28 @@ export function capUnfinishedRequests(server: Server, max: number, graceMs = GRA
       }
     }, graceMs).unref();
   };
+  /** After an answer, `socket` waits for its next request: bytes read since then begin one (its headers have not arrived). */
+  const watchIdle = (socket: Socket) => {
+    const readAtIdle = socket.bytesRead;
+    const look = () => {
+      if (socket.destroyed) return;
+      if (socket.bytesRead > readAtIdle) begins(socket);
+      else idle.set(socket, setTimeout(look, graceMs).unref());
+    };
+    idle.set(socket, setTimeout(look, graceMs).unref());
+  };
   server.on("connection", (socket: Socket) => {
     begins(socket);
-    socket.once("close", () => arrived(socket));
+    socket.once("close", () => {
+      clearTimeout(idle.get(socket));
+      arrived(socket);
+    });
   });
-  server.prependListener("request", (req: IncomingMessage) => {
+  server.prependListener("request", (req: IncomingMessage, res: ServerResponse) => {
+    clearTimeout(idle.get(req.socket));
+    res.once("finish", () => {
+      if (!req.socket.destroyed) watchIdle(req.socket);
+    });
     if (req.complete) arrived(req.socket);
     else {
       begins(req.socket);

@@ -1,0 +1,57 @@
+/**
+ * Requests still arriving on a keep-alive connection that has already served one (issue 47): they count for
+ * MAX_UNFINISHED_PER_ADDRESS like those on fresh connections. Against the real server process, over raw sockets;
+ * REQUEST_TIMEOUT_MS is long, so any answer here comes from the cap, not from the request timeout.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { RawConnection } from "../support/keep-alive-client";
+import { parseResponse } from "../support/raw-http";
+import { startServer, type ServerProcess } from "../support/server-process";
+import { expectRawError } from "../scenarios/methods.scenarios";
+
+let dir: string;
+let server: ServerProcess;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "petstore-unfinished-"));
+  server = await startServer({
+    databaseUrl: `file:${join(dir, "petstore.db")}`,
+    env: { MAX_UNFINISHED_PER_ADDRESS: "5", REQUEST_TIMEOUT_MS: "60000" },
+  });
+});
+
+afterAll(async () => {
+  if (server && !server.exited()) expect(await server.stop()).toBe(0);
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** What `connection` received before it closed, or undefined when it is still open after `ms` (then it is closed). */
+async function answerWithin(connection: RawConnection, ms: number): Promise<string | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const open = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  const ended = await Promise.race([connection.ended, open]);
+  clearTimeout(timer);
+  connection.socket.destroy();
+  return ended?.unread;
+}
+
+it("refuses slow headers on reused keep-alive connections past the cap: 429 rate_limited, long before the request timeout", async () => {
+  const { port } = new URL(server.url);
+  const connections = await Promise.all(Array.from({ length: 8 }, () => RawConnection.open(Number(port))));
+  const served = await Promise.all(connections.map((c) => c.send("GET /health HTTP/1.1\r\nHost: a\r\n\r\n")));
+  expect(served.map((answer) => answer.status)).toEqual(Array(8).fill(200));
+  for (const connection of connections) connection.write("GET /health HTTP/1.1\r\nHost: a\r\nX-Slow: ");
+  // Counted 1 s after they begin (the grace), found within a second more: 5 s leaves room on a busy machine, 60 s is the timeout.
+  const texts = await Promise.all(connections.map((c) => answerWithin(c, 5_000)));
+  const refused = texts.filter((text) => text !== undefined).map((text) => parseResponse(text!));
+  expect(refused, "answers before the request timeout").toHaveLength(3);
+  for (const res of refused) {
+    expectRawError(res!, 429, "rate_limited");
+    expect(res!.headers.connection).toBe("close");
+  }
+}, 20_000);
