@@ -1,12 +1,13 @@
 /**
- * Requests still arriving on a keep-alive connection that has already served one (issue 47): they count for
- * MAX_UNFINISHED_PER_ADDRESS like those on fresh connections. Against the real server process, over raw sockets;
- * REQUEST_TIMEOUT_MS is long, so any answer here comes from the cap, not from the request timeout.
+ * Requests whose headers are still arriving (issue 47): on a keep-alive connection that has already served one
+ * they count for MAX_UNFINISHED_PER_ADDRESS like those on fresh connections, and on SIGTERM they are answered 503
+ * like a body still arriving, one process or several. Against the real server process, over raw sockets;
+ * REQUEST_TIMEOUT_MS is long, so no answer here comes from the request timeout.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RawConnection } from "../support/keep-alive-client";
 import { parseResponse } from "../support/raw-http";
 import { startServer, type ServerProcess } from "../support/server-process";
@@ -55,3 +56,31 @@ it("refuses slow headers on reused keep-alive connections past the cap: 429 rate
     expect(res!.headers.connection).toBe("close");
   }
 }, 20_000);
+
+describe("SIGTERM while a request's headers are still arriving", () => {
+  it.each([
+    ["one process", {}],
+    ["a cluster", { WEB_CONCURRENCY: "2" }],
+  ])(
+    "%s: answers 503 service_unavailable with Connection: close, on a fresh and on a reused connection, and exits 0",
+    async (what, env) => {
+      const own = await startServer({ databaseUrl: `file:${join(dir, `stop-${what.length}.db`)}`, env: { REQUEST_TIMEOUT_MS: "60000", ...env } });
+      const port = Number(new URL(own.url).port);
+      const fresh = await RawConnection.open(port);
+      const reused = await RawConnection.open(port);
+      expect((await reused.send("GET /health HTTP/1.1\r\nHost: a\r\n\r\n")).status).toBe(200);
+      for (const connection of [fresh, reused]) connection.write("GET /health HTTP/1.1\r\nHost: a\r\nX-Slow: ");
+      const exited = own.stop();
+      for (const connection of [fresh, reused]) {
+        const ended = await connection.ended;
+        const res = parseResponse(ended.unread);
+        expect(res, `an answer before the connection closed: ${JSON.stringify(ended)}`).toBeDefined();
+        expectRawError(res!, 503, "service_unavailable");
+        expect(res!.headers.connection).toBe("close");
+        expect(res!.headers["retry-after"]).toBe("1");
+      }
+      expect(await exited).toBe(0);
+    },
+    30_000,
+  );
+});

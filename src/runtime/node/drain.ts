@@ -1,16 +1,16 @@
 /**
  * Graceful stop of a Node HTTP server with keep-alive clients: every request that reached it is answered (`Connection: close`; 503 for one
- * whose body is still arriving `bodyGraceMs` after the stop), and no connection is reset under a request the client may be sending
+ * whose headers or body are still arriving `bodyGraceMs` after the stop), and no connection is reset under a request the client may be sending
  * (RFC 9112 §9.6; how and why: docs/operations.md#stopping).
  */
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { Server as NetServer, type Socket } from "node:net";
 import { ApiError } from "../../http/errors";
-import { writeError } from "./client-error";
+import { answerRaw, writeError } from "./client-error";
 
-/** 503 for a request whose body was still arriving when the server began to stop. */
+/** 503 for a request whose headers or body were still arriving when the server began to stop. */
 function shuttingDown(): ApiError {
-  return new ApiError(503, "service_unavailable", "The server is stopping and the request body had not fully arrived; send the request again.", undefined, {
+  return new ApiError(503, "service_unavailable", "The server is stopping and the request had not fully arrived; send the request again.", undefined, {
     "Retry-After": "1",
   });
 }
@@ -27,7 +27,7 @@ interface Connection {
 export interface DrainOptions {
   /** How long a connection must be idle before the stop closes it, ms (default 1 000). */
   idleGraceMs?: number;
-  /** How long a request body still arriving at the stop may take before it is answered 503, ms (default 5 000: within the 10 s exit). */
+  /** How long a request (headers or body) still arriving at the stop may take before it is answered 503, ms (default 5 000: within the 10 s exit). */
   bodyGraceMs?: number;
   /** Clock in ms (default performance.now). */
   nowMs?: () => number;
@@ -94,9 +94,12 @@ export function drainable(server: Server, options: DrainOptions = {}): Drain {
         const arriving = [...answering].filter(([res, req]) => !res.headersSent && !req.complete);
         for (const res of answering.keys()) if (!res.headersSent) res.setHeader("Connection", "close");
         answering.clear();
-        // A body still arriving after the grace would hold the stop until the process is cut off: answer it, and close.
+        // A request still arriving after the grace would hold the stop until the process is cut off: answer it, and close.
         const late = setTimeout(() => {
           for (const [res, req] of arriving) if (!res.headersSent && !req.complete) writeError(res, shuttingDown());
+          // Headers still arriving: bytes read on a connection with no request in progress.
+          for (const [socket, connection] of connections)
+            if (connection.busy === 0 && socket.bytesRead > connection.readAtIdle) answerRaw(socket, shuttingDown());
         }, bodyGraceMs).unref();
         server.once("close", () => clearTimeout(late));
         for (const [socket, connection] of connections) closeWhenIdle(socket, connection);
