@@ -14,20 +14,18 @@ import { startServer, type ServerProcess } from "../support/server-process";
 import { expectRawError } from "../scenarios/methods.scenarios";
 
 let dir: string;
-let server: ServerProcess;
 
-beforeAll(async () => {
+beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "petstore-unfinished-"));
-  server = await startServer({
-    databaseUrl: `file:${join(dir, "petstore.db")}`,
-    env: { MAX_UNFINISHED_PER_ADDRESS: "5", REQUEST_TIMEOUT_MS: "60000" },
-  });
 });
-
-afterAll(async () => {
-  if (server && !server.exited()) expect(await server.stop()).toBe(0);
+afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
+
+/** A server on its own database in `dir` whose request timeout (60 s) answers nothing within a test. */
+function start(name: string, env: Record<string, string>): Promise<ServerProcess> {
+  return startServer({ databaseUrl: `file:${join(dir, `${name}.db`)}`, env: { REQUEST_TIMEOUT_MS: "60000", ...env } });
+}
 
 /** What `connection` received before it closed, or undefined when it is still open after `ms` (then it is closed). */
 async function answerWithin(connection: RawConnection, ms: number): Promise<string | undefined> {
@@ -42,6 +40,7 @@ async function answerWithin(connection: RawConnection, ms: number): Promise<stri
 }
 
 it("refuses slow headers on reused keep-alive connections past the cap: 429 rate_limited, long before the request timeout", async () => {
+  const server = await start("capped", { MAX_UNFINISHED_PER_ADDRESS: "5" });
   const { port } = new URL(server.url);
   const connections = await Promise.all(Array.from({ length: 8 }, () => RawConnection.open(Number(port))));
   const served = await Promise.all(connections.map((c) => c.send("GET /health HTTP/1.1\r\nHost: a\r\n\r\n")));
@@ -55,6 +54,7 @@ it("refuses slow headers on reused keep-alive connections past the cap: 429 rate
     expectRawError(res!, 429, "rate_limited");
     expect(res!.headers.connection).toBe("close");
   }
+  expect(await server.stop()).toBe(0);
 }, 20_000);
 
 describe("SIGTERM while a request's headers are still arriving", () => {
@@ -64,7 +64,7 @@ describe("SIGTERM while a request's headers are still arriving", () => {
   ])(
     "%s: answers 503 service_unavailable with Connection: close, on a fresh and on a reused connection, and exits 0",
     async (what, env) => {
-      const own = await startServer({ databaseUrl: `file:${join(dir, `stop-${what.length}.db`)}`, env: { REQUEST_TIMEOUT_MS: "60000", ...env } });
+      const own = await start(`stop-${what.length}`, env);
       const port = Number(new URL(own.url).port);
       const fresh = await RawConnection.open(port);
       const reused = await RawConnection.open(port);
