@@ -128,17 +128,18 @@ const stampCors: MiddlewareHandler = async (c, next) => {
 const RESPONSE_LAYERS = [fixUps, secure, stampCors];
 
 /**
- * The headers (lowercase names) the app's response middleware add to a JSON answer of a public read besides its route's own and the
- * per-request ones, from one probe: what a runtime adds to a stored answer (docs/architecture.md#node-read-cache-hits-before-the-app).
+ * The headers (lowercase names) the app's response middleware add to a JSON answer whose route sets `routeHeaders` (default: a public
+ * read's), besides those and the per-request ones, from one probe: what a runtime adds to a stored answer, or with `{}` to an Error
+ * object it writes itself (docs/architecture.md#node-the-edge-before-the-app).
  */
-export async function responseHeaders(): Promise<[string, string][]> {
+export async function responseHeaders(routeHeaders: Record<string, string> = { "Cache-Control": PUBLIC_CACHE_CONTROL }): Promise<[string, string][]> {
   let own = new Headers();
   const probe = new Hono();
   probe.use(...RESPONSE_LAYERS, async (c, next) => {
     await next();
     own = new Headers(c.res.headers);
   });
-  probe.get("/", (c) => c.json(null, 200, { "Cache-Control": PUBLIC_CACHE_CONTROL }));
+  probe.get("/", (c) => c.json(null, 200, routeHeaders));
   const answer = await probe.request("/");
   return [...answer.headers].filter(([name, value]) => own.get(name) !== value);
 }

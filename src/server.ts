@@ -3,7 +3,7 @@
  * @hono/node-server, alone or as one of WEB_CONCURRENCY processes, and stops gracefully on SIGTERM/SIGINT (docs/operations.md#starting, #stopping).
  */
 import cluster from "node:cluster";
-import { createServer, type Server } from "node:http";
+import type { Server } from "node:http";
 import { getRequestListener } from "@hono/node-server";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import { createApp, responseHeaders } from "./app";
@@ -15,12 +15,10 @@ import { cacheHits } from "./runtime/node/cache-hits";
 import { memoryReadCache } from "./runtime/node/memory-read-cache";
 import { announceListening, clusterPurges, parseWebConcurrency, reportStartFailure, runPrimary } from "./runtime/node/cluster";
 import { nodeAssets } from "./runtime/node/assets";
-import { answerClientErrors } from "./runtime/node/client-error";
-import { capUnfinishedRequests } from "./runtime/node/unfinished-cap";
-import { drainable } from "./runtime/node/drain";
+import { nodeEdge } from "./runtime/node/edge";
+import { errorWriter } from "./runtime/node/refusals";
 import { pinoLogger } from "./runtime/node/pino-logger";
 import { startTelemetry, telemetrySettings } from "./runtime/node/telemetry";
-import { answerUnknownMethods } from "./runtime/node/unknown-methods";
 import { guardedWebhookFetch } from "./runtime/node/webhook-fetch";
 import { bootstrapStaffKey } from "./services/accounts.service";
 import { scheduleRetention } from "./services/retention";
@@ -79,20 +77,15 @@ async function main(): Promise<void> {
     dispatchSoon,
     telemetry: telemetry?.requests,
   });
-  const appListener = getRequestListener(app.fetch);
-  // Read-cache hits are answered before the app (docs/architecture.md#node-read-cache-hits-before-the-app).
-  const answer = cacheHits({ cache: readCache, rateLimiter, config, logger, clientIp: incomingClientAddress(trustedProxies), telemetry: telemetry?.requests });
-  // A request whose headers or body arrive slower than REQUEST_TIMEOUT_MS is answered 408 (client-error.ts); Node checks every second.
-  const server = createServer(
-    { requestTimeout: requestTimeoutMs, headersTimeout: requestTimeoutMs, connectionsCheckingInterval: Math.min(1000, requestTimeoutMs) },
-    (req, res) => answer(req, res, appListener),
-  );
-  // Requests Node's HTTP server refuses (bad framing, no Host, FOO) or diverts (CONNECT) before the app: Error objects too.
-  answerUnknownMethods(server);
-  answerClientErrors(server);
-  capUnfinishedRequests(server, maxUnfinishedPerAddress);
-  // After the listeners above: the drain sees every request first (src/runtime/node/drain.ts).
-  const drain = drainable(server);
+  // The way in, guard by guard (src/runtime/node/edge.ts); read-cache hits spend the app's limiter and log through the app's request line.
+  const edge = nodeEdge({
+    app: getRequestListener(app.fetch),
+    cacheHit: cacheHits({ cache: readCache, rateLimiter, config, logger, clientIp: incomingClientAddress(trustedProxies), telemetry: telemetry?.requests }),
+    errors: errorWriter(await responseHeaders({})),
+    requestTimeoutMs,
+    maxUnfinishedPerAddress,
+  });
+  const server = edge.server;
   let boundPort: number;
   try {
     boundPort = await listen(server, hostname, port);
@@ -120,7 +113,7 @@ async function main(): Promise<void> {
     if (closing) return;
     closing = true;
     console.log(`${signal}: closing`);
-    void drain
+    void edge
       .stop()
       // Let a delivery run in progress record its results before the database closes.
       .then(() => dispatcher.stop())

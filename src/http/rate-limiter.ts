@@ -21,9 +21,14 @@ export interface BucketLimit {
   windowSeconds: number;
 }
 
-/** The per-minute budget of an anonymous request from `clientIp` (docs/api.md#rate-limits). */
-export function anonymousBudget(anonPerMinute: number, clientIp: string): BucketLimit[] {
-  return [{ bucket: `ip:${clientIp}`, limit: anonPerMinute, windowSeconds: 60 }];
+/**
+ * The per-minute budget one request spends (docs/api.md#rate-limits): its account's when it carries a key (`accountId`; it holds the
+ * per-key limit too), else its client address's. The app's requests and Node's read-cache hits spend it alike.
+ */
+export function requestBudget(limits: { anonPerMinute: number; keyPerMinute: number }, accountId: number | undefined, clientIp: string): BucketLimit[] {
+  return accountId === undefined
+    ? [{ bucket: `ip:${clientIp}`, limit: limits.anonPerMinute, windowSeconds: 60 }]
+    : [{ bucket: `account:${accountId}`, limit: limits.keyPerMinute, windowSeconds: 60 }];
 }
 
 export interface RateLimiter {

@@ -5,7 +5,7 @@
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
-import { anonymousBudget, type RateLimitDecision } from "../http/rate-limiter";
+import { type RateLimitDecision, requestBudget } from "../http/rate-limiter";
 
 function headersOf(d: RateLimitDecision): Record<string, string> {
   return { "RateLimit-Limit": String(d.limit), "RateLimit-Remaining": String(d.remaining), "RateLimit-Reset": String(d.resetSeconds) };
@@ -25,13 +25,8 @@ export function rateLimited(d: RateLimitDecision, what: string): ApiError {
  */
 export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.method === "OPTIONS") return next();
-  const { anonPerMinute, keyPerMinute } = c.get("config").rateLimits;
-  const principal = c.get("principal");
-  const limiter = c.get("rateLimiter");
-  const limits = principal
-    ? [{ bucket: `account:${principal.accountId}`, limit: keyPerMinute, windowSeconds: 60 }]
-    : anonymousBudget(anonPerMinute, c.get("clientIp"));
-  const decision = await limiter.consume(limits, c.get("now")());
+  const limits = requestBudget(c.get("config").rateLimits, c.get("principal")?.accountId, c.get("clientIp"));
+  const decision = await c.get("rateLimiter").consume(limits, c.get("now")());
   if (!decision.allowed) throw rateLimited(decision, "requests");
   await next();
   for (const [name, value] of Object.entries(headersOf(decision))) {

@@ -1,12 +1,14 @@
 /**
- * Node: read-cache hits answered before the app. An anonymous `GET` whose complete answer the read cache holds is counted, written and logged
- * as the app would; any other request goes to the app unchanged (docs/architecture.md#node-read-cache-hits-before-the-app).
+ * Node: read-cache hits answered before the app, the edge's last guard (src/runtime/node/edge.ts). An anonymous `GET` whose complete answer
+ * the read cache holds spends the app's budget (`requestBudget`) and is logged and measured by the app's `logRequest`; any other request
+ * goes on to the app unchanged (docs/architecture.md#node-the-edge-before-the-app).
  */
 import { randomUUID } from "node:crypto";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage } from "node:http";
 import type { AppConfig } from "../../config";
 import { elapsedMs, type Logger, logRequest, type RequestTelemetry } from "../../logger";
-import { anonymousBudget, type RateLimiter } from "../../http/rate-limiter";
+import { type RateLimiter, requestBudget } from "../../http/rate-limiter";
+import type { Guard } from "./edge";
 import { hitHeaders, type MemoryReadCache } from "./memory-read-cache";
 
 /** A Host @hono/node-server uses as it is (its `buildUrl`). */
@@ -29,11 +31,11 @@ export interface CacheHitOptions {
   telemetry?: RequestTelemetry;
 }
 
-/** The hit answerer: `(req, res, app)` answers `req` from the cache when it can, else hands both to `app` (the adapter's request listener). */
-export function cacheHits(options: CacheHitOptions) {
+/** The guard: answers `req` from the cache when it can, else calls `next`. */
+export function cacheHits(options: CacheHitOptions): Guard {
   const { cache, rateLimiter, config, logger, clientIp, now = () => new Date(), telemetry } = options;
 
-  return (req: IncomingMessage, res: ServerResponse, app: (req: IncomingMessage, res: ServerResponse) => unknown): void => {
+  return (req, res, next) => {
     const headers = req.headers;
     const target = req.url ?? "";
     if (
@@ -46,40 +48,32 @@ export function cacheHits(options: CacheHitOptions) {
       !PLAIN_HOST.test(headers.host ?? "") ||
       !PLAIN_TARGET.test(target) ||
       DOT_SEGMENT.test(target)
-    ) {
-      app(req, res);
-      return;
-    }
+    )
+      return next();
     const started = performance.now();
     const at = now();
     const hit = cache.completeHit(target);
-    if (!hit) {
-      app(req, res);
-      return;
-    }
-    void rateLimiter.consume(anonymousBudget(config.rateLimits.anonPerMinute, clientIp(req) ?? "unknown"), at).then(
-      (decision) => {
-        // A refusal counted nothing: the app refuses it again, with its Error object.
-        if (!decision.allowed) return app(req, res);
-        const requestId = randomUUID();
-        res.writeHead(200, hitHeaders(hit.headers, requestId, decision));
-        res.end(hit.body);
-        logRequest(
-          logger,
-          {
-            requestId,
-            method: "GET",
-            route: hit.route,
-            status: 200,
-            durationMs: elapsedMs(started),
-            dbRoundTrips: 0,
-            cache: "HIT",
-            accountId: null,
-          },
-          telemetry,
-        );
-      },
-      () => app(req, res),
-    );
+    if (!hit) return next();
+    void rateLimiter.consume(requestBudget(config.rateLimits, undefined, clientIp(req) ?? "unknown"), at).then((decision) => {
+      // A refusal counted nothing: the app refuses it again, with its Error object.
+      if (!decision.allowed) return next();
+      const requestId = randomUUID();
+      res.writeHead(200, hitHeaders(hit.headers, requestId, decision));
+      res.end(hit.body);
+      logRequest(
+        logger,
+        {
+          requestId,
+          method: "GET",
+          route: hit.route,
+          status: 200,
+          durationMs: elapsedMs(started),
+          dbRoundTrips: 0,
+          cache: "HIT",
+          accountId: null,
+        },
+        telemetry,
+      );
+    }, next);
   };
 }

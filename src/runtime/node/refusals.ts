@@ -1,0 +1,126 @@
+/**
+ * Node: the refusals of the edge (src/runtime/node/edge.ts) as Error objects (docs/api.md#errors), and the one writer that answers them
+ * with the app's own headers and `Connection: close` (RFC 9112 §9.6); docs/operations.md#refused-requests.
+ */
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http";
+import type { Duplex } from "node:stream";
+import { ApiError, type ErrorCode, notImplemented } from "../../http/errors";
+
+/** 417 for an `Expect` other than `100-continue`, which is the only expectation HTTP defines (RFC 9110 §10.1.1). */
+export function expectationFailed(expect: string | undefined): ApiError {
+  return new ApiError(417, "expectation_failed", `Expect: ${expect ?? ""} is not supported; the only expectation is 100-continue.`);
+}
+
+/** 429 for a request still arriving past its address's cap of `max`. */
+export function tooManyUnfinished(max: number): ApiError {
+  return new ApiError(429, "rate_limited", `This address already has ${max} requests still arriving; finish or close one first.`, undefined, {
+    "Retry-After": "1",
+  });
+}
+
+/** 503 for a request whose headers or body were still arriving when the server began to stop. */
+export function shuttingDown(): ApiError {
+  return new ApiError(503, "service_unavailable", "The server is stopping and the request had not fully arrived; send the request again.", undefined, {
+    "Retry-After": "1",
+  });
+}
+
+/** The leading method token of a raw request (RFC 9110 §9.1: a token), or undefined. */
+function methodOf(raw: Buffer | undefined): string | undefined {
+  return raw ? /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,32}(?= )/.exec(raw.toString("latin1"))?.[0] : undefined;
+}
+
+/** The Error object for a parse error `code` of Node's parser (llhttp `HPE_*` or Node's own): 501 unknown method (RFC 9110 §15.6.2), 431 (RFC 6585 §5), 408, else 400. */
+export function parseErrorAnswer(code: string | undefined, raw?: Buffer): ApiError {
+  const refuse = (status: 400 | 408 | 431, errorCode: ErrorCode, message: string) => new ApiError(status, errorCode, message);
+  switch (code) {
+    case "HPE_INVALID_METHOD":
+      return notImplemented(methodOf(raw) ?? "(unparsable)");
+    case "HPE_HEADER_OVERFLOW":
+      return refuse(431, "header_too_large", "The request line and headers are too large (at most 16 KiB together).");
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+    case "HPE_HEADERS_TIMEOUT":
+      return refuse(408, "request_timeout", "The request was not received in time.");
+    default:
+      return refuse(400, "bad_request", `The request is not a well-formed HTTP/1.1 message (${code ?? "parse error"}).`);
+  }
+}
+
+/** The last Host value found valid: a client sends the same one on every request. */
+let validHost: string | undefined;
+
+/** True when `host` is a host name or address with an optional port, and nothing else. */
+function isHostValue(host: string): boolean {
+  if (host === validHost) return true;
+  try {
+    const url = new URL(`http://${host}`);
+    const valid = url.pathname === "/" && url.search === "" && url.hash === "" && url.username === "" && url.password === "";
+    if (valid) validHost = host;
+    return valid;
+  } catch {
+    return false;
+  }
+}
+
+/** How many `Host` field lines `rawHeaders` (name, value, name, value, …) holds; Node keeps only the first in `headers`. */
+function hostLines(rawHeaders: string[]): number {
+  let lines = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length === 4 && name.toLowerCase() === "host") lines += 1;
+  }
+  return lines;
+}
+
+/**
+ * Why `req` cannot be served, or undefined: `Host` missing on HTTP/1.1, repeated or invalid (RFC 9112 §3.2, RFC 9110 §7.2), a target that
+ * is no path (RFC 9112 §3.2.1) or holds a backslash; Node or the Hono adapter would answer these with an empty 400 or serve them wrongly.
+ */
+export function requestProblem(req: IncomingMessage): string | undefined {
+  const host = req.headers.host;
+  if (host !== undefined && hostLines(req.rawHeaders) > 1) return "A request must not carry more than one Host header (RFC 9112 §3.2).";
+  if (host === undefined) return req.httpVersion === "1.0" ? undefined : "An HTTP/1.1 request must carry a Host header (RFC 9112 §3.2).";
+  if (!isHostValue(host)) return "The Host header must be a host name or address with an optional port (RFC 9110 §7.2).";
+  const target = req.url ?? "";
+  if (!target.startsWith("/")) return "The request target must be a path starting with / (origin-form, RFC 9112 §3.2.1).";
+  const query = target.indexOf("?");
+  if ((query < 0 ? target : target.slice(0, query)).includes("\\")) return "The request path must not contain a backslash.";
+  return undefined;
+}
+
+/** The address a request without `Host` (HTTP/1.0) reached, as a Host value. */
+export function localHost(req: IncomingMessage): string {
+  const { localAddress = "127.0.0.1", localPort } = req.socket;
+  const address = localAddress.includes(":") ? `[${localAddress}]` : localAddress;
+  return localPort ? `${address}:${localPort}` : address;
+}
+
+export interface ErrorWriter {
+  /** Answer `res` (not yet begun) with `error`, then close its connection. */
+  toResponse(res: ServerResponse, error: ApiError): void;
+  /** Answer `socket`, which has no response in progress, with `error` as raw HTTP/1.1, then close it. */
+  toSocket(socket: Duplex, error: ApiError): void;
+}
+
+/** The edge's one error writer: `appHeaders` (src/app.ts `responseHeaders({})`, what the app adds to its own Error answers) on every answer. */
+export function errorWriter(appHeaders: readonly (readonly [string, string])[]): ErrorWriter {
+  const shared = Object.fromEntries(appHeaders);
+  const parts = (error: ApiError) => {
+    const requestId = crypto.randomUUID();
+    const body = JSON.stringify(error.toBody(requestId));
+    const head = { ...shared, ...error.headers, "Content-Length": String(Buffer.byteLength(body)), "X-Request-Id": requestId, Connection: "close" };
+    return { head, body };
+  };
+  return {
+    toResponse(res, error) {
+      const { head, body } = parts(error);
+      res.writeHead(error.status, head).end(body);
+    },
+    toSocket(socket, error) {
+      if (!socket.writable) return void socket.destroy();
+      const { head, body } = parts(error);
+      const lines = Object.entries(head).map(([name, value]) => `${name}: ${value}\r\n`);
+      socket.end(`HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? "Error"}\r\n${lines.join("")}\r\n${body}`);
+    },
+  };
+}
