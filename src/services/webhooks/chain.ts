@@ -63,7 +63,7 @@ export function redeliveryMessage(x: Redelivery): Message | undefined {
 
 /** Where subscription `s`'s messages go at `now`, signed by its secret and those a rotation replaced in the last 24 h. */
 export function targetOf(s: Subscription, now: Date): Target {
-  return { url: s.url, secrets: signingSecrets(s, now) };
+  return { webhookId: s.id, url: s.url, secrets: signingSecrets(s, now) };
 }
 
 /** One sent link and what came of it. */

@@ -6,14 +6,15 @@ import type { AppConfig } from "../../config";
 import type { DeliveryError } from "../../domain/webhooks";
 import { isPrivateHost } from "../../domain/private-address";
 import { signedWebhookHeaders } from "./signing";
-import { SpanKind } from "@opentelemetry/api";
+import { context, propagation, SpanKind } from "@opentelemetry/api";
 import { inSpan } from "../../telemetry";
 
 /** `fetch` as deliveries use it (the runtime's; injectable for tests). */
 export type FetchFn = (input: string, init: RequestInit) => Promise<Response>;
 
-/** Where a subscription's messages go, and the secrets that sign them (newest first). */
+/** Where subscription `webhookId`'s messages go, and the secrets that sign them (newest first). */
 export interface Target {
+  webhookId: number;
   url: string;
   secrets: string[];
 }
@@ -62,11 +63,21 @@ export function classifyFetchError(error: unknown): DeliveryError {
   return "network";
 }
 
-/** Send one signed attempt of `message` to `target` at `at` with `fetchFn`, in a span `petstore.webhook.attempt`. Never throws. */
+/**
+ * Send one signed attempt of `message` to `target` at `at` with `fetchFn`, in a client span `petstore.webhook.attempt` (the subscription,
+ * the event and its `webhook-id`) whose context the request carries as W3C `traceparent`. Never throws.
+ */
 export function attempt(target: Target, message: Message, options: { config: AppConfig; at: Date; fetch: FetchFn }): Promise<AttemptResult> {
   // The target's host only: a URL's path or query may hold a receiver's token.
   const host = new URL(target.url).hostname;
-  const attributes = { "http.request.method": "POST", "server.address": host, "petstore.event.type": message.eventType };
+  const attributes = {
+    "http.request.method": "POST",
+    "server.address": host,
+    "petstore.webhook.id": target.webhookId,
+    "petstore.event.id": message.eventId,
+    "petstore.event.type": message.eventType,
+    "petstore.webhook.message_id": message.messageId,
+  };
   return inSpan(
     "petstore.webhook.attempt",
     attributes,
@@ -88,6 +99,8 @@ async function send(target: Target, host: string, message: Message, options: { c
     return { ok: false, statusCode: null, error: "private_address" };
   }
   const headers = signedWebhookHeaders(target.secrets, message.messageId, options.at, message.body);
+  // W3C Trace Context (https://www.w3.org/TR/trace-context/): the attempt's span, when traces are on.
+  propagation.inject(context.active(), headers);
   try {
     const res = await options.fetch(target.url, {
       method: "POST",
