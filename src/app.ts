@@ -70,6 +70,8 @@ export interface AppDeps {
   telemetry?: RequestTelemetry & { middleware?: MiddlewareHandler<AppEnv>[] };
   /** Starts a webhook dispatch run soon, after a redelivery or test was queued (default: none; the next poll or cron runs it). */
   dispatchSoon?: (c: Context<AppEnv>) => void;
+  /** Called after a subscription was created, changed or deleted (what the dispatch knows of their types is stale). */
+  subscriptionsChanged?: () => void;
 }
 
 /** Request headers a browser client may send (CORS, docs/api.md#conventions). */
@@ -156,6 +158,7 @@ export function createApp(deps: AppDeps) {
   const rateLimiter: PerRequest<RateLimiter> = deps.rateLimiter ?? new MemoryRateLimiter();
   const clientIp = deps.clientIp ?? (() => undefined);
   const dispatchSoon = deps.dispatchSoon ?? (() => {});
+  const subscriptionsChanged = deps.subscriptionsChanged ?? (() => {});
   const keyCache = new KeyCache(config.keyCacheTtlSeconds * 1000, () => now().getTime());
   const app = createRouter();
 
@@ -170,6 +173,7 @@ export function createApp(deps: AppDeps) {
     c.set("config", config);
     c.set("now", now);
     c.set("dispatchSoon", dispatchSoon);
+    c.set("subscriptionsChanged", subscriptionsChanged);
     c.set("rateLimiter", resolve(rateLimiter, c));
     c.set("clientIp", clientIp(c) ?? "unknown");
     await next();

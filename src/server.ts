@@ -75,6 +75,7 @@ async function main(): Promise<void> {
     middleware: [readCache.middleware],
     afterWrite: [readCache.purge, nudgeDispatcher(interest, dispatchSoon)],
     dispatchSoon,
+    subscriptionsChanged: () => interest.invalidate(),
     telemetry: telemetry?.requests,
   });
   // The way in, guard by guard (src/runtime/node/edge.ts); read-cache hits spend the app's limiter and log through the app's request line.

@@ -102,6 +102,7 @@ function appFor(env: WorkerEnv): { app: OpenAPIHono<AppEnv>; config: AppConfig; 
       nudgeDispatcher(interest, dispatchInRequest),
     ],
     dispatchSoon: dispatchInRequest,
+    subscriptionsChanged: () => interest.invalidate(),
   });
   cached = { env, key, app, config, interest };
   return cached;

@@ -15,6 +15,8 @@ export interface RequestServices {
   now: () => Date;
   /** Start a webhook dispatch run soon (after a redelivery was queued); the runtime's, or nothing (the next poll or cron runs it). */
   dispatchSoon: (c: Context<AppEnv>) => void;
+  /** A subscription was created, changed or deleted: the runtime's dispatch knowledge of their types is stale. */
+  subscriptionsChanged: () => void;
 }
 
 export interface AppEnv {

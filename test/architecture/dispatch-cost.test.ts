@@ -17,10 +17,10 @@ describe("background work", () => {
   let afterOrder: Cost | undefined;
 
   /** Place `orders` orders (not measured), then measure one dispatch run; the receiver answers 204 unless told otherwise. */
-  async function orderThenDispatch(petId: number, orders = 1) {
+  async function orderThenDispatch(petId: number, orders = 1, options: { waitMs?: number } = {}) {
     for (let i = 0; i < orders; i++) expect((await send(warm, "POST", "/store/orders", "customer", { petId, quantity: 1 })).status).toBe(201);
     const before = await db.scalar("SELECT count(*) FROM webhook_deliveries");
-    const { value: report, cost } = await db.meter.measure(dispatch);
+    const { value: report, cost } = await db.meter.measure(() => dispatch(options));
     const entries = (await db.scalar("SELECT count(*) FROM webhook_deliveries")) - before;
     expect.soft(report.attempted, "every attempt leaves one new log entry (first attempts)").toBe(entries);
     return { report, cost };
@@ -112,6 +112,12 @@ describe("background work", () => {
       const { report, cost } = await orderThenDispatch(ids.stockB!);
       expect(report).toMatchObject({ attempted: 1, delivered: 1 });
       judgeRun("dispatchDue: one delivery, first attempt", 1, cost, 3);
+    });
+
+    it("a delivery that outlives its round's wait writes one row more: ≤ 4 in all", async () => {
+      const { report, cost } = await orderThenDispatch(ids.stockB!, 1, { waitMs: 0 });
+      expect(report).toMatchObject({ attempted: 1, delivered: 1 });
+      judgeRun("dispatchDue: one delivery, outliving its round's wait", 1, cost, 4);
     });
 
     it("a run that delivers a burst of 12 events to one subscription writes ≤ 2 rows per delivery", async () => {

@@ -75,7 +75,10 @@ async function start(): Promise<Rig> {
   const interest = new SubscribedTypes(MAX_AGE_MS, () => nowMs);
   const runs: Promise<void>[] = [];
   let dispatcher: WebhookDispatcher | undefined;
-  const target = await nodeTarget({}, { afterWrite: [nudgeDispatcher(interest, () => runs.push(dispatcher!.nudge()))] });
+  const target = await nodeTarget(
+    {},
+    { afterWrite: [nudgeDispatcher(interest, () => runs.push(dispatcher!.nudge()))], subscriptionsChanged: () => interest.invalidate() },
+  );
   const counted = countStatements(target.db);
   dispatcher = createWebhookDispatcher(counted.db, { config: parseConfig(TEST_ENV), interest, log: (line) => expect.fail(line) });
   await dispatcher.nudge();

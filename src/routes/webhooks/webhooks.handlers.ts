@@ -18,6 +18,7 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
     claim: c.get("keyClaim"),
   });
   if (replay) return c.json(replayed<Webhook>(c, replay), 200);
+  c.get("subscriptionsChanged")();
   c.header("Location", `/webhooks/${created.webhook.id}`);
   return c.json({ ...created.webhook, secret: created.secret }, 201);
 };
@@ -35,6 +36,7 @@ export const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
 
 export const remove: RouteHandler<typeof routes.remove, AppEnv> = async (c) => {
   await service.deleteWebhook(c.get("db"), c.req.valid("param").webhookId);
+  c.get("subscriptionsChanged")();
   return c.body(null, 204);
 };
 
@@ -51,7 +53,9 @@ export const deliveries: RouteHandler<typeof routes.deliveries, AppEnv> = async 
 
 export const update: RouteHandler<typeof routes.update, AppEnv> = async (c) => {
   const { allowPrivateTargets } = c.get("config").webhooks;
-  return c.json(await updateWebhook(c.get("db"), c.req.valid("param").webhookId, c.req.valid("json"), { allowPrivateTargets }), 200);
+  const webhook = await updateWebhook(c.get("db"), c.req.valid("param").webhookId, c.req.valid("json"), { allowPrivateTargets });
+  c.get("subscriptionsChanged")();
+  return c.json(webhook, 200);
 };
 
 export const rotate: RouteHandler<typeof routes.rotate, AppEnv> = async (c) => {

@@ -116,12 +116,17 @@ export const release = releasing.statement(
     .where(and(eq(D.id, 1), eq(D.leaseToken, releasing("token")))),
 );
 
-/** The end of attempts that outlived their round: the queue entry they hold (`token`) replaced by `patch` (see `queuePatch`). */
-const finishing = params<{ id: string; token: string; patch: string }>();
+/**
+ * The end of attempts that outlived their round: the queue entry they hold (`token`) replaced by `patch` (see `queuePatch`), or removed
+ * (`removal`) when it reached `upTo` and the state's event id has not moved past it since.
+ */
+const finishing = params<{ id: string; token: string; patch: string; removal: string | null; upTo: number }>();
 export const finish = finishing.statement(
   qb
     .update(D)
-    .set({ queue: sql`json_patch(${D.queue}, ${finishing("patch")})` })
+    .set({
+      queue: sql`json_patch(${D.queue}, CASE WHEN ${finishing("removal")} IS NOT NULL AND ${D.eventId} <= ${finishing("upTo")} THEN ${finishing("removal")} ELSE ${finishing("patch")} END)`,
+    })
     .where(and(eq(D.id, 1), sql`json_extract(${D.queue}, '$."' || ${finishing("id")} || '".token') = ${finishing("token")}`)),
 );
 

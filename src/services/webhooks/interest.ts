@@ -2,7 +2,6 @@
  * Which event types some subscription wants, as this process (or isolate) last learned it, so that a write whose events nobody
  * wants starts no dispatch run; unknown counts as wanted (docs/webhooks.md#design, "Staleness of that knowledge").
  */
-import { subscriptionChanges } from "./subscriptions";
 
 /** A snapshot point: taken before the subscriptions are read, so a change during the read makes the result stale. */
 export interface InterestMark {
@@ -19,6 +18,8 @@ interface Known extends InterestMark {
 /** Knowledge of the event types the subscriptions of one database want. */
 export class SubscribedTypes {
   private known: Known | undefined;
+  /** Subscriptions created, changed or deleted through this process (or isolate) so far. */
+  private changes = 0;
 
   /**
    * @param maxAgeMs knowledge older than this counts as unknown, ms (default 60 s: the cron's period).
@@ -31,7 +32,12 @@ export class SubscribedTypes {
 
   /** Take a mark before reading the subscriptions (pass it to `learn`). */
   mark(): InterestMark {
-    return { at: this.clock(), changes: subscriptionChanges() };
+    return { at: this.clock(), changes: this.changes };
+  }
+
+  /** Forget what is known: a subscription was created, changed or deleted here (the next run learns again). */
+  invalidate(): void {
+    this.changes += 1;
   }
 
   /** Learn the `events` lists (JSON text, as stored) of every subscription, read after `mark`. */
@@ -44,7 +50,7 @@ export class SubscribedTypes {
   /** True when nothing current is known: the next dispatch run should learn (`learn`). */
   stale(): boolean {
     const known = this.known;
-    return !known || known.changes !== subscriptionChanges() || this.clock() - known.at > this.maxAgeMs;
+    return !known || known.changes !== this.changes || this.clock() - known.at > this.maxAgeMs;
   }
 
   /** True unless the knowledge is current and no subscription wants any of `types` (committed event types). */

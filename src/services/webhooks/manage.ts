@@ -10,7 +10,7 @@ import { InvalidInput, NotFound } from "../../domain/errors";
 import { type DeliveryMode, historyAfterChange, storedInterest, type Webhook, type WebhookChange } from "../../domain/webhooks";
 import { generateWebhookSecret, isWebhookSecret } from "./signing";
 import { webhookTargetProblem } from "../../domain/webhook-target";
-import { subscriptionsChanged, toWebhook, WEBHOOK } from "./subscriptions";
+import { toWebhook, WEBHOOK } from "./subscriptions";
 import { ROTATION_OVERLAP_MS, rotatedSecrets } from "./secrets";
 
 const byId = params<{ id: number }>();
@@ -146,7 +146,6 @@ export async function updateWebhook(db: Database, id: number, change: WebhookCha
     };
     const [row] = (await run(db, changing, values)).subscription;
     if (!row) continue;
-    if (retype) subscriptionsChanged();
     return toWebhook(row);
   }
 }

@@ -183,7 +183,9 @@ async function record(db: Database, p: Planned, sent: Sent[], at: { upTo: number
   const id = String(p.s.id);
   const next = (id in ledger.delta ? ledger.delta[id] : p.queued) ?? { after: p.scanned ?? at.upTo };
   const entry: QueueEntry = { after: next.after, attempts: next.attempts, due: next.due };
-  const writes: PlanRun[] = [...ledger.writes, withValues(finishing, { id, token: at.token, patch: queuePatch({ [id]: entry }) })];
+  const caughtUp = entry.after >= at.upTo && entry.attempts === undefined && entry.due === undefined;
+  const values = { id, token: at.token, patch: queuePatch({ [id]: entry }), removal: caughtUp ? queuePatch({ [id]: null }) : null, upTo: at.upTo };
+  const writes: PlanRun[] = [...ledger.writes, withValues(finishing, values)];
   await runEach(db, writes);
   ledger.report.progress = true;
   return ledger.report;

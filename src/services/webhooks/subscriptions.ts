@@ -156,19 +156,6 @@ const removal = plan({
   ),
 });
 
-/** Subscriptions created, re-typed or deleted by this process (or isolate) so far. */
-let changes = 0;
-
-/** How many subscriptions this process (or isolate) has created, re-typed or deleted: knowledge of them older than a change is stale. */
-export function subscriptionChanges(): number {
-  return changes;
-}
-
-/** Count a change of what the subscriptions want (see `subscriptionChanges`). */
-export function subscriptionsChanged(): void {
-  changes += 1;
-}
-
 /** A subscription row as `WEBHOOK` selects it. */
 export type WebhookRow = RowOf<typeof WEBHOOK>;
 
@@ -213,7 +200,6 @@ export async function createWebhook(
     [row] = (await run(db, creation, values)).subscription;
   }
   if (row) {
-    changes += 1;
     return { created: { webhook: toWebhook(row), secret } };
   }
   if (replay) return { replay };
@@ -240,5 +226,4 @@ export async function deleteWebhook(db: Database, webhookId: number): Promise<vo
     if (exists.length === 0) throw new NotFound("webhook", webhookId);
     if (subscription.rowsAffected === 1) break;
   }
-  changes += 1;
 }
