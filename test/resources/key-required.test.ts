@@ -1,12 +1,24 @@
 /**
- * The unsafe composition does not compile: an operation whose document names roles (`protectedOperation(role)`,
- * `protectedRead(role)`) with other middleware than theirs (`npm run typecheck` fails if the `@ts-expect-error` below stops being an
- * error).
+ * Runs the key-required scenario against the Node app; and checks that the unsafe composition does not compile: an operation whose
+ * document names roles (`protectedOperation(role)`, `protectedRead(role)`) with other middleware than theirs (`npm run typecheck`
+ * fails if the `@ts-expect-error` below stops being an error).
  */
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { privateRead } from "../../src/http/caching";
 import { operations } from "../../src/http/schemas";
 import { protectedOperation, protectedRead } from "../../src/middleware/security";
+import { nodeTarget, type NodeTarget } from "../support/node-target";
+import { keyRequiredScenarios } from "../scenarios/key-required.scenarios";
+
+let target: NodeTarget;
+beforeAll(async () => {
+  target = await nodeTarget();
+});
+afterAll(async () => {
+  await target?.close();
+});
+
+keyRequiredScenarios(() => target);
 
 describe("a GET that needs a role cannot drop the key check", () => {
   it("compiles with protectedRead(role), not with privateRead as the middleware of a protected operation", () => {
