@@ -12,11 +12,7 @@ import type { KeyChecked } from "../http/schemas";
 /** Spread into `createRoute({...})` of a public operation. */
 export const publicOperation = { security: [] as Record<string, string[]>[] };
 
-interface ProtectedMarks {
-  security: Record<string, string[]>[];
-  "x-roles": Role[];
-  middleware: KeyChecked;
-}
+type ProtectedMarks = { security: Record<string, string[]>[]; "x-roles": Role[]; middleware: KeyChecked };
 
 /**
  * Spread into `createRoute({...})` of an operation that needs a key with one of `roles`: documents `bearerAuth` and `x-roles` and enforces

@@ -3,21 +3,15 @@
  * document names roles (`protectedOperation(role)`, `protectedRead(role)`) with other middleware than theirs (`npm run typecheck`
  * fails if the `@ts-expect-error` below stops being an error).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { privateRead } from "../../src/http/caching";
 import { operations } from "../../src/http/schemas";
 import { protectedOperation, protectedRead } from "../../src/middleware/security";
-import { nodeTarget, type NodeTarget } from "../support/node-target";
+import { nodeTarget } from "../support/node-target";
 import { keyRequiredScenarios } from "../scenarios/key-required.scenarios";
 
-let target: NodeTarget;
-beforeAll(async () => {
-  target = await nodeTarget();
-});
-afterAll(async () => {
-  await target?.close();
-});
-
+const target = await nodeTarget();
+afterAll(() => target.close());
 keyRequiredScenarios(() => target);
 
 describe("a GET that needs a role cannot drop the key check", () => {
