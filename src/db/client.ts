@@ -4,7 +4,7 @@
  */
 import type { InStatement, ResultSet } from "@libsql/client";
 import { drizzle } from "drizzle-orm/libsql";
-import * as schema from "./schema";
+import * as tables from "./schema";
 
 export type { InStatement, ResultSet };
 
@@ -31,4 +31,4 @@ export interface Database {
 }
 
 /** The client-less query builder: statements are built on it once per process (docs/architecture.md#writes-one-batch-named-plans), run with src/db/plan.ts. */
-export const qb = drizzle.mock({ schema, casing: "snake_case" });
+export const qb = drizzle.mock({ schema: tables, casing: "snake_case" });

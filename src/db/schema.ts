@@ -1,5 +1,5 @@
 /**
- * Drizzle schema of the Petstore database, each representation beside its table (docs/architecture.md#adding-a-field). Columns are
+ * The Drizzle tables of the Petstore database, each representation beside its table (docs/architecture.md#adding-a-field). Columns are
  * snake_case (`casing`); times RFC 3339 UTC strings; ids INTEGER PRIMARY KEY from 1 (within 2^53-1); `version` backs If-Match (RFC 9110 §13.1.1).
  */
 import { sql } from "drizzle-orm";

@@ -3,6 +3,7 @@
  * paths and queries, pagination parameters and response helpers.
  */
 import { createRoute, type RouteConfig, z } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
 
 /** Largest id the API issues or accepts: 2^53-1, so JSON clients keep precision. */
 export const MAX_ID = Number.MAX_SAFE_INTEGER;
@@ -103,9 +104,15 @@ export function booleanQuery(name: string, description: string) {
     .openapi({ param: { name, in: "query", required: false, description }, type: "boolean" });
 }
 
+/** Middleware that checks the caller's key: only `protectedOperation` and `protectedRead` (src/middleware/security.ts) make it. */
+export type KeyChecked = MiddlewareHandler[] & { readonly keyChecked: unique symbol };
+/** An operation whose document names roles (`x-roles`) runs key-checking middleware: any other `middleware` does not compile. */
+type Marks = { "x-roles"?: never } | { "x-roles": readonly string[]; middleware: KeyChecked };
+
 /** `createRoute` for the operations of `tags`, each `x-stability: stable` unless its config says otherwise (docs/api.md#versioning-and-deprecation). */
 export function operations(tags: string[]) {
-  return <P extends string, R extends Omit<RouteConfig, "path" | "tags"> & { path: P }>(config: R) => createRoute({ "x-stability": "stable", ...config, tags });
+  return <P extends string, R extends Omit<RouteConfig, "path" | "tags"> & { path: P } & Marks>(config: R) =>
+    createRoute({ "x-stability": "stable", ...config, tags });
 }
 
 /** `{ description, content: application/json schema }` for a response or request body. */

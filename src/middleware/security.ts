@@ -3,20 +3,16 @@
  * the middleware that enforces them, declared together so the document and
  * the behaviour cannot disagree.
  */
-import type { MiddlewareHandler } from "hono";
 import type { Role } from "../domain/principal";
 import { requireRole } from "./auth";
 import { strictJson } from "./strict-json";
 import { privateRead, privateResponse } from "../http/caching";
+import type { KeyChecked } from "../http/schemas";
 
 /** Spread into `createRoute({...})` of a public operation. */
 export const publicOperation = { security: [] as Record<string, string[]>[] };
 
-interface ProtectedMarks {
-  security: Record<string, string[]>[];
-  "x-roles": Role[];
-  middleware: MiddlewareHandler[];
-}
+type ProtectedMarks = { security: Record<string, string[]>[]; "x-roles": Role[]; middleware: KeyChecked };
 
 /**
  * Spread into `createRoute({...})` of an operation that needs a key with one of `roles`: documents `bearerAuth` and `x-roles` and enforces
@@ -24,10 +20,10 @@ interface ProtectedMarks {
  */
 export function protectedOperation(...roles: Role[]): ProtectedMarks {
   // Bodies are checked (strict JSON) only once the caller may call the operation: 401/403 first.
-  return { security: [{ bearerAuth: [] }], "x-roles": roles, middleware: [privateResponse, requireRole(...roles), strictJson] };
+  return { security: [{ bearerAuth: [] }], "x-roles": roles, middleware: [privateResponse, requireRole(...roles), strictJson] as KeyChecked };
 }
 
 /** `protectedOperation` for a GET whose 200 carries an ETag (If-None-Match → 304 for that caller). */
 export function protectedRead(...roles: Role[]): ProtectedMarks {
-  return { security: [{ bearerAuth: [] }], "x-roles": roles, middleware: [...privateRead, requireRole(...roles)] };
+  return { security: [{ bearerAuth: [] }], "x-roles": roles, middleware: [...privateRead, requireRole(...roles)] as KeyChecked };
 }

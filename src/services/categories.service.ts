@@ -15,8 +15,6 @@ import { claimStep, claimValues, keyRowStep, recordCreated, replayUnlessClaimed 
 
 // scripts/seed.ts and the routes import the types from here.
 export type { Category, NewCategory } from "../db/schema";
-/** The Category representation: its optional members are what a PATCH's `null` removes. */
-export { CATEGORY };
 
 /** Uniqueness key of a name: Unicode lower case of the NFC form. */
 export function nameKey(name: string): string {

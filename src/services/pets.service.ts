@@ -16,8 +16,6 @@ import { planTransition, type TransitionPlan } from "./pet-status";
 
 // scripts/seed.ts and the routes import the types from here.
 export type { NewPet, Pet } from "../db/schema";
-/** The Pet representation: its optional members are what a PATCH's `null` removes. */
-export { PET };
 
 /** The values of creating or updating a pet: its own columns (src/db/representation.ts `Values`). */
 export type PetValues = Values<typeof PET>;

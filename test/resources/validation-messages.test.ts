@@ -2,7 +2,7 @@
  * Validation messages name the rule, over the whole served document (docs/api.md#errors, issue 40): every body member and query
  * parameter of every operation is sent values of the wrong kind and out of range (raw JSON, so `1e400` arrives as Infinity), and every
  * 400 `validation_error` that comes back has one detail per fault, no message that names a JSON type twice ("must be a number, not
- * number") and none in Zod's own wording.
+ * number"), none in Zod's own wording and none that names a format instead of the rule ("must be in the regex format").
  */
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -45,6 +45,8 @@ function problems(what: string, body: { code?: string; details?: { path: string;
     seen.add(key);
     if (/must be (?:an? )?(\w+), not (?:an? )?\1\b/.test(message)) found.push(`${what}: names a type twice (${key})`);
     if (/Invalid input|expected \w+, received|Unrecognized key/.test(message)) found.push(`${what}: Zod's wording (${key})`);
+    // A pattern without its own message (`.regex(re)`) says only "in the regex format": the rule is never named.
+    if (/in the \w+ format/.test(message)) found.push(`${what}: a format without its own message (${key})`);
   }
   return found;
 }

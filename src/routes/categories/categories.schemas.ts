@@ -2,7 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { mergePatchSchema } from "../../http/merge-patch";
 import { MAX_ID } from "../../http/schemas";
-import { CATEGORY } from "../../services/categories.service";
+import { CATEGORY } from "../../db/schema";
 
 const name = z
   .string()

@@ -2,7 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { mergePatchSchema } from "../../http/merge-patch";
 import { MAX_ID } from "../../http/schemas";
-import { ORDER } from "../../services/orders/change";
+import { ORDER } from "../../db/schema";
 
 const id = z.number().int().min(1).max(MAX_ID).openapi({ format: "int64", example: 1 });
 /**

@@ -6,7 +6,7 @@ import { z } from "@hono/zod-openapi";
 import { PET_STATUSES } from "../../domain/pets";
 import { mergePatchSchema } from "../../http/merge-patch";
 import { MAX_ID } from "../../http/schemas";
-import { PET } from "../../services/pets.service";
+import { PET } from "../../db/schema";
 
 export const PetStatusSchema = z.enum(PET_STATUSES).openapi("PetStatus", { description: "Status of the pet.", example: "available" });
 

@@ -14,9 +14,6 @@ import type { Precondition } from "../../domain/precondition";
 import type { Principal } from "../../domain/principal";
 import { orderState, versionMatching, viewer } from "./shared";
 
-/** The Order representation: its optional members are what a PATCH's `null` removes. */
-export { ORDER };
-
 /**
  * The values of a change: `shipDate` the new ship date (NULL: none) when `shipDateGiven` is 1, else the order's is kept; fulfilling an
  * order left with no ship date ships it now; `version` NULL without If-Match, `accountId` as `visibleTo` has it.
