@@ -9,10 +9,10 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { connect, createServer, type Socket } from "node:net";
+import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { alive, descendantsOf } from "../support/processes";
+import { alive, descendantsOf, portIsFree } from "../support/processes";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseResponse, type RawResponse } from "../support/raw-http";
 import { REPO_ROOT, UNLIMITED_ENV } from "../support/server-process";
@@ -106,15 +106,6 @@ function halfSentSignUp(url: string): Promise<{ finish(): Promise<RawResponse> }
       );
     });
     socket.on("error", reject);
-  });
-}
-
-/** True when `port` on 127.0.0.1 can be bound (the server let it go). */
-function portIsFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const probe = createServer();
-    probe.once("error", () => resolve(false));
-    probe.listen(port, "127.0.0.1", () => probe.close(() => resolve(true)));
   });
 }
 

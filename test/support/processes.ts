@@ -3,6 +3,7 @@
  * processes a server (a cluster's primary, or `npm start`) has below it.
  */
 import { readdirSync, readFileSync } from "node:fs";
+import { createServer } from "node:net";
 
 /** Every live process's parent pid, by pid (`/proc/<pid>/stat`, field 4). */
 function parents(): Map<number, number> {
@@ -43,4 +44,13 @@ export function alive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** True when `port` on 127.0.0.1 can be bound (no server holds it). */
+export function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once("error", () => resolve(false));
+    probe.listen(port, "127.0.0.1", () => probe.close(() => resolve(true)));
+  });
 }
