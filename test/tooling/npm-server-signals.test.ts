@@ -11,25 +11,13 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { freePort, ROOT } from "../../scripts/sqld";
-import { alive, descendantsOf, portIsFree } from "../support/processes";
+import { alive, descendantsOf, killedAfterEach, portIsFree } from "../support/processes";
 
-let dir: string;
-const started: ChildProcess[] = [];
-const tree: number[] = [];
-
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), "petstore-npm-signals-"));
-});
-afterEach(() => {
-  // A failed test must not leave its servers behind: every process of the tree, by pid.
-  for (const pid of tree.splice(0)) if (alive(pid)) process.kill(pid, "SIGKILL");
-  for (const child of started.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-});
-afterAll(() => {
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+const dir = mkdtempSync(join(tmpdir(), "petstore-npm-signals-"));
+const { started, tree } = killedAfterEach();
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Resolves once `output()` matches `pattern`; rejects when npm exits first or after 90 s. */
 async function waitFor(npm: ChildProcess, output: () => string, pattern: RegExp): Promise<void> {
