@@ -14,7 +14,8 @@
  *    reads required secrets from the environment); extra arguments go to
  *    `wrangler dev`. Its output is passed on without wrangler's own line per
  *    request: the Worker writes one JSON line per request (request-log.ts);
- * 5. stops sqld when wrangler exits (Ctrl-C), and exits with wrangler's code.
+ * 5. passes SIGINT and SIGTERM on to wrangler, stops sqld when wrangler exits,
+ *    and exits with wrangler's code.
  */
 import { spawn } from "node:child_process";
 import { join, resolve } from "node:path";
@@ -85,12 +86,13 @@ async function main(): Promise<number> {
   createInterface({ input: wrangler.stdout, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) => {
     if (!isWranglerRequestLine(line)) process.stdout.write(`${line}\n`);
   });
-  // Ctrl-C reaches wrangler through the terminal's process group; a SIGTERM sent to us is passed on.
-  const forward = (signal: NodeJS.Signals) => () => {
-    if (wrangler.exitCode === null) wrangler.kill(signal);
-  };
-  process.on("SIGINT", () => undefined);
-  process.on("SIGTERM", forward("SIGTERM"));
+  // SIGINT and SIGTERM sent to us alone (npm's pid signalled by a supervisor, passed down by
+  // npm and with-node.mjs) are passed on; wrangler stops workerd, then sqld is stopped below.
+  // Ctrl-C in a terminal reaches wrangler from its process group too: once more is harmless.
+  for (const signal of ["SIGINT", "SIGTERM"] as const)
+    process.on(signal, () => {
+      if (wrangler.exitCode === null) wrangler.kill(signal);
+    });
   const code = await new Promise<number>((resolve) => wrangler.once("exit", (c, signal) => resolve(c ?? (signal ? 130 : 1))));
   await sqld.stop();
   console.log("sqld stopped");

@@ -7,7 +7,7 @@ import type { Context } from "hono";
 import { createApp } from "./app";
 import { parseConfig, type AppConfig } from "./config";
 import type { Database } from "./db/client";
-import { openRemoteDatabase, withRoundTrips } from "./db/driver/remote";
+import { openRemoteDatabase, waitingOutBusy, withRoundTrips } from "./db/driver/remote";
 import type { AppEnv } from "./http/context";
 import { loggableError } from "./logger";
 import { MemoryRateLimiter } from "./http/rate-limiter";
@@ -38,9 +38,9 @@ async function postPurge(url: string, purge: PurgeBatch): Promise<void> {
   if (!res.ok) throw new Error(`purge recorder answered ${res.status}`);
 }
 
-/** A new libSQL HTTP client, for one request (or one cron run) only (src/db/driver/remote.ts). */
+/** A new libSQL HTTP client for one request (or cron run), SQLITE_BUSY waited out for 5 s as on Node (src/db/driver/remote.ts). */
 function databaseFor(env: WorkerEnv): Database {
-  return openRemoteDatabase(env.DATABASE_URL, { authToken: env.DATABASE_AUTH_TOKEN });
+  return waitingOutBusy(openRemoteDatabase(env.DATABASE_URL, { authToken: env.DATABASE_AUTH_TOKEN }), 5_000);
 }
 
 /**

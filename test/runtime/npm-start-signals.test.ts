@@ -9,29 +9,17 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { connect, createServer, type Socket } from "node:net";
+import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { alive, descendantsOf } from "../support/processes";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { alive, descendantsOf, killedAfterEach, portIsFree } from "../support/processes";
+import { afterAll, describe, expect, it } from "vitest";
 import { parseResponse, type RawResponse } from "../support/raw-http";
 import { REPO_ROOT, UNLIMITED_ENV } from "../support/server-process";
 
-let dir: string;
-const started: ChildProcess[] = [];
-const tree: number[] = [];
-
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), "petstore-npm-start-"));
-});
-afterEach(() => {
-  // A failed test must not leave its servers behind: every process of the tree, by pid.
-  for (const pid of tree.splice(0)) if (alive(pid)) process.kill(pid, "SIGKILL");
-  for (const child of started.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-});
-afterAll(() => {
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+const dir = mkdtempSync(join(tmpdir(), "petstore-npm-start-"));
+const { started, tree } = killedAfterEach();
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /**
  * Resolves once `output()` matches `pattern` (checked on every chunk); rejects when the
@@ -106,15 +94,6 @@ function halfSentSignUp(url: string): Promise<{ finish(): Promise<RawResponse> }
       );
     });
     socket.on("error", reject);
-  });
-}
-
-/** True when `port` on 127.0.0.1 can be bound (the server let it go). */
-function portIsFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const probe = createServer();
-    probe.once("error", () => resolve(false));
-    probe.listen(port, "127.0.0.1", () => probe.close(() => resolve(true)));
   });
 }
 

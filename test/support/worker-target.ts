@@ -8,6 +8,7 @@
 import { createClient } from "@libsql/client";
 import { inject } from "vitest";
 import type { Database } from "../../src/db/client";
+import { RATE_LIMIT_BINDING_NAMES, signupBindingLimitPerMinute } from "../../src/runtime/workers/rate-limiter";
 import type { Target } from "./target";
 
 /** What the Worker suite's global setup provides to test files. */
@@ -48,18 +49,28 @@ export async function workerTarget(): Promise<WorkerTarget> {
 }
 
 /**
- * Start a Worker of its own for one test file, on the run's shared sqld, with
+ * Start a Worker of its own for one test file, on the run's shared sqld (or at `options.databaseUrl`), with
  * the test variables overridden by `vars` (e.g. `WEBHOOKS_ALLOW_PRIVATE:
  * "false"`, which the shared Worker cannot have: its receivers are on
  * loopback). Takes a few seconds; `close()` stops it.
  * @throws Error when the file does not run in the vitest project "worker".
  */
-export async function ownWorkerTarget(vars: Record<string, string>): Promise<WorkerTarget> {
+export async function ownWorkerTarget(vars: Record<string, string>, options: { databaseUrl?: string } = {}): Promise<WorkerTarget> {
   const info = inject("petstoreWorker");
   if (!info) throw new Error('No sqld for this file: worker tests run in the vitest project "worker" (test/worker/**).');
   const [{ startLocalWorker }, { TEST_ENV }] = await Promise.all([import("../../scripts/local-worker"), import("./node-target")]);
-  const worker = await startLocalWorker({ databaseUrl: info.databaseUrl, vars: { ...TEST_ENV, ...vars } });
+  const databaseUrl = options.databaseUrl ?? info.databaseUrl;
+  const worker = await startLocalWorker({ databaseUrl, vars: { ...TEST_ENV, ...vars }, rateLimits: testRateLimits(TEST_ENV) });
   return targetAt(info, worker.url, () => worker.stop());
+}
+
+/** The local rate limit bindings raised like the test variables `env` (they count for real under workerd). */
+export function testRateLimits(env: Record<string, string>): Record<string, number> {
+  return {
+    [RATE_LIMIT_BINDING_NAMES.ip]: Number(env.RATE_LIMIT_ANON_PER_MIN),
+    [RATE_LIMIT_BINDING_NAMES.key]: Number(env.RATE_LIMIT_KEY_PER_MIN),
+    [RATE_LIMIT_BINDING_NAMES.signup]: signupBindingLimitPerMinute(Number(env.RATE_LIMIT_SIGNUP_PER_HOUR)),
+  };
 }
 
 /** The target of the Worker at `url` on the run's sqld (`info`); `close()` also runs `stop` (a Worker of the file's own). */

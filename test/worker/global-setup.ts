@@ -12,10 +12,9 @@ import { createClient } from "@libsql/client";
 import type { TestProject } from "vitest/node";
 import { startLocalWorker, type LocalWorker } from "../../scripts/local-worker";
 import { migrateServer, ONE_CONNECTION, startSqld } from "../../scripts/sqld";
-import { RATE_LIMIT_BINDING_NAMES, signupBindingLimitPerMinute } from "../../src/runtime/workers/rate-limiter";
 import { TEST_ENV } from "../support/node-target";
 import { PURGE_REPEAT_MS, startPurgeRecorder, type PurgeRecorder } from "../support/purge-recorder";
-import "../support/worker-target";
+import { testRateLimits } from "../support/worker-target";
 import { buildAssets } from "../../scripts/build-assets";
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
@@ -40,11 +39,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const staffKey = await createStaffKeyFor(client);
     client.close();
     // The local rate limit bindings count for real: raise them like the variables.
-    const rateLimits = {
-      [RATE_LIMIT_BINDING_NAMES.ip]: Number(TEST_ENV.RATE_LIMIT_ANON_PER_MIN),
-      [RATE_LIMIT_BINDING_NAMES.key]: Number(TEST_ENV.RATE_LIMIT_KEY_PER_MIN),
-      [RATE_LIMIT_BINDING_NAMES.signup]: signupBindingLimitPerMinute(Number(TEST_ENV.RATE_LIMIT_SIGNUP_PER_HOUR)),
-    };
+    const rateLimits = testRateLimits(TEST_ENV);
     recorder = await startPurgeRecorder();
     // A purge budget no test file exhausts, and the second purge of a write after 1.5 s instead of 10 s.
     const purgeBudget = { CACHE_PURGE_PER_MINUTE: "6000", CACHE_PURGE_BURST: "1000", CACHE_PURGE_REPEAT_MS: String(PURGE_REPEAT_MS) };

@@ -5,8 +5,8 @@
 import { accessSync, constants, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { LibsqlError } from "@libsql/client";
-import { backoffDelayMs } from "../../domain/backoff";
 import type { Database } from "../client";
+import { isBusy, waitOutBusy } from "./remote";
 
 /** Device and inode of a file: what identifies it while a path may be re-pointed. */
 interface FileIdentity {
@@ -17,26 +17,6 @@ interface FileIdentity {
 function identityOf(path: string): FileIdentity | undefined {
   const stats = statSync(path, { throwIfNoEntry: false });
   return stats ? { dev: stats.dev, ino: stats.ino } : undefined;
-}
-
-/** SQLITE_BUSY or SQLITE_LOCKED, primary or extended. */
-export function isBusy(error: unknown): boolean {
-  const code = String((error as { code?: unknown } | null)?.code ?? "");
-  return code === "SQLITE_BUSY" || code.startsWith("SQLITE_BUSY_") || code === "SQLITE_LOCKED";
-}
-
-/** Run `attempt` until it does not fail with SQLITE_BUSY/SQLITE_LOCKED, waiting 1 … 64 ms (jittered) between attempts, `lockWaitMs` in all; then rethrow. */
-export async function waitOutBusy<T>(attempt: () => T | Promise<T>, lockWaitMs: number): Promise<T> {
-  const deadline = Date.now() + lockWaitMs;
-  for (let n = 1; ; n++) {
-    try {
-      return await attempt();
-    } catch (error) {
-      const remaining = deadline - Date.now();
-      if (!isBusy(error) || remaining <= 0) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(remaining, backoffDelayMs(n, 1, 64))));
-    }
-  }
 }
 
 /** A file driver (src/db/driver/native-file.ts): the port, plus a way to replace its connection. */
@@ -54,14 +34,6 @@ export interface SharedFile extends Database {
   assertWritable(): void;
   /** Close after checkpointing the WAL into the file and, as its last user, removing `-wal`/`-shm` (docs/internals.md#opening-the-database). */
   closeCheckpointed(): Promise<void>;
-}
-
-/** `server` (a libSQL server's client) with SQLITE_BUSY waited out for up to `lockWaitMs`. */
-export function waitingOutBusy(server: Database, lockWaitMs: number): Database {
-  return {
-    execute: (statement) => waitOutBusy(() => server.execute(statement), lockWaitMs),
-    batch: (statements, mode) => waitOutBusy(() => server.batch(statements, mode), lockWaitMs),
-  };
 }
 
 /** `file` (busy timeout 0, the existing file at `path`) with SQLITE_BUSY waited out for `lockWaitMs` and its identity checked. @throws LibsqlError SQLITE_CANTOPEN (no file). */

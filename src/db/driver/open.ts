@@ -9,10 +9,10 @@ import { createClient } from "@libsql/client";
 import type { Database } from "../client";
 import { applyMigrations } from "../migrate";
 import { ping } from "../plan";
-import { sharedFile, waitingOutBusy, waitOutBusy } from "./busy-wait";
+import { sharedFile } from "./busy-wait";
 import { type GroupCommitted, groupCommit } from "./group-commit";
 import { NativeFile } from "./native-file";
-import { serverFetch } from "./remote";
+import { serverFetch, waitingOutBusy, waitOutBusy } from "./remote";
 
 /** Longest wait for one request to a libSQL server, answer included, ms (`DATABASE_REQUEST_TIMEOUT_MS`). */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;

@@ -1,6 +1,6 @@
 /**
  * The database port on a libSQL server over `@libsql/client/web` (the Worker's, one per request), and the `fetch` of every server
- * client: a 429 retried within a budget, each request time-limited on Node (docs/scaling.md#a-saturated-or-silent-server).
+ * client: a 429 retried within a budget, each request time-limited on Node; SQLITE_BUSY waited out (docs/scaling.md#a-saturated-or-silent-server).
  */
 import { createClient } from "@libsql/client/web";
 import pLimit from "p-limit";
@@ -65,6 +65,34 @@ export function timeLimited(fetchFn: RequestFetch, timeoutMs: number): RequestFe
     for (const name of ["content-encoding", "content-length", "transfer-encoding"]) headers.delete(name);
     const empty = response.status === 204 || response.status === 205 || response.status === 304;
     return new Response(empty ? null : body, { status: response.status, statusText: response.statusText, headers });
+  };
+}
+
+/** SQLITE_BUSY or SQLITE_LOCKED, primary or extended. */
+export function isBusy(error: unknown): boolean {
+  const code = String((error as { code?: unknown } | null)?.code ?? "");
+  return code === "SQLITE_BUSY" || code.startsWith("SQLITE_BUSY_") || code === "SQLITE_LOCKED";
+}
+
+/** Run `attempt` until it does not fail with SQLITE_BUSY/SQLITE_LOCKED, waiting 1 … 64 ms (jittered) between attempts, `lockWaitMs` in all; then rethrow. */
+export async function waitOutBusy<T>(attempt: () => T | Promise<T>, lockWaitMs: number): Promise<T> {
+  const deadline = Date.now() + lockWaitMs;
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      const remaining = deadline - Date.now();
+      if (!isBusy(error) || remaining <= 0) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(remaining, backoffDelayMs(n, 1, 64))));
+    }
+  }
+}
+
+/** `server` (a libSQL server's client) with SQLITE_BUSY waited out for up to `lockWaitMs`. */
+export function waitingOutBusy(server: Database, lockWaitMs: number): Database {
+  return {
+    execute: (statement) => waitOutBusy(() => server.execute(statement), lockWaitMs),
+    batch: (statements, mode) => waitOutBusy(() => server.batch(statements, mode), lockWaitMs),
   };
 }
 
