@@ -67,14 +67,16 @@ export interface RequestTelemetry {
   traceId?: () => string | undefined;
 }
 
-/** Log `line` at its status's level (`error` for 5xx but 501, else `info`); `telemetry` observes it first. */
+/** Log `line` at its status's level (`error` for 5xx but 501, else `info`), its duration to the µs; `telemetry` observes it first, unrounded. */
 export function logRequest(logger: Logger, line: RequestLine, telemetry?: RequestTelemetry): void {
   telemetry?.observe?.(line);
   const level = line.status >= 500 && line.status !== 501 ? "error" : "info";
-  if (logger.enabled(level)) logger.log(level, "request", line);
+  if (logger.enabled(level)) logger.log(level, "request", { ...line, durationMs: Math.round(line.durationMs * 1000) / 1000 });
 }
 
-/** Milliseconds since `started` (a `performance.now()`), to 0.1 ms. */
-export function elapsedMs(started: number): number {
-  return Math.round((performance.now() - started) * 10) / 10;
+const monotonic = () => performance.now();
+
+/** Milliseconds since `started` (a reading of `now`, default `performance.now`), unrounded. */
+export function elapsedMs(started: number, now: () => number = monotonic): number {
+  return now() - started;
 }

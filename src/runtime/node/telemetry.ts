@@ -55,6 +55,7 @@ export function telemetrySettings(env: Record<string, string | undefined>, slot 
 const UNIT_SUFFIXED = [
   ["http.server.request.duration", "seconds"],
   ["db.client.operation.duration", "seconds"],
+  ["petstore.webhook.attempt.duration", "seconds"],
   ["petstore.webhook.lag", "seconds"],
   ["nodejs.eventloop.delay.p99", "seconds"],
   ["nodejs.eventloop.delay.max", "seconds"],
