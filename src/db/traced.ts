@@ -6,17 +6,17 @@ import { type Attributes, SpanKind } from "@opentelemetry/api";
 import { errorType, inSpan, instruments } from "../telemetry";
 import type { Database, InStatement } from "./client";
 
-/** The SQL verb of a statement (`SELECT`, `INSERT`, …): its `db.operation.name`. */
-function verb(statement: InStatement): string {
+/** The SQL verb of a statement (`SELECT`, `INSERT`, …), its `db.operation.name`, and its first table (`db.collection.name`), if any. */
+function operation(statement: InStatement): { verb: string; table?: string } {
   const text = (typeof statement === "string" ? statement : statement.sql).trimStart();
   const end = text.search(/\s/);
-  return (end < 0 ? text : text.slice(0, end)).toUpperCase();
+  return { verb: (end < 0 ? text : text.slice(0, end)).toUpperCase(), table: /\b(?:from|into|update)\s+[`"]?(\w+)/i.exec(text)?.[1] };
 }
 
 /**
  * `db` whose `execute` and `batch` each run in a CLIENT span (`db.system.name` sqlite, `db.operation.name` the SQL verb or `BATCH`,
- * `db.operation.batch.size`, `db.query.summary` a plan's step names, `petstore.db.transaction` read or write) and record their duration
- * in seconds. Errors propagate unchanged, with `error.type` on the span and the measurement.
+ * `db.operation.batch.size`, `petstore.db.transaction` read or write, `db.query.summary` and the span's name: `SELECT pets` for one
+ * statement, a plan's step names for a batch) and record their duration in seconds. Errors propagate unchanged, with `error.type` on the span and the measurement.
  */
 export function tracedDatabase(db: Database): Database {
   /** `call` in a span of `measured` and `spanOnly` attributes; its duration recorded with `measured` (and `error.type`). */
@@ -33,8 +33,10 @@ export function tracedDatabase(db: Database): Database {
   };
   return {
     execute(statement) {
-      const operation = verb(statement);
-      return measure(operation, { "db.system.name": "sqlite", "db.operation.name": operation }, {}, () => db.execute(statement));
+      const { verb, table } = operation(statement);
+      const summary = table ? `${verb} ${table}` : verb;
+      const spanOnly: Attributes = table ? { "db.collection.name": table, "db.query.summary": summary } : { "db.query.summary": summary };
+      return measure(summary, { "db.system.name": "sqlite", "db.operation.name": verb }, spanOnly, () => db.execute(statement));
     },
     batch(statements, mode, summary) {
       const measured: Attributes = { "db.system.name": "sqlite", "db.operation.name": "BATCH", "petstore.db.transaction": mode };

@@ -3,14 +3,14 @@
  * (METRICS_PORT). Off, nothing is loaded, registered or installed (docs/operations.md#traces, #metrics; variables: docs/configuration.md).
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { createNoopMeter, type Meter, trace } from "@opentelemetry/api";
+import { type Attributes, type Meter, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { MiddlewareHandler } from "hono";
 import type { Database } from "../../db/client";
 import { tracedDatabase } from "../../db/traced";
 import type { AppEnv } from "../../http/context";
 import { matchedRoute } from "../../http/router";
 import type { RequestTelemetry } from "../../logger";
-import { observeWebhookBacklog, recordRequest, SCOPE, zeroCounters } from "../../telemetry";
+import { errorType, observeWebhookBacklog, recordRequest, SCOPE, zeroCounters } from "../../telemetry";
 
 /** What the environment switches on. */
 export interface TelemetrySettings {
@@ -72,26 +72,44 @@ export interface Telemetry {
   shutdown(): Promise<void>;
 }
 
-/** The request span's middleware: @hono/otel's span named `METHOD /route/:template`, with X-Request-Id (its own meters stay off). */
-async function requestSpan(): Promise<MiddlewareHandler<AppEnv>[]> {
-  const { httpInstrumentationMiddleware } = await import("@hono/otel");
-  const span = httpInstrumentationMiddleware({
-    captureResponseHeaders: ["x-request-id"],
-    captureActiveRequests: false,
-    // http.server.request.duration is recorded from the request line (src/telemetry.ts), read-cache hits included.
-    meterProvider: { getMeter: () => createNoopMeter() },
-    spanNameFactory: (c) => {
-      const route = matchedRoute(c as never);
-      return route ? `${c.req.method} ${route.path}` : c.req.method;
-    },
-  }) as unknown as MiddlewareHandler<AppEnv>;
-  // @hono/otel reads `http.route` at the current handler's index, a middleware's `/*` when one answered: point it at the matched route.
-  const route: MiddlewareHandler<AppEnv> = async (c, next) => {
-    await next();
-    const matched = matchedRoute(c);
-    if (matched) c.req.routeIndex = matched.index;
+/** The methods the HTTP conventions name; any other is `_OTHER`. */
+const KNOWN_METHODS = new Set(["CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE", "QUERY"]);
+
+/**
+ * The request span, by the HTTP server conventions: named `METHOD /route/:template`, continuing an incoming `traceparent`; `url.path`
+ * without the query string (the logs drop it too), `url.scheme`, `server.address`, `client.address`, `user_agent.original`, the request
+ * id. A 4xx stays Unset (the client's mistake, no exception event); a 5xx is Error with `error.type`.
+ */
+function requestSpan(): MiddlewareHandler<AppEnv> {
+  const tracer = trace.getTracer(SCOPE);
+  return async (c, next) => {
+    const url = new URL(c.req.url);
+    const method = KNOWN_METHODS.has(c.req.method) ? c.req.method : "_OTHER";
+    const attributes: Attributes = {
+      "http.request.method": method,
+      "url.path": url.pathname,
+      "url.scheme": url.protocol.slice(0, -1),
+      "server.address": url.hostname,
+      "user_agent.original": c.req.header("user-agent"),
+    };
+    if (url.port) attributes["server.port"] = Number(url.port);
+    if (method === "_OTHER") attributes["http.request.method_original"] = c.req.method;
+    const parent = propagation.extract(ROOT_CONTEXT, c.req.header());
+    await tracer.startActiveSpan(method === "_OTHER" ? "HTTP" : method, { kind: SpanKind.SERVER, attributes }, parent, async (span) => {
+      try {
+        await next();
+      } finally {
+        const route = matchedRoute(c)?.path;
+        const status = c.res.status;
+        if (route) span.setAttribute("http.route", route).updateName(`${method === "_OTHER" ? "HTTP" : method} ${route}`);
+        const client = c.get("clientIp");
+        if (client && client !== "unknown") span.setAttribute("client.address", client);
+        span.setAttribute("http.response.status_code", status).setAttribute("http.response.header.x-request-id", c.get("requestId"));
+        if (status >= 500) span.setAttribute("error.type", c.error ? errorType(c.error) : String(status)).setStatus({ code: SpanStatusCode.ERROR });
+        span.end();
+      }
+    });
   };
-  return [span, route];
 }
 
 /** Event-loop delay and resident memory, as the Node.js and process semantic conventions name them. */
@@ -150,7 +168,7 @@ export async function startTelemetry(settings: TelemetrySettings): Promise<Telem
   }
   return {
     requests: {
-      middleware: settings.traces ? await requestSpan() : [],
+      middleware: settings.traces ? [requestSpan()] : [],
       observe: prometheus ? recordRequest : undefined,
       traceId: settings.traces ? () => trace.getActiveSpan()?.spanContext().traceId : undefined,
     },
