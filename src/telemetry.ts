@@ -45,6 +45,26 @@ export function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span)
   });
 }
 
+/** The methods the HTTP conventions name; any other is `_OTHER`. */
+const KNOWN_METHODS = new Set(["CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE", "QUERY"]);
+
+/** `method` as the HTTP conventions' `http.request.method`: itself when they name it, else `_OTHER` (bounded label values). */
+export function httpMethod(method: string): string {
+  return KNOWN_METHODS.has(method) ? method : "_OTHER";
+}
+
+/** Middleware counting the requests in flight (`http.server.active_requests`). */
+export async function activeRequests(c: { req: { method: string } }, next: () => Promise<void>): Promise<void> {
+  const { active } = instruments();
+  const attributes = { "http.request.method": httpMethod(c.req.method), "url.scheme": "http" };
+  active.add(1, attributes);
+  try {
+    await next();
+  } finally {
+    active.add(-1, attributes);
+  }
+}
+
 /** Run `fn` outside any trace: background work a request only set off (a dispatch nudge) starts its own. */
 export function detached<T>(fn: () => T): T {
   return context.with(ROOT_CONTEXT, fn);
@@ -58,6 +78,7 @@ function build(meter: Meter) {
     requestDuration: seconds("http.server.request.duration", "Duration of HTTP server requests, read-cache hits answered before the app included"),
     dbDuration: seconds("db.client.operation.duration", "Duration of database round trips (one execute or one batch)"),
     webhookAttemptDuration: seconds("petstore.webhook.attempt.duration", "Duration of webhook delivery attempts"),
+    active: meter.createUpDownCounter("http.server.active_requests", { unit: "{request}", description: "HTTP server requests in flight" }),
     cacheLookups: meter.createCounter("petstore.read_cache.lookups", { description: "Public reads by read-cache outcome (hit, miss)" }),
     deliveries: meter.createCounter("petstore.webhook.deliveries", { description: "Webhook delivery attempts by outcome (delivered, retried, given_up)" }),
     retentionDeleted: meter.createCounter("petstore.retention.deleted", { unit: "{row}", description: "Rows deleted by retention, by kind" }),
@@ -83,7 +104,7 @@ export function zeroCounters(): void {
 /** Record one answered request (the request log's line): its duration by route and status, and the read cache's outcome. */
 export function recordRequest(line: RequestLine): void {
   const { requestDuration, cacheLookups } = instruments();
-  const attributes: Attributes = { "http.request.method": line.method, "http.response.status_code": line.status };
+  const attributes: Attributes = { "http.request.method": httpMethod(line.method), "http.response.status_code": line.status };
   if (line.route) attributes["http.route"] = line.route;
   requestDuration.record(line.durationMs / 1000, attributes);
   if (line.cache === "HIT" || line.cache === "MISS") cacheLookups.add(1, { "petstore.read_cache.outcome": line.cache.toLowerCase() });

@@ -2,15 +2,15 @@
  * Node: OpenTelemetry traces (OTLP, switched on by the standard OTEL_* variables) and Prometheus metrics on their own listener
  * (METRICS_PORT). Off, nothing is loaded, registered or installed (docs/operations.md#traces, #metrics; variables: docs/configuration.md).
  */
-import { monitorEventLoopDelay } from "node:perf_hooks";
-import { type Attributes, type Meter, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import { type Attributes, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { MiddlewareHandler } from "hono";
 import type { Database } from "../../db/client";
 import { tracedDatabase } from "../../db/traced";
 import type { AppEnv } from "../../http/context";
 import { matchedRoute } from "../../http/router";
 import type { RequestTelemetry } from "../../logger";
-import { errorType, observeWebhookBacklog, recordRequest, SCOPE, zeroCounters } from "../../telemetry";
+import { observeProcess } from "./process-metrics";
+import { activeRequests, errorType, httpMethod, observeWebhookBacklog, recordRequest, SCOPE, zeroCounters } from "../../telemetry";
 
 /** What the environment switches on. */
 export interface TelemetrySettings {
@@ -57,9 +57,15 @@ const UNIT_SUFFIXED = [
   ["db.client.operation.duration", "seconds"],
   ["petstore.webhook.attempt.duration", "seconds"],
   ["petstore.webhook.lag", "seconds"],
-  ["nodejs.eventloop.delay.p99", "seconds"],
-  ["nodejs.eventloop.delay.max", "seconds"],
+  ["nodejs.eventloop.delay", "seconds"],
+  ["nodejs.eventloop.time", "seconds"],
+  ["v8js.gc.duration", "seconds"],
+  ["process.cpu.time", "seconds"],
+  ["process.uptime", "seconds"],
   ["process.memory.usage", "bytes"],
+  ["v8js.memory.heap.used", "bytes"],
+  ["v8js.memory.heap.limit", "bytes"],
+  ["v8js.memory.heap.max", "bytes"],
 ] as const;
 
 /** Telemetry that is on: what the app, the read cache's hits and the database get, and its end. */
@@ -72,9 +78,6 @@ export interface Telemetry {
   shutdown(): Promise<void>;
 }
 
-/** The methods the HTTP conventions name; any other is `_OTHER`. */
-const KNOWN_METHODS = new Set(["CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE", "QUERY"]);
-
 /**
  * The request span, by the HTTP server conventions: named `METHOD /route/:template`, continuing an incoming `traceparent`; `url.path`
  * without the query string (the logs drop it too), `url.scheme`, `server.address`, `client.address`, `user_agent.original`, the request
@@ -84,7 +87,7 @@ function requestSpan(): MiddlewareHandler<AppEnv> {
   const tracer = trace.getTracer(SCOPE);
   return async (c, next) => {
     const url = new URL(c.req.url);
-    const method = KNOWN_METHODS.has(c.req.method) ? c.req.method : "_OTHER";
+    const method = httpMethod(c.req.method);
     const attributes: Attributes = {
       "http.request.method": method,
       "url.path": url.pathname,
@@ -112,24 +115,6 @@ function requestSpan(): MiddlewareHandler<AppEnv> {
   };
 }
 
-/** Event-loop delay and resident memory, as the Node.js and process semantic conventions name them. */
-function observeProcess(meter: Meter): void {
-  const delay = monitorEventLoopDelay({ resolution: 10 });
-  delay.enable();
-  const p99 = meter.createObservableGauge("nodejs.eventloop.delay.p99", { unit: "s", description: "Event loop delay, 99th percentile since the last scrape" });
-  const max = meter.createObservableGauge("nodejs.eventloop.delay.max", { unit: "s", description: "Event loop delay, maximum since the last scrape" });
-  const rss = meter.createObservableGauge("process.memory.usage", { unit: "By", description: "Resident set size" });
-  meter.addBatchObservableCallback(
-    (result) => {
-      result.observe(p99, delay.percentile(99) / 1e9);
-      result.observe(max, delay.max / 1e9);
-      result.observe(rss, process.memoryUsage.rss());
-      delay.reset();
-    },
-    [p99, max, rss],
-  );
-}
-
 /**
  * Start what `settings` switch on: the OpenTelemetry SDK (traces from the OTEL_* variables, metrics for a Prometheus listener).
  * @returns undefined when everything is off (nothing loaded).
@@ -154,6 +139,7 @@ export async function startTelemetry(settings: TelemetrySettings): Promise<Telem
     ...(settings.traces ? {} : { spanProcessors: [] }),
   });
   sdk.start();
+  let stopObserving = () => {};
   if (prometheus) {
     try {
       await prometheus.startServer();
@@ -162,17 +148,20 @@ export async function startTelemetry(settings: TelemetrySettings): Promise<Telem
       throw new Error(`Cannot serve metrics on ${settings.metrics!.host}:${settings.metrics!.port} (${code ?? String(error)}): set METRICS_HOST/METRICS_PORT.`);
     }
     const meter = metrics.getMeter(SCOPE);
-    observeProcess(meter);
+    stopObserving = observeProcess(meter);
     observeWebhookBacklog(meter);
     zeroCounters();
   }
   return {
     requests: {
-      middleware: settings.traces ? [requestSpan()] : [],
+      middleware: [...(settings.traces ? [requestSpan()] : []), ...(prometheus ? [activeRequests] : [])],
       observe: prometheus ? recordRequest : undefined,
       traceId: settings.traces ? () => trace.getActiveSpan()?.spanContext().traceId : undefined,
     },
     database: tracedDatabase,
-    shutdown: () => sdk.shutdown(),
+    shutdown: () => {
+      stopObserving();
+      return sdk.shutdown();
+    },
   };
 }
