@@ -55,16 +55,16 @@ export type RequestLine = {
   dbRoundTrips: number;
   cache: string | null;
   accountId: number | null;
-  /** The request span's trace id, when traces are on (docs/operations.md#traces). */
+  /** The request span's ids and sampled flag, when traces are on (docs/operations.md#traces). */
   traceId?: string;
+  spanId?: string;
+  sampled?: boolean;
 };
 
 /** What a runtime with telemetry on adds to every request (docs/operations.md#traces, #metrics). */
 export interface RequestTelemetry {
   /** Sees every request's line, whatever LOG_LEVEL (metrics). */
   observe?: (line: RequestLine) => void;
-  /** The active span's trace id, for the line. */
-  traceId?: () => string | undefined;
 }
 
 /** Log `line` at its status's level (`error` for 5xx but 501, else `info`), its duration to the µs; `telemetry` observes it first, unrounded. */

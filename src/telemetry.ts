@@ -3,7 +3,19 @@
  * runtime registers an SDK (Node: src/runtime/node/telemetry.ts, only when switched on); names follow the OpenTelemetry semantic conventions,
  * the store's own under `petstore.`.
  */
-import { type Attributes, context, type Histogram, type Meter, metrics, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import {
+  type Attributes,
+  context,
+  type Histogram,
+  type Meter,
+  metrics,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  TraceFlags,
+  trace,
+} from "@opentelemetry/api";
 import type { RequestLine } from "./logger";
 
 /** The instrumentation scope of every span and instrument of the service. */
@@ -63,6 +75,12 @@ export async function activeRequests(c: { req: { method: string } }, next: () =>
   } finally {
     active.add(-1, attributes);
   }
+}
+
+/** The active span's ids and sampled flag, for a log line; nothing outside a span or with traces off. */
+export function traceFields(): { traceId?: string; spanId?: string; sampled?: boolean } {
+  const ids = trace.getActiveSpan()?.spanContext();
+  return ids ? { traceId: ids.traceId, spanId: ids.spanId, sampled: (ids.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED } : {};
 }
 
 /** Run `fn` outside any trace: background work a request only set off (a dispatch nudge) starts its own. */

@@ -2,7 +2,7 @@
  * The database port with telemetry (docs/operations.md#traces): one client span and one `db.client.operation.duration` measurement per round
  * trip. Installed by a runtime only when its telemetry is on, like the round-trip counter (./round-trips.ts).
  */
-import { type Attributes, SpanKind } from "@opentelemetry/api";
+import { type Attributes, SpanKind, trace } from "@opentelemetry/api";
 import { errorType, inSpan, instruments } from "../telemetry";
 import type { Database, InStatement } from "./client";
 
@@ -23,7 +23,8 @@ export function tracedDatabase(db: Database): Database {
   const measure = async <T>(name: string, measured: Attributes, spanOnly: Attributes, call: () => Promise<T>): Promise<T> => {
     const started = performance.now();
     try {
-      return await inSpan(name, { ...measured, ...spanOnly }, call, SpanKind.CLIENT);
+      // Outside any span (an idle poll's probe, start-up) a round trip is measured but starts no trace of its own.
+      return await (trace.getActiveSpan() ? inSpan(name, { ...measured, ...spanOnly }, call, SpanKind.CLIENT) : call());
     } catch (error) {
       measured["error.type"] = errorType(error);
       throw error;

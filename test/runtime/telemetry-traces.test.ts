@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { version } from "../../package.json";
 import { OtlpReceiver, type ReceivedSpan } from "../support/otlp-receiver";
 import { call, type ServerProcess, startServer } from "../support/server-process";
 
@@ -26,6 +27,7 @@ describe.each(["http/json", "http/protobuf"])("over %s", (protocol) => {
         OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
         OTEL_SERVICE_NAME: "petstore-under-test",
         OTEL_BSP_SCHEDULE_DELAY: "50",
+        WEBHOOK_POLL_MS: "100",
       },
     });
   });
@@ -37,7 +39,7 @@ describe.each(["http/json", "http/protobuf"])("over %s", (protocol) => {
   });
 
   /** The request log line of `requestId`, parsed. */
-  async function logLine(requestId: string): Promise<{ traceId?: string; dbRoundTrips: number; route: string | null }> {
+  async function logLine(requestId: string): Promise<{ traceId?: string; spanId?: string; sampled?: boolean; dbRoundTrips: number }> {
     const line = await server.line(new RegExp(`"requestId":"${requestId}"`));
     return JSON.parse(line.slice(line.indexOf("{")));
   }
@@ -62,7 +64,8 @@ describe.each(["http/json", "http/protobuf"])("over %s", (protocol) => {
     expect(span.attributes["http.request.method"]).toBe("GET");
     expect(span.attributes["http.response.status_code"]).toBe(404);
     expect(span.resource["service.name"]).toBe("petstore-under-test");
-    expect(line.traceId).toBe(span.traceId);
+    expect(span.resource["service.version"]).toBe(version);
+    expect([line.traceId, line.spanId, line.sampled]).toEqual([span.traceId, span.spanId, true]);
     expect(line.dbRoundTrips).toBeGreaterThan(0);
     expect(children).toHaveLength(line.dbRoundTrips);
     for (const child of children) {
@@ -117,12 +120,21 @@ describe.each(["http/json", "http/protobuf"])("over %s", (protocol) => {
     expect([span.status, span.events]).toEqual([0, []]);
   });
 
-  it("a server failure is Error with error.type (last: it removes the database file)", async () => {
+  it("idle webhook polls (every 100 ms since the start) and the start-up make no root trace of their own", () => {
+    // Retention's run at the start is a trace of its own (internal); a lone round trip is not.
+    const roots = receiver.spans.filter((s) => s.parentSpanId === "" && s.kind === 3);
+    expect(roots.map((s) => s.name)).toEqual([]);
+  });
+
+  it("a server failure is Error with error.type, and its error line names the trace (last: it removes the database file)", async () => {
     rmSync(join(dir, "petstore.db"));
     const res = await call(server.url, "GET", "/health");
     expect(res.status).toBe(503);
-    const { span } = await requestTrace(res.headers.get("x-request-id")!);
+    const requestId = res.headers.get("x-request-id")!;
+    const { span } = await requestTrace(requestId);
     expect(span.status).toBe(2);
     expect(span.attributes["error.type"]).toEqual(expect.any(String));
+    const error = await server.line(new RegExp(`"msg":"unexpected error".*"requestId":"${requestId}"|"requestId":"${requestId}".*"msg":"unexpected error"`));
+    expect(JSON.parse(error.slice(error.indexOf("{"))).traceId).toBe(span.traceId);
   });
 });

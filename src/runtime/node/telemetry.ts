@@ -2,6 +2,7 @@
  * Node: OpenTelemetry traces (OTLP, switched on by the standard OTEL_* variables) and Prometheus metrics on their own listener
  * (METRICS_PORT). Off, nothing is loaded, registered or installed (docs/operations.md#traces, #metrics; variables: docs/configuration.md).
  */
+import { readFileSync } from "node:fs";
 import { type Attributes, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { MiddlewareHandler } from "hono";
 import type { Database } from "../../db/client";
@@ -115,6 +116,16 @@ function requestSpan(): MiddlewareHandler<AppEnv> {
   };
 }
 
+/** The `version` of the nearest package.json above this module (the source's or the bundle's), for `service.version`. */
+function packageVersion(): string | undefined {
+  for (let dir = new URL(".", import.meta.url); dir.pathname !== "/"; dir = new URL("..", dir)) {
+    try {
+      return (JSON.parse(readFileSync(new URL("package.json", dir), "utf8")) as { version?: string }).version;
+    } catch {}
+  }
+  return undefined;
+}
+
 /**
  * Start what `settings` switch on: the OpenTelemetry SDK (traces from the OTEL_* variables, metrics for a Prometheus listener).
  * @returns undefined when everything is off (nothing loaded).
@@ -131,7 +142,7 @@ export async function startTelemetry(settings: TelemetrySettings): Promise<Telem
   const prometheus = settings.metrics && new PrometheusExporter({ ...settings.metrics, preventServerStart: true });
   const sdk = new NodeSDK({
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES override it.
-    resource: defaultResource().merge(resourceFromAttributes({ "service.name": "petstore" })),
+    resource: defaultResource().merge(resourceFromAttributes({ "service.name": "petstore", "service.version": packageVersion() })),
     metricReaders: prometheus ? [prometheus] : [],
     views: UNIT_SUFFIXED.map(([instrumentName, suffix]) => ({ instrumentName, name: `${instrumentName}_${suffix}` })),
     // The service's logs stay JSON lines; no span processor when traces are off.
@@ -156,7 +167,6 @@ export async function startTelemetry(settings: TelemetrySettings): Promise<Telem
     requests: {
       middleware: [...(settings.traces ? [requestSpan()] : []), ...(prometheus ? [activeRequests] : [])],
       observe: prometheus ? recordRequest : undefined,
-      traceId: settings.traces ? () => trace.getActiveSpan()?.spanContext().traceId : undefined,
     },
     database: tracedDatabase,
     shutdown: () => {
