@@ -52,12 +52,15 @@ describe.each(["http/json", "http/protobuf"])("over %s", (protocol) => {
     });
   }
 
-  it("a read: a span named by its route template, a client span per round trip, its trace id in the log line", async () => {
-    const res = await call(server.url, "GET", "/pets/987654");
-    expect(res.status).toBe(404);
+  /** `res`'s status checked; its log line, its request span and that span's children. */
+  async function answered(res: { status: number; headers: Headers }, status: number) {
+    expect(res.status).toBe(status);
     const requestId = res.headers.get("x-request-id")!;
-    const line = await logLine(requestId);
-    const { span, children } = await requestTrace(requestId);
+    return { line: await logLine(requestId), ...(await requestTrace(requestId)) };
+  }
+
+  it("a read: a span named by its route template, a client span per round trip, its trace id in the log line", async () => {
+    const { line, span, children } = await answered(await call(server.url, "GET", "/pets/987654"), 404);
 
     expect(span.name).toBe("GET /pets/:petId");
     expect(span.attributes["http.route"]).toBe("/pets/:petId");
@@ -97,10 +100,7 @@ describe.each(["http/json", "http/protobuf"])("over %s", (protocol) => {
 
   it("a write: its batch's span names the plan's steps, the transaction and the statement count", async () => {
     const res = await call(server.url, "POST", "/categories", { name: "Traced", description: "a category" }, { key: server.bootstrapKey });
-    expect(res.status).toBe(201);
-    const requestId = res.headers.get("x-request-id")!;
-    const line = await logLine(requestId);
-    const { span, children } = await requestTrace(requestId);
+    const { line, span, children } = await answered(res, 201);
 
     expect(span.name).toBe("POST /categories");
     expect(span.attributes["http.route"]).toBe("/categories");
