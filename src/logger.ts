@@ -55,26 +55,28 @@ export type RequestLine = {
   dbRoundTrips: number;
   cache: string | null;
   accountId: number | null;
-  /** The request span's trace id, when traces are on (docs/operations.md#traces). */
+  /** The request span's ids and sampled flag, when traces are on (docs/operations.md#traces). */
   traceId?: string;
+  spanId?: string;
+  sampled?: boolean;
 };
 
 /** What a runtime with telemetry on adds to every request (docs/operations.md#traces, #metrics). */
 export interface RequestTelemetry {
   /** Sees every request's line, whatever LOG_LEVEL (metrics). */
   observe?: (line: RequestLine) => void;
-  /** The active span's trace id, for the line. */
-  traceId?: () => string | undefined;
 }
 
-/** Log `line` at its status's level (`error` for 5xx but 501, else `info`); `telemetry` observes it first. */
+/** Log `line` at its status's level (`error` for 5xx but 501, else `info`), its duration to the µs; `telemetry` observes it first, unrounded. */
 export function logRequest(logger: Logger, line: RequestLine, telemetry?: RequestTelemetry): void {
   telemetry?.observe?.(line);
   const level = line.status >= 500 && line.status !== 501 ? "error" : "info";
-  if (logger.enabled(level)) logger.log(level, "request", line);
+  if (logger.enabled(level)) logger.log(level, "request", { ...line, durationMs: Math.round(line.durationMs * 1000) / 1000 });
 }
 
-/** Milliseconds since `started` (a `performance.now()`), to 0.1 ms. */
-export function elapsedMs(started: number): number {
-  return Math.round((performance.now() - started) * 10) / 10;
+const monotonic = () => performance.now();
+
+/** Milliseconds since `started` (a reading of `now`, default `performance.now`), unrounded. */
+export function elapsedMs(started: number, now: () => number = monotonic): number {
+  return now() - started;
 }

@@ -3,14 +3,29 @@
  * runtime registers an SDK (Node: src/runtime/node/telemetry.ts, only when switched on); names follow the OpenTelemetry semantic conventions,
  * the store's own under `petstore.`.
  */
-import { type Attributes, context, type Histogram, type Meter, metrics, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import {
+  type Attributes,
+  context,
+  type Histogram,
+  type Meter,
+  metrics,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  TraceFlags,
+  trace,
+} from "@opentelemetry/api";
 import type { RequestLine } from "./logger";
 
 /** The instrumentation scope of every span and instrument of the service. */
 export const SCOPE = "petstore";
 
-/** Buckets of the duration histograms, seconds (the HTTP semantic conventions' advice). */
-export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
+/** Buckets of the duration histograms, seconds: from 100 µs, as the service answers in tens of µs to a few ms, up to 10 s. */
+export const DURATION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** Spans whose duration a histogram records too: span name → instrument of `instruments()`. */
+const TIMED_SPANS: Record<string, "webhookAttemptDuration"> = { "petstore.webhook.attempt": "webhookAttemptDuration" };
 
 /** The `error.type` of a thrown value (OpenTelemetry's error attribute): a driver's error code, else the error's class name. */
 export function errorType(error: unknown): string {
@@ -23,18 +38,49 @@ export function errorType(error: unknown): string {
  * @returns what `fn` returns. @throws what `fn` throws.
  */
 export function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>, kind: SpanKind = SpanKind.INTERNAL): Promise<T> {
+  const timed = TIMED_SPANS[name];
+  const started = timed && performance.now();
   return trace.getTracer(SCOPE).startActiveSpan(name, { kind, attributes }, async (span) => {
+    let failure: string | undefined;
     try {
       return await fn(span);
     } catch (error) {
+      failure = errorType(error);
       span.recordException(error instanceof Error ? error : String(error));
-      span.setAttribute("error.type", errorType(error));
+      span.setAttribute("error.type", failure);
       span.setStatus({ code: SpanStatusCode.ERROR });
       throw error;
     } finally {
       span.end();
+      if (timed) instruments()[timed].record((performance.now() - started!) / 1000, failure ? { "error.type": failure } : {});
     }
   });
+}
+
+/** The methods the HTTP conventions name; any other is `_OTHER`. */
+const KNOWN_METHODS = new Set(["CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE", "QUERY"]);
+
+/** `method` as the HTTP conventions' `http.request.method`: itself when they name it, else `_OTHER` (bounded label values). */
+export function httpMethod(method: string): string {
+  return KNOWN_METHODS.has(method) ? method : "_OTHER";
+}
+
+/** Middleware counting the requests in flight (`http.server.active_requests`). */
+export async function activeRequests(c: { req: { method: string } }, next: () => Promise<void>): Promise<void> {
+  const { active } = instruments();
+  const attributes = { "http.request.method": httpMethod(c.req.method), "url.scheme": "http" };
+  active.add(1, attributes);
+  try {
+    await next();
+  } finally {
+    active.add(-1, attributes);
+  }
+}
+
+/** The active span's ids and sampled flag, for a log line; nothing outside a span or with traces off. */
+export function traceFields(): { traceId?: string; spanId?: string; sampled?: boolean } {
+  const ids = trace.getActiveSpan()?.spanContext();
+  return ids ? { traceId: ids.traceId, spanId: ids.spanId, sampled: (ids.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED } : {};
 }
 
 /** Run `fn` outside any trace: background work a request only set off (a dispatch nudge) starts its own. */
@@ -49,6 +95,8 @@ function build(meter: Meter) {
   return {
     requestDuration: seconds("http.server.request.duration", "Duration of HTTP server requests, read-cache hits answered before the app included"),
     dbDuration: seconds("db.client.operation.duration", "Duration of database round trips (one execute or one batch)"),
+    webhookAttemptDuration: seconds("petstore.webhook.attempt.duration", "Duration of webhook delivery attempts"),
+    active: meter.createUpDownCounter("http.server.active_requests", { unit: "{request}", description: "HTTP server requests in flight" }),
     cacheLookups: meter.createCounter("petstore.read_cache.lookups", { description: "Public reads by read-cache outcome (hit, miss)" }),
     deliveries: meter.createCounter("petstore.webhook.deliveries", { description: "Webhook delivery attempts by outcome (delivered, retried, given_up)" }),
     retentionDeleted: meter.createCounter("petstore.retention.deleted", { unit: "{row}", description: "Rows deleted by retention, by kind" }),
@@ -74,7 +122,7 @@ export function zeroCounters(): void {
 /** Record one answered request (the request log's line): its duration by route and status, and the read cache's outcome. */
 export function recordRequest(line: RequestLine): void {
   const { requestDuration, cacheLookups } = instruments();
-  const attributes: Attributes = { "http.request.method": line.method, "http.response.status_code": line.status };
+  const attributes: Attributes = { "http.request.method": httpMethod(line.method), "http.response.status_code": line.status };
   if (line.route) attributes["http.route"] = line.route;
   requestDuration.record(line.durationMs / 1000, attributes);
   if (line.cache === "HIT" || line.cache === "MISS") cacheLookups.add(1, { "petstore.read_cache.outcome": line.cache.toLowerCase() });

@@ -2,28 +2,29 @@
  * The database port with telemetry (docs/operations.md#traces): one client span and one `db.client.operation.duration` measurement per round
  * trip. Installed by a runtime only when its telemetry is on, like the round-trip counter (./round-trips.ts).
  */
-import { type Attributes, SpanKind } from "@opentelemetry/api";
+import { type Attributes, SpanKind, trace } from "@opentelemetry/api";
 import { errorType, inSpan, instruments } from "../telemetry";
 import type { Database, InStatement } from "./client";
 
-/** The SQL verb of a statement (`SELECT`, `INSERT`, …): its `db.operation.name`. */
-function verb(statement: InStatement): string {
+/** The SQL verb of a statement (`SELECT`, `INSERT`, …), its `db.operation.name`, and its first table (`db.collection.name`), if any. */
+function operation(statement: InStatement): { verb: string; table?: string } {
   const text = (typeof statement === "string" ? statement : statement.sql).trimStart();
   const end = text.search(/\s/);
-  return (end < 0 ? text : text.slice(0, end)).toUpperCase();
+  return { verb: (end < 0 ? text : text.slice(0, end)).toUpperCase(), table: /\b(?:from|into|update)\s+[`"]?(\w+)/i.exec(text)?.[1] };
 }
 
 /**
  * `db` whose `execute` and `batch` each run in a CLIENT span (`db.system.name` sqlite, `db.operation.name` the SQL verb or `BATCH`,
- * `db.operation.batch.size`, `db.query.summary` a plan's step names, `petstore.db.transaction` read or write) and record their duration
- * in seconds. Errors propagate unchanged, with `error.type` on the span and the measurement.
+ * `db.operation.batch.size`, `petstore.db.transaction` read or write, `db.query.summary` and the span's name: `SELECT pets` for one
+ * statement, a plan's step names for a batch) and record their duration in seconds. Errors propagate unchanged, with `error.type` on the span and the measurement.
  */
 export function tracedDatabase(db: Database): Database {
   /** `call` in a span of `measured` and `spanOnly` attributes; its duration recorded with `measured` (and `error.type`). */
   const measure = async <T>(name: string, measured: Attributes, spanOnly: Attributes, call: () => Promise<T>): Promise<T> => {
     const started = performance.now();
     try {
-      return await inSpan(name, { ...measured, ...spanOnly }, call, SpanKind.CLIENT);
+      // Outside any span (an idle poll's probe, start-up) a round trip is measured but starts no trace of its own.
+      return await (trace.getActiveSpan() ? inSpan(name, { ...measured, ...spanOnly }, call, SpanKind.CLIENT) : call());
     } catch (error) {
       measured["error.type"] = errorType(error);
       throw error;
@@ -33,8 +34,10 @@ export function tracedDatabase(db: Database): Database {
   };
   return {
     execute(statement) {
-      const operation = verb(statement);
-      return measure(operation, { "db.system.name": "sqlite", "db.operation.name": operation }, {}, () => db.execute(statement));
+      const { verb, table } = operation(statement);
+      const summary = table ? `${verb} ${table}` : verb;
+      const spanOnly: Attributes = table ? { "db.collection.name": table, "db.query.summary": summary } : { "db.query.summary": summary };
+      return measure(summary, { "db.system.name": "sqlite", "db.operation.name": verb }, spanOnly, () => db.execute(statement));
     },
     batch(statements, mode, summary) {
       const measured: Attributes = { "db.system.name": "sqlite", "db.operation.name": "BATCH", "petstore.db.transaction": mode };

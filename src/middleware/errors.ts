@@ -9,6 +9,7 @@ import { DomainError } from "../domain/errors";
 import type { AppEnv } from "../http/context";
 import { ApiError, type ErrorCode, notImplemented } from "../http/errors";
 import { type Logger, loggableError } from "../logger";
+import { traceFields } from "../telemetry";
 import { domainErrorResponse } from "./domain-errors";
 
 const HTTP_EXCEPTION_CODES: Partial<Record<number, ErrorCode>> = {
@@ -81,6 +82,7 @@ export function errorHandler(logger: Logger) {
         path: c.req.path,
         status: apiError.status,
         error: `${logged.name}: ${logged.message}`.slice(0, 500),
+        ...traceFields(),
       });
     }
     return renderError(c, apiError);

@@ -4,6 +4,7 @@ import type { RequestRoundTrips } from "../db/round-trips";
 import type { AppEnv } from "../http/context";
 import { matchedRoute } from "../http/router";
 import { elapsedMs, type Logger, logRequest, type RequestTelemetry } from "../logger";
+import { traceFields } from "../telemetry";
 
 /** Global middleware (first after the request id and the request span): times the request and logs it once answered. */
 export function requestLog(logger: Logger, roundTrips: RequestRoundTrips, telemetry?: RequestTelemetry): MiddlewareHandler<AppEnv> {
@@ -21,7 +22,7 @@ export function requestLog(logger: Logger, roundTrips: RequestRoundTrips, teleme
         dbRoundTrips,
         cache: c.res.headers.get("X-Cache"),
         accountId: c.get("principal")?.accountId ?? null,
-        traceId: telemetry?.traceId?.(),
+        ...traceFields(),
       },
       telemetry,
     );

@@ -2,39 +2,19 @@
  * Metrics on Node (docs/operations.md#metrics): with METRICS_PORT set, the real server serves Prometheus text on that port only — the
  * public port answers 404 — which `promtool check metrics` accepts, and a real Prometheus (Debian's `prometheus`) scrapes and queries.
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { telemetrySettings } from "../../src/runtime/node/telemetry";
+import { freePort, type Prometheus, startPrometheus, until } from "../support/prometheus";
 import { call, type ServerProcess, startServer } from "../support/server-process";
 
 let dir: string;
 let server: ServerProcess;
 let metricsPort: number;
-let prometheus: ChildProcess | undefined;
-
-/** A port free on 127.0.0.1 a moment ago. */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
-/** Poll `fn` until it returns a value, or throw with `what` after `timeoutMs`. */
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+let prometheus: Prometheus | undefined;
 
 const scrape = async () => (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
 
@@ -45,7 +25,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  prometheus?.kill("SIGTERM");
+  await prometheus?.stop();
   if (server && !server.exited()) expect(await server.stop()).toBe(0);
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
@@ -76,32 +56,29 @@ it("serves the metrics on METRICS_PORT only, in a text promtool accepts", async 
     expect(series(`petstore_webhook_deliveries_total{petstore_webhook_outcome="${outcome}"`)).toHaveLength(1);
   for (const kind of ["events", "keys", "idempotency", "deliveries"])
     expect(series(`petstore_retention_deleted_total{petstore_retention_kind="${kind}"`)).toHaveLength(1);
+  expect(series('http_server_request_duration_seconds_count{http_request_method="_OTHER"')).toHaveLength(0);
   for (const name of [
     "petstore_webhook_pending_events",
     "petstore_webhook_queued_subscriptions",
     "petstore_webhook_lag_seconds",
-    "nodejs_eventloop_delay_p99_seconds",
     "process_memory_usage_bytes",
+    "process_uptime_seconds",
+    "process_open_fds",
+    "v8js_memory_heap_max_bytes",
   ]) {
     expect(series(name), name).toHaveLength(1);
   }
+  // Process health by the conventions' names, every value cumulative or current.
+  expect(series("process_cpu_time_seconds_total")).toHaveLength(2);
+  expect(series("nodejs_eventloop_time_seconds_total")).toHaveLength(2);
+  expect(series('v8js_memory_heap_used_bytes{v8js_heap_space_name="old_space"')).toHaveLength(1);
+  expect(series('v8js_memory_heap_limit_bytes{v8js_heap_space_name="old_space"')).toHaveLength(1);
+  expect(series("http_server_active_requests")).not.toHaveLength(0);
 }, 30_000);
 
 it("a real Prometheus scrapes it: the request histogram by route is queryable", async () => {
-  const webPort = await freePort();
-  writeFileSync(
-    join(dir, "prometheus.yml"),
-    `global: { scrape_interval: 1s }\nscrape_configs:\n  - job_name: petstore\n    static_configs: [{ targets: ["127.0.0.1:${metricsPort}"] }]\n`,
-  );
-  const args = [`--config.file=${join(dir, "prometheus.yml")}`, `--storage.tsdb.path=${join(dir, "tsdb")}`, `--web.listen-address=127.0.0.1:${webPort}`];
-  prometheus = spawn("prometheus", args, { stdio: "ignore" });
-  const query = encodeURIComponent('sum by (http_route) (http_server_request_duration_seconds_count{job="petstore"})');
-  const result = await until("a query answered from a scrape", async () => {
-    const answer = (await (await fetch(`http://127.0.0.1:${webPort}/api/v1/query?query=${query}`)).json()) as {
-      data: { result: { metric: { http_route?: string }; value: [number, string] }[] };
-    };
-    return answer.data.result.length > 0 ? answer.data.result : undefined;
-  });
+  prometheus = await startPrometheus([`127.0.0.1:${metricsPort}`]);
+  const result = await prometheus.queryUntil('sum by (http_route) (http_server_request_duration_seconds_count{job="petstore"})');
   // The app's answer and the hit answered before it, both under the route template.
   expect(result.find((r) => r.metric.http_route === "/pets")?.value[1]).toBe("2");
 }, 30_000);
@@ -120,3 +97,13 @@ it("reads its switches from the environment, and refuses an invalid METRICS_PORT
   expect(() => telemetrySettings({ METRICS_PORT: "http" })).toThrow("METRICS_PORT");
   expect(() => telemetrySettings({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_EXPORTER_OTLP_PROTOCOL: "udp" })).toThrow("OTEL_EXPORTER_OTLP_PROTOCOL");
 });
+
+it("event-loop delay is a histogram no scrape resets, and an unknown method is counted as _OTHER", async () => {
+  const count = async () => Number(/^nodejs_eventloop_delay_seconds_count\S* (\d+)/m.exec(await scrape())?.[1] ?? Number.NaN);
+  const first = await until("a second's event-loop delay", async () => ((await count()) > 0 ? count() : undefined));
+  // A second scrape (another Prometheus of an HA pair) finds the count where the first left it, or further.
+  expect(await count()).toBeGreaterThanOrEqual(first);
+  const res = await fetch(`${server.url}/pets`, { method: "PROPFIND" });
+  expect(res.status).toBeGreaterThanOrEqual(400);
+  expect(await scrape()).toMatch(/^http_server_request_duration_seconds_count\{http_request_method="_OTHER"/m);
+}, 30_000);

@@ -1,12 +1,21 @@
 /**
- * An OTLP/HTTP trace receiver for tests: a node:http server on 127.0.0.1 (port 0) that accepts `POST /v1/traces` in http/json and keeps
- * every span, flattened with its resource's attributes. Protobuf posts are counted, not decoded.
+ * An OTLP/HTTP trace receiver for tests: a node:http server on 127.0.0.1 (port 0) that accepts `POST /v1/traces` in http/json and
+ * http/protobuf (decoded by ./protobuf.ts) and keeps every span, flattened with its resource's attributes.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { decodeTraces } from "./protobuf";
 
-type AnyValue = { stringValue?: string; intValue?: string | number; boolValue?: boolean; doubleValue?: number };
-type KeyValue = { key: string; value: AnyValue };
+export type AnyValue = { stringValue?: string; intValue?: string | number; boolValue?: boolean; doubleValue?: number };
+export type KeyValue = { key: string; value: AnyValue };
+/** A span as OTLP/JSON spells it (ids in hex). */
+export type OtlpSpan = Omit<ReceivedSpan, "attributes" | "resource" | "events" | "status"> & {
+  attributes?: KeyValue[];
+  events?: { name: string; attributes?: KeyValue[] }[];
+  status?: { code?: number };
+};
+/** An export request as OTLP/JSON spells it. */
+export type OtlpTraces = { resourceSpans?: { resource?: { attributes?: KeyValue[] }; scopeSpans?: { spans?: OtlpSpan[] }[] }[] };
 
 /** One received span: ids in hex, attributes as plain values. */
 export interface ReceivedSpan {
@@ -18,6 +27,10 @@ export interface ReceivedSpan {
   kind: number;
   attributes: Record<string, string | number | boolean>;
   resource: Record<string, string | number | boolean>;
+  /** Status code: 0 unset, 1 ok, 2 error. */
+  status: number;
+  /** Event names (`exception`, …). */
+  events: string[];
 }
 
 function plain(list: KeyValue[] | undefined): Record<string, string | number | boolean> {
@@ -44,8 +57,11 @@ export class OtlpReceiver {
           res.writeHead(404).end();
           return;
         }
-        if (req.headers["content-type"]?.startsWith("application/x-protobuf")) this.protobufPosts += 1;
-        else this.add(JSON.parse(Buffer.concat(chunks).toString("utf8")));
+        const body = Buffer.concat(chunks);
+        if (req.headers["content-type"]?.startsWith("application/x-protobuf")) {
+          this.protobufPosts += 1;
+          this.add(decodeTraces(body));
+        } else this.add(JSON.parse(body.toString("utf8")));
         res.writeHead(200, { "Content-Type": "application/json" }).end("{}");
       });
     });
@@ -54,16 +70,20 @@ export class OtlpReceiver {
     return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   }
 
-  private add(body: {
-    resourceSpans?: {
-      resource?: { attributes?: KeyValue[] };
-      scopeSpans?: { spans?: (Omit<ReceivedSpan, "attributes" | "resource"> & { attributes?: KeyValue[] })[] }[];
-    }[];
-  }): void {
+  private add(body: OtlpTraces): void {
     for (const rs of body.resourceSpans ?? []) {
       const resource = plain(rs.resource?.attributes);
       for (const ss of rs.scopeSpans ?? []) {
-        for (const span of ss.spans ?? []) this.spans.push({ ...span, parentSpanId: span.parentSpanId ?? "", attributes: plain(span.attributes), resource });
+        for (const { events, status, ...span } of ss.spans ?? []) {
+          this.spans.push({
+            ...span,
+            parentSpanId: span.parentSpanId ?? "",
+            attributes: plain(span.attributes),
+            resource,
+            status: status?.code ?? 0,
+            events: (events ?? []).map((e) => e.name),
+          });
+        }
       }
     }
   }

@@ -2,15 +2,16 @@
  * Node: OpenTelemetry traces (OTLP, switched on by the standard OTEL_* variables) and Prometheus metrics on their own listener
  * (METRICS_PORT). Off, nothing is loaded, registered or installed (docs/operations.md#traces, #metrics; variables: docs/configuration.md).
  */
-import { monitorEventLoopDelay } from "node:perf_hooks";
-import { createNoopMeter, type Meter, trace } from "@opentelemetry/api";
+import { readFileSync } from "node:fs";
+import { type Attributes, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { MiddlewareHandler } from "hono";
 import type { Database } from "../../db/client";
 import { tracedDatabase } from "../../db/traced";
 import type { AppEnv } from "../../http/context";
 import { matchedRoute } from "../../http/router";
 import type { RequestTelemetry } from "../../logger";
-import { observeWebhookBacklog, recordRequest, SCOPE, zeroCounters } from "../../telemetry";
+import { observeProcess } from "./process-metrics";
+import { activeRequests, errorType, httpMethod, observeWebhookBacklog, recordRequest, SCOPE, zeroCounters } from "../../telemetry";
 
 /** What the environment switches on. */
 export interface TelemetrySettings {
@@ -55,10 +56,17 @@ export function telemetrySettings(env: Record<string, string | undefined>, slot 
 const UNIT_SUFFIXED = [
   ["http.server.request.duration", "seconds"],
   ["db.client.operation.duration", "seconds"],
+  ["petstore.webhook.attempt.duration", "seconds"],
   ["petstore.webhook.lag", "seconds"],
-  ["nodejs.eventloop.delay.p99", "seconds"],
-  ["nodejs.eventloop.delay.max", "seconds"],
+  ["nodejs.eventloop.delay", "seconds"],
+  ["nodejs.eventloop.time", "seconds"],
+  ["v8js.gc.duration", "seconds"],
+  ["process.cpu.time", "seconds"],
+  ["process.uptime", "seconds"],
   ["process.memory.usage", "bytes"],
+  ["v8js.memory.heap.used", "bytes"],
+  ["v8js.memory.heap.limit", "bytes"],
+  ["v8js.memory.heap.max", "bytes"],
 ] as const;
 
 /** Telemetry that is on: what the app, the read cache's hits and the database get, and its end. */
@@ -71,44 +79,51 @@ export interface Telemetry {
   shutdown(): Promise<void>;
 }
 
-/** The request span's middleware: @hono/otel's span named `METHOD /route/:template`, with X-Request-Id (its own meters stay off). */
-async function requestSpan(): Promise<MiddlewareHandler<AppEnv>[]> {
-  const { httpInstrumentationMiddleware } = await import("@hono/otel");
-  const span = httpInstrumentationMiddleware({
-    captureResponseHeaders: ["x-request-id"],
-    captureActiveRequests: false,
-    // http.server.request.duration is recorded from the request line (src/telemetry.ts), read-cache hits included.
-    meterProvider: { getMeter: () => createNoopMeter() },
-    spanNameFactory: (c) => {
-      const route = matchedRoute(c as never);
-      return route ? `${c.req.method} ${route.path}` : c.req.method;
-    },
-  }) as unknown as MiddlewareHandler<AppEnv>;
-  // @hono/otel reads `http.route` at the current handler's index, a middleware's `/*` when one answered: point it at the matched route.
-  const route: MiddlewareHandler<AppEnv> = async (c, next) => {
-    await next();
-    const matched = matchedRoute(c);
-    if (matched) c.req.routeIndex = matched.index;
+/**
+ * The request span, by the HTTP server conventions: named `METHOD /route/:template`, continuing an incoming `traceparent`; `url.path`
+ * without the query string (the logs drop it too), `url.scheme`, `server.address`, `client.address`, `user_agent.original`, the request
+ * id. A 4xx stays Unset (the client's mistake, no exception event); a 5xx is Error with `error.type`.
+ */
+function requestSpan(): MiddlewareHandler<AppEnv> {
+  const tracer = trace.getTracer(SCOPE);
+  return async (c, next) => {
+    const url = new URL(c.req.url);
+    const method = httpMethod(c.req.method);
+    const attributes: Attributes = {
+      "http.request.method": method,
+      "url.path": url.pathname,
+      "url.scheme": url.protocol.slice(0, -1),
+      "server.address": url.hostname,
+      "user_agent.original": c.req.header("user-agent"),
+    };
+    if (url.port) attributes["server.port"] = Number(url.port);
+    if (method === "_OTHER") attributes["http.request.method_original"] = c.req.method;
+    const parent = propagation.extract(ROOT_CONTEXT, c.req.header());
+    await tracer.startActiveSpan(method === "_OTHER" ? "HTTP" : method, { kind: SpanKind.SERVER, attributes }, parent, async (span) => {
+      try {
+        await next();
+      } finally {
+        const route = matchedRoute(c)?.path;
+        const status = c.res.status;
+        if (route) span.setAttribute("http.route", route).updateName(`${method === "_OTHER" ? "HTTP" : method} ${route}`);
+        const client = c.get("clientIp");
+        if (client && client !== "unknown") span.setAttribute("client.address", client);
+        span.setAttribute("http.response.status_code", status).setAttribute("http.response.header.x-request-id", c.get("requestId"));
+        if (status >= 500) span.setAttribute("error.type", c.error ? errorType(c.error) : String(status)).setStatus({ code: SpanStatusCode.ERROR });
+        span.end();
+      }
+    });
   };
-  return [span, route];
 }
 
-/** Event-loop delay and resident memory, as the Node.js and process semantic conventions name them. */
-function observeProcess(meter: Meter): void {
-  const delay = monitorEventLoopDelay({ resolution: 10 });
-  delay.enable();
-  const p99 = meter.createObservableGauge("nodejs.eventloop.delay.p99", { unit: "s", description: "Event loop delay, 99th percentile since the last scrape" });
-  const max = meter.createObservableGauge("nodejs.eventloop.delay.max", { unit: "s", description: "Event loop delay, maximum since the last scrape" });
-  const rss = meter.createObservableGauge("process.memory.usage", { unit: "By", description: "Resident set size" });
-  meter.addBatchObservableCallback(
-    (result) => {
-      result.observe(p99, delay.percentile(99) / 1e9);
-      result.observe(max, delay.max / 1e9);
-      result.observe(rss, process.memoryUsage.rss());
-      delay.reset();
-    },
-    [p99, max, rss],
-  );
+/** The `version` of the nearest package.json above this module (the source's or the bundle's), for `service.version`. */
+function packageVersion(): string | undefined {
+  for (let dir = new URL(".", import.meta.url); dir.pathname !== "/"; dir = new URL("..", dir)) {
+    try {
+      return (JSON.parse(readFileSync(new URL("package.json", dir), "utf8")) as { version?: string }).version;
+    } catch {}
+  }
+  return undefined;
 }
 
 /**
@@ -127,7 +142,7 @@ export async function startTelemetry(settings: TelemetrySettings): Promise<Telem
   const prometheus = settings.metrics && new PrometheusExporter({ ...settings.metrics, preventServerStart: true });
   const sdk = new NodeSDK({
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES override it.
-    resource: defaultResource().merge(resourceFromAttributes({ "service.name": "petstore" })),
+    resource: defaultResource().merge(resourceFromAttributes({ "service.name": "petstore", "service.version": packageVersion() })),
     metricReaders: prometheus ? [prometheus] : [],
     views: UNIT_SUFFIXED.map(([instrumentName, suffix]) => ({ instrumentName, name: `${instrumentName}_${suffix}` })),
     // The service's logs stay JSON lines; no span processor when traces are off.
@@ -135,6 +150,7 @@ export async function startTelemetry(settings: TelemetrySettings): Promise<Telem
     ...(settings.traces ? {} : { spanProcessors: [] }),
   });
   sdk.start();
+  let stopObserving = () => {};
   if (prometheus) {
     try {
       await prometheus.startServer();
@@ -143,17 +159,19 @@ export async function startTelemetry(settings: TelemetrySettings): Promise<Telem
       throw new Error(`Cannot serve metrics on ${settings.metrics!.host}:${settings.metrics!.port} (${code ?? String(error)}): set METRICS_HOST/METRICS_PORT.`);
     }
     const meter = metrics.getMeter(SCOPE);
-    observeProcess(meter);
+    stopObserving = observeProcess(meter);
     observeWebhookBacklog(meter);
     zeroCounters();
   }
   return {
     requests: {
-      middleware: settings.traces ? await requestSpan() : [],
+      middleware: [...(settings.traces ? [requestSpan()] : []), ...(prometheus ? [activeRequests] : [])],
       observe: prometheus ? recordRequest : undefined,
-      traceId: settings.traces ? () => trace.getActiveSpan()?.spanContext().traceId : undefined,
     },
     database: tracedDatabase,
-    shutdown: () => sdk.shutdown(),
+    shutdown: () => {
+      stopObserving();
+      return sdk.shutdown();
+    },
   };
 }

@@ -1,0 +1,64 @@
+/**
+ * True latencies (docs/operations.md#metrics): the duration histograms resolve a sub-millisecond answer. Known durations, timed by an
+ * injected clock, go through the request log's timing and the metrics the server exports; a real Prometheus scrapes them and its
+ * `histogram_quantile` lands within one bucket of the true quantile. The database and webhook-attempt histograms share the buckets.
+ */
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { elapsedMs } from "../../src/logger";
+import { startTelemetry, type Telemetry } from "../../src/runtime/node/telemetry";
+import { DURATION_BUCKETS, inSpan, recordRequest } from "../../src/telemetry";
+import { openTestDatabase } from "../support/database";
+import { freePort, type Prometheus, startPrometheus } from "../support/prometheus";
+
+let telemetry: Telemetry | undefined;
+let prometheus: Prometheus;
+let metricsPort: number;
+
+beforeAll(async () => {
+  metricsPort = await freePort();
+  telemetry = await startTelemetry({ traces: false, metrics: { host: "127.0.0.1", port: metricsPort } });
+  prometheus = await startPrometheus([`127.0.0.1:${metricsPort}`]);
+});
+
+afterAll(async () => {
+  await prometheus?.stop();
+  await telemetry?.shutdown();
+});
+
+/** The bucket bounds around `seconds`: the largest bound below it and the smallest at or above it. */
+function bucketAround(seconds: number): [number, number] {
+  const upper = DURATION_BUCKETS.findIndex((bound) => bound >= seconds);
+  return [upper > 0 ? DURATION_BUCKETS[upper - 1]! : 0, DURATION_BUCKETS[upper]!];
+}
+
+it("request durations of tens of µs to a few ms come back from Prometheus within one bucket", async () => {
+  // 100 requests: 60 of 40 µs, 30 of 300 µs, 10 of 1.8 ms (true p50 40 µs, p90 300 µs, p99 1.8 ms).
+  const known = [...Array(60).fill(0.04), ...Array(30).fill(0.3), ...Array(10).fill(1.8)];
+  for (const ms of known) {
+    const durationMs = elapsedMs(1000, () => 1000 + ms);
+    recordRequest({ requestId: "r", method: "GET", route: "/known", status: 200, durationMs, dbRoundTrips: 0, cache: null, accountId: null });
+  }
+  const sum = await prometheus.queryUntil('http_server_request_duration_seconds_sum{http_route="/known"}');
+  // Recorded unrounded: 60·40 µs + 30·300 µs + 10·1.8 ms.
+  expect(Number(sum[0]!.value[1])).toBeCloseTo(0.0294, 9);
+  for (const [q, truth] of [
+    [0.5, 0.00004],
+    [0.9, 0.0003],
+    [0.99, 0.0018],
+  ] as const) {
+    const [answer] = await prometheus.query(`histogram_quantile(${q}, sum by (le) (http_server_request_duration_seconds_bucket{http_route="/known"}))`);
+    const [low, high] = bucketAround(truth);
+    expect(Number(answer!.value[1]), `p${q * 100}`).toBeGreaterThanOrEqual(low);
+    expect(Number(answer!.value[1]), `p${q * 100}`).toBeLessThanOrEqual(high);
+  }
+}, 30_000);
+
+it("database round trips and webhook attempts are measured on the same buckets, from 100 µs", async () => {
+  const db = telemetry!.database(await openTestDatabase(":memory:"));
+  await db.execute("SELECT 1");
+  await inSpan("petstore.webhook.attempt", {}, async () => undefined);
+  for (const name of ["db_client_operation_duration_seconds_bucket", "petstore_webhook_attempt_duration_seconds_bucket"]) {
+    const buckets = await prometheus.queryUntil(`${name}{le="0.0001"}`);
+    expect(buckets.length, name).toBeGreaterThan(0);
+  }
+}, 30_000);
