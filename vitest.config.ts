@@ -5,6 +5,10 @@ import { defineConfig } from "vitest/config";
 // the tooling tests), writes its log file inside the repository (.wrangler/ is ignored),
 // not in ~/.config/.wrangler/logs: child processes inherit this.
 process.env.WRANGLER_LOG_PATH ??= fileURLToPath(new URL(".wrangler/logs", import.meta.url));
+// Nor does it send usage metrics, nor keep its global config (metrics.json, written even when it sends none) in the home folder:
+// that goes under .wrangler/ too (wrangler finds it by XDG_CONFIG_HOME).
+process.env.WRANGLER_SEND_METRICS ??= "false";
+process.env.XDG_CONFIG_HOME = fileURLToPath(new URL(".wrangler/config", import.meta.url));
 
 /**
  * Two projects in one run (`npm test`):
