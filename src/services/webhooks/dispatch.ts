@@ -81,7 +81,8 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
   // Chains that outlived their round; the run ends once they have recorded themselves.
   const out = new Set<Promise<unknown>>();
   const failures: unknown[] = [];
-  const settled = () => (out.size === 0 ? Promise.resolve() : Promise.race(out));
+  /** Until a chain out records itself, or `tickMs` (something else may have become due). */
+  const awhile = () => Promise.race([...out, delay(options.tickMs ?? 250)]);
   while (budget > 0 && !stop() && failures.length === 0) {
     const at = now().toISOString();
     const mark = options.interest?.mark();
@@ -94,7 +95,7 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
     recordWebhookBacklog({ pendingEvents: state.newest - state.eventId, queued: Object.keys(queue).length, due, at: Date.parse(at) });
     if ((state.leaseUntil !== null && state.leaseUntil > at) || !due) {
       if (out.size === 0) break;
-      await Promise.race([settled(), delay(options.tickMs ?? 250)]);
+      await awhile();
       continue;
     }
     const roundOptions = {
@@ -131,7 +132,7 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
     add(report, round.report);
     if (round.report.progress) await yieldToEventLoop();
     else if (out.size === 0) break;
-    else await Promise.race([settled(), delay(options.tickMs ?? 250)]);
+    else await awhile();
   }
   await Promise.all(out);
   if (failures.length > 0) throw failures[0];

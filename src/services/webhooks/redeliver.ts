@@ -5,7 +5,7 @@
 import { and, eq, gt, gte, notExists, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { qb, type Database } from "../../db/client";
-import { params, plan, read, run } from "../../db/plan";
+import { execute, params, plan, read, run } from "../../db/plan";
 import { events as eventLog, webhookDeliveries, webhookRedeliveries, webhooks } from "../../db/schema";
 import { LimitReached, NotFound } from "../../domain/errors";
 import { storedInterest, type WebhookDelivery, wants } from "../../domain/webhooks";
@@ -142,16 +142,20 @@ const recovering = plan({
         .limit(room(sql`${since("webhookId")}`, sql`${since("max")}`) as unknown as number),
     ),
   ),
-  room: since.statement(qb.select({ left: room(sql`${since("webhookId")}`, sql`${since("max")}`) }).from(sql`(SELECT 1)`)),
 });
+
+/** The room left under `max` for subscription `webhookId`'s redeliveries. */
+const roomP = params<{ webhookId: number; max: number }>();
+const roomLeft = roomP.prepare(qb.select({ left: room(sql`${roomP("webhookId")}`, sql`${roomP("max")}`) }).from(sql`(SELECT 1)`));
 
 /**
  * Deliver again, in event order, every event committed at or after `sinceAt` whose delivery to subscription `webhookId` was given up.
  * @returns how many were queued. @throws NotFound.
  */
 export async function recoverSince(db: Database, webhookId: number, sinceAt: Date, now: Date, max: number): Promise<number> {
-  const { subscription, redeliveries, room: left } = await run(db, recovering, { webhookId, since: sinceAt.toISOString(), now: now.toISOString(), max });
+  const { subscription, redeliveries } = await run(db, recovering, { webhookId, since: sinceAt.toISOString(), now: now.toISOString(), max });
   if (subscription.length === 0) throw new NotFound("webhook", webhookId);
-  if (redeliveries.rowsAffected === 0 && left[0]?.left === 0) throw new LimitReached("redeliveries", max);
+  // Nothing queued: nothing to recover, or no room (counted only then).
+  if (redeliveries.rowsAffected === 0 && (await execute(db, roomLeft, { webhookId, max }))[0]?.left === 0) throw new LimitReached("redeliveries", max);
   return redeliveries.rowsAffected;
 }
