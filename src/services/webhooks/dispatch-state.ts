@@ -118,14 +118,15 @@ export const release = releasing.statement(
 
 /**
  * The end of attempts that outlived their round: the queue entry they hold (`token`) replaced by `patch` (see `queuePatch`), or removed
- * (`removal`) when it reached `upTo` and the state's event id has not moved past it since.
+ * (`removal`) when it reached `upTo`, the state's event id has not moved past it since, and no round holds the state (one that has
+ * read the queue skipped this entry, and its release moves the event id past what this subscription got).
  */
 const finishing = params<{ id: string; token: string; patch: string; removal: string | null; upTo: number }>();
 export const finish = finishing.statement(
   qb
     .update(D)
     .set({
-      queue: sql`json_patch(${D.queue}, CASE WHEN ${finishing("removal")} IS NOT NULL AND ${D.eventId} <= ${finishing("upTo")} THEN ${finishing("removal")} ELSE ${finishing("patch")} END)`,
+      queue: sql`json_patch(${D.queue}, CASE WHEN ${finishing("removal")} IS NOT NULL AND ${D.eventId} <= ${finishing("upTo")} AND ${D.leaseToken} IS NULL THEN ${finishing("removal")} ELSE ${finishing("patch")} END)`,
     })
     .where(and(eq(D.id, 1), sql`json_extract(${D.queue}, '$."' || ${finishing("id")} || '".token') = ${finishing("token")}`)),
 );
