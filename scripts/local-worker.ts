@@ -32,6 +32,8 @@ export interface LocalWorkerOptions {
   port?: number;
   /** Loopback port of the runtime's inspector, for CPU profiles (default: no inspector). */
   inspectorPort?: number;
+  /** The Worker's entry module instead of wrangler.toml's `main` (the Worker suite's, with production's connection limit). */
+  entrypoint?: string;
   /** wrangler/workerd log level (default "error": the app's error lines and crashes). */
   logLevel?: "debug" | "info" | "log" | "warn" | "error" | "none";
 }
@@ -63,6 +65,7 @@ export async function startLocalWorker(options: LocalWorkerOptions): Promise<Loc
   }
   const worker = await unstable_startWorker({
     config: configPath,
+    ...(options.entrypoint ? { entrypoint: options.entrypoint } : {}),
     bindings,
     sendMetrics: false,
     dev: {

@@ -7,18 +7,15 @@ import type { Context } from "hono";
 import { createApp } from "./app";
 import { parseConfig, type AppConfig } from "./config";
 import type { Database } from "./db/client";
-import { openRemoteDatabase, waitingOutBusy, withRoundTrips } from "./db/driver/remote";
+import { openRemoteDatabase, waitingOutBusy } from "./db/driver/remote";
 import type { AppEnv } from "./http/context";
-import { loggableError } from "./logger";
 import { MemoryRateLimiter } from "./http/rate-limiter";
 import { type CoordinatorEnv, coordinatorOf, flushPurges, isPurgeFlush } from "./runtime/workers/purge-coordinator";
 import type { PurgeBatch } from "./runtime/workers/purge-budget";
 import { edgePolicy, edgePurge, forEdge } from "./runtime/workers/cache";
 import { WorkersRateLimiter } from "./runtime/workers/rate-limiter";
-import { workerWebhookFetch } from "./runtime/workers/webhook-fetch";
-import pLimit from "p-limit";
+import { isolateDispatch } from "./runtime/workers/dispatch-runs";
 import { pruneExpired } from "./services/retention";
-import { dispatchDue } from "./services/webhooks/dispatch";
 import { SubscribedTypes } from "./services/webhooks/interest";
 import { nudgeDispatcher } from "./middleware/after-writes";
 
@@ -43,33 +40,16 @@ function databaseFor(env: WorkerEnv): Database {
   return waitingOutBusy(openRemoteDatabase(env.DATABASE_URL, { authToken: env.DATABASE_AUTH_TOKEN }), 5_000);
 }
 
-/**
- * An invocation has at most six connections waiting for response headers (https://developers.cloudflare.com/workers/platform/limits/#simultaneous-open-connections):
- * a dispatch run holds at most four for its attempts and two for its database round trips.
- */
-const DISPATCH_CONNECTIONS = { sends: 4, database: 2 } as const;
-
-/** One webhook dispatch run (docs/api.md#events-and-webhooks) on `db`, teaching `interest`, within the invocation's connections; errors are logged, never thrown. */
-function dispatch(db: Database, config: AppConfig, interest: SubscribedTypes): Promise<void> {
-  const guarded = workerWebhookFetch({ egress: config.webhooks.egress, allowPrivate: config.webhooks.allowPrivateTargets });
-  const turn = pLimit(DISPATCH_CONNECTIONS.sends);
-  const send: typeof guarded = (input, init) => turn(() => guarded(input, init));
-  return dispatchDue(withRoundTrips(db, DISPATCH_CONNECTIONS.database), { config, interest, now: () => new Date(), fetch: send }).then(
-    () => undefined,
-    (error: unknown) => console.error(`webhook dispatch failed: ${loggableError(error).message}`),
-  );
-}
-
 const workerEnv = (c: Context<AppEnv>) => c.env as unknown as WorkerEnv;
 
 /** The Cron Trigger of retention in wrangler.toml (hourly). */
 const RETENTION_CRON = "0 * * * *";
 
 /** Kept per isolate and configuration: plain data and `env`, which is isolate-wide (https://developers.cloudflare.com/workers/runtime-apis/bindings/#importing-env-as-a-global). */
-let cached: { env: WorkerEnv; key: string; app: OpenAPIHono<AppEnv>; config: AppConfig; interest: SubscribedTypes } | undefined;
+let cached: { env: WorkerEnv; key: string; app: OpenAPIHono<AppEnv>; config: AppConfig; dispatch: (db: Database) => Promise<void> } | undefined;
 
 /** The app of this isolate and configuration: built on the first request, then reused. */
-function appFor(env: WorkerEnv): { app: OpenAPIHono<AppEnv>; config: AppConfig; interest: SubscribedTypes } {
+function appFor(env: WorkerEnv): { app: OpenAPIHono<AppEnv>; config: AppConfig; dispatch: (db: Database) => Promise<void> } {
   // The runtime passes the same env object to the requests of an isolate: compare its strings only when it differs.
   if (cached?.env === env) return cached;
   const key = JSON.stringify(Object.entries(env).filter(([_name, value]) => typeof value === "string"));
@@ -80,7 +60,8 @@ function appFor(env: WorkerEnv): { app: OpenAPIHono<AppEnv>; config: AppConfig; 
   const config = parseConfig(env);
   const interest = new SubscribedTypes();
   // A dispatch run in this request's waitUntil: after a write some subscription may want, or a queued redelivery.
-  const dispatchInRequest = (c: Context<AppEnv>) => c.executionCtx.waitUntil(dispatch(c.get("db"), config, interest));
+  const dispatch = isolateDispatch(config, interest);
+  const dispatchInRequest = (c: Context<AppEnv>) => c.executionCtx.waitUntil(dispatch(c.get("db")));
   // Per-isolate request counts (plain numbers); each request gets a limiter over its own bindings.
   const shadow = new MemoryRateLimiter();
   const onBindingError = (error: unknown) => console.error(`rate limit binding failed: ${String(error)}`);
@@ -104,7 +85,7 @@ function appFor(env: WorkerEnv): { app: OpenAPIHono<AppEnv>; config: AppConfig; 
     dispatchSoon: dispatchInRequest,
     subscriptionsChanged: () => interest.invalidate(),
   });
-  cached = { env, key, app, config, interest };
+  cached = { env, key, app, config, dispatch };
   return cached;
 }
 
@@ -124,10 +105,10 @@ export default {
   },
   /** Cron Triggers (wrangler.toml `[triggers]`): `RETENTION_CRON` prunes (docs/configuration.md#retention); the other runs the webhook dispatch. */
   scheduled(controller, env, ctx): void {
-    const { config, interest } = appFor(env);
+    const { config, dispatch } = appFor(env);
     if (controller.cron === RETENTION_CRON) {
       const run = pruneExpired(databaseFor(env), config.eventRetentionDays, new Date(controller.scheduledTime));
       ctx.waitUntil(run.catch((error: unknown) => console.error(`retention: ${String(error)}`)));
-    } else ctx.waitUntil(dispatch(databaseFor(env), config, interest));
+    } else ctx.waitUntil(dispatch(databaseFor(env)));
   },
 } satisfies ExportedHandler<WorkerEnv>;

@@ -1,7 +1,7 @@
 /**
  * Global setup of the vitest project "worker": one sqld on a temp directory and
  * free port, migrated, and one Worker (src/worker.ts under workerd via
- * wrangler) pointed at it with the test variables; their URLs and a staff key
+ * wrangler, with production's connection limit: ./entry/) pointed at it with the test variables; their URLs and a staff key
  * are provided to the test files (test/support/worker-target.ts). Stopped and
  * deleted after the run.
  */
@@ -43,7 +43,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     recorder = await startPurgeRecorder();
     // A purge budget no test file exhausts, and the second purge of a write after 1.5 s instead of 10 s.
     const purgeBudget = { CACHE_PURGE_PER_MINUTE: "6000", CACHE_PURGE_BURST: "1000", CACHE_PURGE_REPEAT_MS: String(PURGE_REPEAT_MS) };
-    worker = await startLocalWorker({ databaseUrl: sqld.url, vars: { ...TEST_ENV, CACHE_PURGE_CAPTURE_URL: recorder.url, ...purgeBudget }, rateLimits });
+    const vars = { ...TEST_ENV, CACHE_PURGE_CAPTURE_URL: recorder.url, ...purgeBudget };
+    // Production's six connections per invocation, which `wrangler dev` does not enforce (./entry/connection-cap.ts).
+    worker = await startLocalWorker({ databaseUrl: sqld.url, vars, rateLimits, entrypoint: join(import.meta.dirname, "entry", "worker.ts") });
     project.provide("petstoreWorker", { url: worker.url, databaseUrl: sqld.url, staffKey, purgeRecorderUrl: recorder.url });
     console.log(`worker suite: Worker ${worker.url} on sqld ${sqld.url}, ready in ${Date.now() - started} ms; open files ${openFilesLimit()}`);
   } catch (error) {

@@ -59,4 +59,22 @@ describe("webhook delivery from the Worker", () => {
     expect(verified(receiver.at("/worker/cron")[0]!, hook.secret)).toMatchObject({ type: "category.created", data });
     expect((await api.delete(`/webhooks/${hook.id}`, { key: target.staffKey })).status).toBe(204);
   });
+
+  it("serves a subscription beside four whose receivers hang, within six connections per invocation", async () => {
+    const hanging = [1, 2, 3, 4].map((n) => `/worker/hang-${n}`);
+    for (const path of hanging) receiver.on(path, () => "hang");
+    const hooks = [];
+    for (const path of hanging) hooks.push(await subscribe(api, target.staffKey, receiver.url(path), ["category.created"]));
+    const fast = await subscribe(api, target.staffKey, receiver.url("/worker/beside-hang"), ["category.created"]);
+    const categories = [await createCategory(api, target.staffKey), await createCategory(api, target.staffKey)];
+    await receiver.waitFor("/worker/beside-hang", 2);
+    // Both arrived while the first attempts to the hanging receivers were still out (WEBHOOK_TIMEOUT_MS, 10 s): none is recorded yet.
+    for (const hook of hooks) {
+      expect((await api.get<DeliveryBody[]>(`/webhooks/${hook.id}/deliveries`, { key: target.staffKey })).body).toEqual([]);
+    }
+    expect(receiver.at("/worker/beside-hang").map((r) => verified(r, fast.secret).data.id)).toEqual(categories.map((c) => c.id));
+    // No invocation needed a seventh connection (test/worker/entry/connection-cap.ts counts them).
+    expect(await (await fetch(`${target.url}/__connection-cap`)).json()).toEqual({ count: 0 });
+    for (const hook of [...hooks, fast]) expect((await api.delete(`/webhooks/${hook.id}`, { key: target.staffKey })).status).toBe(204);
+  });
 });

@@ -35,6 +35,8 @@ export interface DispatchOptions {
   waitMs?: number;
   /** While chains are out and nothing else is due, look again this often, ms (default 250). */
   tickMs?: number;
+  /** Most chains out at once (default: no limit): the run's connections for sends (Workers); a round starts no more than are free. */
+  slots?: number;
 }
 
 /** What one `dispatchDue` run did. */
@@ -84,6 +86,11 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
   /** Until a chain out records itself, or `tickMs` (something else may have become due). */
   const awhile = () => Promise.race([...out, delay(options.tickMs ?? 250)]);
   while (budget > 0 && !stop() && failures.length === 0) {
+    const slots = (options.slots ?? Number.POSITIVE_INFINITY) - out.size;
+    if (slots <= 0) {
+      await awhile();
+      continue;
+    }
     const at = now().toISOString();
     const mark = options.interest?.mark();
     const [state] = await execute(db, probe(learning), { now: at });
@@ -108,6 +115,7 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
       recovering: state.leaseUntil !== null,
       budget,
       waitMs: options.waitMs ?? ROUND_WAIT_MS,
+      slots,
     };
     // A span per round, its sends and round trips inside; an idle poll makes none.
     const round = await inSpan("petstore.webhook.round", {}, async (span) => {

@@ -63,6 +63,8 @@ export interface RoundOptions extends Omit<ChainOptions, "began" | "quota"> {
   budget: number;
   /** How long the round waits for its chains before recording, ms. */
   waitMs: number;
+  /** Most chains the round may start; the others (a random choice) keep their place for a later round. */
+  slots: number;
 }
 
 /** What a round did, and the chains it left out: each resolves with what it recorded when it ends. */
@@ -138,6 +140,10 @@ export async function runRound(db: Database, options: RoundOptions): Promise<Rou
   }
 
   const chainOptions: ChainOptions = { ...options, began: began.getTime(), quota: { left: options.budget } };
+  for (const p of planned.length > options.slots ? shuffled(planned, options.random).slice(options.slots) : []) {
+    planned.splice(planned.indexOf(p), 1);
+    settle(p, [], upTo, ledger, options);
+  }
   const flights = planned.map((p) => {
     const flight: { p: Planned; sent?: Sent[]; promise: Promise<Sent[]> } = { p, promise: Promise.resolve([]) };
     flight.promise = sendChain(p.s, p.chain, targetOf(p.s, options.now()), p.queued?.attempts ?? 0, chainOptions).then((sent) => (flight.sent = sent));
@@ -161,6 +167,16 @@ export async function runRound(db: Database, options: RoundOptions): Promise<Rou
   report.progress = report.attempted > 0 || upTo > from || Object.keys(ledger.delta).length > 0 || writes.length > 1;
   const outstanding = out.map((f) => f.promise.then(async (sent) => record(db, f.p, sent, { upTo, token, options })));
   return { report, outstanding };
+}
+
+/** A copy of `items` in random order (Fisher–Yates, with `random` in [0, 1)). */
+function shuffled<T>(items: readonly T[], random: () => number): T[] {
+  const copy = [...items];
+  for (let i = copy.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [copy[i], copy[j]] = [copy[j]!, copy[i]!];
+  }
+  return copy;
 }
 
 /** Resolves when every one of `promises` has, or after `ms`. */

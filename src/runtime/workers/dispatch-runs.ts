@@ -1,0 +1,37 @@
+/**
+ * Webhook dispatch runs on Workers (docs/webhooks.md#workers): each in its invocation's waitUntil, within the invocation's connections; a
+ * run starts no more chains than it has connections for sends, so receivers that hang leave the other subscriptions to the next run.
+ */
+import pLimit from "p-limit";
+import type { AppConfig } from "../../config";
+import type { Database } from "../../db/client";
+import { withRoundTrips } from "../../db/driver/remote";
+import { loggableError } from "../../logger";
+import { dispatchDue } from "../../services/webhooks/dispatch";
+import type { SubscribedTypes } from "../../services/webhooks/interest";
+import { workerWebhookFetch } from "./webhook-fetch";
+
+/**
+ * An invocation has at most six connections waiting for response headers (https://developers.cloudflare.com/workers/platform/limits/#simultaneous-open-connections):
+ * a dispatch run holds at most four for its attempts and two for its database round trips.
+ */
+export const DISPATCH_CONNECTIONS = { sends: 4, database: 2 } as const;
+
+/** The dispatch of an isolate: `(db) => Promise` runs `dispatchDue` on `db` (the asking invocation's database). Errors are logged, never thrown. */
+export function isolateDispatch(config: AppConfig, interest: SubscribedTypes): (db: Database) => Promise<void> {
+  const guarded = workerWebhookFetch({ egress: config.webhooks.egress, allowPrivate: config.webhooks.allowPrivateTargets });
+  return (db) => {
+    const turn = pLimit(DISPATCH_CONNECTIONS.sends);
+    const send: typeof guarded = (input, init) => turn(() => guarded(input, init));
+    return dispatchDue(withRoundTrips(db, DISPATCH_CONNECTIONS.database), {
+      config,
+      interest,
+      now: () => new Date(),
+      fetch: send,
+      slots: DISPATCH_CONNECTIONS.sends,
+    }).then(
+      () => undefined,
+      (error: unknown) => console.error(`webhook dispatch failed: ${loggableError(error).message}`),
+    );
+  };
+}

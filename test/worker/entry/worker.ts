@@ -1,0 +1,13 @@
+/**
+ * The Worker the Worker suite runs: src/worker.ts with production's connection limit per invocation (./connection-cap.ts, imported
+ * first so that it wraps `fetch` before any module keeps it). `GET /__connection-cap` answers how many connections had to wait.
+ */
+import { capped, waited } from "./connection-cap";
+import worker from "../../../src/worker";
+
+export { PurgeCoordinator } from "../../../src/worker";
+
+export default {
+  fetch: (request, env, ctx) => (new URL(request.url).pathname === "/__connection-cap" ? Response.json(waited) : capped(() => worker.fetch(request, env, ctx))),
+  scheduled: (controller, env, ctx) => capped(() => worker.scheduled(controller, env, ctx)),
+} satisfies ExportedHandler<Parameters<typeof worker.fetch>[1]>;
