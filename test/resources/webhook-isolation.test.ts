@@ -147,24 +147,24 @@ describe("webhook isolation", () => {
     const { db } = rig.h.target;
     const sqlOf = (statement: Parameters<Database["execute"]>[0]) => (typeof statement === "string" ? statement : statement.sql);
     /** The second round's release waits until the leased chain has recorded itself. */
-    const before = async (sqls: string[]) => {
+    const holdRelease = async (sqls: string[]) => {
       if (sqls.some(isRelease) && ++releases === 2) {
         open();
         await chainRecorded;
       }
     };
-    const after = (sqls: string[]) => (sqls.some(isFinish) ? recorded() : undefined);
+    const noteFinish = (sqls: string[]) => (sqls.some(isFinish) ? recorded() : undefined);
     const racing: Database = {
       execute: async (statement) => {
-        await before([sqlOf(statement)]);
+        await holdRelease([sqlOf(statement)]);
         const result = await db.execute(statement);
-        after([sqlOf(statement)]);
+        noteFinish([sqlOf(statement)]);
         return result;
       },
       batch: async (statements, mode) => {
-        await before(statements.map(sqlOf));
+        await holdRelease(statements.map(sqlOf));
         const result = await db.batch(statements, mode);
-        after(statements.map(sqlOf));
+        noteFinish(statements.map(sqlOf));
         return result;
       },
     };
