@@ -321,11 +321,12 @@ export async function seed(raw: Client, options: { subscriptions: number; events
       { sql: "INSERT INTO webhook_event_types (type, webhook_id) VALUES ('*', ?)", args: [id] },
     );
   }
-  statements.push({
-    sql: `WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM seq WHERE i < ?)
+  if (options.events > 0)
+    statements.push({
+      sql: `WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM seq WHERE i < ?)
       INSERT INTO events (id, type, occurred_at, data) SELECT i, 'category.created', ?, json_object('id', i, 'name', 'C' || i) FROM seq`,
-    args: [options.events, now],
-  });
+      args: [options.events, now],
+    });
   const tables = new Set((await raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")).rows.map((row) => String(row.name)));
   // Migration 0001 made the fan-out cursor min(subscriptions' start), else the newest event, else 0: on an empty database 0; kept explicit.
   if (tables.has("webhook_fanout")) statements.push({ sql: "INSERT OR REPLACE INTO webhook_fanout (id, last_event_id) VALUES (1, 0)", args: [] });
