@@ -9,7 +9,7 @@ import { parseConfig, type AppConfig } from "./config";
 import type { Database } from "./db/client";
 import { openRemoteDatabase, waitingOutBusy, withRoundTrips } from "./db/driver/remote";
 import type { AppEnv } from "./http/context";
-import { loggableError } from "./logger";
+import { consoleSink, jsonLogger, loggableError } from "./logger";
 import { MemoryRateLimiter } from "./http/rate-limiter";
 import { type CoordinatorEnv, coordinatorOf, flushPurges, isPurgeFlush } from "./runtime/workers/purge-coordinator";
 import type { PurgeBatch } from "./runtime/workers/purge-budget";
@@ -55,7 +55,8 @@ function dispatch(db: Database, config: AppConfig, interest: SubscribedTypes): P
   const turn = pLimit(DISPATCH_CONNECTIONS.sends);
   const send: typeof guarded = (input, init) => turn(() => guarded(input, init));
   return dispatchDue(withRoundTrips(db, DISPATCH_CONNECTIONS.database), { config, interest, now: () => new Date(), fetch: send }).then(
-    () => undefined,
+    // What a run did, per subscription too (attempts, backlog, oldest age): fields Workers Logs can query (docs/operations.md#metrics).
+    (report) => void (report.attempted > 0 && jsonLogger(config.logLevel, consoleSink).log("info", "webhook dispatch", { ...report })),
     (error: unknown) => console.error(`webhook dispatch failed: ${loggableError(error).message}`),
   );
 }
