@@ -3,6 +3,7 @@
  * Callers pass only what may be logged: never keys, secrets or bodies.
  */
 import { DrizzleQueryError } from "drizzle-orm/errors";
+import type { RequestLine, RequestTelemetry } from "./telemetry/request-metrics";
 
 /** Severity, lowest first. */
 export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
@@ -43,28 +44,6 @@ export function loggableError(error: unknown): { name: string; message: string }
   for (let depth = 0; depth < 4 && e instanceof DrizzleQueryError; depth++) e = e.cause;
   if (e instanceof DrizzleQueryError) return { name: "DrizzleQueryError", message: "a query failed (query and parameters not logged)" };
   return e instanceof Error ? { name: e.name, message: e.message } : { name: "Error", message: String(e) };
-}
-
-/** The fields of one request's line of the request log (docs/operations.md, src/middleware/request-log.ts). */
-export type RequestLine = {
-  requestId: string;
-  method: string;
-  route: string | null;
-  status: number;
-  durationMs: number;
-  dbRoundTrips: number;
-  cache: string | null;
-  accountId: number | null;
-  /** The request span's ids and sampled flag, when traces are on (docs/operations.md#traces). */
-  traceId?: string;
-  spanId?: string;
-  sampled?: boolean;
-};
-
-/** What a runtime with telemetry on adds to every request (docs/operations.md#traces, #metrics). */
-export interface RequestTelemetry {
-  /** Sees every request's line, whatever LOG_LEVEL (metrics). */
-  observe?: (line: RequestLine) => void;
 }
 
 /** Log `line` at its status's level (`error` for 5xx but 501, else `info`), its duration to the µs; `telemetry` observes it first, unrounded. */

@@ -18,11 +18,12 @@ import { nodeAssets } from "./runtime/node/assets";
 import { nodeEdge } from "./runtime/node/edge";
 import { errorWriter } from "./runtime/node/refusals";
 import { pinoLogger } from "./runtime/node/pino-logger";
-import { startTelemetry, telemetrySettings } from "./runtime/node/telemetry";
+import { startTelemetry, telemetrySettings } from "./runtime/node/otel-sdk";
 import { guardedWebhookFetch } from "./runtime/node/webhook-fetch";
 import { bootstrapStaffKey } from "./services/accounts.service";
 import { scheduleRetention } from "./services/retention";
 import { createWebhookDispatcher } from "./services/webhooks/dispatch";
+import { listWebhooks } from "./services/webhooks/subscriptions";
 import { SubscribedTypes } from "./services/webhooks/interest";
 import { nudgeDispatcher } from "./middleware/after-writes";
 
@@ -52,16 +53,17 @@ async function main(): Promise<void> {
   const trustedProxies = parseTrustProxy(process.env.TRUST_PROXY);
   const { hostname, port, requestTimeoutMs, maxUnfinishedPerAddress } = listenSettings(process.env);
   // Before anything records: off, nothing is started (docs/operations.md#traces, #metrics).
-  const telemetry = await startTelemetry(telemetrySettings(process.env));
+  const logger = pinoLogger(config.logLevel);
+  const telemetry = await startTelemetry(telemetrySettings(process.env), logger);
   const database = await openDatabase(databaseSettings(process.env));
   const db = telemetry ? telemetry.database(database.db) : database.db;
+  telemetry?.subscriptions(async () => (await listWebhooks(db, 0, config.webhooks.maxSubscriptions)).map((webhook) => webhook.id));
   // Webhook deliveries run in this process (docs/webhooks.md#when-deliveries-run).
   const interest = new SubscribedTypes();
   const fetchFn = guardedWebhookFetch({ allowPrivate: config.webhooks.allowPrivateTargets });
   const dispatcher = createWebhookDispatcher(db, { config, interest, fetch: fetchFn });
   /** A dispatch run within 50 ms (a burst of writes or redeliveries becomes one run). */
   const dispatchSoon = () => dispatcher.nudgeSoon(50);
-  const logger = pinoLogger(config.logLevel);
   const rateLimiter = new MemoryRateLimiter();
   const readCache = memoryReadCache({ ttlMs: config.readCacheTtlSeconds * 1000, peers: clusterPurges(), responseHeaders: await responseHeaders() });
   const app = createApp({

@@ -3,7 +3,8 @@
  * trip. Installed by a runtime only when its telemetry is on, like the round-trip counter (./round-trips.ts).
  */
 import { type Attributes, SpanKind, trace } from "@opentelemetry/api";
-import { errorType, inSpan, instruments } from "../telemetry";
+import { instruments } from "../telemetry/metrics";
+import { errorType, inSpan } from "../telemetry/spans";
 import type { Database, InStatement } from "./client";
 
 /** The SQL verb of a statement (`SELECT`, `INSERT`, …), its `db.operation.name`, and its first table (`db.collection.name`), if any. */

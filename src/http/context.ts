@@ -5,6 +5,7 @@ import type { CommittedEvent, Database } from "../db/client";
 import type { KeyClaim } from "../domain/idempotency";
 import type { Principal } from "../domain/principal";
 import type { KeyCache } from "./key-cache";
+import type { CacheOutcome } from "../telemetry/request-metrics";
 import type { RateLimiter } from "./rate-limiter";
 
 /** Services and settings one request can reach. */
@@ -33,6 +34,8 @@ export interface AppEnv {
     rateLimiter: RateLimiter;
     /** The client's address as the runtime reports it ("unknown" when it cannot). */
     clientIp: string;
+    /** The read cache's outcome (its `X-Cache` header tells the client). */
+    cache?: CacheOutcome;
   };
 }
 

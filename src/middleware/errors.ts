@@ -9,7 +9,7 @@ import { DomainError } from "../domain/errors";
 import type { AppEnv } from "../http/context";
 import { ApiError, type ErrorCode, notImplemented } from "../http/errors";
 import { type Logger, loggableError } from "../logger";
-import { traceFields } from "../telemetry";
+import { traceFields } from "../telemetry/spans";
 import { domainErrorResponse } from "./domain-errors";
 
 const HTTP_EXCEPTION_CODES: Partial<Record<number, ErrorCode>> = {

@@ -3,8 +3,9 @@ import type { MiddlewareHandler } from "hono";
 import type { RequestRoundTrips } from "../db/round-trips";
 import type { AppEnv } from "../http/context";
 import { matchedRoute } from "../http/router";
-import { elapsedMs, type Logger, logRequest, type RequestTelemetry } from "../logger";
-import { traceFields } from "../telemetry";
+import { elapsedMs, type Logger, logRequest } from "../logger";
+import type { RequestTelemetry } from "../telemetry/request-metrics";
+import { traceFields } from "../telemetry/spans";
 
 /** Global middleware (first after the request id and the request span): times the request and logs it once answered. */
 export function requestLog(logger: Logger, roundTrips: RequestRoundTrips, telemetry?: RequestTelemetry): MiddlewareHandler<AppEnv> {
@@ -20,7 +21,7 @@ export function requestLog(logger: Logger, roundTrips: RequestRoundTrips, teleme
         status: c.res.status,
         durationMs: elapsedMs(started),
         dbRoundTrips,
-        cache: c.res.headers.get("X-Cache"),
+        cache: c.get("cache") ?? null,
         accountId: c.get("principal")?.accountId ?? null,
         ...traceFields(),
       },

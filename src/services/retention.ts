@@ -11,7 +11,8 @@ import { params, run, plan, statement } from "../db/plan";
 import { apiKeys, events, idempotencyKeys } from "../db/schema";
 import { IDEMPOTENCY_TTL_MS } from "./idempotency.service";
 import { pruneFinishedDeliveries } from "./webhooks/delivery-log";
-import { inSpan, recordRetention } from "../telemetry";
+import { recordRetention } from "../telemetry/metrics";
+import { inSpan } from "../telemetry/spans";
 import { retentionStart } from "./webhooks/schedule";
 
 /** Most rows one statement deletes. */

@@ -19,14 +19,14 @@ const SRC = fileURLToPath(new URL("../../src/", import.meta.url));
 
 /** What each layer may import (besides packages); entry points (app.ts, server.ts, worker.ts) may import anything. */
 const ALLOWED: Record<string, string[]> = {
-  logger: ["logger"],
+  logger: ["logger", "telemetry"],
   // Traces and metrics through the OpenTelemetry API, for every layer like the logger (docs/operations.md#traces).
-  telemetry: ["telemetry", "logger"],
+  telemetry: ["telemetry"],
   domain: ["domain"],
   db: ["db", "domain", "telemetry"],
   config: ["config", "logger"],
   services: ["services", "db", "domain", "config", "logger", "telemetry"],
-  http: ["http", "domain", "db", "config", "logger"],
+  http: ["http", "domain", "db", "config", "logger", "telemetry"],
   openapi: ["openapi", "http", "domain", "config"],
   middleware: ["middleware", "services", "db", "domain", "http", "config", "logger", "telemetry"],
   // Not middleware, not routes: the runtime adapters get what they share with the app from src/http and the logger.

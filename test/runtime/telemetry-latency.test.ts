@@ -4,9 +4,11 @@
  * `histogram_quantile` lands within one bucket of the true quantile. The database and webhook-attempt histograms share the buckets.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { elapsedMs } from "../../src/logger";
-import { startTelemetry, type Telemetry } from "../../src/runtime/node/telemetry";
-import { DURATION_BUCKETS, inSpan, recordRequest } from "../../src/telemetry";
+import { consoleSink, elapsedMs, jsonLogger } from "../../src/logger";
+import { startTelemetry, type Telemetry } from "../../src/runtime/node/otel-sdk";
+import { DURATION_BUCKETS } from "../../src/telemetry/instruments";
+import { recordRequest } from "../../src/telemetry/metrics";
+import { inSpan } from "../../src/telemetry/spans";
 import { openTestDatabase } from "../support/database";
 import { freePort, type Prometheus, startPrometheus } from "../support/prometheus";
 
@@ -16,7 +18,7 @@ let metricsPort: number;
 
 beforeAll(async () => {
   metricsPort = await freePort();
-  telemetry = await startTelemetry({ traces: false, metrics: { host: "127.0.0.1", port: metricsPort } });
+  telemetry = await startTelemetry({ traces: false, metrics: { host: "127.0.0.1", port: metricsPort } }, jsonLogger("info", consoleSink));
   prometheus = await startPrometheus([`127.0.0.1:${metricsPort}`]);
 });
 

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { telemetrySettings } from "../../src/runtime/node/telemetry";
+import { telemetrySettings } from "../../src/runtime/node/otel-sdk";
 import { freePort, type Prometheus, startPrometheus, until } from "../support/prometheus";
 import { call, type ServerProcess, startServer } from "../support/server-process";
 

@@ -6,7 +6,8 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { AppConfig } from "../../config";
-import { elapsedMs, type Logger, logRequest, type RequestTelemetry } from "../../logger";
+import { elapsedMs, type Logger, logRequest } from "../../logger";
+import type { RequestTelemetry } from "../../telemetry/request-metrics";
 import { type RateLimiter, requestBudget } from "../../http/rate-limiter";
 import type { Guard } from "./edge";
 import { hitHeaders, type MemoryReadCache } from "./memory-read-cache";

@@ -188,6 +188,7 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCach
     const readAt = nowMs();
     const hit = entries.get(key);
     if (hit) {
+      c.set("cache", "HIT");
       const ifNoneMatch = c.req.header("If-None-Match");
       if (ifNoneMatch && hit.etag && etagMatches(hit.etag, ifNoneMatch)) {
         for (const [name, value] of hit.headers) if (!REPRESENTATION_HEADERS.has(name)) c.header(name, value);
@@ -223,6 +224,7 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCach
     const route = matchedRoute(c)?.path ?? null;
     if (ttl > 0) entries.set(key, { headers, complete, etag: res.headers.get("ETag"), body, tags, route }, { ttl, start: readAt, size });
     res.headers.set("X-Cache", "MISS");
+    c.set("cache", "MISS");
   };
   const purge: WriteListener = (_c, committed) => {
     if (ttlMs <= 0) return;

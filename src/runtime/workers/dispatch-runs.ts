@@ -6,7 +6,7 @@ import pLimit from "p-limit";
 import type { AppConfig } from "../../config";
 import type { Database } from "../../db/client";
 import { withRoundTrips } from "../../db/driver/remote";
-import { loggableError } from "../../logger";
+import { consoleSink, jsonLogger, loggableError } from "../../logger";
 import { dispatchDue } from "../../services/webhooks/dispatch";
 import type { SubscribedTypes } from "../../services/webhooks/interest";
 import { workerWebhookFetch } from "./webhook-fetch";
@@ -30,7 +30,8 @@ export function isolateDispatch(config: AppConfig, interest: SubscribedTypes): (
       fetch: send,
       slots: DISPATCH_CONNECTIONS.sends,
     }).then(
-      () => undefined,
+      // What a run did, per subscription too (attempts, backlog, oldest age): fields Workers Logs can query (docs/operations.md#metrics).
+      (report) => void (report.attempted > 0 && jsonLogger(config.logLevel, consoleSink).log("info", "webhook dispatch", { ...report })),
       (error: unknown) => console.error(`webhook dispatch failed: ${loggableError(error).message}`),
     );
   };

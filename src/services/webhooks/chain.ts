@@ -5,6 +5,7 @@
 import type { AppConfig } from "../../config";
 import type { PlanRun, ResultOf } from "../../db/plan";
 import { backoffDelayMs } from "../../domain/backoff";
+import type { SubscriptionOutcome } from "../../telemetry/webhooks";
 import { attempt, type AttemptResult, type FetchFn, type Message, type Target } from "./delivery";
 import type { dueRedeliveries, eventSpan, QueueEntry, subscriptions } from "./dispatch-state";
 import { type Entry, markSubscription, recordEntry, recordRedelivery, rescheduleRedelivery, retryOnItsOwn } from "./outcomes";
@@ -30,6 +31,8 @@ export interface RoundReport {
   delivered: number;
   retried: number;
   givenUp: number;
+  /** The same by subscription id, with its oldest undelivered event as read (docs/operations.md#metrics). */
+  subscriptions: Record<number, SubscriptionOutcome>;
 }
 
 /** What sending a chain needs; `stop()` true: no further send starts. */
@@ -166,6 +169,14 @@ export function settle(planned: Planned, sent: Sent[], upTo: number, ledger: Led
   let headAttempts = queued?.attempts ?? 0;
   let retry: QueueEntry | undefined;
   const done = new Set<number>();
+  report.subscriptions[s.id] ??= { delivered: 0, failed: 0, givenUp: 0 };
+  const own = report.subscriptions[s.id]!;
+  const count = (outcome: "delivered" | "retried" | "givenUp") => {
+    report[outcome] += 1;
+    if (outcome === "delivered") own.delivered += 1;
+    else own.failed += 1;
+    if (outcome === "givenUp") own.givenUp += 1;
+  };
   for (const one of sent) {
     report.attempted += 1;
     const { link } = one;
@@ -175,13 +186,13 @@ export function settle(planned: Planned, sent: Sent[], upTo: number, ledger: Led
       if (outcome === "retried") writes.push(rescheduleRedelivery(link.redelivery.id, attempts, entry.nextAttemptAt!), recordEntry(entry, true));
       else writes.push(recordRedelivery(link.redelivery.id, entry));
       if (outcome === "givenUp" && s.ordering === "none" && s.status === "active") writes.push(markSubscription(s.id, "failing"));
-      report[outcome] += 1;
+      count(outcome);
       continue;
     }
     const attempts = headAttempts + 1;
     const { entry, outcome } = entryOf(s, one, attempts, options);
     writes.push(recordEntry(entry, headAttempts > 0));
-    report[outcome] += 1;
+    count(outcome);
     if (outcome === "delivered" && s.status === "failing") writes.push(markSubscription(s.id, "active"));
     if (outcome === "givenUp" && s.status === "active") writes.push(markSubscription(s.id, "failing"));
     if (outcome === "retried" && s.ordering === "none") writes.push(retryOnItsOwn(entry, options.now().toISOString()));
@@ -189,11 +200,12 @@ export function settle(planned: Planned, sent: Sent[], upTo: number, ledger: Led
     else done.add(link.event.id);
     headAttempts = 0;
   }
+  const next = chain.find((link) => link.event && !done.has(link.event.id));
+  own.oldest = next?.event?.occurredAt ?? null;
   if (retry) {
     delta[s.id] = retry;
     return;
   }
-  const next = chain.find((link) => link.event && !done.has(link.event.id));
   // Not reached this round: its place, keeping the failed attempts of a queued head that was not tried again.
   if (next) delta[s.id] = headAttempts > 0 ? { after: next.event!.id - 1, attempts: headAttempts } : { after: next.event!.id - 1 };
   else if (queued && scanned !== undefined) delta[s.id] = scanned >= upTo ? null : { after: scanned };

@@ -7,7 +7,7 @@ import type { DeliveryError } from "../../domain/webhooks";
 import { isPrivateHost } from "../../domain/private-address";
 import { signedWebhookHeaders } from "./signing";
 import { context, propagation, SpanKind } from "@opentelemetry/api";
-import { inSpan } from "../../telemetry";
+import { inSpan } from "../../telemetry/spans";
 
 /** `fetch` as deliveries use it (the runtime's; injectable for tests). */
 export type FetchFn = (input: string, init: RequestInit) => Promise<Response>;

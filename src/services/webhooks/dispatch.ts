@@ -6,7 +6,15 @@ import type { AppConfig } from "../../config";
 import type { Database } from "../../db/client";
 import { execute } from "../../db/plan";
 import { loggableError } from "../../logger";
-import { detached, inSpan, recordDeliveries, recordWebhookBacklog } from "../../telemetry";
+import { recordDeliveries } from "../../telemetry/metrics";
+import { detached, inSpan } from "../../telemetry/spans";
+import {
+  recordSubscriptionOutcomes,
+  recordWebhookBacklog,
+  type SubscriptionOutcome,
+  type SubscriptionSignals,
+  subscriptionSignals,
+} from "../../telemetry/webhooks";
 import type { FetchFn } from "./delivery";
 import { isDue, parseQueue, probe, type Queue } from "./dispatch-state";
 import type { SubscribedTypes } from "./interest";
@@ -47,6 +55,8 @@ export interface DispatchReport {
   retried: number;
   /** Deliveries given up after `maxAttempts` (their subscriptions are now `failing`). */
   givenUp: number;
+  /** By subscription: this run's attempts, and its backlog and oldest undelivered event as the run left them (Workers' log line). */
+  subscriptions?: SubscriptionSignals[];
 }
 
 /** Let pending I/O callbacks (e.g. requests on Node, where the embedded database runs on the main thread) run. */
@@ -57,13 +67,18 @@ function anyDue(queue: Queue, now: string): boolean {
   return Object.values(queue).some((entry) => isDue(entry, now));
 }
 
-/** Add `done`'s counts to `report`. */
-function add(report: DispatchReport, done: RoundReport): void {
+/** Add `done`'s counts to `report` and `bySubscription`, and record them. */
+function add(report: DispatchReport, done: RoundReport, bySubscription: Record<number, SubscriptionOutcome>): void {
   report.attempted += done.attempted;
   report.delivered += done.delivered;
   report.retried += done.retried;
   report.givenUp += done.givenUp;
+  for (const [id, { delivered, failed, givenUp }] of Object.entries(done.subscriptions)) {
+    const run = bySubscription[Number(id)] ?? { delivered: 0, failed: 0, givenUp: 0 };
+    bySubscription[Number(id)] = { delivered: run.delivered + delivered, failed: run.failed + failed, givenUp: run.givenUp + givenUp };
+  }
   recordDeliveries(done);
+  recordSubscriptionOutcomes(done.subscriptions);
 }
 
 /**
@@ -72,6 +87,7 @@ function add(report: DispatchReport, done: RoundReport): void {
  */
 export async function dispatchDue(db: Database, options: DispatchOptions): Promise<DispatchReport> {
   const report: DispatchReport = { attempted: 0, delivered: 0, retried: 0, givenUp: 0 };
+  const bySubscription: Record<number, SubscriptionOutcome> = {};
   const { config, now, signal } = options;
   if (!config.webhooks.enabled) return report;
   const random = options.random ?? Math.random;
@@ -99,7 +115,8 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
     if (!state) break;
     const queue = parseQueue(state.queue);
     const due = state.newest > state.eventId || Boolean(state.redeliveries) || anyDue(queue, at);
-    recordWebhookBacklog({ pendingEvents: state.newest - state.eventId, queued: Object.keys(queue).length, due, at: Date.parse(at) });
+    const places = Object.fromEntries(Object.entries(queue).map(([id, entry]) => [id, entry.after]));
+    recordWebhookBacklog({ pendingEvents: state.newest - state.eventId, places, eventId: state.eventId, newest: state.newest, due, at: Date.parse(at) });
     if ((state.leaseUntil !== null && state.leaseUntil > at) || !due) {
       if (out.size === 0) break;
       await awhile();
@@ -126,7 +143,7 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
     for (const chain of round.outstanding) {
       const tracked: Promise<unknown> = chain.then(
         (done) => {
-          add(report, done);
+          add(report, done, bySubscription);
           out.delete(tracked);
         },
         (error: unknown) => {
@@ -137,13 +154,15 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
       out.add(tracked);
     }
     budget -= round.report.attempted;
-    add(report, round.report);
+    add(report, round.report, bySubscription);
     if (round.report.progress) await yieldToEventLoop();
     else if (out.size === 0) break;
     else await awhile();
   }
   await Promise.all(out);
   if (failures.length > 0) throw failures[0];
+  const ran = subscriptionSignals(now().getTime(), new Set(Object.keys(bySubscription).map(Number)));
+  if (ran.length > 0) report.subscriptions = ran.map((one) => ({ ...one, ...bySubscription[one.id] }));
   return report;
 }
 

@@ -6,6 +6,7 @@
 import type { Database } from "../../db/client";
 import { execute, plan, read, readEach, runEach, statement, type PlanRun, withValues } from "../../db/plan";
 import { storedInterest, wants } from "../../domain/webhooks";
+import { forgetSubscriptions } from "../../telemetry/webhooks";
 import {
   CHAIN,
   type ChainOptions,
@@ -78,7 +79,7 @@ const roundReads = plan({ state: statement(queueNow), fresh: statement(eventSpan
 const releasing = plan({ release });
 const finishing = plan({ finish });
 
-const emptyReport = (): RoundReport => ({ progress: false, attempted: 0, delivered: 0, retried: 0, givenUp: 0 });
+const emptyReport = (): RoundReport => ({ progress: false, attempted: 0, delivered: 0, retried: 0, givenUp: 0, subscriptions: {} });
 
 /**
  * Run one round.
@@ -116,7 +117,9 @@ export async function runRound(db: Database, options: RoundOptions): Promise<Rou
 
   const ledger: Ledger = { writes: [], delta: {}, report };
   const known = new Set(subs.map((s) => s.id));
-  for (const id of Object.keys(queue)) if (!known.has(Number(id))) ledger.delta[id] = null;
+  const gone = Object.keys(queue).filter((id) => !known.has(Number(id)));
+  for (const id of gone) ledger.delta[id] = null;
+  forgetSubscriptions(gone.map(Number));
   const planned: Planned[] = [];
   for (const s of free) {
     const queued = queue[String(s.id)];

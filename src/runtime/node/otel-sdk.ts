@@ -9,9 +9,14 @@ import type { Database } from "../../db/client";
 import { tracedDatabase } from "../../db/traced";
 import type { AppEnv } from "../../http/context";
 import { matchedRoute } from "../../http/router";
-import type { RequestTelemetry } from "../../logger";
+import type { Logger } from "../../logger";
+import { exportedName, INSTRUMENTS, SCOPE } from "../../telemetry/instruments";
+import { activeRequests, httpMethod, instruments, recordRequest, zeroCounters } from "../../telemetry/metrics";
+import type { RequestTelemetry } from "../../telemetry/request-metrics";
+import { errorType } from "../../telemetry/spans";
+import { observeWebhookBacklog } from "../../telemetry/webhooks";
 import { observeProcess } from "./process-metrics";
-import { activeRequests, errorType, httpMethod, observeWebhookBacklog, recordRequest, SCOPE, zeroCounters } from "../../telemetry";
+import { webhookSeries } from "./webhook-series";
 
 /** What the environment switches on. */
 export interface TelemetrySettings {
@@ -49,32 +54,14 @@ export function telemetrySettings(env: Record<string, string | undefined>, slot 
   return { traces, metrics: { host: env.METRICS_HOST?.trim() || "127.0.0.1", port: port + slot } };
 }
 
-/**
- * Instruments whose Prometheus name gains its unit (`http_server_request_duration_seconds`), as the OpenTelemetry-to-Prometheus
- * compatibility rules and Prometheus's own OTLP ingestion write them; the exporter adds only `_total`.
- */
-const UNIT_SUFFIXED = [
-  ["http.server.request.duration", "seconds"],
-  ["db.client.operation.duration", "seconds"],
-  ["petstore.webhook.attempt.duration", "seconds"],
-  ["petstore.webhook.lag", "seconds"],
-  ["nodejs.eventloop.delay", "seconds"],
-  ["nodejs.eventloop.time", "seconds"],
-  ["v8js.gc.duration", "seconds"],
-  ["process.cpu.time", "seconds"],
-  ["process.uptime", "seconds"],
-  ["process.memory.usage", "bytes"],
-  ["v8js.memory.heap.used", "bytes"],
-  ["v8js.memory.heap.limit", "bytes"],
-  ["v8js.memory.heap.max", "bytes"],
-] as const;
-
 /** Telemetry that is on: what the app, the read cache's hits and the database get, and its end. */
 export interface Telemetry {
   /** For the app (AppDeps.telemetry) and the read cache's hits. */
   requests: RequestTelemetry & { middleware: MiddlewareHandler<AppEnv>[] };
   /** `db`, traced and measured. */
   database(db: Database): Database;
+  /** Where the scrape learns which subscriptions exist (their series: src/runtime/node/webhook-series.ts). */
+  subscriptions(existing: () => Promise<number[]>): void;
   /** Flush the spans still queued and close the metrics listener. */
   shutdown(): Promise<void>;
 }
@@ -127,24 +114,49 @@ function packageVersion(): string | undefined {
 }
 
 /**
+ * Count every failed export (`petstore.telemetry.export_failures`: a collector down or refusing) and log it on `logger`, at most one line
+ * per `intervalMs` with the failures since the last line.
+ */
+export function exportFailures(logger: Logger, intervalMs = 60_000, now: () => number = Date.now): (error: unknown) => void {
+  let last = Number.NEGATIVE_INFINITY;
+  let unlogged = 0;
+  return (error) => {
+    instruments().exportFailures.add(1);
+    unlogged += 1;
+    if (now() - last < intervalMs) return;
+    last = now();
+    const message = error instanceof Error ? error.message : typeof error === "string" ? error : JSON.stringify(error);
+    logger.log("warn", "telemetry export failed", { error: message, failures: unlogged, nextLineAfterSeconds: intervalMs / 1000 });
+    unlogged = 0;
+  };
+}
+
+/**
  * Start what `settings` switch on: the OpenTelemetry SDK (traces from the OTEL_* variables, metrics for a Prometheus listener).
  * @returns undefined when everything is off (nothing loaded).
  * @throws Error when the metrics port cannot be bound.
  */
-export async function startTelemetry(settings: TelemetrySettings): Promise<Telemetry | undefined> {
+export async function startTelemetry(settings: TelemetrySettings, logger: Logger): Promise<Telemetry | undefined> {
   if (!settings.traces && !settings.metrics) return undefined;
-  const [{ NodeSDK }, { PrometheusExporter }, { defaultResource, resourceFromAttributes }, { metrics }] = await Promise.all([
-    import("@opentelemetry/sdk-node"),
-    import("@opentelemetry/exporter-prometheus"),
-    import("@opentelemetry/resources"),
-    import("@opentelemetry/api"),
-  ]);
-  const prometheus = settings.metrics && new PrometheusExporter({ ...settings.metrics, preventServerStart: true });
+  const [{ NodeSDK }, { PrometheusExporter }, { defaultResource, resourceFromAttributes }, { metrics }, sdkMetrics, { setGlobalErrorHandler }] =
+    await Promise.all([
+      import("@opentelemetry/sdk-node"),
+      import("@opentelemetry/exporter-prometheus"),
+      import("@opentelemetry/resources"),
+      import("@opentelemetry/api"),
+      import("@opentelemetry/sdk-metrics"),
+      import("@opentelemetry/core"),
+    ]);
+  // The SDK hands every failed export to its global error handler.
+  setGlobalErrorHandler(exportFailures(logger));
+  const webhooks = webhookSeries(sdkMetrics);
+  const prometheus = settings.metrics && new PrometheusExporter({ ...settings.metrics, preventServerStart: true, metricProducers: [webhooks] });
   const sdk = new NodeSDK({
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES override it.
     resource: defaultResource().merge(resourceFromAttributes({ "service.name": "petstore", "service.version": packageVersion() })),
     metricReaders: prometheus ? [prometheus] : [],
-    views: UNIT_SUFFIXED.map(([instrumentName, suffix]) => ({ instrumentName, name: `${instrumentName}_${suffix}` })),
+    // The Prometheus name gains its unit's suffix, as the OpenTelemetry-to-Prometheus rules write it; the exporter adds only `_total`.
+    views: Object.values(INSTRUMENTS).map((instrument) => ({ instrumentName: instrument.name, name: exportedName(instrument) })),
     // The service's logs stay JSON lines; no span processor when traces are off.
     logRecordProcessors: [],
     ...(settings.traces ? {} : { spanProcessors: [] }),
@@ -169,6 +181,9 @@ export async function startTelemetry(settings: TelemetrySettings): Promise<Telem
       observe: prometheus ? recordRequest : undefined,
     },
     database: tracedDatabase,
+    subscriptions: (existing) => {
+      webhooks.existing = existing;
+    },
     shutdown: () => {
       stopObserving();
       return sdk.shutdown();

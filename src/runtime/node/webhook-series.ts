@@ -1,0 +1,68 @@
+/**
+ * Per-subscription webhook series on the metrics port (docs/operations.md#metrics), built afresh at each scrape from what the dispatcher
+ * recorded (src/telemetry/webhooks.ts): a deleted subscription's series go with it, which an SDK instrument (it keeps every series it ever
+ * had) could not do. At most one series set per subscription, so WEBHOOKS_MAX bounds them.
+ */
+import { type HrTime, ValueType } from "@opentelemetry/api";
+import type { MetricData, MetricProducer } from "@opentelemetry/sdk-metrics";
+import { exportedName, type Instrument, INSTRUMENTS, SCOPE } from "../../telemetry/instruments";
+import { keepSubscriptions, subscriptionSignals } from "../../telemetry/webhooks";
+
+/** The SDK's enums, from the module loaded when metrics are on. */
+type Sdk = Pick<typeof import("@opentelemetry/sdk-metrics"), "AggregationTemporality" | "DataPointType" | "InstrumentType">;
+
+const hrTime = (ms: number): HrTime => [Math.floor(ms / 1000), (ms % 1000) * 1e6];
+
+/**
+ * A producer of the series `petstore_webhook_subscription_*` for the Prometheus reader. `existing` (set once the database is open) lists
+ * the subscriptions at each scrape, one read of at most WEBHOOKS_MAX rows: a new one's series start at 0, a deleted one's go.
+ */
+export function webhookSeries(sdk: Sdk, now: () => number = Date.now): MetricProducer & { existing?: () => Promise<number[]> } {
+  const started = hrTime(now());
+  const producer: MetricProducer & { existing?: () => Promise<number[]> } = {
+    async collect() {
+      if (producer.existing) keepSubscriptions(await producer.existing());
+      const at = now();
+      const rows = subscriptionSignals(at);
+      const series = (instrument: Instrument, points: (readonly [number, Record<string, string | number>])[]): MetricData => {
+        const sum = instrument.kind === "observedCounter";
+        const type = sum ? sdk.InstrumentType.OBSERVABLE_COUNTER : sdk.InstrumentType.OBSERVABLE_GAUGE;
+        const descriptor = {
+          name: exportedName(instrument),
+          description: instrument.description,
+          unit: instrument.unit ?? "",
+          type,
+          valueType: ValueType.DOUBLE,
+        };
+        const dataPoints = points.map(([value, attributes]) => ({ startTime: started, endTime: hrTime(at), attributes, value }));
+        const temporality = sdk.AggregationTemporality.CUMULATIVE;
+        return sum
+          ? { descriptor, aggregationTemporality: temporality, dataPointType: sdk.DataPointType.SUM, isMonotonic: true, dataPoints }
+          : { descriptor, aggregationTemporality: temporality, dataPointType: sdk.DataPointType.GAUGE, dataPoints };
+      };
+      const id = (row: { id: number }) => ({ "petstore.webhook.id": row.id });
+      const outcomes = [
+        ["delivered", "delivered"],
+        ["failed", "failed"],
+        ["givenUp", "given_up"],
+      ] as const;
+      const metrics = [
+        series(
+          INSTRUMENTS.subscriptionAttempts,
+          rows.flatMap((row) => outcomes.map(([key, outcome]) => [row[key], { ...id(row), "petstore.webhook.outcome": outcome }] as const)),
+        ),
+        series(
+          INSTRUMENTS.subscriptionBacklog,
+          rows.map((row) => [row.backlog, id(row)]),
+        ),
+        series(
+          INSTRUMENTS.subscriptionOldest,
+          rows.map((row) => [row.oldestAgeSeconds, id(row)]),
+        ),
+      ];
+      const scopeMetrics = rows.length > 0 ? [{ scope: { name: SCOPE }, metrics }] : [];
+      return { resourceMetrics: { resource: undefined as never, scopeMetrics }, errors: [] };
+    },
+  };
+  return producer;
+}

@@ -1,0 +1,82 @@
+/**
+ * Metrics through the OpenTelemetry API, for every layer (docs/operations.md#metrics): the instruments of ./instruments.ts on the
+ * registered meter provider (none registered: no-ops), and what the layers record on them.
+ */
+import { type Attributes, type Meter, metrics } from "@opentelemetry/api";
+import { create, INSTRUMENTS, SCOPE } from "./instruments";
+import type { RequestLine } from "./request-metrics";
+
+/** The methods the HTTP conventions name; any other is `_OTHER`. */
+const KNOWN_METHODS = new Set(["CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE", "QUERY"]);
+
+/** `method` as the HTTP conventions' `http.request.method`: itself when they name it, else `_OTHER` (bounded label values). */
+export function httpMethod(method: string): string {
+  return KNOWN_METHODS.has(method) ? method : "_OTHER";
+}
+
+/** The instruments recorded on by the layers, built on the meter of the registered provider. */
+function build(meter: Meter) {
+  const { requestDuration, dbDuration, webhookAttemptDuration, active, cacheLookups, deliveries, retentionDeleted, exportFailures } = INSTRUMENTS;
+  return {
+    requestDuration: create(meter, requestDuration),
+    dbDuration: create(meter, dbDuration),
+    webhookAttemptDuration: create(meter, webhookAttemptDuration),
+    active: create(meter, active),
+    cacheLookups: create(meter, cacheLookups),
+    deliveries: create(meter, deliveries),
+    retentionDeleted: create(meter, retentionDeleted),
+    exportFailures: create(meter, exportFailures),
+  };
+}
+
+let built: { provider: unknown; instruments: ReturnType<typeof build> } | undefined;
+
+/** The instruments, rebuilt when another meter provider has been registered since (none registered: no-ops). */
+export function instruments(): ReturnType<typeof build> {
+  const provider = metrics.getMeterProvider();
+  if (built?.provider !== provider) built = { provider, instruments: build(provider.getMeter(SCOPE)) };
+  return built.instruments;
+}
+
+/** Middleware counting the requests in flight (`http.server.active_requests`). */
+export async function activeRequests(c: { req: { method: string } }, next: () => Promise<void>): Promise<void> {
+  const { active } = instruments();
+  const attributes = { "http.request.method": httpMethod(c.req.method), "url.scheme": "http" };
+  active.add(1, attributes);
+  try {
+    await next();
+  } finally {
+    active.add(-1, attributes);
+  }
+}
+
+/** Start the counters at 0 for each outcome, so that a rate over them exists before the first event (Prometheus practice). */
+export function zeroCounters(): void {
+  const { cacheLookups, deliveries, exportFailures } = instruments();
+  for (const outcome of ["delivered", "retried", "given_up"]) deliveries.add(0, { "petstore.webhook.outcome": outcome });
+  for (const outcome of ["hit", "miss"]) cacheLookups.add(0, { "petstore.read_cache.outcome": outcome });
+  exportFailures.add(0);
+}
+
+/** Record one answered request (the request log's line): its duration by route and status, and the read cache's outcome. */
+export function recordRequest(line: RequestLine): void {
+  const { requestDuration, cacheLookups } = instruments();
+  const attributes: Attributes = { "http.request.method": httpMethod(line.method), "http.response.status_code": line.status };
+  if (line.route) attributes["http.route"] = line.route;
+  requestDuration.record(line.durationMs / 1000, attributes);
+  if (line.cache === "HIT" || line.cache === "MISS") cacheLookups.add(1, { "petstore.read_cache.outcome": line.cache.toLowerCase() });
+}
+
+/** Count webhook delivery attempts by outcome. */
+export function recordDeliveries(outcomes: { delivered: number; retried: number; givenUp: number }): void {
+  const { deliveries } = instruments();
+  if (outcomes.delivered) deliveries.add(outcomes.delivered, { "petstore.webhook.outcome": "delivered" });
+  if (outcomes.retried) deliveries.add(outcomes.retried, { "petstore.webhook.outcome": "retried" });
+  if (outcomes.givenUp) deliveries.add(outcomes.givenUp, { "petstore.webhook.outcome": "given_up" });
+}
+
+/** Count the rows a retention run deleted, by kind (events, keys, idempotency, deliveries). */
+export function recordRetention(deleted: Record<string, number>): void {
+  const { retentionDeleted } = instruments();
+  for (const [kind, rows] of Object.entries(deleted)) retentionDeleted.add(rows, { "petstore.retention.kind": kind });
+}

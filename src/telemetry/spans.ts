@@ -1,0 +1,51 @@
+/**
+ * Traces through the OpenTelemetry API, for every layer (docs/operations.md#traces). The API does nothing until a runtime registers an SDK
+ * (Node: src/runtime/node/otel-sdk.ts, only when switched on); names follow the semantic conventions, the store's own under `petstore.`.
+ */
+import { type Attributes, context, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, TraceFlags, trace } from "@opentelemetry/api";
+import { SCOPE } from "./instruments";
+import { instruments } from "./metrics";
+
+/** Spans whose duration a histogram records too: span name → instrument of `instruments()`. */
+const TIMED_SPANS: Record<string, "webhookAttemptDuration"> = { "petstore.webhook.attempt": "webhookAttemptDuration" };
+
+/** The `error.type` of a thrown value (OpenTelemetry's error attribute): a driver's error code, else the error's class name. */
+export function errorType(error: unknown): string {
+  return error instanceof Error ? ((error as { code?: unknown }).code?.toString() ?? error.name) : "Error";
+}
+
+/**
+ * Run `fn` inside an active span `name` (children started in it are its children); the span ends when `fn` settles, with status ERROR,
+ * `error.type` and the exception recorded when it throws. Without a registered SDK the span records nothing.
+ * @returns what `fn` returns. @throws what `fn` throws.
+ */
+export function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>, kind: SpanKind = SpanKind.INTERNAL): Promise<T> {
+  const timed = TIMED_SPANS[name];
+  const started = timed && performance.now();
+  return trace.getTracer(SCOPE).startActiveSpan(name, { kind, attributes }, async (span) => {
+    let failure: string | undefined;
+    try {
+      return await fn(span);
+    } catch (error) {
+      failure = errorType(error);
+      span.recordException(error instanceof Error ? error : String(error));
+      span.setAttribute("error.type", failure);
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw error;
+    } finally {
+      span.end();
+      if (timed) instruments()[timed].record((performance.now() - started!) / 1000, failure ? { "error.type": failure } : {});
+    }
+  });
+}
+
+/** The active span's ids and sampled flag, for a log line; nothing outside a span or with traces off. */
+export function traceFields(): { traceId?: string; spanId?: string; sampled?: boolean } {
+  const ids = trace.getActiveSpan()?.spanContext();
+  return ids ? { traceId: ids.traceId, spanId: ids.spanId, sampled: (ids.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED } : {};
+}
+
+/** Run `fn` outside any trace: background work a request only set off (a dispatch nudge) starts its own. */
+export function detached<T>(fn: () => T): T {
+  return context.with(ROOT_CONTEXT, fn);
+}
