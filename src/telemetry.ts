@@ -16,7 +16,7 @@ import {
   TraceFlags,
   trace,
 } from "@opentelemetry/api";
-import type { RequestLine } from "./logger";
+import type { Logger, RequestLine } from "./logger";
 
 /** The instrumentation scope of every span and instrument of the service. */
 export const SCOPE = "petstore";
@@ -81,6 +81,11 @@ export async function activeRequests(c: { req: { method: string } }, next: () =>
 export function traceFields(): { traceId?: string; spanId?: string; sampled?: boolean } {
   const ids = trace.getActiveSpan()?.spanContext();
   return ids ? { traceId: ids.traceId, spanId: ids.spanId, sampled: (ids.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED } : {};
+}
+
+/** `logger` whose every line carries `traceFields()` (a caller's own fields win). */
+export function withTraceFields(logger: Logger): Logger {
+  return { enabled: logger.enabled, log: (level, msg, fields) => logger.log(level, msg, { ...traceFields(), ...fields }) };
 }
 
 /** Run `fn` outside any trace: background work a request only set off (a dispatch nudge) starts its own. */
