@@ -48,25 +48,16 @@ export function telemetrySettings(env: Record<string, string | undefined>, slot 
   return { traces, metrics: { host: env.METRICS_HOST?.trim() || "127.0.0.1", port: port + slot } };
 }
 
+const suffixed = (suffix: string, names: string[]) => names.map((name) => [name, suffix] as const);
 /**
  * Instruments whose Prometheus name gains its unit (`http_server_request_duration_seconds`), as the OpenTelemetry-to-Prometheus
  * compatibility rules and Prometheus's own OTLP ingestion write them; the exporter adds only `_total`.
  */
 const UNIT_SUFFIXED = [
-  ["http.server.request.duration", "seconds"],
-  ["db.client.operation.duration", "seconds"],
-  ["petstore.webhook.attempt.duration", "seconds"],
-  ["petstore.webhook.lag", "seconds"],
-  ["nodejs.eventloop.delay", "seconds"],
-  ["nodejs.eventloop.time", "seconds"],
-  ["v8js.gc.duration", "seconds"],
-  ["process.cpu.time", "seconds"],
-  ["process.uptime", "seconds"],
-  ["process.memory.usage", "bytes"],
-  ["v8js.memory.heap.used", "bytes"],
-  ["v8js.memory.heap.limit", "bytes"],
-  ["v8js.memory.heap.max", "bytes"],
-] as const;
+  ...suffixed("seconds", ["http.server.request.duration", "db.client.operation.duration", "petstore.webhook.attempt.duration", "petstore.webhook.lag"]),
+  ...suffixed("seconds", ["nodejs.eventloop.delay", "nodejs.eventloop.time", "v8js.gc.duration", "process.cpu.time", "process.uptime"]),
+  ...suffixed("bytes", ["process.memory.usage", "v8js.memory.heap.used", "v8js.memory.heap.limit", "v8js.memory.heap.max"]),
+];
 
 /** Telemetry that is on: what the app, the read cache's hits and the database get, and its end. */
 export interface Telemetry {

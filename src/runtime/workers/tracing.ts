@@ -43,25 +43,21 @@ class WorkersSpan {
   ) {}
   spanContext = () => this.inner.spanContext();
   isRecording = () => true;
+  /** `this`, once the runtime span has done what was asked: the API's setters chain. */
+  private chained = (_done: unknown) => this;
   setAttribute = (key: string, value: Attributes[string]) => this.setAttributes({ [key]: value });
   /** Scalars only: the runtime takes no arrays. */
-  setAttributes(attributes: Attributes): this {
-    this.inner.setAttributes(Object.fromEntries(Object.entries(attributes).filter(([, value]) => !Array.isArray(value))) as Record<string, string>);
-    return this;
-  }
-  setStatus({ code }: { code: SpanStatusCode }): this {
-    this.inner.setStatus({ code: STATUS[code] });
-    return this;
-  }
-  updateName(name: string): this {
-    this.inner.updateName(name);
-    return this;
-  }
+  setAttributes = (attributes: Attributes) =>
+    this.chained(
+      this.inner.setAttributes(Object.fromEntries(Object.entries(attributes).filter(([, value]) => !Array.isArray(value))) as Record<string, string>),
+    );
+  setStatus = ({ code }: { code: SpanStatusCode }) => this.chained(this.inner.setStatus({ code: STATUS[code] }));
+  updateName = (name: string) => this.chained(this.inner.updateName(name));
   recordException = (exception: string | Error) => this.inner.recordException(exception);
   end = () => this.owned && this.inner.end();
   addEvent = () => this;
-  addLink = () => this;
-  addLinks = () => this;
+  addLink = this.addEvent;
+  addLinks = this.addEvent;
 }
 
 /** As `Span` of the API: what it calls of one, the rest no-ops. */
@@ -87,7 +83,6 @@ export function registerWorkersTracing(tracing: RuntimeTracing): void {
     disable: () => contextManager,
   };
   const tracer = {
-    // Nothing here starts a span without making it active.
     startSpan: () => trace.wrapSpanContext(INVALID_SPAN_CONTEXT),
     startActiveSpan(name: string, ...args: unknown[]) {
       const fn = args.at(-1) as (span: Span) => unknown;
