@@ -36,6 +36,8 @@ export interface LocalWorkerOptions {
   entrypoint?: string;
   /** wrangler/workerd log level (default "error": the app's error lines and crashes). */
   logLevel?: "debug" | "info" | "log" | "warn" | "error" | "none";
+  /** Receives every line the Worker writes (console.log/error), whatever `logLevel`. */
+  onLog?: (line: string) => void;
 }
 
 export interface LocalWorker {
@@ -76,6 +78,7 @@ export async function startLocalWorker(options: LocalWorkerOptions): Promise<Loc
       // `GET /__scheduled?cron=…` runs the `scheduled` handler (Cron Triggers) on demand.
       testScheduled: true,
       logLevel: options.logLevel ?? "error",
+      ...(options.onLog ? { structuredLogsHandler: (log: { message: string }) => options.onLog?.(log.message) } : {}),
     },
   });
   try {

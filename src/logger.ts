@@ -4,6 +4,7 @@
  */
 import { DrizzleQueryError } from "drizzle-orm/errors";
 import type { RequestLine, RequestTelemetry } from "./telemetry/request-metrics";
+import { traceFields } from "./telemetry/spans";
 
 /** Severity, lowest first. */
 export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
@@ -58,4 +59,9 @@ const monotonic = () => performance.now();
 /** Milliseconds since `started` (a reading of `now`, default `performance.now`), unrounded. */
 export function elapsedMs(started: number, now: () => number = monotonic): number {
   return now() - started;
+}
+
+/** `logger` whose every line carries `traceFields()` (a caller's own fields win). */
+export function withTraceFields(logger: Logger): Logger {
+  return { enabled: logger.enabled, log: (level, msg, fields) => logger.log(level, msg, { ...traceFields(), ...fields }) };
 }

@@ -4,17 +4,22 @@
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { tracing } from "cloudflare:workers";
 import { createApp } from "./app";
 import { parseConfig, type AppConfig } from "./config";
 import type { Database } from "./db/client";
-import { openRemoteDatabase, waitingOutBusy } from "./db/driver/remote";
+import { openRemoteDatabase, waitingOutBusy, withRoundTrips } from "./db/driver/remote";
+import { tracedDatabase } from "./db/traced";
 import type { AppEnv } from "./http/context";
+import { consoleSink, jsonLogger, loggableError, type Logger, withTraceFields } from "./logger";
 import { MemoryRateLimiter } from "./http/rate-limiter";
 import { type CoordinatorEnv, coordinatorOf, flushPurges, isPurgeFlush } from "./runtime/workers/purge-coordinator";
 import type { PurgeBatch } from "./runtime/workers/purge-budget";
 import { edgePolicy, edgePurge, forEdge } from "./runtime/workers/cache";
 import { WorkersRateLimiter } from "./runtime/workers/rate-limiter";
 import { isolateDispatch } from "./runtime/workers/dispatch-runs";
+import { registerWorkersTracing } from "./runtime/workers/tracing";
+import { requestSpan } from "./runtime/request-span";
 import { pruneExpired } from "./services/retention";
 import { SubscribedTypes } from "./services/webhooks/interest";
 import { nudgeDispatcher } from "./middleware/after-writes";
@@ -35,9 +40,12 @@ async function postPurge(url: string, purge: PurgeBatch): Promise<void> {
   if (!res.ok) throw new Error(`purge recorder answered ${res.status}`);
 }
 
-/** A new libSQL HTTP client for one request (or cron run), SQLITE_BUSY waited out for 5 s as on Node (src/db/driver/remote.ts). */
+// The services' and the database's spans go to the runtime's custom spans ([observability.traces] in wrangler.toml).
+registerWorkersTracing(tracing);
+
+/** A new libSQL HTTP client for one request (or cron run), SQLITE_BUSY waited out for 5 s as on Node (src/db/driver/remote.ts), traced. */
 function databaseFor(env: WorkerEnv): Database {
-  return waitingOutBusy(openRemoteDatabase(env.DATABASE_URL, { authToken: env.DATABASE_AUTH_TOKEN }), 5_000);
+  return tracedDatabase(waitingOutBusy(openRemoteDatabase(env.DATABASE_URL, { authToken: env.DATABASE_AUTH_TOKEN }), 5_000));
 }
 
 const workerEnv = (c: Context<AppEnv>) => c.env as unknown as WorkerEnv;
@@ -46,10 +54,11 @@ const workerEnv = (c: Context<AppEnv>) => c.env as unknown as WorkerEnv;
 const RETENTION_CRON = "0 * * * *";
 
 /** Kept per isolate and configuration: plain data and `env`, which is isolate-wide (https://developers.cloudflare.com/workers/runtime-apis/bindings/#importing-env-as-a-global). */
-let cached: { env: WorkerEnv; key: string; app: OpenAPIHono<AppEnv>; config: AppConfig; dispatch: (db: Database) => Promise<void> } | undefined;
+type Isolate = { app: OpenAPIHono<AppEnv>; config: AppConfig; logger: Logger; dispatch: (db: Database) => Promise<void> };
+let cached: (Isolate & { env: WorkerEnv; key: string }) | undefined;
 
 /** The app of this isolate and configuration: built on the first request, then reused. */
-function appFor(env: WorkerEnv): { app: OpenAPIHono<AppEnv>; config: AppConfig; dispatch: (db: Database) => Promise<void> } {
+function appFor(env: WorkerEnv): Isolate {
   // The runtime passes the same env object to the requests of an isolate: compare its strings only when it differs.
   if (cached?.env === env) return cached;
   const key = JSON.stringify(Object.entries(env).filter(([_name, value]) => typeof value === "string"));
@@ -59,16 +68,20 @@ function appFor(env: WorkerEnv): { app: OpenAPIHono<AppEnv>; config: AppConfig; 
   }
   const config = parseConfig(env);
   const interest = new SubscribedTypes();
+  // Every line carries the trace id of the invocation (or of the span it was written in).
+  const logger = withTraceFields(jsonLogger(config.logLevel, consoleSink));
   // A dispatch run in this request's waitUntil: after a write some subscription may want, or a queued redelivery.
-  const dispatch = isolateDispatch(config, interest);
+  const dispatch = isolateDispatch(config, interest, logger, withRoundTrips);
   const dispatchInRequest = (c: Context<AppEnv>) => c.executionCtx.waitUntil(dispatch(c.get("db")));
   // Per-isolate request counts (plain numbers); each request gets a limiter over its own bindings.
   const shadow = new MemoryRateLimiter();
-  const onBindingError = (error: unknown) => console.error(`rate limit binding failed: ${String(error)}`);
+  const onBindingError = (error: unknown) => logger.log("error", "rate limit binding failed", { error: String(error) });
   const captureUrl = env.CACHE_PURGE_CAPTURE_URL;
   const app = createApp({
     db: (c) => databaseFor(workerEnv(c)),
     config,
+    logger,
+    telemetry: { middleware: [requestSpan()] },
     assets: async (path, c) => {
       const assets = workerEnv(c).ASSETS;
       return assets ? assets.fetch(new URL(path, "https://assets.invalid").toString()) : null;
@@ -79,13 +92,13 @@ function appFor(env: WorkerEnv): { app: OpenAPIHono<AppEnv>; config: AppConfig; 
     middleware: [edgePolicy],
     afterWrite: [
       // Purges first (a stale edge answer costs every client), then a dispatch run in this request's waitUntil.
-      edgePurge({ coordinator: (c) => coordinatorOf(workerEnv(c)), log: (line) => console.error(line), fallback: purgeFallback(captureUrl) }),
+      edgePurge({ coordinator: (c) => coordinatorOf(workerEnv(c)), log: (line) => logger.log("error", line), fallback: purgeFallback(captureUrl) }),
       nudgeDispatcher(interest, dispatchInRequest),
     ],
     dispatchSoon: dispatchInRequest,
     subscriptionsChanged: () => interest.invalidate(),
   });
-  cached = { env, key, app, config, dispatch };
+  cached = { env, key, app, config, logger, dispatch };
   return cached;
 }
 
@@ -99,16 +112,19 @@ export { PurgeCoordinator } from "./runtime/workers/purge-coordinator";
 export default {
   async fetch(request, env, ctx): Promise<Response> {
     // The purge coordinator's alarm calls back here to purge in this entrypoint (src/runtime/workers/purge-coordinator.ts).
-    if (isPurgeFlush(request))
-      return flushPurges(request, env, ctx, { fallback: purgeFallback(env.CACHE_PURGE_CAPTURE_URL), log: (line) => console.error(line) });
+    if (isPurgeFlush(request)) {
+      const { logger } = appFor(env);
+      return flushPurges(request, env, ctx, { fallback: purgeFallback(env.CACHE_PURGE_CAPTURE_URL), log: (line) => logger.log("error", line) });
+    }
     return forEdge(await appFor(env).app.fetch(request, env, ctx));
   },
   /** Cron Triggers (wrangler.toml `[triggers]`): `RETENTION_CRON` prunes (docs/configuration.md#retention); the other runs the webhook dispatch. */
   scheduled(controller, env, ctx): void {
-    const { config, dispatch } = appFor(env);
+    const isolate = appFor(env);
     if (controller.cron === RETENTION_CRON) {
-      const run = pruneExpired(databaseFor(env), config.eventRetentionDays, new Date(controller.scheduledTime));
-      ctx.waitUntil(run.catch((error: unknown) => console.error(`retention: ${String(error)}`)));
-    } else ctx.waitUntil(dispatch(databaseFor(env)));
+      const run = pruneExpired(databaseFor(env), isolate.config.eventRetentionDays, new Date(controller.scheduledTime));
+      const failed = (error: unknown) => isolate.logger.log("error", "retention failed", { error: loggableError(error).message });
+      ctx.waitUntil(run.then((report) => isolate.logger.log("info", "retention", { ...report }), failed));
+    } else ctx.waitUntil(isolate.dispatch(databaseFor(env)));
   },
 } satisfies ExportedHandler<WorkerEnv>;

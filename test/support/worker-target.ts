@@ -55,12 +55,15 @@ export async function workerTarget(): Promise<WorkerTarget> {
  * loopback). Takes a few seconds; `close()` stops it.
  * @throws Error when the file does not run in the vitest project "worker".
  */
-export async function ownWorkerTarget(vars: Record<string, string>, options: { databaseUrl?: string } = {}): Promise<WorkerTarget> {
+export async function ownWorkerTarget(
+  vars: Record<string, string>,
+  options: { databaseUrl?: string; onLog?: (line: string) => void } = {},
+): Promise<WorkerTarget> {
   const info = inject("petstoreWorker");
   if (!info) throw new Error('No sqld for this file: worker tests run in the vitest project "worker" (test/worker/**).');
   const [{ startLocalWorker }, { TEST_ENV }] = await Promise.all([import("../../scripts/local-worker"), import("./node-target")]);
   const databaseUrl = options.databaseUrl ?? info.databaseUrl;
-  const worker = await startLocalWorker({ databaseUrl, vars: { ...TEST_ENV, ...vars }, rateLimits: testRateLimits(TEST_ENV) });
+  const worker = await startLocalWorker({ databaseUrl, vars: { ...TEST_ENV, ...vars }, rateLimits: testRateLimits(TEST_ENV), onLog: options.onLog });
   return targetAt(info, worker.url, () => worker.stop());
 }
 

@@ -3,7 +3,6 @@
  * (METRICS_PORT). Off, nothing is loaded, registered or installed (docs/operations.md#traces, #metrics; variables: docs/configuration.md).
  */
 import { readFileSync } from "node:fs";
-import { type Attributes, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { MiddlewareHandler } from "hono";
 import type { Database } from "../../db/client";
 import { tracedDatabase } from "../../db/traced";
@@ -17,6 +16,7 @@ import { errorType } from "../../telemetry/spans";
 import { observeWebhookBacklog } from "../../telemetry/webhooks";
 import { observeProcess } from "./process-metrics";
 import { webhookSeries } from "./webhook-series";
+import { requestSpan } from "../request-span";
 
 /** What the environment switches on. */
 export interface TelemetrySettings {
@@ -64,43 +64,6 @@ export interface Telemetry {
   subscriptions(existing: () => Promise<number[]>): void;
   /** Flush the spans still queued and close the metrics listener. */
   shutdown(): Promise<void>;
-}
-
-/**
- * The request span, by the HTTP server conventions: named `METHOD /route/:template`, continuing an incoming `traceparent`; `url.path`
- * without the query string (the logs drop it too), `url.scheme`, `server.address`, `client.address`, `user_agent.original`, the request
- * id. A 4xx stays Unset (the client's mistake, no exception event); a 5xx is Error with `error.type`.
- */
-function requestSpan(): MiddlewareHandler<AppEnv> {
-  const tracer = trace.getTracer(SCOPE);
-  return async (c, next) => {
-    const url = new URL(c.req.url);
-    const method = httpMethod(c.req.method);
-    const attributes: Attributes = {
-      "http.request.method": method,
-      "url.path": url.pathname,
-      "url.scheme": url.protocol.slice(0, -1),
-      "server.address": url.hostname,
-      "user_agent.original": c.req.header("user-agent"),
-    };
-    if (url.port) attributes["server.port"] = Number(url.port);
-    if (method === "_OTHER") attributes["http.request.method_original"] = c.req.method;
-    const parent = propagation.extract(ROOT_CONTEXT, c.req.header());
-    await tracer.startActiveSpan(method === "_OTHER" ? "HTTP" : method, { kind: SpanKind.SERVER, attributes }, parent, async (span) => {
-      try {
-        await next();
-      } finally {
-        const route = matchedRoute(c)?.path;
-        const status = c.res.status;
-        if (route) span.setAttribute("http.route", route).updateName(`${method === "_OTHER" ? "HTTP" : method} ${route}`);
-        const client = c.get("clientIp");
-        if (client && client !== "unknown") span.setAttribute("client.address", client);
-        span.setAttribute("http.response.status_code", status).setAttribute("http.response.header.x-request-id", c.get("requestId"));
-        if (status >= 500) span.setAttribute("error.type", c.error ? errorType(c.error) : String(status)).setStatus({ code: SpanStatusCode.ERROR });
-        span.end();
-      }
-    });
-  };
 }
 
 /** The `version` of the nearest package.json above this module (the source's or the bundle's), for `service.version`. */

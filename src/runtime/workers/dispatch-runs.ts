@@ -5,8 +5,7 @@
 import pLimit from "p-limit";
 import type { AppConfig } from "../../config";
 import type { Database } from "../../db/client";
-import { withRoundTrips } from "../../db/driver/remote";
-import { consoleSink, jsonLogger, loggableError } from "../../logger";
+import { type Logger, loggableError } from "../../logger";
 import { dispatchDue } from "../../services/webhooks/dispatch";
 import type { SubscribedTypes } from "../../services/webhooks/interest";
 import { workerWebhookFetch } from "./webhook-fetch";
@@ -17,8 +16,16 @@ import { workerWebhookFetch } from "./webhook-fetch";
  */
 export const DISPATCH_CONNECTIONS = { sends: 4, database: 2 } as const;
 
-/** The dispatch of an isolate: `(db) => Promise` runs `dispatchDue` on `db` (the asking invocation's database). Errors are logged, never thrown. */
-export function isolateDispatch(config: AppConfig, interest: SubscribedTypes): (db: Database) => Promise<void> {
+/**
+ * The dispatch of an isolate: `(db) => Promise` runs `dispatchDue` on `db` (the asking invocation's database), its round trips bounded by
+ * `withRoundTrips` (the driver's); its outcome logged to `logger`, never thrown.
+ */
+export function isolateDispatch(
+  config: AppConfig,
+  interest: SubscribedTypes,
+  logger: Logger,
+  withRoundTrips: (db: Database, n: number) => Database,
+): (db: Database) => Promise<void> {
   const guarded = workerWebhookFetch({ egress: config.webhooks.egress, allowPrivate: config.webhooks.allowPrivateTargets });
   return (db) => {
     const turn = pLimit(DISPATCH_CONNECTIONS.sends);
@@ -31,8 +38,8 @@ export function isolateDispatch(config: AppConfig, interest: SubscribedTypes): (
       slots: DISPATCH_CONNECTIONS.sends,
     }).then(
       // What a run did, per subscription too (attempts, backlog, oldest age): fields Workers Logs can query (docs/operations.md#metrics).
-      (report) => void (report.attempted > 0 && jsonLogger(config.logLevel, consoleSink).log("info", "webhook dispatch", { ...report })),
-      (error: unknown) => console.error(`webhook dispatch failed: ${loggableError(error).message}`),
+      (report) => void (report.attempted > 0 && logger.log("info", "webhook dispatch", { ...report })),
+      (error: unknown) => logger.log("error", "webhook dispatch failed", { error: loggableError(error).message }),
     );
   };
 }

@@ -1,0 +1,97 @@
+/**
+ * Workers: the OpenTelemetry API that every layer calls (src/telemetry.ts) over the runtime's custom spans (`tracing` of
+ * "cloudflare:workers"), so the request, database, webhook and retention spans are Node's (docs/operations.md#traces). The request
+ * span is the invocation's own, renamed; the runtime keeps the active span across awaits and exports what it samples.
+ */
+import {
+  type Attributes,
+  type ContextManager,
+  context,
+  INVALID_SPAN_CONTEXT,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from "@opentelemetry/api";
+
+/** What this needs of one span of the runtime (Cloudflare's `Span`). */
+export interface RuntimeSpan {
+  spanContext(): { traceId: string; spanId: string; traceFlags: number };
+  setAttributes(attributes: Record<string, string | number | boolean | undefined>): unknown;
+  setStatus(status: { code: "unset" | "ok" | "error" }): unknown;
+  recordException(exception: string | { name: string; message?: string; stack?: string }): void;
+  updateName(name: string): unknown;
+  end(): void;
+}
+
+/** What this needs of the runtime's `tracing` (https://developers.cloudflare.com/workers/observability/traces/custom-spans/). */
+export interface RuntimeTracing {
+  startActiveSpan<T>(name: string, callback: (span: RuntimeSpan) => T): T;
+  getActiveSpan(): RuntimeSpan | undefined;
+  withActiveSpan<T>(span: RuntimeSpan, callback: () => T): T;
+}
+
+const STATUS = { [SpanStatusCode.UNSET]: "unset", [SpanStatusCode.OK]: "ok", [SpanStatusCode.ERROR]: "error" } as const;
+
+/** An OpenTelemetry span over a runtime span; `owned` false: one this code did not start (the invocation's), which the runtime ends. */
+class WorkersSpan {
+  constructor(
+    readonly inner: RuntimeSpan,
+    private readonly owned: boolean,
+  ) {}
+  spanContext = () => this.inner.spanContext();
+  isRecording = () => true;
+  /** `this`, once the runtime span has done what was asked: the API's setters chain. */
+  private chained = (_done: unknown) => this;
+  setAttribute = (key: string, value: Attributes[string]) => this.setAttributes({ [key]: value });
+  /** Scalars only: the runtime takes no arrays. */
+  setAttributes = (attributes: Attributes) =>
+    this.chained(
+      this.inner.setAttributes(Object.fromEntries(Object.entries(attributes).filter(([, value]) => !Array.isArray(value))) as Record<string, string>),
+    );
+  setStatus = ({ code }: { code: SpanStatusCode }) => this.chained(this.inner.setStatus({ code: STATUS[code] }));
+  updateName = (name: string) => this.chained(this.inner.updateName(name));
+  recordException = (exception: string | Error) => this.inner.recordException(exception);
+  end = () => this.owned && this.inner.end();
+  addEvent = () => this;
+  addLink = this.addEvent;
+  addLinks = this.addEvent;
+}
+
+/** As `Span` of the API: what it calls of one, the rest no-ops. */
+const asSpan = (span: WorkersSpan) => span as unknown as Span;
+
+/**
+ * Register `tracing` behind the OpenTelemetry API, once per isolate: `startActiveSpan` starts a runtime span (a SERVER span is the
+ * invocation's own, renamed), `trace.getActiveSpan()` is the runtime's active span (outside any: the invocation's), `context.with` of a
+ * span makes it active. Spans and ids are the runtime's: what it does not sample, it records as a no-op.
+ */
+export function registerWorkersTracing(tracing: RuntimeTracing): void {
+  const contextManager: ContextManager = {
+    active: () => {
+      const span = tracing.getActiveSpan();
+      return span ? trace.setSpan(ROOT_CONTEXT, asSpan(new WorkersSpan(span, false))) : ROOT_CONTEXT;
+    },
+    with: (ctx, fn, thisArg, ...args) => {
+      const span = trace.getSpan(ctx) as unknown;
+      return span instanceof WorkersSpan ? tracing.withActiveSpan(span.inner, () => fn.apply(thisArg, args)) : fn.apply(thisArg, args);
+    },
+    bind: (_ctx, target) => target,
+    enable: () => contextManager,
+    disable: () => contextManager,
+  };
+  const tracer = {
+    startSpan: () => trace.wrapSpanContext(INVALID_SPAN_CONTEXT),
+    startActiveSpan(name: string, ...args: unknown[]) {
+      const fn = args.at(-1) as (span: Span) => unknown;
+      const { kind, attributes = {} } = (typeof args[0] === "object" ? args[0] : {}) as { kind?: SpanKind; attributes?: Attributes };
+      const root = kind === SpanKind.SERVER ? tracing.getActiveSpan() : undefined;
+      if (root) return fn(asSpan(new WorkersSpan(root, false).updateName(name).setAttributes(attributes)));
+      return tracing.startActiveSpan(name, (span) => fn(asSpan(new WorkersSpan(span, true).setAttributes(attributes))));
+    },
+  } as unknown as Tracer;
+  context.setGlobalContextManager(contextManager);
+  trace.setGlobalTracerProvider({ getTracer: () => tracer });
+}
