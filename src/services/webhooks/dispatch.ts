@@ -117,8 +117,10 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
     const due = state.newest > state.eventId || Boolean(state.redeliveries) || anyDue(queue, at);
     const places = Object.fromEntries(Object.entries(queue).map(([id, entry]) => [id, entry.after]));
     recordWebhookBacklog({ pendingEvents: state.newest - state.eventId, places, eventId: state.eventId, newest: state.newest, due, at: Date.parse(at) });
-    if ((state.leaseUntil !== null && state.leaseUntil > at) || !due) {
-      if (out.size === 0) break;
+    // Another round holds the state: wait for its release, which may leave this run's work undone (its chains may fill its slots).
+    const held = state.leaseUntil !== null && state.leaseUntil > at;
+    if (held || !due) {
+      if (out.size === 0 && !(held && due)) break;
       await awhile();
       continue;
     }
@@ -156,7 +158,7 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
     budget -= round.report.attempted;
     add(report, round.report, bySubscription);
     if (round.report.progress) await yieldToEventLoop();
-    else if (out.size === 0) break;
+    else if (out.size === 0 && round.claimed) break;
     else await awhile();
   }
   await Promise.all(out);

@@ -70,6 +70,8 @@ export interface RoundOptions extends Omit<ChainOptions, "began" | "quota"> {
 
 /** What a round did, and the chains it left out: each resolves with what it recorded when it ends. */
 export interface RoundResult {
+  /** False when another round held the dispatch state. */
+  claimed: boolean;
   report: RoundReport;
   outstanding: Promise<RoundReport>[];
 }
@@ -93,7 +95,7 @@ export async function runRound(db: Database, options: RoundOptions): Promise<Rou
   const token = crypto.randomUUID();
   const until = new Date(began.getTime() + ROUND_MS + options.config.webhooks.timeoutMs + LEASE_MARGIN_MS).toISOString();
   const [state] = await execute(db, claim, { token, until, now: nowIso });
-  if (!state) return { report, outstanding: [] };
+  if (!state) return { claimed: false, report, outstanding: [] };
   const from = state.eventId;
   const upTo = Math.max(from, Math.min(options.newest, from + NEW_EVENTS));
   // The queue and the subscriptions in one snapshot, so a resume is seen in both or in neither.
@@ -169,7 +171,7 @@ export async function runRound(db: Database, options: RoundOptions): Promise<Rou
   await released;
   report.progress = report.attempted > 0 || upTo > from || Object.keys(ledger.delta).length > 0 || writes.length > 1;
   const outstanding = out.map((f) => f.promise.then(async (sent) => record(db, f.p, sent, { upTo, token, options })));
-  return { report, outstanding };
+  return { claimed: true, report, outstanding };
 }
 
 /** A copy of `items` in random order (Fisher–Yates, with `random` in [0, 1)). */
