@@ -5,7 +5,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { createApp } from "./app";
-import { parseConfig, type AppConfig } from "./config";
+import { type AppConfig, type WorkerSettings, workerSettings } from "./config";
 import type { Database } from "./db/client";
 import { openRemoteDatabase, waitingOutBusy, withRoundTrips } from "./db/driver/remote";
 import type { AppEnv } from "./http/context";
@@ -23,13 +23,7 @@ import { SubscribedTypes } from "./services/webhooks/interest";
 import { nudgeDispatcher } from "./middleware/after-writes";
 
 /** The Worker's bindings, variables and secrets: `Env` of worker-configuration.d.ts (`wrangler types`); ASSETS is absent without `[assets]` (tests). */
-type WorkerEnv = Omit<Env, "ASSETS" | "DATABASE_AUTH_TOKEN" | "PURGE_COORDINATOR"> &
-  CoordinatorEnv & {
-    ASSETS?: Env["ASSETS"];
-    DATABASE_AUTH_TOKEN?: string;
-    /** Tests only: where purges are POSTed when the runtime has no `ctx.cache` (local workerd). */
-    CACHE_PURGE_CAPTURE_URL?: string;
-  };
+type WorkerEnv = Omit<Env, "ASSETS" | "DATABASE_AUTH_TOKEN" | "PURGE_COORDINATOR"> & CoordinatorEnv & { ASSETS?: Env["ASSETS"]; DATABASE_AUTH_TOKEN?: string };
 
 /** POST one purge batch (`{id, tags, parts}`) as JSON to a recorder. */
 async function postPurge(url: string, purge: PurgeBatch): Promise<void> {
@@ -39,8 +33,8 @@ async function postPurge(url: string, purge: PurgeBatch): Promise<void> {
 }
 
 /** A new libSQL HTTP client for one request (or cron run), SQLITE_BUSY waited out for 5 s as on Node (src/db/driver/remote.ts). */
-function databaseFor(env: WorkerEnv): Database {
-  return waitingOutBusy(openRemoteDatabase(env.DATABASE_URL, { authToken: env.DATABASE_AUTH_TOKEN }), 5_000);
+function databaseFor({ url, authToken }: WorkerSettings["database"]): Database {
+  return waitingOutBusy(openRemoteDatabase(url, { authToken }), 5_000);
 }
 
 /**
@@ -66,10 +60,10 @@ const workerEnv = (c: Context<AppEnv>) => c.env as unknown as WorkerEnv;
 const RETENTION_CRON = "0 * * * *";
 
 /** Kept per isolate and configuration: plain data and `env`, which is isolate-wide (https://developers.cloudflare.com/workers/runtime-apis/bindings/#importing-env-as-a-global). */
-let cached: { env: WorkerEnv; key: string; app: OpenAPIHono<AppEnv>; config: AppConfig; interest: SubscribedTypes } | undefined;
+let cached: { env: WorkerEnv; key: string; app: OpenAPIHono<AppEnv>; settings: WorkerSettings; interest: SubscribedTypes } | undefined;
 
-/** The app of this isolate and configuration: built on the first request, then reused. */
-function appFor(env: WorkerEnv): { app: OpenAPIHono<AppEnv>; config: AppConfig; interest: SubscribedTypes } {
+/** The app of this isolate and configuration: built on the first request, then reused. @throws Error naming every bad variable. */
+function appFor(env: WorkerEnv): { app: OpenAPIHono<AppEnv>; settings: WorkerSettings; interest: SubscribedTypes } {
   // The runtime passes the same env object to the requests of an isolate: compare its strings only when it differs.
   if (cached?.env === env) return cached;
   const key = JSON.stringify(Object.entries(env).filter(([_name, value]) => typeof value === "string"));
@@ -77,16 +71,16 @@ function appFor(env: WorkerEnv): { app: OpenAPIHono<AppEnv>; config: AppConfig; 
     cached.env = env;
     return cached;
   }
-  const config = parseConfig(env);
+  const settings = workerSettings(env);
+  const config = settings.app;
   const interest = new SubscribedTypes();
   // A dispatch run in this request's waitUntil: after a write some subscription may want, or a queued redelivery.
   const dispatchInRequest = (c: Context<AppEnv>) => c.executionCtx.waitUntil(dispatch(c.get("db"), config, interest));
   // Per-isolate request counts (plain numbers); each request gets a limiter over its own bindings.
   const shadow = new MemoryRateLimiter();
   const onBindingError = (error: unknown) => console.error(`rate limit binding failed: ${String(error)}`);
-  const captureUrl = env.CACHE_PURGE_CAPTURE_URL;
   const app = createApp({
-    db: (c) => databaseFor(workerEnv(c)),
+    db: () => databaseFor(settings.database),
     config,
     assets: async (path, c) => {
       const assets = workerEnv(c).ASSETS;
@@ -98,13 +92,13 @@ function appFor(env: WorkerEnv): { app: OpenAPIHono<AppEnv>; config: AppConfig; 
     middleware: [edgePolicy],
     afterWrite: [
       // Purges first (a stale edge answer costs every client), then a dispatch run in this request's waitUntil.
-      edgePurge({ coordinator: (c) => coordinatorOf(workerEnv(c)), log: (line) => console.error(line), fallback: purgeFallback(captureUrl) }),
+      edgePurge({ coordinator: (c) => coordinatorOf(workerEnv(c)), log: (line) => console.error(line), fallback: purgeFallback(settings.purge.captureUrl) }),
       nudgeDispatcher(interest, dispatchInRequest),
     ],
     dispatchSoon: dispatchInRequest,
     subscriptionsChanged: () => interest.invalidate(),
   });
-  cached = { env, key, app, config, interest };
+  cached = { env, key, app, settings, interest };
   return cached;
 }
 
@@ -119,15 +113,15 @@ export default {
   async fetch(request, env, ctx): Promise<Response> {
     // The purge coordinator's alarm calls back here to purge in this entrypoint (src/runtime/workers/purge-coordinator.ts).
     if (isPurgeFlush(request))
-      return flushPurges(request, env, ctx, { fallback: purgeFallback(env.CACHE_PURGE_CAPTURE_URL), log: (line) => console.error(line) });
+      return flushPurges(request, env, ctx, { fallback: purgeFallback(appFor(env).settings.purge.captureUrl), log: (line) => console.error(line) });
     return forEdge(await appFor(env).app.fetch(request, env, ctx));
   },
   /** Cron Triggers (wrangler.toml `[triggers]`): `RETENTION_CRON` prunes (docs/configuration.md#retention); the other runs the webhook dispatch. */
   scheduled(controller, env, ctx): void {
-    const { config, interest } = appFor(env);
+    const { settings, interest } = appFor(env);
     if (controller.cron === RETENTION_CRON) {
-      const run = pruneExpired(databaseFor(env), config.eventRetentionDays, new Date(controller.scheduledTime));
+      const run = pruneExpired(databaseFor(settings.database), settings.app.eventRetentionDays, new Date(controller.scheduledTime));
       ctx.waitUntil(run.catch((error: unknown) => console.error(`retention: ${String(error)}`)));
-    } else ctx.waitUntil(dispatch(databaseFor(env), config, interest));
+    } else ctx.waitUntil(dispatch(databaseFor(settings.database), settings.app, interest));
   },
 } satisfies ExportedHandler<WorkerEnv>;
