@@ -16,7 +16,8 @@ import { join } from "node:path";
 import { createClient, type InStatement, type InValue } from "@libsql/client";
 import Libsql from "libsql";
 import type { Database } from "../src/db/client";
-import { databaseSettings, openDatabase } from "../src/db/driver/open";
+import { nodeSettings } from "../src/config";
+import { openDatabase } from "../src/db/driver/open";
 import { createCategory } from "../src/services/categories.service";
 import { setInventory } from "../src/services/inventory.service";
 import { placeOrder } from "../src/services/orders/place";
@@ -42,7 +43,7 @@ export async function measureEngine(): Promise<EngineResult> {
   const dir = mkdtempSync(join(tmpdir(), "petstore-bench-engine-"));
   const path = join(dir, "engine.db");
   try {
-    const opened = await openDatabase(databaseSettings({ DATABASE_URL: `file:${path}` }));
+    const opened = await openDatabase(nodeSettings({ DATABASE_URL: `file:${path}` }).database);
     const { db } = opened;
     const now = new Date();
     const category = await createCategory(db, { name: "Engine" }, now);

@@ -3,7 +3,8 @@
  * catalogue topped up to `--pets`, stock that never runs out, keys) and each
  * scenario's requests. The row names are the scenario names; docs cite them.
  */
-import { databaseSettings, openDatabase } from "../src/db/driver/open";
+import { nodeSettings } from "../src/config";
+import { openDatabase } from "../src/db/driver/open";
 import { createAccount, createOperatorKey } from "../src/services/accounts.service";
 import { createCategory } from "../src/services/categories.service";
 import { createPet } from "../src/services/pet-creation";
@@ -35,7 +36,7 @@ export const WORKER_SCENARIOS = ["GET /pets/{petId}", "POST /store/orders"];
  * every pet available with stock of 1,000,000, a staff key and 20 customer keys.
  */
 export async function seedFixture(url: string, petTarget: number): Promise<Fixture> {
-  const opened = await openDatabase(databaseSettings({ DATABASE_URL: url }));
+  const opened = await openDatabase(nodeSettings({ DATABASE_URL: url }).database);
   const { db } = opened;
   const now = new Date();
   await seedCatalogue(db, DEFAULT_CORPORA_DIR, now);

@@ -9,7 +9,8 @@
  * error (exit 2, nothing created).
  */
 import { parseArgs } from "node:util";
-import { databaseSettings, openDatabase } from "../src/db/driver/open";
+import { nodeSettings } from "../src/config";
+import { openDatabase } from "../src/db/driver/open";
 import { ROLES, type Role } from "../src/domain/principal";
 import { createOperatorKey } from "../src/services/accounts.service";
 
@@ -49,7 +50,7 @@ if (values.role === undefined) usageError("--role is required.");
 const role = values.role as Role;
 if (!ROLES.includes(role)) usageError(`--role must be one of ${ROLES.join(", ")}.`);
 if (!values.name?.trim()) usageError("--name must not be empty.");
-const opened = await openDatabase(databaseSettings(process.env));
+const opened = await openDatabase(nodeSettings(process.env).database);
 const { db } = opened;
 try {
   const { account, apiKey } = await createOperatorKey(db, role, values.name!, new Date());

@@ -23,7 +23,8 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Database } from "../src/db/client";
-import { databaseSettings, openDatabase } from "../src/db/driver/open";
+import { nodeSettings } from "../src/config";
+import { openDatabase } from "../src/db/driver/open";
 import type { PetStatus } from "../src/domain/pets";
 import { NewCategorySchema } from "../src/routes/categories/categories.schemas";
 import { NewPetSchema } from "../src/routes/pets/pets.schemas";
@@ -164,7 +165,7 @@ async function main(): Promise<void> {
     return;
   }
   const started = Date.now();
-  const opened = await openDatabase(databaseSettings(process.env));
+  const opened = await openDatabase(nodeSettings(process.env).database);
   const { db } = opened;
   const url = opened.displayUrl;
   try {

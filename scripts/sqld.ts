@@ -16,7 +16,8 @@ import { existsSync, mkdirSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { databaseSettings, openDatabase } from "../src/db/driver/open";
+import { nodeSettings } from "../src/config";
+import { openDatabase } from "../src/db/driver/open";
 
 /** Project root (where package.json and node_modules are). */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -181,5 +182,5 @@ async function startOnce(options: SqldOptions, port: number): Promise<SqldServer
  * `url` over HTTP (idempotent: applied migrations are skipped).
  */
 export async function migrateServer(url: string, authToken?: string): Promise<void> {
-  await (await openDatabase(databaseSettings({ DATABASE_URL: url, DATABASE_AUTH_TOKEN: authToken }))).close();
+  await (await openDatabase(nodeSettings({ DATABASE_URL: url, DATABASE_AUTH_TOKEN: authToken }).database)).close();
 }

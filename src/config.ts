@@ -1,32 +1,96 @@
-/** Runtime configuration (docs/configuration.md), parsed once from process.env (Node) or the Worker `env`; fails fast on a bad value. */
+/**
+ * Settings (docs/configuration.md): one zod schema of the variables both runtimes read, extended per runtime, read once by the entry
+ * (`nodeSettings` in src/server.ts, `workerSettings` in src/worker.ts); a bad start names every bad variable in one error.
+ */
 import { z } from "zod";
 import { LOG_LEVELS, type LogLevel } from "./logger";
 
+/** A whole number in min..max, written in decimal digits. */
+const int = (min: number, max?: number) =>
+  z
+    .string()
+    .refine(
+      (v) => /^\d+$/.test(v) && +v >= min && +v <= (max ?? Number.MAX_SAFE_INTEGER),
+      max === undefined ? `an integer ≥ ${min}` : `an integer from ${min} to ${max}`,
+    )
+    .transform(Number);
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
-const positiveInt = z.coerce.number().int().positive();
+const instant = z.iso.datetime({ error: "an RFC 3339 date-time" });
+const url = z.url({ error: "a URL" });
+const protocol = z.enum(["http/protobuf", "http/json", "grpc"]).optional();
 
-const EnvSchema = z.object({
-  PUBLIC_BASE_URL: z.url().optional(),
-  PETS_GET_SUNSET: z.iso.datetime().default("2027-06-30T00:00:00Z"),
-  PETS_GET_DEPRECATED: z.iso.datetime().default("2026-07-01T00:00:00Z"),
-  RATE_LIMIT_ANON_PER_MIN: positiveInt.default(120),
-  RATE_LIMIT_KEY_PER_MIN: positiveInt.default(1200),
-  RATE_LIMIT_SIGNUP_PER_HOUR: positiveInt.default(10),
-  WEBHOOKS_ENABLED: bool.default(true),
-  WEBHOOKS_ALLOW_PRIVATE: bool.default(false),
+/** What `createApp` is configured by; a default is what an unset or empty variable reads as. */
+const AppSchema = z.object({
+  PUBLIC_BASE_URL: url.optional(),
+  PETS_GET_SUNSET: instant.default("2027-06-30T00:00:00Z"),
+  PETS_GET_DEPRECATED: instant.default("2026-07-01T00:00:00Z"),
+  RATE_LIMIT_ANON_PER_MIN: int(1).prefault("120"),
+  RATE_LIMIT_KEY_PER_MIN: int(1).prefault("1200"),
+  RATE_LIMIT_SIGNUP_PER_HOUR: int(1).prefault("10"),
+  WEBHOOKS_ENABLED: bool.prefault("true"),
+  WEBHOOKS_ALLOW_PRIVATE: bool.prefault("false"),
   WEBHOOKS_EGRESS: z.enum(["public", "host"]).default("host"),
-  WEBHOOK_MAX_ATTEMPTS: positiveInt.default(8),
-  WEBHOOK_RETRY_BASE_MS: positiveInt.default(30_000),
-  WEBHOOK_RETRY_CAP_MS: positiveInt.default(3_600_000),
-  WEBHOOK_TIMEOUT_MS: positiveInt.default(10_000),
-  WEBHOOK_POLL_MS: positiveInt.default(1_000),
-  WEBHOOKS_MAX: positiveInt.default(500),
-  WEBHOOK_MAX_REDELIVERIES: positiveInt.default(1000),
+  WEBHOOK_MAX_ATTEMPTS: int(1).prefault("8"),
+  WEBHOOK_RETRY_BASE_MS: int(1).prefault("30000"),
+  WEBHOOK_RETRY_CAP_MS: int(1).prefault("3600000"),
+  WEBHOOK_TIMEOUT_MS: int(1).prefault("10000"),
+  WEBHOOK_POLL_MS: int(1).prefault("1000"),
+  WEBHOOKS_MAX: int(1).prefault("500"),
+  WEBHOOK_MAX_REDELIVERIES: int(1).prefault("1000"),
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
-  KEY_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(30).default(30),
-  READ_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(30).default(30),
-  EVENT_RETENTION_DAYS: positiveInt.default(30),
+  KEY_CACHE_TTL_SECONDS: int(0, 30).prefault("30"),
+  READ_CACHE_TTL_SECONDS: int(0, 30).prefault("30"),
+  EVENT_RETENTION_DAYS: int(1).prefault("30"),
 });
+const SHARED = { ...AppSchema.shape, DATABASE_URL: z.string().default("file:.data/petstore.db"), DATABASE_AUTH_TOKEN: z.string().optional() };
+
+const NodeSchema = z
+  .object({
+    ...SHARED,
+    DATABASE_SYNC_URL: z.string().optional(),
+    DATABASE_SYNC_INTERVAL_SECONDS: int(0).prefault("5"),
+    DATABASE_LOCK_TIMEOUT_MS: int(0).prefault("5000"),
+    DATABASE_REQUEST_TIMEOUT_MS: int(0).prefault("10000"),
+    HOST: z.string().default("127.0.0.1"),
+    PORT: int(0, 65_535).prefault("8787"),
+    REQUEST_TIMEOUT_MS: int(1000, 300_000).prefault("30000"),
+    MAX_UNFINISHED_PER_ADDRESS: int(0, 100_000).prefault("64"),
+    WEB_CONCURRENCY: z
+      .string()
+      .regex(/^(auto|[1-9]\d*)$/i, 'a whole number ≥ 1 or "auto"')
+      .transform((v) => (v.toLowerCase() === "auto" ? navigator.hardwareConcurrency : Number(v)))
+      .prefault("1"),
+    TRUST_PROXY: z
+      .string()
+      .regex(/^(false|true|\d{1,2})$/, "false, true or a number of proxies (0-99)")
+      .transform((v) => (v === "false" ? 0 : v === "true" ? 1 : Number(v)))
+      .prefault("false"),
+    METRICS_PORT: int(1, 65_535).optional(),
+    METRICS_HOST: z.string().default("127.0.0.1"),
+    PETSTORE_PROCESS_SLOT: int(0).prefault("0"),
+    OTEL_EXPORTER_OTLP_ENDPOINT: z.string().optional(),
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().optional(),
+    OTEL_TRACES_EXPORTER: z.string().optional(),
+    OTEL_SDK_DISABLED: z.string().optional(),
+    OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: protocol,
+  })
+  .refine((e) => !e.DATABASE_SYNC_URL || e.DATABASE_URL.startsWith("file:"), {
+    path: ["DATABASE_SYNC_URL"],
+    message: "unset unless DATABASE_URL is a file: URL (the local replica)",
+    when: () => true,
+  });
+
+const WorkerSchema = z.object({
+  ...SHARED,
+  CACHE_PURGE_PER_MINUTE: int(1).optional(),
+  CACHE_PURGE_BURST: int(1).optional(),
+  CACHE_PURGE_REPEAT_MS: int(0).optional(),
+  CACHE_PURGE_CAPTURE_URL: url.optional(),
+});
+
+/** Every runtime's schema, for the check that docs/configuration.md documents each variable and its default. */
+export const SETTINGS_SCHEMAS = { node: NodeSchema, worker: WorkerSchema };
 
 /** What a Worker's outbound `fetch` can reach (WEBHOOKS_EGRESS): `public` addresses only, or also the `host`'s private networks (docs/webhooks.md#targets). */
 export type WebhookEgress = "public" | "host";
@@ -67,63 +131,28 @@ export interface AppConfig {
   eventRetentionDays: number;
 }
 
-const PortSchema = z.coerce.number().int().min(0).max(65_535);
-/** How long a request's headers and body may take to arrive by default, ms (REQUEST_TIMEOUT_MS; docs/configuration.md). */
-export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
-const RequestTimeoutSchema = z.coerce.number().int().min(1000).max(300_000);
-/** Requests one client address may have still arriving at once by default (MAX_UNFINISHED_PER_ADDRESS; 0: no cap). */
-export const DEFAULT_MAX_UNFINISHED_PER_ADDRESS = 64;
-const CapSchema = z.coerce.number().int().min(0).max(100_000);
-
 /**
- * Where the Node server listens: HOST (default 127.0.0.1) and PORT (default 8787; 0 lets the system pick a free port), and how long a
- * request may take to arrive: REQUEST_TIMEOUT_MS (default 30 000; then 408, RFC 9110 §15.5.9), and how many may be arriving at once from
- * one address: MAX_UNFINISHED_PER_ADDRESS (default 64; then 429).
- * @throws Error naming the variable that is out of range.
+ * `schema`'s variables of `env` (a non-empty string each, trimmed; anything else reads as unset), parsed and handed to `build`.
+ * @throws Error "Invalid configuration: X: must be …, not "…"; Y: …", naming every bad variable.
  */
-export function listenSettings(env: Record<string, string | undefined>): {
-  hostname: string;
-  port: number;
-  requestTimeoutMs: number;
-  maxUnfinishedPerAddress: number;
-} {
-  const raw = env.PORT?.trim() || "8787";
-  const port = PortSchema.safeParse(raw);
-  if (!port.success) throw new Error(`Invalid configuration: PORT: must be an integer from 0 to 65535, not ${JSON.stringify(env.PORT)}`);
-  const timeout = RequestTimeoutSchema.safeParse(env.REQUEST_TIMEOUT_MS?.trim() || String(DEFAULT_REQUEST_TIMEOUT_MS));
-  if (!timeout.success) {
-    throw new Error(`Invalid configuration: REQUEST_TIMEOUT_MS: must be an integer from 1000 to 300000, not ${JSON.stringify(env.REQUEST_TIMEOUT_MS)}`);
-  }
-  const cap = CapSchema.safeParse(env.MAX_UNFINISHED_PER_ADDRESS?.trim() || String(DEFAULT_MAX_UNFINISHED_PER_ADDRESS));
-  if (!cap.success) {
-    throw new Error(
-      `Invalid configuration: MAX_UNFINISHED_PER_ADDRESS: must be an integer from 0 to 100000, not ${JSON.stringify(env.MAX_UNFINISHED_PER_ADDRESS)}`,
-    );
-  }
-  return { hostname: env.HOST || "127.0.0.1", port: port.data, requestTimeoutMs: timeout.data, maxUnfinishedPerAddress: cap.data };
+function read<S extends z.ZodObject, T>(schema: S, env: Record<string, unknown>, build: (e: z.output<S>) => T): T {
+  const raw = (name: PropertyKey) => (typeof env[name as string] === "string" ? (env[name as string] as string).trim() || undefined : undefined);
+  const parsed = schema.safeParse(Object.fromEntries(Object.keys(schema.shape).map((name) => [name, raw(name)])), {
+    error: (issue) => (issue.code === "invalid_value" ? `one of ${issue.values.join(", ")}` : undefined),
+  });
+  if (parsed.success) return build(parsed.data);
+  const problems = parsed.error.issues.map(
+    ({ path: [name = ""], message }) => `${String(name)}: must be ${message}, not ${JSON.stringify(env[name as string])}`,
+  );
+  throw new Error(`Invalid configuration: ${problems.join("; ")}`);
 }
 
-/**
- * Parse configuration from environment variables.
- * @throws Error naming every invalid variable.
- */
-export function parseConfig(env: Record<string, unknown>): AppConfig {
-  const picked = Object.fromEntries(Object.keys(EnvSchema.shape).map((k) => [k, typeof env[k] === "string" && env[k] !== "" ? env[k] : undefined]));
-  const parsed = EnvSchema.safeParse(picked);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
-    throw new Error(`Invalid configuration: ${problems}`);
-  }
-  const e = parsed.data;
+function appConfig(e: z.output<typeof AppSchema>): AppConfig {
   return {
     publicBaseUrl: e.PUBLIC_BASE_URL,
     petsGetDeprecatedAt: new Date(e.PETS_GET_DEPRECATED),
     petsGetSunsetAt: new Date(e.PETS_GET_SUNSET),
-    rateLimits: {
-      anonPerMinute: e.RATE_LIMIT_ANON_PER_MIN,
-      keyPerMinute: e.RATE_LIMIT_KEY_PER_MIN,
-      signupsPerHour: e.RATE_LIMIT_SIGNUP_PER_HOUR,
-    },
+    rateLimits: { anonPerMinute: e.RATE_LIMIT_ANON_PER_MIN, keyPerMinute: e.RATE_LIMIT_KEY_PER_MIN, signupsPerHour: e.RATE_LIMIT_SIGNUP_PER_HOUR },
     webhooks: {
       enabled: e.WEBHOOKS_ENABLED,
       allowPrivateTargets: e.WEBHOOKS_ALLOW_PRIVATE,
@@ -143,3 +172,57 @@ export function parseConfig(env: Record<string, unknown>): AppConfig {
     eventRetentionDays: e.EVENT_RETENTION_DAYS,
   };
 }
+
+/** The app's configuration alone, from `env` (tests and scripts that build an app). @throws Error naming every bad variable. */
+export function parseConfig(env: Record<string, unknown>): AppConfig {
+  return read(AppSchema, env, appConfig);
+}
+
+/**
+ * The Node server's settings from `env` (process.env): the app's, the database's (src/db/driver/open.ts), where to listen and how long a
+ * request may take to arrive (ms), the processes (WEB_CONCURRENCY, `auto`: the cores), the proxies trusted (TRUST_PROXY), and telemetry:
+ * traces when an OTLP endpoint or an `OTEL_TRACES_EXPORTER` other than `none` is set, unless `OTEL_SDK_DISABLED=true`; metrics on
+ * METRICS_HOST at METRICS_PORT + the cluster's process slot.
+ * @throws Error naming every bad variable.
+ */
+export function nodeSettings(env: Record<string, unknown>) {
+  return read(NodeSchema, env, (e) => {
+    const exporter = e.OTEL_TRACES_EXPORTER;
+    const traces =
+      e.OTEL_SDK_DISABLED?.toLowerCase() !== "true" &&
+      (exporter ? exporter !== "none" : Boolean(e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? e.OTEL_EXPORTER_OTLP_ENDPOINT));
+    return {
+      app: appConfig(e),
+      database: {
+        url: e.DATABASE_URL,
+        authToken: e.DATABASE_AUTH_TOKEN,
+        syncUrl: e.DATABASE_SYNC_URL,
+        syncIntervalSeconds: e.DATABASE_SYNC_INTERVAL_SECONDS,
+        lockWaitMs: e.DATABASE_LOCK_TIMEOUT_MS,
+        requestTimeoutMs: e.DATABASE_REQUEST_TIMEOUT_MS,
+      },
+      listen: { hostname: e.HOST, port: e.PORT, requestTimeoutMs: e.REQUEST_TIMEOUT_MS, maxUnfinishedPerAddress: e.MAX_UNFINISHED_PER_ADDRESS },
+      processes: e.WEB_CONCURRENCY,
+      trustedProxies: e.TRUST_PROXY,
+      telemetry: { traces, metrics: e.METRICS_PORT === undefined ? undefined : { host: e.METRICS_HOST, port: e.METRICS_PORT + e.PETSTORE_PROCESS_SLOT } },
+    };
+  });
+}
+
+/**
+ * The Worker's settings from its `env`: the app's, the libSQL server's, and the tests' purge overrides (CACHE_PURGE_*; unset: the
+ * production policy of src/runtime/workers/purge-budget.ts).
+ * @throws Error naming every bad variable.
+ */
+export function workerSettings(env: Record<string, unknown>) {
+  return read(WorkerSchema, env, (e) => ({
+    app: appConfig(e),
+    database: { url: e.DATABASE_URL, authToken: e.DATABASE_AUTH_TOKEN },
+    purge: { perMinute: e.CACHE_PURGE_PER_MINUTE, burst: e.CACHE_PURGE_BURST, repeatAfterMs: e.CACHE_PURGE_REPEAT_MS, captureUrl: e.CACHE_PURGE_CAPTURE_URL },
+  }));
+}
+
+/** What `nodeSettings` returns. */
+export type NodeSettings = ReturnType<typeof nodeSettings>;
+/** What `workerSettings` returns. */
+export type WorkerSettings = ReturnType<typeof workerSettings>;

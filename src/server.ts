@@ -7,18 +7,18 @@ import type { Server } from "node:http";
 import { getRequestListener } from "@hono/node-server";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import { createApp, responseHeaders } from "./app";
-import { listenSettings, parseConfig } from "./config";
-import { databaseSettings, openDatabase } from "./db/driver/open";
+import { type NodeSettings, nodeSettings } from "./config";
+import { openDatabase } from "./db/driver/open";
 import { MemoryRateLimiter } from "./http/rate-limiter";
-import { clientAddress, incomingClientAddress, parseTrustProxy } from "./runtime/node/client-address";
+import { clientAddress, incomingClientAddress } from "./runtime/node/client-address";
 import { cacheHits } from "./runtime/node/cache-hits";
 import { memoryReadCache } from "./runtime/node/memory-read-cache";
-import { announceListening, clusterPurges, parseWebConcurrency, reportStartFailure, runPrimary } from "./runtime/node/cluster";
+import { announceListening, clusterPurges, reportStartFailure, runPrimary } from "./runtime/node/cluster";
 import { nodeAssets } from "./runtime/node/assets";
 import { nodeEdge } from "./runtime/node/edge";
 import { errorWriter } from "./runtime/node/refusals";
 import { pinoLogger } from "./runtime/node/pino-logger";
-import { startTelemetry, telemetrySettings } from "./runtime/node/otel-sdk";
+import { startTelemetry } from "./runtime/node/otel-sdk";
 import { guardedWebhookFetch } from "./runtime/node/webhook-fetch";
 import { bootstrapStaffKey } from "./services/accounts.service";
 import { scheduleRetention } from "./services/retention";
@@ -48,14 +48,16 @@ function listen(server: Server, hostname: string, port: number): Promise<number>
   });
 }
 
-async function main(): Promise<void> {
-  const config = parseConfig(process.env);
-  const trustedProxies = parseTrustProxy(process.env.TRUST_PROXY);
-  const { hostname, port, requestTimeoutMs, maxUnfinishedPerAddress } = listenSettings(process.env);
+async function main(settings: NodeSettings): Promise<void> {
+  const {
+    app: config,
+    trustedProxies,
+    listen: { hostname, port, requestTimeoutMs, maxUnfinishedPerAddress },
+  } = settings;
   // Before anything records: off, nothing is started (docs/operations.md#traces, #metrics).
   const logger = pinoLogger(config.logLevel);
-  const telemetry = await startTelemetry(telemetrySettings(process.env), logger);
-  const database = await openDatabase(databaseSettings(process.env));
+  const telemetry = await startTelemetry(settings.telemetry, logger);
+  const database = await openDatabase(settings.database);
   const db = telemetry ? telemetry.database(database.db) : database.db;
   telemetry?.subscriptions(async () => (await listWebhooks(db, 0, config.webhooks.maxSubscriptions)).map((webhook) => webhook.id));
   // Webhook deliveries run in this process (docs/webhooks.md#when-deliveries-run).
@@ -132,8 +134,7 @@ async function main(): Promise<void> {
 }
 
 /** For the cluster's primary once its workers have exited: open and close a file database, the last user's close removing `-wal`/`-shm`. */
-async function closeDatabaseLast(): Promise<void> {
-  const settings = databaseSettings(process.env);
+async function closeDatabaseLast(settings: NodeSettings["database"]): Promise<void> {
   if (!settings.url.startsWith("file:") || settings.syncUrl) return;
   const database = await openDatabase(settings);
   await database.close();
@@ -141,12 +142,12 @@ async function closeDatabaseLast(): Promise<void> {
 
 /** One server process, or with WEB_CONCURRENCY > 1 the primary of that many (src/runtime/node/cluster.ts). */
 function start(): void {
-  const processes = parseWebConcurrency(process.env.WEB_CONCURRENCY);
-  if (processes > 1 && cluster.isPrimary) {
-    runPrimary(processes, { afterStop: closeDatabaseLast });
+  const settings = nodeSettings(process.env);
+  if (settings.processes > 1 && cluster.isPrimary) {
+    runPrimary(settings.processes, { afterStop: () => closeDatabaseLast(settings.database) });
     return;
   }
-  main().catch((error) => {
+  main(settings).catch((error) => {
     const message = error instanceof Error ? error.message : String(error);
     if (cluster.isWorker) {
       reportStartFailure(message);

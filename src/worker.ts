@@ -6,7 +6,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { tracing } from "cloudflare:workers";
 import { createApp } from "./app";
-import { parseConfig, type AppConfig } from "./config";
+import { type AppConfig, type WorkerSettings, workerSettings } from "./config";
 import type { Database } from "./db/client";
 import { openRemoteDatabase, waitingOutBusy, withRoundTrips } from "./db/driver/remote";
 import { tracedDatabase } from "./db/traced";
@@ -25,13 +25,7 @@ import { SubscribedTypes } from "./services/webhooks/interest";
 import { nudgeDispatcher } from "./middleware/after-writes";
 
 /** The Worker's bindings, variables and secrets: `Env` of worker-configuration.d.ts (`wrangler types`); ASSETS is absent without `[assets]` (tests). */
-type WorkerEnv = Omit<Env, "ASSETS" | "DATABASE_AUTH_TOKEN" | "PURGE_COORDINATOR"> &
-  CoordinatorEnv & {
-    ASSETS?: Env["ASSETS"];
-    DATABASE_AUTH_TOKEN?: string;
-    /** Tests only: where purges are POSTed when the runtime has no `ctx.cache` (local workerd). */
-    CACHE_PURGE_CAPTURE_URL?: string;
-  };
+type WorkerEnv = Omit<Env, "ASSETS" | "DATABASE_AUTH_TOKEN" | "PURGE_COORDINATOR"> & CoordinatorEnv & { ASSETS?: Env["ASSETS"]; DATABASE_AUTH_TOKEN?: string };
 
 /** POST one purge batch (`{id, tags, parts}`) as JSON to a recorder. */
 async function postPurge(url: string, purge: PurgeBatch): Promise<void> {
@@ -44,8 +38,8 @@ async function postPurge(url: string, purge: PurgeBatch): Promise<void> {
 registerWorkersTracing(tracing);
 
 /** A new libSQL HTTP client for one request (or cron run), SQLITE_BUSY waited out for 5 s as on Node (src/db/driver/remote.ts), traced. */
-function databaseFor(env: WorkerEnv): Database {
-  return tracedDatabase(waitingOutBusy(openRemoteDatabase(env.DATABASE_URL, { authToken: env.DATABASE_AUTH_TOKEN }), 5_000));
+function databaseFor({ url, authToken }: WorkerSettings["database"]): Database {
+  return tracedDatabase(waitingOutBusy(openRemoteDatabase(url, { authToken }), 5_000));
 }
 
 const workerEnv = (c: Context<AppEnv>) => c.env as unknown as WorkerEnv;
@@ -54,10 +48,10 @@ const workerEnv = (c: Context<AppEnv>) => c.env as unknown as WorkerEnv;
 const RETENTION_CRON = "0 * * * *";
 
 /** Kept per isolate and configuration: plain data and `env`, which is isolate-wide (https://developers.cloudflare.com/workers/runtime-apis/bindings/#importing-env-as-a-global). */
-type Isolate = { app: OpenAPIHono<AppEnv>; config: AppConfig; logger: Logger; dispatch: (db: Database) => Promise<void> };
+type Isolate = { app: OpenAPIHono<AppEnv>; settings: WorkerSettings; logger: Logger; dispatch: (db: Database) => Promise<void> };
 let cached: (Isolate & { env: WorkerEnv; key: string }) | undefined;
 
-/** The app of this isolate and configuration: built on the first request, then reused. */
+/** The app of this isolate and configuration: built on the first request, then reused. @throws Error naming every bad variable. */
 function appFor(env: WorkerEnv): Isolate {
   // The runtime passes the same env object to the requests of an isolate: compare its strings only when it differs.
   if (cached?.env === env) return cached;
@@ -66,7 +60,8 @@ function appFor(env: WorkerEnv): Isolate {
     cached.env = env;
     return cached;
   }
-  const config = parseConfig(env);
+  const settings = workerSettings(env);
+  const config = settings.app;
   const interest = new SubscribedTypes();
   // Every line carries the trace id of the invocation (or of the span it was written in).
   const logger = withTraceFields(jsonLogger(config.logLevel, consoleSink));
@@ -76,9 +71,8 @@ function appFor(env: WorkerEnv): Isolate {
   // Per-isolate request counts (plain numbers); each request gets a limiter over its own bindings.
   const shadow = new MemoryRateLimiter();
   const onBindingError = (error: unknown) => logger.log("error", "rate limit binding failed", { error: String(error) });
-  const captureUrl = env.CACHE_PURGE_CAPTURE_URL;
   const app = createApp({
-    db: (c) => databaseFor(workerEnv(c)),
+    db: () => databaseFor(settings.database),
     config,
     logger,
     telemetry: { middleware: [requestSpan()] },
@@ -92,13 +86,17 @@ function appFor(env: WorkerEnv): Isolate {
     middleware: [edgePolicy],
     afterWrite: [
       // Purges first (a stale edge answer costs every client), then a dispatch run in this request's waitUntil.
-      edgePurge({ coordinator: (c) => coordinatorOf(workerEnv(c)), log: (line) => logger.log("error", line), fallback: purgeFallback(captureUrl) }),
+      edgePurge({
+        coordinator: (c) => coordinatorOf(workerEnv(c)),
+        log: (line) => logger.log("error", line),
+        fallback: purgeFallback(settings.purge.captureUrl),
+      }),
       nudgeDispatcher(interest, dispatchInRequest),
     ],
     dispatchSoon: dispatchInRequest,
     subscriptionsChanged: () => interest.invalidate(),
   });
-  cached = { env, key, app, config, logger, dispatch };
+  cached = { env, key, app, settings, logger, dispatch };
   return cached;
 }
 
@@ -113,18 +111,18 @@ export default {
   async fetch(request, env, ctx): Promise<Response> {
     // The purge coordinator's alarm calls back here to purge in this entrypoint (src/runtime/workers/purge-coordinator.ts).
     if (isPurgeFlush(request)) {
-      const { logger } = appFor(env);
-      return flushPurges(request, env, ctx, { fallback: purgeFallback(env.CACHE_PURGE_CAPTURE_URL), log: (line) => logger.log("error", line) });
+      const { logger, settings } = appFor(env);
+      return flushPurges(request, env, ctx, { fallback: purgeFallback(settings.purge.captureUrl), log: (line) => logger.log("error", line) });
     }
     return forEdge(await appFor(env).app.fetch(request, env, ctx));
   },
   /** Cron Triggers (wrangler.toml `[triggers]`): `RETENTION_CRON` prunes (docs/configuration.md#retention); the other runs the webhook dispatch. */
   scheduled(controller, env, ctx): void {
-    const isolate = appFor(env);
+    const { settings, logger, dispatch } = appFor(env);
     if (controller.cron === RETENTION_CRON) {
-      const run = pruneExpired(databaseFor(env), isolate.config.eventRetentionDays, new Date(controller.scheduledTime));
-      const failed = (error: unknown) => isolate.logger.log("error", "retention failed", { error: loggableError(error).message });
-      ctx.waitUntil(run.then((report) => isolate.logger.log("info", "retention", { ...report }), failed));
-    } else ctx.waitUntil(isolate.dispatch(databaseFor(env)));
+      const run = pruneExpired(databaseFor(settings.database), settings.app.eventRetentionDays, new Date(controller.scheduledTime));
+      const failed = (error: unknown) => logger.log("error", "retention failed", { error: loggableError(error).message });
+      ctx.waitUntil(run.then((report) => logger.log("info", "retention", { ...report }), failed));
+    } else ctx.waitUntil(dispatch(databaseFor(settings.database)));
   },
 } satisfies ExportedHandler<WorkerEnv>;

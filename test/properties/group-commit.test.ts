@@ -19,7 +19,8 @@ import { join } from "node:path";
 import type { Database } from "../../src/db/client";
 import { groupCommit } from "../../src/db/driver/group-commit";
 import { NativeFile } from "../../src/db/driver/native-file";
-import { databaseSettings, openDatabase } from "../../src/db/driver/open";
+import { nodeSettings } from "../../src/config";
+import { openDatabase } from "../../src/db/driver/open";
 import { createCategory } from "../../src/services/categories.service";
 import { dispatchDue } from "../../src/services/webhooks/dispatch";
 import { nodeTarget, TEST_ENV, type NodeTarget } from "../support/node-target";
@@ -171,11 +172,11 @@ describe("closing with writes queued", () => {
     const dir = mkdtempSync(join(tmpdir(), "petstore-group-close-"));
     try {
       const url = `file:${join(dir, "close.db")}`;
-      const first = await openDatabase(databaseSettings({ DATABASE_URL: url }));
+      const first = await openDatabase(nodeSettings({ DATABASE_URL: url }).database);
       const writes = Array.from({ length: 10 }, (_, i) => createCategory(first.db, { name: `closing ${i}` }, new Date()));
       await first.close();
       expect((await Promise.allSettled(writes)).map((r) => r.status)).toEqual(Array(10).fill("fulfilled"));
-      const again = await openDatabase(databaseSettings({ DATABASE_URL: url }));
+      const again = await openDatabase(nodeSettings({ DATABASE_URL: url }).database);
       try {
         expect(await again.db.execute("SELECT count(*) AS n FROM categories WHERE name LIKE 'closing %'").then((rs) => Number(rs.rows[0]!.n))).toBe(10);
       } finally {

@@ -26,7 +26,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed } f
 import { startSqld, type SqldServer } from "../../scripts/sqld";
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import { MIGRATIONS_FOLDER } from "../../src/db/migrate";
-import { databaseSettings, openDatabase } from "../../src/db/driver/open";
+import { nodeSettings } from "../../src/config";
+import { openDatabase } from "../../src/db/driver/open";
 import { bootstrapStaffKey } from "../../src/services/accounts.service";
 import { call, REPO_ROOT, startServer, type ServerProcess } from "../support/server-process";
 
@@ -136,7 +137,7 @@ describe("several openers at the same moment, interleaved at every await (one pr
     const own = kind === "sqld" ? await startSqld({ dataDir: join(dir, "sqld-race") }) : undefined;
     const url = own ? own.url : `file:${join(dir, "race.db")}`;
     // Opened as every entry point opens it: the four race to migrate.
-    const opened = await Promise.all(Array.from({ length: 4 }, () => openDatabase(databaseSettings({ DATABASE_URL: url }))));
+    const opened = await Promise.all(Array.from({ length: 4 }, () => openDatabase(nodeSettings({ DATABASE_URL: url }).database)));
     const dbs = opened.map((o) => o.db);
     try {
       expect(opened.map((o) => o.migrationsApplied).sort()).toEqual([0, 0, 0, MIGRATIONS]);

@@ -4,9 +4,12 @@
  * server-lifecycle.test.ts).
  */
 import { describe, expect, it } from "vitest";
-import { forwardedClient, parseTrustProxy } from "../../src/runtime/node/client-address";
+import { nodeSettings } from "../../src/config";
+import { forwardedClient } from "../../src/runtime/node/client-address";
 
-describe("parseTrustProxy", () => {
+const parseTrustProxy = (value: string | undefined) => nodeSettings({ TRUST_PROXY: value }).trustedProxies;
+
+describe("TRUST_PROXY", () => {
   it.each([
     [undefined, 0],
     ["", 0],
@@ -17,8 +20,8 @@ describe("parseTrustProxy", () => {
     ["2", 2],
   ])("%j → %d", (value, hops) => expect(parseTrustProxy(value)).toBe(hops));
 
-  it.each(["yes", "-1", "1.5", "100", " 1"])("refuses %j with a message naming the variable", (value) => {
-    expect(() => parseTrustProxy(value)).toThrow(/TRUST_PROXY/);
+  it.each(["yes", "-1", "1.5", "100", "1 2"])("refuses %j with a message naming the variable", (value) => {
+    expect(() => parseTrustProxy(value)).toThrow(/^Invalid configuration: TRUST_PROXY: must be false, true or a number of proxies \(0-99\), not "/);
   });
 });
 

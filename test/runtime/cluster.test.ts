@@ -8,13 +8,13 @@
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { alive, childrenOf } from "../support/processes";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseWebConcurrency } from "../../src/runtime/node/cluster";
 import { buildServerBundle, call, REPO_ROOT, startServer, type ServerProcess } from "../support/server-process";
+import { nodeSettings } from "../../src/config";
 
 let dir: string;
 let server: ServerProcess;
@@ -91,8 +91,10 @@ describe("WEB_CONCURRENCY=2", { timeout: 120_000 }, () => {
 
 describe("WEB_CONCURRENCY", () => {
   it("is 1 when unset, the cores for auto, a whole number ≥ 1 otherwise", () => {
-    expect([parseWebConcurrency(undefined, 4), parseWebConcurrency("", 4), parseWebConcurrency("auto", 4), parseWebConcurrency("3", 4)]).toEqual([1, 1, 4, 3]);
-    for (const bad of ["0", "-1", "1.5", "many"]) expect(() => parseWebConcurrency(bad, 4)).toThrow(/WEB_CONCURRENCY/);
+    const processes = (value: string | undefined) => nodeSettings({ WEB_CONCURRENCY: value }).processes;
+    expect([processes(undefined), processes(""), processes("auto"), processes("3")]).toEqual([1, 1, availableParallelism(), 3]);
+    for (const bad of ["0", "-1", "1.5", "many"])
+      expect(() => processes(bad)).toThrow(/^Invalid configuration: WEB_CONCURRENCY: must be a whole number ≥ 1 or "auto", not "/);
   });
 
   it("a bad value ends the start with one line and exit code 1", { timeout: 60_000 }, async () => {

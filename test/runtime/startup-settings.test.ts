@@ -2,11 +2,14 @@
  * Start-up settings that used to fail with someone else's message:
  * `openDatabase({ url: ":memory:" })` (the URL was read as the file `ry:`),
  * and `PORT=abc` (Node's own "options.port" error instead of naming PORT like
- * every other setting).
+ * every other setting); and a start with several bad variables, which named
+ * only the first one its module read.
  */
 import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { listenSettings } from "../../src/config";
+import { nodeSettings } from "../../src/config";
+
+const listenSettings = (env: Record<string, string>) => nodeSettings(env).listen;
 import { openDatabase } from "../../src/db/driver/open";
 import { categories } from "../../src/db/schema";
 import { queries } from "../support/database";
@@ -51,15 +54,39 @@ describe("PORT", () => {
   });
 
   it("npm start with PORT=abc exits 1 with one line naming PORT", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/server.ts"], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, DATABASE_URL: ":memory:", PORT: "abc" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stderr = "";
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    const { code, stderr } = await start({ PORT: "abc" });
     expect(code).toBe(1);
     expect(stderr.trim().split("\n"), stderr).toEqual(['Invalid configuration: PORT: must be an integer from 0 to 65535, not "abc"']);
   });
 });
+
+describe("a start with several bad variables", () => {
+  const env = { RATE_LIMIT_ANON_PER_MIN: "0", PORT: "abc", DATABASE_LOCK_TIMEOUT_MS: "-5", TRUST_PROXY: "yes", WEB_CONCURRENCY: "many" };
+  const message =
+    'Invalid configuration: RATE_LIMIT_ANON_PER_MIN: must be an integer ≥ 1, not "0"; DATABASE_LOCK_TIMEOUT_MS: must be an integer ≥ 0, not "-5"; ' +
+    'PORT: must be an integer from 0 to 65535, not "abc"; WEB_CONCURRENCY: must be a whole number ≥ 1 or "auto", not "many"; ' +
+    'TRUST_PROXY: must be false, true or a number of proxies (0-99), not "yes"';
+
+  it("nodeSettings names every one of them in one error, in one format", () => {
+    expect(() => nodeSettings(env)).toThrow(message);
+  });
+
+  it("npm start exits 1 with one line naming them all", async () => {
+    const { code, stderr } = await start(env);
+    expect(code).toBe(1);
+    expect(stderr.trim().split("\n"), stderr).toEqual([message]);
+  });
+});
+
+/** Run the Node entry (`npm start`'s script) on an in-memory database with `env` added; its exit code and stderr. */
+async function start(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/server.ts"], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, DATABASE_URL: ":memory:", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  return { code, stderr };
+}

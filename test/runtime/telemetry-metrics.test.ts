@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { telemetrySettings } from "../../src/runtime/node/otel-sdk";
+import { nodeSettings } from "../../src/config";
 import { freePort, type Prometheus, startPrometheus, until } from "../support/prometheus";
 import { call, type ServerProcess, startServer } from "../support/server-process";
 
@@ -84,18 +84,21 @@ it("a real Prometheus scrapes it: the request histogram by route is queryable", 
 }, 30_000);
 
 it("reads its switches from the environment, and refuses an invalid METRICS_PORT or OTLP protocol", () => {
-  expect(telemetrySettings({})).toEqual({ traces: false });
-  expect(telemetrySettings({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" })).toEqual({ traces: true });
-  expect(telemetrySettings({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_SDK_DISABLED: "true" })).toEqual({ traces: false });
-  expect(telemetrySettings({ OTEL_TRACES_EXPORTER: "none", OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" })).toEqual({ traces: false });
-  expect(telemetrySettings({ METRICS_PORT: "9464" })).toEqual({ traces: false, metrics: { host: "127.0.0.1", port: 9464 } });
+  const settings = (env: Record<string, string>) => nodeSettings(env).telemetry;
+  expect(settings({})).toEqual({ traces: false });
+  expect(settings({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" })).toEqual({ traces: true });
+  expect(settings({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_SDK_DISABLED: "true" })).toEqual({ traces: false });
+  expect(settings({ OTEL_TRACES_EXPORTER: "none", OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" })).toEqual({ traces: false });
+  expect(settings({ METRICS_PORT: "9464" })).toEqual({ traces: false, metrics: { host: "127.0.0.1", port: 9464 } });
   // Process 2 of a cluster: its own port.
-  expect(telemetrySettings({ METRICS_PORT: "9464", METRICS_HOST: "0.0.0.0", PETSTORE_PROCESS_SLOT: "2" })).toEqual({
+  expect(settings({ METRICS_PORT: "9464", METRICS_HOST: "0.0.0.0", PETSTORE_PROCESS_SLOT: "2" })).toEqual({
     traces: false,
     metrics: { host: "0.0.0.0", port: 9466 },
   });
-  expect(() => telemetrySettings({ METRICS_PORT: "http" })).toThrow("METRICS_PORT");
-  expect(() => telemetrySettings({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_EXPORTER_OTLP_PROTOCOL: "udp" })).toThrow("OTEL_EXPORTER_OTLP_PROTOCOL");
+  expect(() => settings({ METRICS_PORT: "http" })).toThrow("METRICS_PORT");
+  expect(() => settings({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_EXPORTER_OTLP_PROTOCOL: "udp" })).toThrow(
+    /^Invalid configuration: OTEL_EXPORTER_OTLP_PROTOCOL: must be one of http\/protobuf, http\/json, grpc, not "udp"$/,
+  );
 });
 
 it("event-loop delay is a histogram no scrape resets, and an unknown method is counted as _OTHER", async () => {

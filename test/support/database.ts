@@ -5,14 +5,15 @@
 import type { Client } from "@libsql/client";
 import { drizzle } from "drizzle-orm/libsql";
 import type { Database } from "../../src/db/client";
-import { databaseSettings, openDatabase } from "../../src/db/driver/open";
+import { nodeSettings } from "../../src/config";
+import { openDatabase } from "../../src/db/driver/open";
 
 /** A test's database: the port, and `close()` (queued writes commit first). */
 export type TestDatabase = Database & { close(): Promise<void> };
 
 /** The database at `url` (`file:…` or a libSQL server URL), migrated. */
 export async function openTestDatabase(url: string): Promise<TestDatabase> {
-  const opened = await openDatabase(databaseSettings({ DATABASE_URL: url }));
+  const opened = await openDatabase(nodeSettings({ DATABASE_URL: url }).database);
   return Object.assign(opened.db, { close: opened.close });
 }
 

@@ -14,10 +14,7 @@ import { type GroupCommitted, groupCommit } from "./group-commit";
 import { NativeFile } from "./native-file";
 import { serverFetch, waitingOutBusy, waitOutBusy } from "./remote";
 
-/** Longest wait for one request to a libSQL server, answer included, ms (`DATABASE_REQUEST_TIMEOUT_MS`). */
-export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
-
-/** Where the database is and how to reach it; read from the environment by `databaseSettings`. */
+/** Where the database is and how to reach it (the DATABASE_* variables, read by `nodeSettings` of src/config.ts). */
 export interface DatabaseSettings {
   /** `file:<path>`, `:memory:`, `http(s)://…`, `libsql://…`. */
   url: string;
@@ -46,38 +43,6 @@ export interface OpenedDatabase {
   check(): Promise<void>;
   /** Close; a file database first checkpoints its WAL into the file and, when it is the last user, removes `-wal`/`-shm`. */
   close(): Promise<void>;
-}
-
-/** Default of `DATABASE_URL` (docs/configuration.md). */
-export const DEFAULT_DATABASE_URL = "file:.data/petstore.db";
-
-const nonEmpty = (value: string | undefined) => (value === undefined || value === "" ? undefined : value);
-
-function positive(name: string, value: string | undefined, fallback: number): number {
-  if (nonEmpty(value) === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`Invalid configuration: ${name} must be a number ≥ 0, got ${JSON.stringify(value)}`);
-  return n;
-}
-
-/**
- * Settings from DATABASE_URL (default `file:.data/petstore.db`), DATABASE_AUTH_TOKEN, DATABASE_SYNC_URL, DATABASE_SYNC_INTERVAL_SECONDS (5),
- * DATABASE_LOCK_TIMEOUT_MS (5000) and DATABASE_REQUEST_TIMEOUT_MS (10000).
- * @throws Error on a bad number or a sync URL with a non-`file:` DATABASE_URL.
- */
-export function databaseSettings(env: Record<string, string | undefined>): DatabaseSettings {
-  const settings: DatabaseSettings = {
-    url: nonEmpty(env.DATABASE_URL) ?? DEFAULT_DATABASE_URL,
-    authToken: nonEmpty(env.DATABASE_AUTH_TOKEN),
-    syncUrl: nonEmpty(env.DATABASE_SYNC_URL),
-    syncIntervalSeconds: positive("DATABASE_SYNC_INTERVAL_SECONDS", env.DATABASE_SYNC_INTERVAL_SECONDS, 5),
-    lockWaitMs: positive("DATABASE_LOCK_TIMEOUT_MS", env.DATABASE_LOCK_TIMEOUT_MS, 5000),
-    requestTimeoutMs: positive("DATABASE_REQUEST_TIMEOUT_MS", env.DATABASE_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS),
-  };
-  if (settings.syncUrl && !settings.url.startsWith("file:")) {
-    throw new Error("Invalid configuration: DATABASE_SYNC_URL needs a file: DATABASE_URL (the local replica)");
-  }
-  return settings;
 }
 
 function displayUrl(url: string): string {

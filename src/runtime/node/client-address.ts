@@ -7,17 +7,6 @@ import { isIP } from "node:net";
 import type { Context } from "hono";
 import type { AppEnv, ClientIp } from "../../http/context";
 
-/**
- * Parse `TRUST_PROXY`: unset, "", "false" → 0; "true" → 1; a whole number ≥ 0 as is.
- * @throws Error on any other value.
- */
-export function parseTrustProxy(value: string | undefined): number {
-  if (value === undefined || value === "" || value === "false") return 0;
-  if (value === "true") return 1;
-  if (/^\d{1,2}$/.test(value)) return Number(value);
-  throw new Error(`Invalid configuration: TRUST_PROXY must be false, true or a number of proxies (0-99), got ${JSON.stringify(value)}`);
-}
-
 /** The entry `hops` from the right of an `X-Forwarded-For` value (`"client, proxy1, proxy2"`); undefined when the list is shorter or it is no IP address. */
 export function forwardedClient(header: string | undefined, hops: number): string | undefined {
   if (!header || hops <= 0) return undefined;

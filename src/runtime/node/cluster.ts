@@ -3,7 +3,6 @@
  * read-cache purges between them, replaces one that exits while serving and stops them all on SIGTERM/SIGINT (docs/operations.md#several-server-processes).
  */
 import cluster, { type Worker } from "node:cluster";
-import { availableParallelism } from "node:os";
 
 /** Messages between the primary and its workers. */
 type Message = { petstore: "listening" } | { petstore: "failed"; message: string } | { petstore: "purge"; tags: string[] };
@@ -12,20 +11,6 @@ const isMessage = (value: unknown): value is Message => typeof value === "object
 
 /** A purge the other side can no longer receive (its channel closed as it exits) is moot. */
 const ignoreSendError = () => {};
-
-/**
- * Server processes from WEB_CONCURRENCY: unset or empty → 1, "auto" → the
- * available cores, else a whole number ≥ 1.
- * @throws Error on any other value.
- */
-export function parseWebConcurrency(value: string | undefined, cores: number = availableParallelism()): number {
-  if (value === undefined || value.trim() === "") return 1;
-  if (value.trim().toLowerCase() === "auto") return Math.max(1, cores);
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1)
-    throw new Error(`Invalid configuration: WEB_CONCURRENCY must be a whole number ≥ 1 or "auto", got ${JSON.stringify(value)}`);
-  return n;
-}
 
 /**
  * Run the primary: fork `processes` workers (this same script) and supervise them until SIGTERM/SIGINT.

@@ -26,34 +26,6 @@ export interface TelemetrySettings {
   metrics?: { host: string; port: number };
 }
 
-const PROTOCOLS = ["http/protobuf", "http/json", "grpc"];
-
-/**
- * Read the switches: traces when an OTLP endpoint (`OTEL_EXPORTER_OTLP_ENDPOINT` or `…_TRACES_ENDPOINT`) or `OTEL_TRACES_EXPORTER` other
- * than `none` is set, unless `OTEL_SDK_DISABLED=true`; metrics when `METRICS_PORT` is set, on `METRICS_HOST` (default 127.0.0.1), at
- * METRICS_PORT + `slot` (the cluster's process slot, 0 alone).
- * @throws Error naming the variable when METRICS_PORT or the OTLP protocol is invalid.
- */
-export function telemetrySettings(env: Record<string, string | undefined>, slot = Number(env.PETSTORE_PROCESS_SLOT ?? 0)): TelemetrySettings {
-  const exporter = env.OTEL_TRACES_EXPORTER?.trim();
-  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
-  const disabled = env.OTEL_SDK_DISABLED?.trim().toLowerCase() === "true";
-  const traces = !disabled && (exporter ? exporter !== "none" : Boolean(endpoint));
-  for (const name of ["OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"]) {
-    const value = env[name]?.trim();
-    if (traces && value && !PROTOCOLS.includes(value)) {
-      throw new Error(`Invalid configuration: ${name}: must be one of ${PROTOCOLS.join(", ")}, not ${JSON.stringify(env[name])}`);
-    }
-  }
-  const raw = env.METRICS_PORT?.trim();
-  if (!raw) return { traces };
-  const port = Number(raw);
-  if (!/^\d+$/.test(raw) || port < 1 || port + slot > 65535) {
-    throw new Error(`Invalid configuration: METRICS_PORT: must be an integer from 1 to 65535, not ${JSON.stringify(env.METRICS_PORT)}`);
-  }
-  return { traces, metrics: { host: env.METRICS_HOST?.trim() || "127.0.0.1", port: port + slot } };
-}
-
 /** Telemetry that is on: what the app, the read cache's hits and the database get, and its end. */
 export interface Telemetry {
   /** For the app (AppDeps.telemetry) and the read cache's hits. */

@@ -1,5 +1,5 @@
 /**
- * Webhook dispatch runs on Workers (docs/webhooks.md#workers): each in its invocation's waitUntil, within the invocation's connections; a
+ * Webhook dispatch runs on Workers (docs/webhooks.md#when-deliveries-run): each in its invocation's waitUntil, within the invocation's connections; a
  * run starts no more chains than it has connections for sends, so receivers that hang leave the other subscriptions to the next run.
  */
 import pLimit from "p-limit";

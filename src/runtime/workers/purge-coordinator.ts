@@ -5,6 +5,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { DEFAULT_PURGE_POLICY, initialPurgeState, type PurgeBatch, type PurgeOutcome, type PurgePolicy, PurgeScheduler, type PurgeState } from "./purge-budget";
 import { type PurgeFallback, purgeApiOf, sendPurge } from "./cache";
+import { type WorkerSettings, workerSettings } from "../../config";
 
 /** Path of the alarm's call back into the Worker (never cached: POST). */
 export const PURGE_FLUSH_PATH = "/__edge-cache/flush";
@@ -14,23 +15,14 @@ const COORDINATOR_NAME = "edge-cache";
 /** Earliest next alarm after one whose call back took nothing (the Worker failed to answer), ms. */
 const ALARM_RETRY_MS = 5_000;
 
-/** Bindings and variables the coordinator reads; the CACHE_PURGE_* ones are for tests (defaults: DEFAULT_PURGE_POLICY). */
-export type CoordinatorEnv = {
-  PURGE_COORDINATOR?: DurableObjectNamespace<PurgeCoordinator>;
-  CACHE_PURGE_PER_MINUTE?: string;
-  CACHE_PURGE_BURST?: string;
-  CACHE_PURGE_REPEAT_MS?: string;
-};
+/** The binding the coordinator is reached by. */
+export type CoordinatorEnv = { PURGE_COORDINATOR?: DurableObjectNamespace<PurgeCoordinator> };
 
-/** The purge policy with the test overrides of `env` applied. */
-export function purgePolicyFromEnv(env: CoordinatorEnv): PurgePolicy {
-  const number = (value: string | undefined, fallback: number) => (value && Number.isFinite(Number(value)) ? Number(value) : fallback);
+/** DEFAULT_PURGE_POLICY with the tests' overrides (the CACHE_PURGE_* variables) applied. */
+function purgePolicy({ perMinute, burst, repeatAfterMs }: WorkerSettings["purge"]): PurgePolicy {
   const base = DEFAULT_PURGE_POLICY;
-  return {
-    ...base,
-    budget: { ...base.budget, perMinute: number(env.CACHE_PURGE_PER_MINUTE, base.budget.perMinute), burst: number(env.CACHE_PURGE_BURST, base.budget.burst) },
-    repeatAfterMs: number(env.CACHE_PURGE_REPEAT_MS, base.repeatAfterMs),
-  };
+  const budget = { ...base.budget, perMinute: perMinute ?? base.budget.perMinute, burst: burst ?? base.budget.burst };
+  return { ...base, budget, repeatAfterMs: repeatAfterMs ?? base.repeatAfterMs };
 }
 
 /** The coordinator stub of this environment, or undefined without the binding (previews: no edge cache). */
@@ -46,7 +38,7 @@ export class PurgeCoordinator extends DurableObject<CoordinatorEnv> {
 
   constructor(ctx: DurableObjectState, env: CoordinatorEnv) {
     super(ctx, env);
-    const policy = purgePolicyFromEnv(env);
+    const policy = purgePolicy(workerSettings(env).purge);
     void ctx.blockConcurrencyWhile(async () => {
       const stored = await ctx.storage.get<PurgeState>("state");
       this.scheduler = new PurgeScheduler(stored ?? initialPurgeState(policy, Date.now()), policy);
