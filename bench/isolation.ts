@@ -122,6 +122,8 @@ async function nodeService(checkout: string, databaseUrl: string): Promise<Servi
 /** `checkout`'s Worker under workerd (its scripts/local-worker.ts) on `databaseUrl`; its log lines pass through this process. */
 async function workerService(checkout: string, databaseUrl: string): Promise<Service> {
   const { startLocalWorker } = (await import(join(checkout, "scripts/local-worker.ts"))) as typeof import("../scripts/local-worker");
+  const { buildAssets } = (await import(join(checkout, "scripts/build-assets.ts"))) as typeof import("../scripts/build-assets");
+  buildAssets(); // public/ for the checkout's [assets] binding
   const rateLimits = Object.fromEntries(Object.values(RATE_LIMIT_BINDING_NAMES).map((name) => [name, 100_000_000]));
   const vars = { ...UNLIMITED, WEBHOOKS_ALLOW_PRIVATE: "true", LOG_LEVEL: "error" };
   let failed = 0;
@@ -204,7 +206,8 @@ async function measure(runtime: Runtime, code: Result["code"], checkout: string,
       problems.push(await dispatchState(sqld.url));
       for (const name of watched) {
         const got = new Set((receiver.arrivals.get(name) ?? []).map((a) => a.petId));
-        problems.push(`${name} (${ids.get(name)}) missing pets ${[...answered.keys()].filter((id) => !got.has(id)).join(",")}`);
+        const missing = [...answered.keys()].filter((id) => !got.has(id));
+        problems.push(`${name} (${ids.get(name)}) is missing ${missing.length} pets: ${missing.slice(0, 10).join(", ")}${missing.length > 10 ? ", …" : ""}`);
       }
     }
     const lags: number[] = [];

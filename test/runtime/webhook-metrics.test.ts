@@ -75,10 +75,13 @@ it("counts each subscription's attempts by outcome, shows its backlog and age, a
 
   const attempts = "petstore_webhook_subscription_attempts_total";
   const id = (webhookId: number, outcome: string) => ({ petstore_webhook_id: webhookId, petstore_webhook_outcome: outcome });
-  // Two events, two attempts each for the failing one (WEBHOOK_MAX_ATTEMPTS=2): both given up.
+  // Two events, two attempts each for the failing one (WEBHOOK_MAX_ATTEMPTS=2): both given up; the backlog is read at the next poll.
+  const caughtUp = (body: string) =>
+    [ok, failing].every((webhookId) => value(body, "petstore_webhook_subscription_backlog", { petstore_webhook_id: webhookId }) === 0);
   const text = await until("every attempt counted", async () => {
     const body = await scrape();
-    return value(body, attempts, id(failing, "given_up")) === 2 && value(body, attempts, id(ok, "delivered")) === 2 ? body : undefined;
+    const counted = value(body, attempts, id(failing, "given_up")) === 2 && value(body, attempts, id(ok, "delivered")) === 2;
+    return counted && caughtUp(body) ? body : undefined;
   });
   expect(value(text, attempts, id(ok, "failed"))).toBe(0);
   expect(value(text, attempts, id(ok, "given_up"))).toBe(0);

@@ -27,6 +27,7 @@ export function isolateDispatch(
   withRoundTrips: (db: Database, n: number) => Database,
 ): (db: Database) => Promise<void> {
   const guarded = workerWebhookFetch({ egress: config.webhooks.egress, allowPrivate: config.webhooks.allowPrivateTargets });
+  const holdWaiter = { taken: false };
   return (db) => {
     const turn = pLimit(DISPATCH_CONNECTIONS.sends);
     const send: typeof guarded = (input, init) => turn(() => guarded(input, init));
@@ -36,6 +37,7 @@ export function isolateDispatch(
       now: () => new Date(),
       fetch: send,
       slots: DISPATCH_CONNECTIONS.sends,
+      holdWaiter,
     }).then(
       // What a run did, per subscription too (attempts, backlog, oldest age): fields Workers Logs can query (docs/operations.md#metrics).
       (report) => void (report.attempted > 0 && logger.log("info", "webhook dispatch", { ...report })),

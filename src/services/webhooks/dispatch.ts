@@ -45,6 +45,30 @@ export interface DispatchOptions {
   tickMs?: number;
   /** Most chains out at once (default: no limit): the run's connections for sends (Workers); a round starts no more than are free. */
   slots?: number;
+  /** Shared by the runs of one isolate: at most one of them waits out another round's hold, the others end (default: each may wait). */
+  holdWaiter?: HoldWaiter;
+}
+
+/** Whether some run of an isolate is waiting out another round's hold of the dispatch state. */
+export interface HoldWaiter {
+  taken: boolean;
+}
+
+/** This run's turn at waiting out holds: `wait()` is true while it has (or gets) the turn, `stop()` gives it back. */
+function waitingOutHolds(shared: HoldWaiter | undefined): { wait(): boolean; stop(): void } {
+  let mine = false;
+  return {
+    wait: () => {
+      if (!mine && shared?.taken) return false;
+      if (shared) shared.taken = true;
+      mine = true;
+      return true;
+    },
+    stop: () => {
+      if (mine && shared) shared.taken = false;
+      mine = false;
+    },
+  };
 }
 
 /** What one `dispatchDue` run did. */
@@ -99,67 +123,75 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
   // Chains that outlived their round; the run ends once they have recorded themselves.
   const out = new Set<Promise<unknown>>();
   const failures: unknown[] = [];
+  const holds = waitingOutHolds(options.holdWaiter);
   /** Until a chain out records itself, or `tickMs` (something else may have become due). */
   const awhile = () => Promise.race([...out, delay(options.tickMs ?? 250)]);
-  while (budget > 0 && !stop() && failures.length === 0) {
-    const slots = (options.slots ?? Number.POSITIVE_INFINITY) - out.size;
-    if (slots <= 0) {
-      await awhile();
-      continue;
+  try {
+    while (budget > 0 && !stop() && failures.length === 0) {
+      const slots = (options.slots ?? Number.POSITIVE_INFINITY) - out.size;
+      if (slots <= 0) {
+        await awhile();
+        continue;
+      }
+      const at = now().toISOString();
+      const mark = options.interest?.mark();
+      const [state] = await execute(db, probe(learning), { now: at });
+      if (mark && state?.types) options.interest?.learn(mark, [state.types]);
+      learning = false;
+      if (!state) break;
+      const queue = parseQueue(state.queue);
+      const due = state.newest > state.eventId || Boolean(state.redeliveries) || anyDue(queue, at);
+      const places = Object.fromEntries(Object.entries(queue).map(([id, entry]) => [id, entry.after]));
+      recordWebhookBacklog({ pendingEvents: state.newest - state.eventId, places, eventId: state.eventId, newest: state.newest, due, at: Date.parse(at) });
+      // Another round holds the state: its run's chains may fill its slots, leaving this run's work undone; wait for its release.
+      const held = state.leaseUntil !== null && state.leaseUntil > at;
+      if (held || !due) {
+        const waiting = held && due && holds.wait();
+        if (!waiting) holds.stop();
+        if (out.size === 0 && !waiting) break;
+        await awhile();
+        continue;
+      }
+      const roundOptions = {
+        config,
+        now,
+        fetch: options.fetch,
+        random,
+        stop,
+        newest: state.newest,
+        recovering: state.leaseUntil !== null,
+        budget,
+        waitMs: options.waitMs ?? ROUND_WAIT_MS,
+        slots,
+      };
+      // A span per round, its sends and round trips inside; an idle poll makes none.
+      holds.stop();
+      const round = await inSpan("petstore.webhook.round", {}, async (span) => {
+        const done = await runRound(db, roundOptions);
+        span.setAttributes({ "petstore.webhook.attempted": done.report.attempted, "petstore.webhook.delivered": done.report.delivered });
+        return done;
+      });
+      for (const chain of round.outstanding) {
+        const tracked: Promise<unknown> = chain.then(
+          (done) => {
+            add(report, done, bySubscription);
+            out.delete(tracked);
+          },
+          (error: unknown) => {
+            failures.push(error);
+            out.delete(tracked);
+          },
+        );
+        out.add(tracked);
+      }
+      budget -= round.report.attempted;
+      add(report, round.report, bySubscription);
+      if (round.report.progress) await yieldToEventLoop();
+      else if (out.size === 0 && round.claimed) break;
+      else await awhile();
     }
-    const at = now().toISOString();
-    const mark = options.interest?.mark();
-    const [state] = await execute(db, probe(learning), { now: at });
-    if (mark && state?.types) options.interest?.learn(mark, [state.types]);
-    learning = false;
-    if (!state) break;
-    const queue = parseQueue(state.queue);
-    const due = state.newest > state.eventId || Boolean(state.redeliveries) || anyDue(queue, at);
-    const places = Object.fromEntries(Object.entries(queue).map(([id, entry]) => [id, entry.after]));
-    recordWebhookBacklog({ pendingEvents: state.newest - state.eventId, places, eventId: state.eventId, newest: state.newest, due, at: Date.parse(at) });
-    // Another round holds the state: wait for its release, which may leave this run's work undone (its chains may fill its slots).
-    const held = state.leaseUntil !== null && state.leaseUntil > at;
-    if (held || !due) {
-      if (out.size === 0 && !(held && due)) break;
-      await awhile();
-      continue;
-    }
-    const roundOptions = {
-      config,
-      now,
-      fetch: options.fetch,
-      random,
-      stop,
-      newest: state.newest,
-      recovering: state.leaseUntil !== null,
-      budget,
-      waitMs: options.waitMs ?? ROUND_WAIT_MS,
-      slots,
-    };
-    // A span per round, its sends and round trips inside; an idle poll makes none.
-    const round = await inSpan("petstore.webhook.round", {}, async (span) => {
-      const done = await runRound(db, roundOptions);
-      span.setAttributes({ "petstore.webhook.attempted": done.report.attempted, "petstore.webhook.delivered": done.report.delivered });
-      return done;
-    });
-    for (const chain of round.outstanding) {
-      const tracked: Promise<unknown> = chain.then(
-        (done) => {
-          add(report, done, bySubscription);
-          out.delete(tracked);
-        },
-        (error: unknown) => {
-          failures.push(error);
-          out.delete(tracked);
-        },
-      );
-      out.add(tracked);
-    }
-    budget -= round.report.attempted;
-    add(report, round.report, bySubscription);
-    if (round.report.progress) await yieldToEventLoop();
-    else if (out.size === 0 && round.claimed) break;
-    else await awhile();
+  } finally {
+    holds.stop();
   }
   await Promise.all(out);
   if (failures.length > 0) throw failures[0];
