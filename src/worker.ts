@@ -6,7 +6,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { tracing } from "cloudflare:workers";
 import { createApp } from "./app";
-import { type AppConfig, type WorkerSettings, workerSettings } from "./config";
+import { type WorkerSettings, workerSettings } from "./config";
 import type { Database } from "./db/client";
 import { openRemoteDatabase, waitingOutBusy, withRoundTrips } from "./db/driver/remote";
 import { tracedDatabase } from "./db/traced";
