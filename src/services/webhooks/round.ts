@@ -145,11 +145,10 @@ export async function runRound(db: Database, options: RoundOptions): Promise<Rou
   }
 
   const chainOptions: ChainOptions = { ...options, began: began.getTime(), quota: { left: options.budget } };
-  for (const p of planned.length > options.slots ? shuffled(planned, options.random).slice(options.slots) : []) {
-    planned.splice(planned.indexOf(p), 1);
-    settle(p, [], upTo, ledger, options);
-  }
-  const flights = planned.map((p) => {
+  // At most `slots` chains start (a random choice when more are planned); the others keep their place.
+  const starting = planned.length > options.slots ? shuffled(planned, options.random) : planned;
+  for (const p of starting.slice(options.slots)) settle(p, [], upTo, ledger, options);
+  const flights = starting.slice(0, options.slots).map((p) => {
     const flight: { p: Planned; sent?: Sent[]; promise: Promise<Sent[]> } = { p, promise: Promise.resolve([]) };
     flight.promise = sendChain(p.s, p.chain, targetOf(p.s, options.now()), p.queued?.attempts ?? 0, chainOptions).then((sent) => (flight.sent = sent));
     return flight;
