@@ -90,8 +90,23 @@ function targetAt(info: WorkerSuiteInfo, url: string, stop?: () => Promise<void>
       await (await fetch(`${url}/__scheduled?cron=*+*+*+*+*`)).body?.cancel();
     },
     close: async () => {
+      if (stop) await untilDispatchFree(client);
       client.close();
       await stop?.();
     },
   };
+}
+
+/**
+ * Until no dispatch round holds the shared database's dispatch state (polled every 50 ms, 30 s at most): a Worker stopped mid-round
+ * leaves its lease for the next files' Workers to wait out (up to 45 s), as a Worker evicted mid-round does in production.
+ * @throws Error when a round still holds it after 30 s.
+ */
+async function untilDispatchFree(client: ReturnType<typeof createClient>): Promise<void> {
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50))) {
+    const { rows } = await client.execute("SELECT lease_until FROM webhook_dispatch WHERE id = 1");
+    const until = rows[0]?.lease_until;
+    if (typeof until !== "string" || until <= new Date().toISOString()) return;
+  }
+  throw new Error("A dispatch round of this file's Worker still holds the dispatch state after 30 s: stopping it would leave its lease behind.");
 }
