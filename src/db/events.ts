@@ -6,17 +6,21 @@
 import { and, eq, type Placeholder, sql, type SQL } from "drizzle-orm";
 import type { EventType } from "../domain/events";
 import { qb } from "./client";
-import type { Params } from "./plan";
+import { type Params, writeTraceparent } from "./plan";
 import { events, INVENTORY_ITEM, inventory, PET, pets } from "./schema";
 import { aliasedColumns } from "./select-list";
 
-/** The select list of an outbox insert, every column of `events` in table order (`aliasedColumns`): a new id, `type`, `p`'s `occurredAt` (RFC 3339 UTC), `data`. */
+/**
+ * The select list of an outbox insert, every column of `events` in table order (`aliasedColumns`): a new id, `type`, `p`'s `occurredAt`
+ * (RFC 3339 UTC), `data`, and the write's `traceparent`.
+ */
 export function eventColumns<V extends { occurredAt: string }>(p: Params<V>, type: EventType, data: SQL<string>) {
   return aliasedColumns({
     id: sql<number>`NULL`,
     type: sql<EventType>`${type}`,
     occurredAt: sql<string>`${p("occurredAt")}`,
     data,
+    traceparent: sql<string | null>`${writeTraceparent}`,
   } satisfies Record<keyof typeof events.$inferSelect, SQL>);
 }
 

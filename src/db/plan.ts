@@ -4,6 +4,7 @@
  * `run`, `read` and `execute` take exactly the values of their statements.
  */
 import type { InArgs, InStatement, ResultSet } from "@libsql/client";
+import { activeTraceparent } from "../telemetry/spans";
 import { fillPlaceholders, type Placeholder, type SQL, sql } from "drizzle-orm";
 import type { PreparedQueryConfig, SQLitePreparedQuery } from "drizzle-orm/sqlite-core";
 import type { CommittedEvent, Database } from "./client";
@@ -125,6 +126,9 @@ export function withValues<S extends Steps, A extends PlanValues<S>>(p: Plan<S>,
   return [p, values];
 }
 
+/** A placeholder every write gets a value for (`runEach`): the active span as a W3C `traceparent`, or null (traces off). */
+export const writeTraceparent: Placeholder<"traceparent"> = sql.placeholder("traceparent");
+
 /** The statement a step sends for `values` (one value per placeholder name). */
 function bind(step: Step, values: unknown): InStatement {
   const { sql: text, params } = step.query.getQuery();
@@ -168,7 +172,8 @@ function recordOutbox<S extends Steps>(committed: CommittedEvent[], runs: readon
  * @throws the driver's error (LibsqlError) when a statement fails; then nothing was written.
  */
 export async function runEach<S extends Steps>(db: Database, runs: readonly PlanRun<S>[]): Promise<PlanResults<S>[]> {
-  const statements = runs.flatMap(([p, values]) => p.names.map((name) => bind(p.steps[name]!, values)));
+  const traced = { [writeTraceparent.name]: activeTraceparent() };
+  const statements = runs.flatMap(([p, values]) => p.names.map((name) => bind(p.steps[name]!, { ...(values as object), ...traced })));
   const results = await db.batch(statements, "write", summaryOf(runs.map(([p]) => p)));
   if (db.committed) recordOutbox(db.committed, runs, results);
   let offset = 0;

@@ -181,6 +181,8 @@ export const events = sqliteTable("events", {
   occurredAt: text().notNull(),
   /** JSON text of the resource after the change. */
   data: text().notNull(),
+  /** W3C `traceparent` of the write that committed it (traces on), for the delivery attempts' span link; else NULL. */
+  traceparent: text(),
 });
 
 export const webhooks = sqliteTable("webhooks", {

@@ -2,7 +2,7 @@
  * Traces through the OpenTelemetry API, for every layer (docs/operations.md#traces). The API does nothing until a runtime registers an SDK
  * (Node: src/runtime/node/otel-sdk.ts, only when switched on); names follow the semantic conventions, the store's own under `petstore.`.
  */
-import { type Attributes, context, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, TraceFlags, trace } from "@opentelemetry/api";
+import { type Attributes, context, type Link, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, TraceFlags, trace } from "@opentelemetry/api";
 import { SCOPE } from "./instruments";
 import { instruments } from "./metrics";
 
@@ -19,10 +19,16 @@ export function errorType(error: unknown): string {
  * `error.type` and the exception recorded when it throws. Without a registered SDK the span records nothing.
  * @returns what `fn` returns. @throws what `fn` throws.
  */
-export function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>, kind: SpanKind = SpanKind.INTERNAL): Promise<T> {
+export function inSpan<T>(
+  name: string,
+  attributes: Attributes,
+  fn: (span: Span) => Promise<T>,
+  kind: SpanKind = SpanKind.INTERNAL,
+  links: Link[] = [],
+): Promise<T> {
   const timed = TIMED_SPANS[name];
   const started = timed && performance.now();
-  return trace.getTracer(SCOPE).startActiveSpan(name, { kind, attributes }, async (span) => {
+  return trace.getTracer(SCOPE).startActiveSpan(name, { kind, attributes, links }, async (span) => {
     let failure: string | undefined;
     try {
       return await fn(span);
@@ -43,6 +49,20 @@ export function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span)
 export function traceFields(): { traceId?: string; spanId?: string; sampled?: boolean } {
   const ids = trace.getActiveSpan()?.spanContext();
   return ids ? { traceId: ids.traceId, spanId: ids.spanId, sampled: (ids.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED } : {};
+}
+
+/** The active span as a W3C `traceparent` (https://www.w3.org/TR/trace-context/#traceparent-header), by the registered propagator; null without one. */
+export function activeTraceparent(): string | null {
+  const carrier: { traceparent?: string } = {};
+  propagation.inject(context.active(), carrier);
+  return carrier.traceparent ?? null;
+}
+
+/** A span link to the span a stored `traceparent` names (none when null, malformed, or no propagator is registered). */
+export function linkTo(traceparent: string | null): Link[] {
+  if (!traceparent) return [];
+  const linked = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, { traceparent }));
+  return linked ? [{ context: linked }] : [];
 }
 
 /** Run `fn` outside any trace: background work a request only set off (a dispatch nudge) starts its own. */

@@ -1,7 +1,7 @@
 /**
  * Webhook attempts in traces (docs/operations.md#traces): on the real server with OTLP on, each attempt is a client span
- * that names its subscription, event and `webhook-id`, and the delivery carries its context as W3C `traceparent`, so a
- * receiver's own trace joins it.
+ * that names its subscription, event and `webhook-id` and links to the trace of the write that committed the event, and the
+ * delivery carries its context as W3C `traceparent`, so a receiver's own trace joins it.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -38,7 +38,8 @@ it("an attempt: a client span with the subscription, event and webhook-id, whose
   const hook = await call(server.url, "POST", "/webhooks", { url: hooks.url("/traced"), events: ["category.created"] }, { key });
   expect(hook.status).toBe(201);
   const { id: webhookId, secret } = hook.body as { id: number; secret: string };
-  expect((await call(server.url, "POST", "/categories", { name: "Traced hook", description: "x" }, { key })).status).toBe(201);
+  const write = await call(server.url, "POST", "/categories", { name: "Traced hook", description: "x" }, { key });
+  expect(write.status).toBe(201);
   await hooks.waitFor("/traced", 1);
   const [delivery] = hooks.at("/traced");
   const event = verified(delivery!, secret);
@@ -54,4 +55,10 @@ it("an attempt: a client span with the subscription, event and webhook-id, whose
     "petstore.webhook.message_id": `evt_${event.id}`,
     "http.response.status_code": 204,
   });
+  // A span link to the request span of the write that committed the event: the trace the attempt does not belong to.
+  const request = await otlp.waitFor((spans) =>
+    spans.find((s) => s.kind === 2 && s.attributes["http.response.header.x-request-id"] === write.headers.get("x-request-id")),
+  );
+  expect(request.traceId).not.toBe(traceId);
+  expect(span.links).toEqual([{ traceId: request.traceId, spanId: request.spanId }]);
 });

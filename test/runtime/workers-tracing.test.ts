@@ -17,6 +17,7 @@ import { jsonLogger } from "../../src/logger";
 import { requestSpan } from "../../src/runtime/request-span";
 import { registerWorkersTracing, type RuntimeSpan, type RuntimeTracing } from "../../src/runtime/workers/tracing";
 import { pruneExpired } from "../../src/services/retention";
+import { attempt } from "../../src/services/webhooks/delivery";
 import { withTraceFields } from "../../src/logger";
 import { openTestDatabase, type TestDatabase } from "../support/database";
 import { TEST_ENV } from "../support/node-target";
@@ -109,6 +110,28 @@ describe("Workers spans through the OpenTelemetry API", () => {
     expect(root.name).toBe("POST /categories");
     const batch = spans.find((s) => s.parent === root && s.attributes["db.operation.name"] === "BATCH");
     expect(batch?.attributes).toMatchObject({ "petstore.db.transaction": "write", "db.query.summary": batch?.name });
+  });
+
+  it("a write stores its trace with its event, and a webhook attempt's request carries the attempt's span as traceparent", async () => {
+    const body = JSON.stringify({ name: "Traced event" });
+    const headers = { Authorization: `Bearer ${staffKey}`, "Content-Type": "application/json" };
+    const write = invocation("d".repeat(32), async () => app.request("http://localhost/categories", { method: "POST", headers, body }));
+    const { id } = (await (await write.done).json()) as { id: number };
+    const { rows } = await db.execute({ sql: "SELECT traceparent FROM events WHERE type = 'category.created' AND json_extract(data, '$.id') = ?", args: [id] });
+    expect(rows[0]?.traceparent).toBe(`00-${"d".repeat(32)}-${write.root.spanId}-01`);
+
+    const sent: Headers[] = [];
+    const fetch = async (_url: string, init: RequestInit) => {
+      sent.push(new Headers(init.headers));
+      return new Response(null, { status: 204 });
+    };
+    const message = { eventId: 1, eventType: "category.created", messageId: "evt_1", body: "{}", traceparent: String(rows[0]!.traceparent) };
+    const target = { webhookId: 1, url: "http://127.0.0.1:9/hook", secrets: [`whsec_${btoa("k".repeat(24))}`] };
+    const config = parseConfig({ ...TEST_ENV, WEBHOOKS_ALLOW_PRIVATE: "true" });
+    const cron = invocation("e".repeat(32), () => attempt(target, message, { config, at: new Date(), fetch }));
+    expect((await cron.done).ok).toBe(true);
+    const span = spans.find((s) => s.parent === cron.root && s.name === "petstore.webhook.attempt");
+    expect(sent[0]!.get("traceparent")).toBe(`00-${"e".repeat(32)}-${span!.spanId}-01`);
   });
 
   it("a retention run is a span of the cron invocation, its round trips inside", async () => {

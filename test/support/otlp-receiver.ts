@@ -9,7 +9,8 @@ import { decodeTraces } from "./protobuf";
 export type AnyValue = { stringValue?: string; intValue?: string | number; boolValue?: boolean; doubleValue?: number };
 export type KeyValue = { key: string; value: AnyValue };
 /** A span as OTLP/JSON spells it (ids in hex). */
-export type OtlpSpan = Omit<ReceivedSpan, "attributes" | "resource" | "events" | "status"> & {
+export type OtlpSpan = Omit<ReceivedSpan, "attributes" | "resource" | "events" | "status" | "links"> & {
+  links?: { traceId: string; spanId: string }[];
   attributes?: KeyValue[];
   events?: { name: string; attributes?: KeyValue[] }[];
   status?: { code?: number };
@@ -31,6 +32,8 @@ export interface ReceivedSpan {
   status: number;
   /** Event names (`exception`, …). */
   events: string[];
+  /** Span links: the linked spans' ids. */
+  links: { traceId: string; spanId: string }[];
 }
 
 function plain(list: KeyValue[] | undefined): Record<string, string | number | boolean> {
@@ -82,6 +85,7 @@ export class OtlpReceiver {
             resource,
             status: status?.code ?? 0,
             events: (events ?? []).map((e) => e.name),
+            links: (span.links ?? []).map(({ traceId, spanId }) => ({ traceId, spanId })),
           });
         }
       }

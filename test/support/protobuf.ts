@@ -64,6 +64,7 @@ function span(buf: Buffer): OtlpSpan {
     kind: Number(one(f, 6) ?? 0n),
     attributes: attributes(f, 9),
     events: all(f, 11).map((e) => ({ name: text(fields(e), 2) ?? "" })),
+    links: all(f, 13).map((l) => ({ traceId: hex(fields(l), 1), spanId: hex(fields(l), 2) })),
     status: { code: status ? Number(one(fields(status), 3) ?? 0n) : 0 },
   };
 }

@@ -8,6 +8,7 @@ import {
   type ContextManager,
   context,
   INVALID_SPAN_CONTEXT,
+  propagation,
   ROOT_CONTEXT,
   type Span,
   SpanKind,
@@ -15,6 +16,7 @@ import {
   type Tracer,
   trace,
 } from "@opentelemetry/api";
+import { W3CTraceContextPropagator } from "@opentelemetry/core";
 
 /** What this needs of one span of the runtime (Cloudflare's `Span`). */
 export interface RuntimeSpan {
@@ -66,7 +68,8 @@ const asSpan = (span: WorkersSpan) => span as unknown as Span;
 /**
  * Register `tracing` behind the OpenTelemetry API, once per isolate: `startActiveSpan` starts a runtime span (a SERVER span is the
  * invocation's own, renamed), `trace.getActiveSpan()` is the runtime's active span (outside any: the invocation's), `context.with` of a
- * span makes it active. Spans and ids are the runtime's: what it does not sample, it records as a no-op.
+ * span makes it active, and W3C `traceparent` carries it (webhook deliveries, events' stored traces). Spans and ids are the runtime's:
+ * what it does not sample, it records as a no-op; span links it cannot record.
  */
 export function registerWorkersTracing(tracing: RuntimeTracing): void {
   const contextManager: ContextManager = {
@@ -93,5 +96,6 @@ export function registerWorkersTracing(tracing: RuntimeTracing): void {
     },
   } as unknown as Tracer;
   context.setGlobalContextManager(contextManager);
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider({ getTracer: () => tracer });
 }

@@ -49,19 +49,19 @@ export interface ChainOptions {
 }
 
 /** The Event JSON, exactly as GET /events shows it. */
-export function eventMessage(e: { id: number; type: string; occurredAt: string; data: string }): Message {
+export function eventMessage(e: { id: number; type: string; occurredAt: string; data: string; traceparent: string | null }): Message {
   const body = JSON.stringify({ id: e.id, type: e.type, occurredAt: e.occurredAt, data: JSON.parse(e.data) as unknown });
-  return { eventId: e.id, eventType: e.type, messageId: webhookMessageId(e.id), body };
+  return { eventId: e.id, eventType: e.type, messageId: webhookMessageId(e.id), body, traceparent: e.traceparent };
 }
 
 /** A redelivery's message: its event again, or a `webhook.test` (event 0, `data: {webhookId}`); undefined when retention removed the event. */
 export function redeliveryMessage(x: Redelivery): Message | undefined {
   if (x.eventId === 0) {
     const body = JSON.stringify({ id: 0, type: "webhook.test", occurredAt: x.createdAt, data: { webhookId: x.webhookId } });
-    return { eventId: 0, eventType: "webhook.test", messageId: `evt_test_${x.id}`, body };
+    return { eventId: 0, eventType: "webhook.test", messageId: `evt_test_${x.id}`, body, traceparent: null };
   }
   if (x.type === null || x.occurredAt === null || x.data === null) return undefined;
-  return eventMessage({ id: x.eventId, type: x.type, occurredAt: x.occurredAt, data: x.data });
+  return eventMessage({ id: x.eventId, type: x.type, occurredAt: x.occurredAt, data: x.data, traceparent: x.traceparent });
 }
 
 /** Where subscription `s`'s messages go at `now`, signed by its secret and those a rotation replaced in the last 24 h. */

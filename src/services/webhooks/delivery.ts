@@ -7,7 +7,7 @@ import type { DeliveryError } from "../../domain/webhooks";
 import { isPrivateHost } from "../../domain/private-address";
 import { signedWebhookHeaders } from "./signing";
 import { context, propagation, SpanKind } from "@opentelemetry/api";
-import { inSpan } from "../../telemetry/spans";
+import { inSpan, linkTo } from "../../telemetry/spans";
 
 /** `fetch` as deliveries use it (the runtime's; injectable for tests). */
 export type FetchFn = (input: string, init: RequestInit) => Promise<Response>;
@@ -25,6 +25,8 @@ export interface Message {
   eventType: string;
   messageId: string;
   body: string;
+  /** The committing write's W3C `traceparent`, if it was traced: the attempt span links to it. */
+  traceparent: string | null;
 }
 
 /** What one attempt got: `ok` for a 2xx. */
@@ -65,7 +67,8 @@ export function classifyFetchError(error: unknown): DeliveryError {
 
 /**
  * Send one signed attempt of `message` to `target` at `at` with `fetchFn`, in a client span `petstore.webhook.attempt` (the subscription,
- * the event and its `webhook-id`) whose context the request carries as W3C `traceparent`. Never throws.
+ * the event and its `webhook-id`, a link to the trace of the write that committed the event) whose context the request carries as W3C
+ * `traceparent`. Never throws.
  */
 export function attempt(target: Target, message: Message, options: { config: AppConfig; at: Date; fetch: FetchFn }): Promise<AttemptResult> {
   // The target's host only: a URL's path or query may hold a receiver's token.
@@ -88,6 +91,7 @@ export function attempt(target: Target, message: Message, options: { config: App
       return result;
     },
     SpanKind.CLIENT,
+    linkTo(message.traceparent),
   );
 }
 

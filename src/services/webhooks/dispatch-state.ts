@@ -167,7 +167,7 @@ const SUBSCRIPTION = {
   rateLimit: webhooks.rateLimit,
 };
 
-const EVENT = { id: events.id, type: events.type, occurredAt: events.occurredAt, data: events.data };
+const EVENT = { id: events.id, type: events.type, occurredAt: events.occurredAt, data: events.data, traceparent: events.traceparent };
 
 /** Events with `from < id <= upTo`, in id order, at most `limit`. */
 const span = params<{ from: number; upTo: number; limit: number }>();
@@ -223,6 +223,7 @@ export const dueRedeliveries = dueP.prepare(
       type: events.type,
       occurredAt: events.occurredAt,
       data: events.data,
+      traceparent: events.traceparent,
     })
     .from(r)
     .leftJoin(events, eq(events.id, r.eventId))
