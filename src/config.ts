@@ -67,7 +67,6 @@ const NodeSchema = z
       .prefault("false"),
     METRICS_PORT: int(1, 65_535).optional(),
     METRICS_HOST: z.string().default("127.0.0.1"),
-    PETSTORE_PROCESS_SLOT: int(0).prefault("0"),
     OTEL_EXPORTER_OTLP_ENDPOINT: z.string().optional(),
     OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().optional(),
     OTEL_TRACES_EXPORTER: z.string().optional(),
@@ -182,7 +181,7 @@ export function parseConfig(env: Record<string, unknown>): AppConfig {
  * The Node server's settings from `env` (process.env): the app's, the database's (src/db/driver/open.ts), where to listen and how long a
  * request may take to arrive (ms), the processes (WEB_CONCURRENCY, `auto`: the cores), the proxies trusted (TRUST_PROXY), and telemetry:
  * traces when an OTLP endpoint or an `OTEL_TRACES_EXPORTER` other than `none` is set, unless `OTEL_SDK_DISABLED=true`; metrics on
- * METRICS_HOST at METRICS_PORT + the cluster's process slot.
+ * METRICS_HOST:METRICS_PORT (a cluster's primary serves them for every process).
  * @throws Error naming every bad variable.
  */
 export function nodeSettings(env: Record<string, unknown>) {
@@ -204,7 +203,7 @@ export function nodeSettings(env: Record<string, unknown>) {
       listen: { hostname: e.HOST, port: e.PORT, requestTimeoutMs: e.REQUEST_TIMEOUT_MS, maxUnfinishedPerAddress: e.MAX_UNFINISHED_PER_ADDRESS },
       processes: e.WEB_CONCURRENCY,
       trustedProxies: e.TRUST_PROXY,
-      telemetry: { traces, metrics: e.METRICS_PORT === undefined ? undefined : { host: e.METRICS_HOST, port: e.METRICS_PORT + e.PETSTORE_PROCESS_SLOT } },
+      telemetry: { traces, metrics: e.METRICS_PORT === undefined ? undefined : { host: e.METRICS_HOST, port: e.METRICS_PORT } },
     };
   });
 }

@@ -144,7 +144,7 @@ async function closeDatabaseLast(settings: NodeSettings["database"]): Promise<vo
 function start(): void {
   const settings = nodeSettings(process.env);
   if (settings.processes > 1 && cluster.isPrimary) {
-    runPrimary(settings.processes, { afterStop: () => closeDatabaseLast(settings.database) });
+    runPrimary(settings.processes, { afterStop: () => closeDatabaseLast(settings.database), metrics: settings.telemetry.metrics });
     return;
   }
   main(settings).catch((error) => {

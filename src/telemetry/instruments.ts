@@ -46,6 +46,8 @@ export const INSTRUMENTS = {
   subscriptionBacklog: declare("petstore.webhook.subscription.backlog", "gauge", "Events after a subscription's place", "{event}"),
   subscriptionOldest: declare("petstore.webhook.subscription.oldest_age", "gauge", "Age of a subscription's oldest undelivered event", "s"),
   exportFailures: declare("petstore.telemetry.export_failures", "counter", "Span exports that failed (collector down or refusing)", "{export}"),
+  restarts: declare("petstore.cluster.restarts", "counter", "Server processes replaced after exiting while serving, by slot", "{restart}"),
+  processUp: declare("petstore.cluster.process.up", "gauge", "Whether a server process answered the primary's last scrape (1) or not (0)"),
   cpu: declare("process.cpu.time", "observedCounter", "CPU seconds by mode (user, system)", "s"),
   uptime: declare("process.uptime", "gauge", "Seconds since the process started", "s"),
   rss: declare("process.memory.usage", "gauge", "Resident set size", "By"),
@@ -78,6 +80,11 @@ export function exportedName(instrument: Instrument): string {
 export function prometheusName(instrument: Instrument): string {
   const counter = instrument.kind === "counter" || instrument.kind === "observedCounter";
   return exportedName(instrument).replaceAll(".", "_") + (counter ? "_total" : "");
+}
+
+/** A MeterProvider's views that give every instrument its exported name (`exportedName`); the Prometheus exporter adds only `_total`. */
+export function exportedNames(): { instrumentName: string; name: string }[] {
+  return Object.values(INSTRUMENTS).map((instrument) => ({ instrumentName: instrument.name, name: exportedName(instrument) }));
 }
 
 /** Build `instrument` on `meter`. */

@@ -90,11 +90,7 @@ it("reads its switches from the environment, and refuses an invalid METRICS_PORT
   expect(settings({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_SDK_DISABLED: "true" })).toEqual({ traces: false });
   expect(settings({ OTEL_TRACES_EXPORTER: "none", OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" })).toEqual({ traces: false });
   expect(settings({ METRICS_PORT: "9464" })).toEqual({ traces: false, metrics: { host: "127.0.0.1", port: 9464 } });
-  // Process 2 of a cluster: its own port.
-  expect(settings({ METRICS_PORT: "9464", METRICS_HOST: "0.0.0.0", PETSTORE_PROCESS_SLOT: "2" })).toEqual({
-    traces: false,
-    metrics: { host: "0.0.0.0", port: 9466 },
-  });
+  expect(settings({ METRICS_PORT: "9464", METRICS_HOST: "0.0.0.0" })).toEqual({ traces: false, metrics: { host: "0.0.0.0", port: 9464 } });
   expect(() => settings({ METRICS_PORT: "http" })).toThrow("METRICS_PORT");
   expect(() => settings({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_EXPORTER_OTLP_PROTOCOL: "udp" })).toThrow(
     /^Invalid configuration: OTEL_EXPORTER_OTLP_PROTOCOL: must be one of http\/protobuf, http\/json, grpc, not "udp"$/,

@@ -3,6 +3,7 @@
  * read-cache purges between them, replaces one that exits while serving and stops them all on SIGTERM/SIGINT (docs/operations.md#several-server-processes).
  */
 import cluster, { type Worker } from "node:cluster";
+import { type ClusterMetrics, serveClusterMetrics } from "./cluster-metrics";
 
 /** Messages between the primary and its workers. */
 type Message = { petstore: "listening" } | { petstore: "failed"; message: string } | { petstore: "purge"; tags: string[] };
@@ -16,9 +17,12 @@ const ignoreSendError = () => {};
  * Run the primary: fork `processes` workers (this same script) and supervise them until SIGTERM/SIGINT.
  * @param options.afterStop runs once every worker has exited after a SIGTERM/SIGINT stop, before the
  *   primary exits 0 (an error is printed, never thrown); not after a failed start.
+ * @param options.metrics where the primary serves every process's metrics (./cluster-metrics.ts); one that cannot be bound stops the start.
  */
-export function runPrimary(processes: number, options: { afterStop?: () => Promise<void> } = {}): void {
+export function runPrimary(processes: number, options: { afterStop?: () => Promise<void>; metrics?: { host: string; port: number } } = {}): void {
   const workers = new Set<Worker>();
+  const bySlot = new Map<number, Worker>();
+  let metrics: ClusterMetrics | undefined;
   let stopping = false;
 
   const exit = (code: number) => {
@@ -40,10 +44,11 @@ export function runPrimary(processes: number, options: { afterStop?: () => Promi
     process.exitCode = code;
   };
 
-  // Each process keeps its slot (0 … processes − 1) across replacements: its metrics port is METRICS_PORT + slot (docs/operations.md#metrics).
+  // Each process keeps its slot (0 … processes − 1) across replacements: its metrics' `petstore_process` label (docs/operations.md#metrics).
   const fork = (slot: number) => {
-    const worker = cluster.fork({ PETSTORE_PROCESS_SLOT: String(slot) });
+    const worker = cluster.fork();
     workers.add(worker);
+    bySlot.set(slot, worker);
     let ready = false;
     worker.on("message", (message: unknown) => {
       if (!isMessage(message)) return;
@@ -59,6 +64,7 @@ export function runPrimary(processes: number, options: { afterStop?: () => Promi
     });
     worker.on("exit", (code, signal) => {
       workers.delete(worker);
+      bySlot.delete(slot);
       if (stopping) {
         if (workers.size === 0) exit(Number(process.exitCode ?? 0));
         return;
@@ -70,11 +76,26 @@ export function runPrimary(processes: number, options: { afterStop?: () => Promi
         return;
       }
       console.error(`server process ${worker.process.pid} exited (${signal ?? code}); starting another`);
+      metrics?.restarted(slot);
       fork(slot);
     });
   };
 
-  for (let i = 0; i < processes; i++) fork(i);
+  const forkAll = () => {
+    for (let i = 0; i < processes; i++) fork(i);
+  };
+  if (!options.metrics) forkAll();
+  else
+    serveClusterMetrics(options.metrics, processes, () => bySlot).then(
+      (served) => {
+        metrics = served;
+        forkAll();
+      },
+      (error: Error) => {
+        console.error(error.message);
+        process.exit(1);
+      },
+    );
   const shutdown = (signal: string) => {
     if (stopping) return;
     console.log(`${signal}: closing ${workers.size} server processes`);

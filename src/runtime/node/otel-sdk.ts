@@ -2,16 +2,18 @@
  * Node: OpenTelemetry traces (OTLP, switched on by the standard OTEL_* variables) and Prometheus metrics on their own listener
  * (METRICS_PORT). Off, nothing is loaded, registered or installed (docs/operations.md#traces, #metrics; variables: docs/configuration.md).
  */
+import cluster from "node:cluster";
 import { readFileSync } from "node:fs";
 import type { MiddlewareHandler } from "hono";
 import type { Database } from "../../db/client";
 import { tracedDatabase } from "../../db/traced";
 import type { AppEnv } from "../../http/context";
 import type { Logger } from "../../logger";
-import { exportedName, INSTRUMENTS, SCOPE } from "../../telemetry/instruments";
+import { exportedNames, SCOPE } from "../../telemetry/instruments";
 import { activeRequests, instruments, recordRequest, zeroCounters } from "../../telemetry/metrics";
 import type { RequestTelemetry } from "../../telemetry/request-metrics";
 import { observeWebhookBacklog } from "../../telemetry/webhooks";
+import { answerScrapes } from "./cluster-metrics";
 import { observeProcess } from "./process-metrics";
 import { webhookSeries } from "./webhook-series";
 import { requestSpan } from "../request-span";
@@ -88,8 +90,8 @@ export async function startTelemetry(settings: TelemetrySettings, logger: Logger
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES override it.
     resource: defaultResource().merge(resourceFromAttributes({ "service.name": "petstore", "service.version": packageVersion() })),
     metricReaders: prometheus ? [prometheus] : [],
-    // The Prometheus name gains its unit's suffix, as the OpenTelemetry-to-Prometheus rules write it; the exporter adds only `_total`.
-    views: Object.values(INSTRUMENTS).map((instrument) => ({ instrumentName: instrument.name, name: exportedName(instrument) })),
+    // The Prometheus name gains its unit's suffix, as the OpenTelemetry-to-Prometheus rules write it.
+    views: exportedNames(),
     // The service's logs stay JSON lines; no span processor when traces are off.
     logRecordProcessors: [],
     ...(settings.traces ? {} : { spanProcessors: [] }),
@@ -97,12 +99,14 @@ export async function startTelemetry(settings: TelemetrySettings, logger: Logger
   sdk.start();
   let stopObserving = () => {};
   if (prometheus) {
-    try {
-      await prometheus.startServer();
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      throw new Error(`Cannot serve metrics on ${settings.metrics!.host}:${settings.metrics!.port} (${code ?? String(error)}): set METRICS_HOST/METRICS_PORT.`);
-    }
+    // In a cluster the primary serves METRICS_PORT and asks each process for its text (./cluster-metrics.ts).
+    if (cluster.isWorker) answerScrapes(prometheus);
+    else
+      await prometheus.startServer().catch((error: NodeJS.ErrnoException) => {
+        throw new Error(
+          `Cannot serve metrics on ${settings.metrics!.host}:${settings.metrics!.port} (${error.code ?? String(error)}): set METRICS_HOST/METRICS_PORT.`,
+        );
+      });
     const meter = metrics.getMeter(SCOPE);
     stopObserving = observeProcess(meter);
     observeWebhookBacklog(meter);

@@ -1,0 +1,134 @@
+/**
+ * Metrics of a cluster in one scrape (docs/operations.md#metrics): the primary serves METRICS_PORT and, per scrape, asks each server
+ * process for its Prometheus text over the cluster's IPC channel, labels every sample with the process (`petstore_process`: its slot, or
+ * `primary`) and adds its own: process health, restarts by slot, and which processes answered.
+ */
+import type { Worker } from "node:cluster";
+import { createServer } from "node:http";
+import type { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
+import { create, exportedNames, INSTRUMENTS, SCOPE } from "../../telemetry/instruments";
+import { observeProcess } from "./process-metrics";
+
+type Scrape = { petstore: "scrape"; id: number };
+type Exposition = { petstore: "metrics"; id: number; text: string };
+
+/** How long a scrape waits for a server process's text, ms: one that has not answered by then is reported down. */
+const ANSWER_MS = 3_000;
+
+/** This process's metrics as Prometheus text (`exporter` serves no port of its own). */
+export async function exposition(exporter: PrometheusExporter): Promise<string> {
+  const [{ PrometheusSerializer }, { resourceMetrics }] = await Promise.all([import("@opentelemetry/exporter-prometheus"), exporter.collect()]);
+  return new PrometheusSerializer().serialize(resourceMetrics);
+}
+
+/** In a server process of a cluster: answer the primary's scrapes with `exporter`'s text. */
+export function answerScrapes(exporter: PrometheusExporter): void {
+  process.on("message", (message: Partial<Scrape>) => {
+    if (message?.petstore !== "scrape") return;
+    void exposition(exporter).then((text) => process.send?.({ petstore: "metrics", id: message.id, text } satisfies Partial<Exposition>, () => {}));
+  });
+}
+
+/** Sample `line` of a text exposition with `petstore_process="<name>"` first among its labels, unless it names its process already. */
+function labelled(line: string, name: string): string {
+  if (line.includes('petstore_process="')) return line;
+  const label = `petstore_process="${name}"`;
+  const brace = line.indexOf("{");
+  const space = line.indexOf(" ");
+  if (brace === -1 || brace > space) return `${line.slice(0, space)}{${label}}${line.slice(space)}`;
+  return `${line.slice(0, brace + 1)}${label}${line[brace + 1] === "}" ? "" : ","}${line.slice(brace + 1)}`;
+}
+
+/**
+ * Several processes' text expositions (https://prometheus.io/docs/instrumenting/exposition_formats/) as one: each family's HELP and TYPE
+ * once, then its samples from every process, each labelled with its process's name.
+ */
+export function mergeExpositions(sources: readonly { name: string; text: string }[]): string {
+  const families = new Map<string, { help?: string; type?: string; samples: string[] }>();
+  for (const { name, text } of sources) {
+    let family: { help?: string; type?: string; samples: string[] } | undefined;
+    for (const line of text.split("\n")) {
+      const meta = /^# (HELP|TYPE) (\S+)/.exec(line);
+      if (meta) {
+        family = families.get(meta[2]!) ?? { samples: [] };
+        families.set(meta[2]!, family);
+        if (meta[1] === "HELP") family.help ??= line;
+        else family.type ??= line;
+      } else if (line !== "" && !line.startsWith("#")) family?.samples.push(labelled(line, name));
+    }
+  }
+  return `${[...families.values()].flatMap(({ help, type, samples }) => [help ?? [], type ?? [], samples].flat()).join("\n")}\n`;
+}
+
+/** Ask `worker` for its text; null when it does not answer within ANSWER_MS or cannot be asked. */
+function scrapeOf(worker: Worker, id: number): Promise<string | null> {
+  if (!worker.isConnected()) return Promise.resolve(null);
+  return new Promise((resolve) => {
+    const done = (text: string | null) => {
+      clearTimeout(timer);
+      worker.off("message", onMessage);
+      resolve(text);
+    };
+    const onMessage = (message: Partial<Exposition>) => message?.petstore === "metrics" && message.id === id && done(message.text ?? null);
+    const timer = setTimeout(() => done(null), ANSWER_MS);
+    worker.on("message", onMessage);
+    worker.send({ petstore: "scrape", id } satisfies Scrape, (error) => error && done(null));
+  });
+}
+
+/** What the primary's metrics listener needs to know of its cluster, and tells it. */
+export interface ClusterMetrics {
+  /** A server process in `slot` exited while serving and was replaced. */
+  restarted(slot: number): void;
+  close(): Promise<void>;
+}
+
+/**
+ * Serve the cluster's metrics on `host:port` (`GET /metrics`; anything else 404); `processes()` are the server processes by slot now.
+ * @throws Error when the port cannot be bound.
+ */
+export async function serveClusterMetrics(
+  address: { host: string; port: number },
+  slots: number,
+  processes: () => ReadonlyMap<number, Worker>,
+): Promise<ClusterMetrics> {
+  const [{ PrometheusExporter }, { MeterProvider }] = await Promise.all([import("@opentelemetry/exporter-prometheus"), import("@opentelemetry/sdk-metrics")]);
+  const exporter = new PrometheusExporter({ preventServerStart: true });
+  const meter = new MeterProvider({ readers: [exporter], views: exportedNames() }).getMeter(SCOPE);
+  const stopObserving = observeProcess(meter);
+  const restarts = create(meter, INSTRUMENTS.restarts);
+  const bySlot = (slot: number) => ({ "petstore.process": String(slot) });
+  // Every slot's series from the start: the first restart is an increase Prometheus can see.
+  for (let slot = 0; slot < slots; slot++) restarts.add(0, bySlot(slot));
+  const answered = new Map<number, number>();
+  create(meter, INSTRUMENTS.processUp).addCallback((result) => {
+    for (const [slot, up] of answered) result.observe(up, bySlot(slot));
+  });
+  let scrapes = 0;
+  const server = createServer((req, res) => {
+    if (req.method !== "GET" || new URL(req.url ?? "/", "http://metrics").pathname !== "/metrics") return void res.writeHead(404).end();
+    const id = ++scrapes;
+    const now = [...processes()];
+    void Promise.all(now.map(([, worker]) => scrapeOf(worker, id)))
+      .then(async (texts) => {
+        const sources = now.map(([slot], i) => ({ name: String(slot), text: texts[i] ?? null }));
+        answered.clear();
+        for (const { name, text } of sources) answered.set(Number(name), text === null ? 0 : 1);
+        const own = { name: "primary", text: await exposition(exporter) };
+        return mergeExpositions([...sources.filter((source): source is { name: string; text: string } => source.text !== null), own]);
+      })
+      .then((text) => res.writeHead(200, { "Content-Type": "text/plain; version=0.0.4; charset=utf-8" }).end(text));
+  });
+  await new Promise<void>((resolve, reject) => server.once("error", reject).listen(address.port, address.host, resolve)).catch(
+    (error: NodeJS.ErrnoException) => {
+      throw new Error(`Cannot serve metrics on ${address.host}:${address.port} (${error.code ?? String(error)}): set METRICS_HOST/METRICS_PORT.`);
+    },
+  );
+  return {
+    restarted: (slot) => restarts.add(1, bySlot(slot)),
+    close: () => {
+      stopObserving();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,74 @@
+/**
+ * Metrics of a cluster in one scrape (docs/operations.md#metrics): with WEB_CONCURRENCY=2 the primary serves METRICS_PORT, every sample
+ * labelled with its process (`petstore_process`: the slot, or `primary`), in a text promtool accepts and a real Prometheus scrapes; a
+ * server process killed is replaced, and the scrape counts the restart for its slot and shows its successor.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { freePort, type Prometheus, startPrometheus, until } from "../support/prometheus";
+import { call, type ServerProcess, startServer } from "../support/server-process";
+
+let dir: string;
+let server: ServerProcess;
+let metricsPort: number;
+let prometheus: Prometheus | undefined;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "petstore-cluster-metrics-"));
+  metricsPort = await freePort();
+  server = await startServer({
+    databaseUrl: `file:${join(dir, "petstore.db")}`,
+    bundle: true,
+    env: { WEB_CONCURRENCY: "2", METRICS_PORT: String(metricsPort) },
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await prometheus?.stop();
+  if (server && !server.exited()) await server.kill();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+const scrape = async () => (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+/** The lines of `text` that start with `prefix`. */
+const lines = (text: string, prefix: string) => text.split("\n").filter((line) => line.startsWith(prefix));
+/** The process id a process's `target_info` names. */
+const pidOf = (text: string, process: string) => /process_pid="(\d+)"/.exec(lines(text, `target_info{petstore_process="${process}"`)[0] ?? "")?.[1];
+
+it("one scrape shows every server process and the primary, labelled, in a text promtool accepts", async () => {
+  expect((await call(server.url, "GET", "/pets?limit=1")).status).toBe(200);
+  const text = await scrape();
+  const check = spawnSync("promtool", ["check", "metrics"], { input: text, encoding: "utf8" });
+  expect(check.stderr + check.stdout).toBe("");
+  for (const process of ["0", "1", "primary"]) expect(lines(text, `process_uptime_seconds{petstore_process="${process}"`), process).toHaveLength(1);
+  for (const slot of ["0", "1"]) {
+    expect(lines(text, `petstore_cluster_restarts_total{petstore_process="${slot}"`)[0]).toMatch(/ 0$/);
+    expect(lines(text, `petstore_cluster_process_up{petstore_process="${slot}"`)[0]).toMatch(/ 1$/);
+  }
+  expect(lines(text, "# TYPE process_uptime_seconds ")).toHaveLength(1);
+  expect(lines(text, "http_server_request_duration_seconds_count{").length).toBeGreaterThan(0);
+}, 30_000);
+
+it("a real Prometheus scrapes it as one target with three processes", async () => {
+  prometheus = await startPrometheus([`127.0.0.1:${metricsPort}`]);
+  const result = await prometheus.queryUntil('count by (petstore_process) (process_uptime_seconds{job="petstore"})');
+  expect(result.map((sample) => sample.metric.petstore_process).sort()).toEqual(["0", "1", "primary"]);
+}, 30_000);
+
+it("a server process killed is replaced: the scrape counts the restart for its slot and shows its successor", async () => {
+  const before = await scrape();
+  const killed = pidOf(before, "1");
+  expect(killed).toMatch(/^\d+$/);
+  process.kill(Number(killed), "SIGKILL");
+  const after = await until("the successor of slot 1 in the scrape", async () => {
+    const text = await scrape();
+    const successor = pidOf(text, "1");
+    return successor && successor !== killed ? text : undefined;
+  });
+  expect(lines(after, 'petstore_cluster_restarts_total{petstore_process="1"')[0]).toMatch(/ 1$/);
+  expect(lines(after, 'petstore_cluster_restarts_total{petstore_process="0"')[0]).toMatch(/ 0$/);
+  expect(pidOf(after, "0")).toBe(pidOf(before, "0"));
+}, 60_000);
