@@ -1,23 +1,15 @@
 /**
- * Webhook signals (docs/operations.md#metrics): the dispatcher's view of its queue, whole and per subscription. The dispatcher records what
+ * Webhook signals (docs/operations.md#metrics): the dispatcher's view of its queue, per subscription. The dispatcher records what
  * its polls and rounds already know (src/services/webhooks/dispatch.ts); a runtime reads them (Node: gauges and a scrape's series).
  */
-import { create, INSTRUMENTS } from "./instruments";
-import type { Meter } from "@opentelemetry/api";
 
 /** What the webhook dispatcher's last look at its queue found. */
 export interface WebhookBacklog {
-  /** Events committed past the dispatch state's place: not yet taken by a round. */
-  pendingEvents: number;
   /** Subscriptions waiting in the queue (behind, or retrying), each at its place: the event id up to which it is done. */
   places: Record<string, number>;
   /** The dispatch state's event id (the place of every subscription not in the queue) and the newest event's. */
   eventId: number;
   newest: number;
-  /** Something is due now (new events, a due retry or redelivery). */
-  due: boolean;
-  /** When it looked, ms since the epoch. */
-  at: number;
 }
 
 /** One subscription's attempts by outcome (`failed`: every failed attempt, the last one of a give-up too), and its oldest undelivered event. */
@@ -32,7 +24,6 @@ export interface SubscriptionOutcome {
 /** One subscription's signals: attempts since this process started, events after its place, age of its oldest undelivered event (s). */
 export type SubscriptionSignals = Omit<SubscriptionOutcome, "oldest"> & { id: number; backlog: number; oldestAgeSeconds: number };
 
-let backlog: (WebhookBacklog & { caughtUp: number }) | undefined;
 const subscriptions = new Map<number, Omit<SubscriptionOutcome, "oldest"> & { backlog: number; oldest: number | null }>();
 
 const entry = (id: number) => {
@@ -40,9 +31,8 @@ const entry = (id: number) => {
   return subscriptions.get(id)!;
 };
 
-/** Note what a poll found: the gauges report the latest; each subscription's backlog is the events after its place. */
+/** Note what a poll found: each subscription's backlog is the events after its place. */
 export function recordWebhookBacklog(seen: WebhookBacklog): void {
-  backlog = { ...seen, caughtUp: seen.due ? (backlog?.caughtUp ?? seen.at) : seen.at };
   for (const id of Object.keys(seen.places)) entry(Number(id));
   for (const [id, one] of subscriptions) {
     one.backlog = Math.max(0, seen.newest - (seen.places[id] ?? seen.eventId));
@@ -79,23 +69,4 @@ export function subscriptionSignals(now: number, only?: ReadonlySet<number>): Su
     .filter(([id]) => !only || only.has(id))
     .sort(([a], [b]) => a - b)
     .map(([id, { oldest, ...one }]) => ({ id, ...one, oldestAgeSeconds: one.backlog > 0 && oldest !== null ? Math.max(0, now - oldest) / 1000 : 0 }));
-}
-
-/**
- * Gauges of the webhook backlog on `meter`: pending events, queued subscriptions, and the lag — seconds since the dispatcher last found
- * nothing due (0 while nothing is due), an upper bound of the age of the oldest due delivery.
- */
-export function observeWebhookBacklog(meter: Meter, now: () => number = Date.now): void {
-  const pending = create(meter, INSTRUMENTS.pendingEvents);
-  const queued = create(meter, INSTRUMENTS.queuedSubscriptions);
-  const lag = create(meter, INSTRUMENTS.lag);
-  meter.addBatchObservableCallback(
-    (result) => {
-      if (!backlog) return;
-      result.observe(pending, backlog.pendingEvents);
-      result.observe(queued, Object.keys(backlog.places).length);
-      result.observe(lag, backlog.due ? Math.max(0, now() - backlog.caughtUp) / 1000 : 0);
-    },
-    [pending, queued, lag],
-  );
 }

@@ -48,7 +48,19 @@ it("every rule has a severity, a summary and a runbook link", () => {
 it("every dashboard panel's query returns data from a real Prometheus after a scripted flow", async () => {
   dir = mkdtempSync(join(tmpdir(), "petstore-monitoring-"));
   const metricsPort = await freePort();
-  server = await startServer({ databaseUrl: `file:${join(dir, "petstore.db")}`, env: { METRICS_PORT: String(metricsPort), WEBHOOK_POLL_MS: "100" } });
+  server = await startServer({
+    databaseUrl: `file:${join(dir, "petstore.db")}`,
+    env: { METRICS_PORT: String(metricsPort), WEBHOOK_POLL_MS: "100", WEBHOOKS_ALLOW_PRIVATE: "true" },
+  });
+  // A subscriber whose port refuses: its attempts fail and its backlog ages (the per-subscription panels).
+  const subscribed = await call(
+    server.url,
+    "POST",
+    "/webhooks",
+    { url: "http://127.0.0.1:9/refused", events: ["category.created"] },
+    { key: server.bootstrapKey },
+  );
+  expect(subscribed.status).toBe(201);
   prometheus = await startPrometheus([`127.0.0.1:${metricsPort}`], [join(MONITORING, "alerts.yml")]);
   const flow = async () => {
     await call(server!.url, "GET", "/pets?limit=3");

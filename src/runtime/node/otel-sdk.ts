@@ -12,7 +12,6 @@ import type { Logger } from "../../logger";
 import { exportedNames, SCOPE } from "../../telemetry/instruments";
 import { activeRequests, instruments, recordRequest, zeroCounters } from "../../telemetry/metrics";
 import type { RequestTelemetry } from "../../telemetry/request-metrics";
-import { observeWebhookBacklog } from "../../telemetry/webhooks";
 import { answerScrapes } from "./cluster-metrics";
 import { observeProcess } from "./process-metrics";
 import { webhookSeries } from "./webhook-series";
@@ -109,7 +108,6 @@ export async function startTelemetry(settings: TelemetrySettings, logger: Logger
       });
     const meter = metrics.getMeter(SCOPE);
     stopObserving = observeProcess(meter);
-    observeWebhookBacklog(meter);
     zeroCounters();
   }
   return {

@@ -142,7 +142,7 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
       const queue = parseQueue(state.queue);
       const due = state.newest > state.eventId || Boolean(state.redeliveries) || anyDue(queue, at);
       const places = Object.fromEntries(Object.entries(queue).map(([id, entry]) => [id, entry.after]));
-      recordWebhookBacklog({ pendingEvents: state.newest - state.eventId, places, eventId: state.eventId, newest: state.newest, due, at: Date.parse(at) });
+      recordWebhookBacklog({ places, eventId: state.eventId, newest: state.newest });
       // Another round holds the state: its run's chains may fill its slots, leaving this run's work undone; wait for its release.
       const held = state.leaseUntil !== null && state.leaseUntil > at;
       if (held || !due) {
