@@ -32,17 +32,20 @@ export function decodeCursor(cursor: string | undefined): number {
   return id;
 }
 
-/** One page from `limit + 1` fetched rows: the first `limit` and, if more exist, the cursor after the last (`keyOf`: its ascending key, default `id`). */
-export function toPage<T>(rows: T[], limit: number, keyOf: (row: T) => number = (row) => (row as { id: number }).id): { items: T[]; nextCursor?: string } {
-  if (rows.length <= limit) return { items: rows };
+/**
+ * The first `limit` of `rows` (fetched `limit + 1`); when there are more, sets the `Link` to the page after the last
+ * (`keyOf`: its ascending key, default `id`).
+ */
+export function pageOf<T>(c: Context, rows: T[], limit: number, keyOf: (row: T) => number = (row) => (row as { id: number }).id): T[] {
+  if (rows.length <= limit) return rows;
   const items = rows.slice(0, limit);
-  return { items, nextCursor: encodeCursor(keyOf(items[items.length - 1]!)) };
+  setNextLink(c, "cursor", encodeCursor(keyOf(items[items.length - 1]!)));
+  return items;
 }
 
-/** Set `Link: <path?…&cursor=…>; rel="next"` (RFC 8288) when there is a next page. */
-export function setNextLink(c: Context, nextCursor: string | undefined): void {
-  if (!nextCursor) return;
+/** Set `Link: <path?…&name=value>; rel="next"` (RFC 8288). */
+export function setNextLink(c: Context, name: string, value: string): void {
   const url = new URL(c.req.url);
-  url.searchParams.set("cursor", nextCursor);
+  url.searchParams.set(name, value);
   c.header("Link", `<${url.pathname}${url.search}>; rel="next"`, { append: true });
 }

@@ -4,7 +4,7 @@
  */
 import { createMiddleware } from "hono/factory";
 import type { MiddlewareHandler } from "hono";
-import type { Role } from "../domain/principal";
+import type { Principal, Role } from "../domain/principal";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { looksLikeApiKey, sha256Hex } from "../services/api-keys";
@@ -65,6 +65,9 @@ export function authenticate(cache: KeyCache): MiddlewareHandler<AppEnv> {
 }
 
 const CHALLENGE = 'Bearer realm="petstore"';
+
+/** The principal `requireRole` let through (always present behind it). */
+export const caller = (c: { get(key: "principal"): Principal | undefined }): Principal => c.get("principal")!;
 
 /**
  * Require a valid key whose account has one of `roles`.
