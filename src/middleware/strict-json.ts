@@ -8,6 +8,7 @@ import type { MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
+import { otherCoding } from "./transfer-codings";
 
 /**
  * `application/json`, or on PATCH `application/merge-patch+json` (RFC 7396 §4; group 1), with at most a `charset=utf-8` parameter
@@ -52,19 +53,11 @@ export function firstDuplicateKey(root: AnyNode): string | undefined {
   return undefined;
 }
 
-/** The first content coding of a `Content-Encoding` value other than `identity` (RFC 9110 §8.4), or undefined. */
-function contentCoding(value: string | undefined): string | undefined {
-  return value
-    ?.split(",")
-    .map((coding) => coding.trim())
-    .find((coding) => coding !== "" && coding.toLowerCase() !== "identity");
-}
-
 /** Route middleware enforcing these rules, after the route's authorisation (src/middleware/security.ts: 401/403 first) and before its validators. */
 export const strictJson: MiddlewareHandler<AppEnv> = createMiddleware<AppEnv>(async (c, next) => {
   const method = c.req.method;
   if (method === "GET" || method === "HEAD" || method === "OPTIONS") return next();
-  const coding = contentCoding(c.req.header("Content-Encoding"));
+  const coding = otherCoding(c.req.header("Content-Encoding"), "identity");
   if (coding !== undefined) {
     throw new ApiError(
       415,

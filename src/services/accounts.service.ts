@@ -194,11 +194,6 @@ const keyedKeyCreation = plan({
   existing: keyRowStep,
 });
 
-/** Create another key for an account; the secret is in the result only. @throws LimitReached (`MAX_ACTIVE_KEYS`). */
-export async function createKey(db: Database, accountId: number, name: string | undefined, now: Date): Promise<NewApiKey> {
-  return (await createKeyOnce(db, accountId, name, now)).created!;
-}
-
 /**
  * Create another key for an account, honouring the Idempotency-Key `claim` (if any) in the same batch: the key with its secret, or
  * the stored response of the key's first request (without its secret). The limit check and the insert are one statement.
@@ -245,7 +240,7 @@ export async function createOperatorKey(db: Database, role: Role, name: string, 
   if (existing && existing.role !== role) {
     throw new Error(`Account ${existing.id} <${existing.email}> exists with role ${existing.role}, not ${role}; choose another --name.`);
   }
-  if (existing) return { account: existing, apiKey: await createKey(db, existing.id, name, now) };
+  if (existing) return { account: existing, apiKey: (await createKeyOnce(db, existing.id, name, now)).created! };
   return createAccount(db, { name, email, keyName: name }, role, now);
 }
 
