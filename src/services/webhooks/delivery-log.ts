@@ -10,6 +10,7 @@ import { webhookDeliveries, webhooks } from "../../db/schema";
 import { variants } from "../../db/variants";
 import { NotFound } from "../../domain/errors";
 import { DELIVERY_ERRORS, DELIVERY_STATUSES, type DeliveryStatus, type WebhookDelivery } from "../../domain/webhooks";
+import { subscriptionExists } from "./subscriptions";
 
 const d = webhookDeliveries;
 
@@ -48,12 +49,7 @@ function everyStatus() {
 /** Whether the subscription exists, and its entries with event id > `afterEventId` (in `status` when `byStatus`), in one snapshot. */
 const logPage = variants((byStatus: boolean) =>
   plan({
-    subscription: p.statement(
-      qb
-        .select({ id: webhooks.id })
-        .from(webhooks)
-        .where(eq(webhooks.id, p("webhookId"))),
-    ),
+    subscription: subscriptionExists(p),
     deliveries: p.statement(byStatus ? inStatus(undefined) : everyStatus()),
   }),
 );

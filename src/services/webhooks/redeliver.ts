@@ -9,6 +9,7 @@ import { execute, params, plan, read, run } from "../../db/plan";
 import { events as eventLog, webhookDeliveries, webhookRedeliveries, webhooks } from "../../db/schema";
 import { LimitReached, NotFound } from "../../domain/errors";
 import { storedInterest, type WebhookDelivery, wants } from "../../domain/webhooks";
+import { subscriptionExists } from "./subscriptions";
 
 const r = webhookRedeliveries;
 const d = webhookDeliveries;
@@ -37,12 +38,7 @@ const room = (webhookId: SQL | SQLiteColumn, max: SQL) =>
 const queued = params<{ webhookId: number; eventId: number; now: string; max: number }>();
 /** One redelivery of `eventId` (0: a test) for the subscription, if it exists and has fewer than `max` queued. */
 const queueing = plan({
-  subscription: queued.statement(
-    qb
-      .select({ id: webhooks.id })
-      .from(webhooks)
-      .where(eq(webhooks.id, queued("webhookId"))),
-  ),
+  subscription: subscriptionExists(queued),
   redelivery: queued.statement(
     qb
       .insert(r)
@@ -104,12 +100,7 @@ async function queue(db: Database, values: { webhookId: number; eventId: number;
 const since = params<{ webhookId: number; since: string; now: string; max: number }>();
 /** Every given-up delivery of the subscription whose event retention holds and was committed at or after `since`, queued again in event order. */
 const recovering = plan({
-  subscription: since.statement(
-    qb
-      .select({ id: webhooks.id })
-      .from(webhooks)
-      .where(eq(webhooks.id, since("webhookId"))),
-  ),
+  subscription: subscriptionExists(since),
   redeliveries: since.statement(
     qb.insert(r).select(
       qb

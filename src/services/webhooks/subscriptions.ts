@@ -4,7 +4,7 @@
  */
 import { and, count, eq, gt, inArray, lt, notExists, type SQL, sql } from "drizzle-orm";
 import { qb, type Database } from "../../db/client";
-import { execute, guarded, params, plan, run, statement } from "../../db/plan";
+import { execute, guarded, type Params, params, plan, run, statement } from "../../db/plan";
 import { events as eventLog, WEBHOOK as WEBHOOK_REPRESENTATION, webhookDeliveries, webhookEventTypes, webhooks } from "../../db/schema";
 import type { RowOf } from "../../db/representation";
 import { InvalidInput, LimitReached, NotFound } from "../../domain/errors";
@@ -114,6 +114,16 @@ const subscriptionById = byId.prepare(
     .from(webhooks)
     .where(eq(webhooks.id, byId("id"))),
 );
+
+/** The step "subscription `webhookId` exists": one row when it does. */
+export function subscriptionExists<V extends { webhookId: number }>(p: Params<V>) {
+  return p.statement(
+    qb
+      .select({ id: webhooks.id })
+      .from(webhooks)
+      .where(eq(webhooks.id, p("webhookId"))),
+  );
+}
 
 /** Most deliveries one removal round deletes. */
 export const REMOVAL_BATCH = 1000;
