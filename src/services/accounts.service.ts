@@ -1,7 +1,4 @@
-/**
- * Accounts and their API keys (docs/api.md#authentication): sign-up with a first key, listing, creation and revocation of keys,
- * operator and bootstrap keys. Secrets are returned once, by the functions that create them, and never stored.
- */
+/** Accounts and their API keys (docs/api.md#authentication); a secret is returned once, by the function that creates it, and never stored. */
 import { and, count, eq, gt, isNull, lt, or, type SQL, sql } from "drizzle-orm";
 import { type Database, qb } from "../db/client";
 import { isConstraintError } from "../db/errors";
@@ -195,9 +192,8 @@ const keyedKeyCreation = plan({
 });
 
 /**
- * Create another key for an account, honouring the Idempotency-Key `claim` (if any) in the same batch: the key with its secret, or
- * the stored response of the key's first request (without its secret). The limit check and the insert are one statement.
- * @throws LimitReached (the account holds `MAX_ACTIVE_KEYS` active keys), IdempotencyKeyInProgress, IdempotencyKeyReused.
+ * Create another key honouring `claim` (if any): the key with its secret, or the key's stored response (without it).
+ * @throws LimitReached (`MAX_ACTIVE_KEYS`), IdempotencyKeyInProgress, IdempotencyKeyReused.
  */
 export async function createKeyOnce(db: Database, accountId: number, name: string | undefined, now: Date, claim?: KeyClaim): Promise<Creation<NewApiKey>> {
   const material = await generateApiKey();
@@ -230,10 +226,7 @@ export async function revokeKey(db: Database, accountId: number, keyId: number, 
   if (rowsAffected !== 1) throw new NotFound("apiKey", keyId);
 }
 
-/**
- * A new key of the account `role`/`name` (email `<name>@<role>.petstore.invalid`), created on first use; for `npm run keys:create` and tests.
- * @throws Error when that email belongs to an account of another role (never a key of the wrong role).
- */
+/** A new key of the account `role`/`name`, created on first use (`npm run keys:create`). @throws Error when its email has another role. */
 export async function createOperatorKey(db: Database, role: Role, name: string, now: Date): Promise<{ account: Account; apiKey: NewApiKey }> {
   const email = `${name.toLowerCase().replace(/[^a-z0-9-]+/g, "-")}@${role}.petstore.invalid`;
   const existing = await findAccountByEmail(db, email);
@@ -284,8 +277,7 @@ const bootstrap = plan({
 });
 
 /**
- * On a database without a staff account, create one ("bootstrap") in one conditional batch and return its key; null afterwards, and
- * when another process created it at the same moment. For `npm start` on a fresh database.
+ * Without a staff account, create one ("bootstrap") in one conditional batch and return its key; else null.
  * @throws Error when there is no staff account and the bootstrap email belongs to a customer.
  */
 export async function bootstrapStaffKey(db: Database, now: Date): Promise<NewApiKey | null> {

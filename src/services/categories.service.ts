@@ -1,7 +1,4 @@
-/**
- * Rules of categories (docs/api.md#resources): names unique case-insensitively, deletion only when no pet uses the category. Each
- * write is one batch with its event and any Idempotency-Key claim (docs/architecture.md#writes-one-batch-named-plans).
- */
+/** Rules of categories (docs/api.md#resources): names unique case-insensitively, deletion only when no pet uses the category. */
 import { and, eq, exists, gt, notExists, type SQL, sql } from "drizzle-orm";
 import { type Database, qb } from "../db/client";
 import { isConstraintError } from "../db/errors";
@@ -110,10 +107,7 @@ export async function createCategory(db: Database, input: NewCategory, now: Date
   return created!;
 }
 
-/**
- * Create a category, honouring the Idempotency-Key `claim` (if any) in the same batch: the category, or the key's stored response.
- * @throws Conflict `duplicate_name`, IdempotencyKeyInProgress, IdempotencyKeyReused.
- */
+/** Create a category honouring `claim` (if any): it, or the key's stored response. @throws Conflict, IdempotencyKeyInProgress, IdempotencyKeyReused. */
 export async function createCategoryOnce(db: Database, input: NewCategory, now: Date, claim?: KeyClaim): Promise<Creation<Category>> {
   const values = { ...CATEGORY.values(input), nameKey: nameKey(input.name), occurredAt: now.toISOString() };
   try {
@@ -172,10 +166,7 @@ export interface CategoryUpdate {
   now: Date;
 }
 
-/**
- * Change name and/or description (`null` clears it) at the version read; a concurrent change makes it read again (3 tries).
- * @throws NotFound, Conflict `duplicate_name` | `concurrent_update` (retries ran out), StaleVersion.
- */
+/** Change name and/or description at the version read (3 tries). @throws NotFound, Conflict `duplicate_name` | `concurrent_update`, StaleVersion. */
 export async function updateCategory(db: Database, { categoryId, patch, expected, now }: CategoryUpdate): Promise<Category> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const [row] = await execute(db, getQuery, { id: categoryId });

@@ -1,7 +1,4 @@
-/**
- * `Idempotency-Key` (docs/api.md#idempotency-key): the steps with which a POST claims its key, records its response and releases a
- * refused claim inside the batch that creates the resource (docs/architecture.md#idempotency-key-and-orders).
- */
+/** `Idempotency-Key` (docs/api.md#idempotency-key): plan steps that claim a key, record the response and release a refused claim in the creating batch. */
 import { and, eq, type SQL, sql } from "drizzle-orm";
 import { qb } from "../db/client";
 import { type Params, params, statement } from "../db/plan";
@@ -121,10 +118,7 @@ export function claimValues(claim: KeyClaim) {
   };
 }
 
-/**
- * The stored response to replay, from the row (`keyColumns`) of a key another request holds.
- * @throws IdempotencyKeyInProgress (the first request is still running), IdempotencyKeyReused (another fingerprint).
- */
+/** The stored response to replay from another request's key row. @throws IdempotencyKeyInProgress, IdempotencyKeyReused (another fingerprint). */
 export function existingResponse(row: KeyRow, fingerprint: string): StoredResponse {
   if (row.responseStatus === 0) throw new IdempotencyKeyInProgress();
   if (row.requestHash !== fingerprint) throw new IdempotencyKeyReused();
@@ -148,11 +142,7 @@ export function recordCreated(status: number, body: SQL<string>, location?: SQL<
   );
 }
 
-/**
- * After a keyed batch that created nothing: null when the claim was this request's (refused, and released), else the response to replay.
- * @param claimed the rows of the batch's claim step; `existing` those of `keyRowStep`.
- * @throws IdempotencyKeyInProgress, IdempotencyKeyReused (see `existingResponse`).
- */
+/** After a keyed batch that created nothing: null when `claimed` is this request's claim, else the response to replay. @throws as `existingResponse`. */
 export function replayUnlessClaimed(claimed: readonly unknown[], existing: readonly KeyRow[], claim: KeyClaim): StoredResponse | null {
   if (claimed.length > 0) return null;
   const [row] = existing;

@@ -123,10 +123,7 @@ export interface StockSetting {
   now: Date;
 }
 
-/**
- * Set a pet's stock (docs/api.md#stock-and-ordering) in one batch, after a read only for `expected`, whose two row versions the batch
- * checks (docs/architecture.md#if-match-on-two-rows-inventory). @throws NotFound, StaleVersion.
- */
+/** Set a pet's stock in one batch (with `expected`, the two row versions read are checked in it). @throws NotFound, StaleVersion. */
 export async function setInventory(db: Database, { petId, quantity, expected, now }: StockSetting): Promise<InventoryItem> {
   let seen: { inventoryVersion: number; petVersion: number } | null = null;
   if (expected) {

@@ -1,7 +1,4 @@
-/**
- * Creating pets (docs/api.md#stock-and-ordering): the pet, its inventory row (quantity 1, or 0 when sold), its event and any
- * Idempotency-Key claim and response in one batch (docs/architecture.md#idempotency-key-and-orders). One round trip.
- */
+/** Creating pets (docs/api.md#stock-and-ordering): pet, inventory row, event and any Idempotency-Key claim and response in one batch. */
 import { and, eq, type SQL, sql } from "drizzle-orm";
 import { type Database, qb } from "../db/client";
 import { eventColumns, outboxRow } from "../db/events";
@@ -87,10 +84,7 @@ export async function createPet(db: Database, input: NewPet, now: Date): Promise
   return PET.present(pet);
 }
 
-/**
- * Create a pet honouring the Idempotency-Key `claim` (if any), in one batch: the pet, or the stored response of the key's first request.
- * @throws InvalidReference (category), IdempotencyKeyInProgress, IdempotencyKeyReused.
- */
+/** Create a pet honouring `claim` (if any): the pet, or the key's stored response. @throws InvalidReference, IdempotencyKeyInProgress, IdempotencyKeyReused. */
 export async function createPetOnce(db: Database, input: NewPet, now: Date, claim?: KeyClaim): Promise<Creation<Pet>> {
   if (!claim) return { created: await createPet(db, input, now) };
   const values = { ...creationValues(input, now.toISOString()), ...claimValues(claim) };

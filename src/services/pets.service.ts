@@ -1,7 +1,4 @@
-/**
- * Rules of pets (docs/api.md#stock-and-ordering): replace and patch with the status transitions, deletion only without orders.
- * Round trips: reads 1; delete 1 (2 with If-Match); update 2 (read, then the guarded write) per try, at most 5 tries.
- */
+/** Rules of pets (docs/api.md#stock-and-ordering): replace and patch with the status transitions, deletion only without orders. */
 import { and, eq, gt, type SQL, sql } from "drizzle-orm";
 import { type Database, qb } from "../db/client";
 import { eventColumns, inventoryUpdatedWhen, outboxRow, petUpdatedIfChanged } from "../db/events";
@@ -175,10 +172,7 @@ export interface PetUpdate {
   now: Date;
 }
 
-/**
- * Replace (PUT) or patch a pet (status changes: docs/api.md#stock-and-ordering); `expected` (If-Match) may hold for the pet or `[pet]` (`GET /pets?id=N`).
- * @throws NotFound; Conflict `invalid_transition`, `concurrent_update` (retries ran out); StaleVersion; InvalidReference (category).
- */
+/** Replace or patch a pet; `expected` may hold for the pet or `[pet]`. @throws NotFound, Conflict, StaleVersion, InvalidReference (category). */
 export async function updatePet(db: Database, { petId, change, replace, expected, now }: PetUpdate): Promise<Pet> {
   const at = now.toISOString();
   for (let attempt = 0; attempt < 5; attempt++) {
@@ -234,10 +228,7 @@ const deletion = plan({
   ),
 });
 
-/**
- * Delete a pet that no order references, with its inventory row, if it is as `expected` (If-Match; as in `updatePet`).
- * @throws NotFound, Conflict `pet_has_orders`, StaleVersion.
- */
+/** Delete a pet no order references, with its inventory row, if as `expected`. @throws NotFound, Conflict `pet_has_orders`, StaleVersion. */
 export async function deletePet(db: Database, petId: number, expected: Precondition | undefined, now: Date): Promise<void> {
   let version: number | null = null;
   if (expected) {

@@ -1,7 +1,4 @@
-/**
- * Cancelling an order (docs/api.md#stock-and-ordering): the order deleted, its quantity restocked, a pending pet available again, in one
- * batch guarded by one condition on the order row (docs/architecture.md#idempotency-key-and-orders), after a read only for If-Match.
- */
+/** Cancelling an order (docs/api.md#stock-and-ordering): delete, restock, a pending pet available again, in one batch guarded by one condition. */
 import { and, eq, exists, sql } from "drizzle-orm";
 import { alias, unionAll } from "drizzle-orm/sqlite-core";
 import { type Database, qb } from "../../db/client";

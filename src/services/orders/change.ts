@@ -1,7 +1,4 @@
-/**
- * Changing an order (staff, docs/api.md#stock-and-ordering): fulfilling it (shipDate defaults to now; the pet is sold at stock 0 with
- * no other open order) or rescheduling an open one. One batch, after a read only for If-Match.
- */
+/** Changing an order (docs/api.md#stock-and-ordering): fulfilling or rescheduling an open one, in one batch. */
 import { and, eq, sql } from "drizzle-orm";
 import { type Database, qb } from "../../db/client";
 import { eventColumns, outboxRow, petUpdatedIfChanged } from "../../db/events";

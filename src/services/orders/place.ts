@@ -1,7 +1,4 @@
-/**
- * Placing an order (docs/api.md#stock-and-ordering): ONE atomic batch, Idempotency-Key included, that takes the stock, inserts the order,
- * makes the pet pending at its last unit, appends the events and reads back the outcome (docs/architecture.md#idempotency-key-and-orders).
- */
+/** Placing an order (docs/api.md#stock-and-ordering): one atomic batch takes the stock, inserts the order, appends the events, reads back the outcome. */
 import { and, eq, gte, type SQL, sql } from "drizzle-orm";
 import { unionAll } from "drizzle-orm/sqlite-core";
 import { type Database, qb } from "../../db/client";
@@ -169,10 +166,7 @@ export interface Placement {
   now: Date;
 }
 
-/**
- * Place an order for the caller, honouring the Idempotency-Key (docs/api.md#idempotency-key). One round trip.
- * @throws InvalidReference (pet), Conflict `pet_not_available` | `insufficient_stock`, IdempotencyKeyInProgress, IdempotencyKeyReused.
- */
+/** Place an order for the caller, honouring the Idempotency-Key. @throws InvalidReference, Conflict, IdempotencyKeyInProgress, IdempotencyKeyReused. */
 export async function placeOrder(db: Database, { principal, input, idempotencyKey, now }: Placement): Promise<PlacedOrder> {
   const { petId, quantity } = input;
   const { accountId } = principal;
