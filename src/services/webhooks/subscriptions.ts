@@ -1,7 +1,4 @@
-/**
- * Webhook subscriptions (docs/api.md#events-and-webhooks, experimental): create, list, get, delete. A subscription `{url, events}`
- * gets a signing secret `whsec_…`, shown once, and receives the events committed after it.
- */
+/** Webhook subscriptions (docs/api.md#events-and-webhooks): create, list, get, delete. */
 import { and, count, eq, gt, inArray, lt, notExists, type SQL, sql } from "drizzle-orm";
 import { qb, type Database } from "../../db/client";
 import { execute, guarded, type Params, params, plan, run, statement } from "../../db/plan";
@@ -176,9 +173,7 @@ export function toWebhook(row: WebhookRow): Webhook {
 }
 
 /**
- * Create a subscription, honouring the Idempotency-Key `options.claim` (if any) in the same batch; one statement checks `MAX_WEBHOOKS` and inserts.
- * @param options.allowPrivateTargets accept private hosts (WEBHOOKS_ALLOW_PRIVATE); `now` is its `createdAt`.
- * @returns the subscription and its secret (`whsec_…`, never shown again), or the stored response of the key's first request.
+ * Create a subscription honouring `options.claim` (if any): it and its secret, or the key's stored response.
  * @throws InvalidInput (`url`), LimitReached (`MAX_WEBHOOKS`), IdempotencyKeyInProgress, IdempotencyKeyReused.
  */
 export async function createWebhook(
