@@ -54,10 +54,8 @@ export interface Resource<F extends Columns = Columns, T extends SQLiteTable = S
   /** An update's assignments: each own column set to the value of its name in `p`. */
   assignments<V extends Values<{ columns: F; table: N }>>(p: Params<V>): Record<string, SQL>;
   /**
-   * A create statement's select list (`qb.insert(table).select(qb.select(list)…)`): every column of the
-   * table in order, each `overrides[key]`, else NULL for the primary key, else the value of its name in
-   * `p` (a column of the representation), else its default.
-   * @throws Error at build time for a column with none of these.
+   * A create statement's select list: every column of the table in order, each `overrides[key]`, else NULL for the primary key, else
+   * the value of its name in `p`, else its default. @throws Error at build time for a column with none of these.
    */
   createColumns<V extends Values<{ columns: F; table: N }>>(
     p: Params<V>,

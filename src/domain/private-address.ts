@@ -4,10 +4,7 @@
  */
 import ipaddr from "ipaddr.js";
 
-/**
- * IANA IPv6 Special-Purpose Address Registry blocks that ipaddr.js 2.5.0 leaves as "unicast":
- * `100:0:0:1::/64`, the dummy prefix (RFC 9780).
- */
+/** IANA IPv6 special-purpose blocks that ipaddr.js leaves as "unicast": the dummy prefix (RFC 9780). */
 const UNNAMED_SPECIAL_V6 = [ipaddr.IPv6.parseCIDR("100:0:0:1::/64")];
 
 /**

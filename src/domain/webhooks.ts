@@ -94,10 +94,7 @@ export interface Interest {
   history: readonly TypesUpTo[];
 }
 
-/**
- * The interest of a subscription as stored: `events` a JSON array of types; `previousEvents` the JSON history (`[{upTo, events}]`), or, as
- * stored before the history, one JSON array of types in force up to `typesSince`.
- */
+/** A stored subscription's interest: `previousEvents` is the JSON history, or (older rows) the types in force up to `typesSince`. */
 export function storedInterest(row: { start: number; events: string; typesSince: number; previousEvents: string | null }): Interest {
   const previous = row.previousEvents === null ? [] : (JSON.parse(row.previousEvents) as (string | TypesUpTo)[]);
   const history = previous.every((x) => typeof x === "string") ? [{ upTo: row.typesSince, events: previous as string[] }] : (previous as TypesUpTo[]);

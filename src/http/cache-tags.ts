@@ -1,7 +1,4 @@
-/**
- * Cache tags of public reads, and the tags a committed change makes stale (docs/caching.md#tags), for Workers Cache and the Node read
- * cache. Tags are printable ASCII (0x21–0x7E, ≤ 1024 chars, ≤ 1000 per response: https://developers.cloudflare.com/workers/cache/purge/).
- */
+/** Cache tags of public reads, and those a committed change makes stale (docs/caching.md#tags); printable ASCII, as Workers Cache requires. */
 import type { CommittedEvent } from "../db/client";
 
 export const PETS_LIST_TAG = "pets";

@@ -46,10 +46,7 @@ function unreachable(error: unknown): never {
   throw new TypeError(`fetch failed: the database did not answer (${error instanceof Error ? error.message : String(error)})`, { cause: error });
 }
 
-/**
- * `fetchFn` failing with a `TimeoutError` (wrapped as a failed fetch: 503) when `timeoutMs` pass before the whole answer is read;
- * such a write may have committed (docs/scaling.md#a-saturated-or-silent-server).
- */
+/** `fetchFn` failing with a `TimeoutError` (503) when `timeoutMs` pass before the whole answer is read; such a write may have committed. */
 export function timeLimited(fetchFn: RequestFetch, timeoutMs: number): RequestFetch {
   return async (request) => {
     const signal = AbortSignal.timeout(timeoutMs);

@@ -1,7 +1,4 @@
-/**
- * Payload shapes of pets (NewPet, Pet, Pets, PetStatus) plus the PATCH body,
- * with their limits (docs/api.md#resources).
- */
+/** Payload shapes of pets (NewPet, Pet, Pets, PetStatus, PetPatch) with their limits (docs/api.md#resources). */
 import { z } from "@hono/zod-openapi";
 import { PET_STATUSES } from "../../domain/pets";
 import { mergePatchSchema } from "../../http/merge-patch";

@@ -59,10 +59,7 @@ const SIGNATURE_HEADERS = [
   },
 ];
 
-/**
- * The delivery request, as an OpenAPI 3.0.3 callback of `POST /webhooks`
- * (raw object: zod-to-openapi passes operation fields it does not own through).
- */
+/** The delivery request, as an OpenAPI 3.0.3 callback of `POST /webhooks` (a raw object, which zod-to-openapi passes through). */
 const deliveryCallback = {
   event: {
     "{$request.body#/url}": {
