@@ -2,9 +2,9 @@
 import { and, eq, exists, gt, notExists, type SQL, sql } from "drizzle-orm";
 import { type Database, qb } from "../db/client";
 import { isConstraintError } from "../db/errors";
-import { eventColumns, outboxRow } from "../db/events";
 import { execute, guarded, outbox, params, plan, run, statement } from "../db/plan";
-import { CATEGORY, type Category, type CategoryPatch, categories, events, type NewCategory, pets } from "../db/schema";
+import { insertEvents } from "./outbox";
+import { CATEGORY, type Category, type CategoryPatch, categories, type NewCategory, pets } from "../db/schema";
 import { Conflict, NotFound, StaleVersion } from "../domain/errors";
 import type { Creation, KeyClaim } from "../domain/idempotency";
 import { type Precondition, requireMatch } from "../domain/precondition";
@@ -72,15 +72,7 @@ function insertCategory(guard?: SQL) {
 
 /** The `category.created` event of the category just inserted (last_insert_rowid()), when the step just before changed a row. */
 const categoryCreated = creating.guarded((changed) =>
-  qb
-    .insert(events)
-    .select(
-      qb
-        .select(eventColumns(creating, "category.created", CATEGORY.json()))
-        .from(categories)
-        .where(and(eq(categories.id, sql`last_insert_rowid()`), changed)),
-    )
-    .returning(outboxRow),
+  insertEvents(creating, "category.created", CATEGORY.json(), categories, and(eq(categories.id, sql`last_insert_rowid()`), changed)),
 );
 
 /** Creating a category; the event reads the row just inserted. */
@@ -144,17 +136,7 @@ const change = plan({
       .returning(CATEGORY.columns),
   ),
   event: outbox(
-    changing.guarded((changed) =>
-      qb
-        .insert(events)
-        .select(
-          qb
-            .select(eventColumns(changing, "category.updated", CATEGORY.json()))
-            .from(categories)
-            .where(and(eq(categories.id, changing("id")), changed)),
-        )
-        .returning(outboxRow),
-    ),
+    changing.guarded((changed) => insertEvents(changing, "category.updated", CATEGORY.json(), categories, and(eq(categories.id, changing("id")), changed))),
   ),
 });
 
@@ -201,19 +183,7 @@ const deletable = and(
 
 /** Deleting a category: event and delete share one condition, so both happen or neither. */
 const deletion = plan({
-  event: outbox(
-    removal.prepare(
-      qb
-        .insert(events)
-        .select(
-          qb
-            .select(eventColumns(removal, "category.deleted", CATEGORY.json()))
-            .from(categories)
-            .where(deletable),
-        )
-        .returning(outboxRow),
-    ),
-  ),
+  event: outbox(removal.prepare(insertEvents(removal, "category.deleted", CATEGORY.json(), categories, deletable))),
   deleted: removal.statement(qb.delete(categories).where(deletable)),
   /** Why a delete changed nothing: the category's version, and whether pets use it (no row: absent). */
   outcome: removal.statement(

@@ -1,9 +1,9 @@
 /** Creating pets (docs/api.md#stock-and-ordering): pet, inventory row, event and any Idempotency-Key claim and response in one batch. */
 import { and, eq, type SQL, sql } from "drizzle-orm";
 import { type Database, qb } from "../db/client";
-import { eventColumns, outboxRow } from "../db/events";
 import { guarded, outbox, params, plan, run, runEach, statement, withValues } from "../db/plan";
-import { categories, events, inventory, type NewPet, PET, type Pet, pets } from "../db/schema";
+import { insertEvents } from "./outbox";
+import { categories, inventory, type NewPet, PET, type Pet, pets } from "../db/schema";
 import type { Creation, KeyClaim } from "../domain/idempotency";
 import { claimStep, claimValues, keyRowStep, recordCreated, releaseStep, replayUnlessClaimed } from "./idempotency.service";
 import { categoryNotFound, type PetValues } from "./pets.service";
@@ -36,17 +36,7 @@ const insertInventory = p.guarded((changed) =>
 );
 
 /** The `pet.created` event, when the step just before changed a row; inventory.pet_id is its rowid, so last_insert_rowid() is still the pet's id. */
-const petCreated = p.guarded((changed) =>
-  qb
-    .insert(events)
-    .select(
-      qb
-        .select(eventColumns(p, "pet.created", PET.json()))
-        .from(pets)
-        .where(and(eq(pets.id, sql`last_insert_rowid()`), changed)),
-    )
-    .returning(outboxRow),
-);
+const petCreated = p.guarded((changed) => insertEvents(p, "pet.created", PET.json(), pets, and(eq(pets.id, sql`last_insert_rowid()`), changed)));
 
 /** Creating a pet: nothing when its category does not exist. */
 const creation = plan({

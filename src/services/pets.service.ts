@@ -1,8 +1,9 @@
 /** Rules of pets (docs/api.md#stock-and-ordering): replace and patch with the status transitions, deletion only without orders. */
 import { and, eq, gt, type SQL, sql } from "drizzle-orm";
 import { type Database, qb } from "../db/client";
-import { eventColumns, inventoryUpdatedWhen, outboxRow, petUpdatedIfChanged } from "../db/events";
+import { inventoryUpdatedWhen, outboxRow, petUpdatedIfChanged } from "../db/events";
 import { execute, outbox, params, plan, run } from "../db/plan";
+import { insertEvents } from "./outbox";
 import { categories, events, inventory, type NewPet, orders, PET, type Pet, type PetPatch, pets } from "../db/schema";
 import type { Values } from "../db/representation";
 import { variants } from "../db/variants";
@@ -205,19 +206,7 @@ const deletable = and(
 
 /** Deleting a pet: the event and both deletes share one condition, so all happen or none. */
 const deletion = plan({
-  event: outbox(
-    removal.prepare(
-      qb
-        .insert(events)
-        .select(
-          qb
-            .select(eventColumns(removal, "pet.deleted", PET.json()))
-            .from(pets)
-            .where(deletable),
-        )
-        .returning(outboxRow),
-    ),
-  ),
+  event: outbox(removal.prepare(insertEvents(removal, "pet.deleted", PET.json(), pets, deletable))),
   inventory: removal.statement(qb.delete(inventory).where(sql`${inventory.petId} in (select ${pets.id} from ${pets} where ${deletable})`)),
   pet: removal.statement(qb.delete(pets).where(deletable)),
   hasOrders: removal.statement(

@@ -1,8 +1,9 @@
 /** Changing an order (docs/api.md#stock-and-ordering): fulfilling or rescheduling an open one, in one batch. */
 import { and, eq, sql } from "drizzle-orm";
 import { type Database, qb } from "../../db/client";
-import { eventColumns, outboxRow, petUpdatedIfChanged } from "../../db/events";
+import { outboxRow, petUpdatedIfChanged } from "../../db/events";
 import { outbox, params, plan, run, statement } from "../../db/plan";
+import { insertEvents } from "../outbox";
 import { events, inventory, ORDER, type Order, orders, pets } from "../../db/schema";
 import { Conflict, NotFound, StaleVersion } from "../../domain/errors";
 import type { EventType } from "../../domain/events";
@@ -42,19 +43,7 @@ function updateOrder(fulfil: boolean) {
 
 /** The order's event (`type`), when the update just before changed it. */
 function orderEvent(type: EventType) {
-  return outbox(
-    p.guarded((changed) =>
-      qb
-        .insert(events)
-        .select(
-          qb
-            .select(eventColumns(p, type, ORDER.json()))
-            .from(orders)
-            .where(and(eq(orders.id, p("orderId")), changed)),
-        )
-        .returning(outboxRow),
-    ),
-  );
+  return outbox(p.guarded((changed) => insertEvents(p, type, ORDER.json(), orders, and(eq(orders.id, p("orderId")), changed))));
 }
 
 const orderOfPet = sql`(select ${orders.petId} from ${orders} where ${orders.id} = ${p("orderId")})`;
