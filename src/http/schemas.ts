@@ -5,6 +5,9 @@ import type { MiddlewareHandler } from "hono";
 /** Largest id the API issues or accepts: 2^53-1, so JSON clients keep precision. */
 export const MAX_ID = Number.MAX_SAFE_INTEGER;
 
+/** An id in a JSON body or representation: an integer in 1..`MAX_ID`. */
+export const idNumber = z.number().int().min(1).max(MAX_ID).openapi({ format: "int64", example: 1 });
+
 export const ErrorDetailSchema = z
   .object({
     path: z.string().openapi({ example: "body.name" }),
