@@ -1,10 +1,10 @@
 /** Rules of pets (docs/api.md#stock-and-ordering): replace and patch with the status transitions, deletion only without orders. */
 import { and, eq, gt, type SQL, sql } from "drizzle-orm";
 import { type Database, qb } from "../db/client";
-import { inventoryUpdatedWhen, outboxRow, petUpdatedIfChanged } from "../db/events";
+import { inventoryUpdatedWhen, petUpdatedIfChanged } from "../db/events";
 import { execute, outbox, params, plan, run } from "../db/plan";
-import { insertEvents } from "./outbox";
-import { categories, events, inventory, type NewPet, orders, PET, type Pet, type PetPatch, pets } from "../db/schema";
+import { insertEventRows, insertEvents } from "./outbox";
+import { categories, inventory, type NewPet, orders, PET, type Pet, type PetPatch, pets } from "../db/schema";
 import type { Values } from "../db/representation";
 import { variants } from "../db/variants";
 import { Conflict, InvalidReference, NotFound, StaleVersion } from "../domain/errors";
@@ -108,14 +108,7 @@ async function readPetState(db: Database, petId: number, categoryId: number): Pr
 /** Updating a pet: `version` is the version read. */
 const change = params<PetValues & { id: number; version: number; occurredAt: string }>();
 /** The `pet.updated` event, when the update just before changed the pet. */
-const petUpdated = outbox(
-  change.guarded((changed) =>
-    qb
-      .insert(events)
-      .select(petUpdatedIfChanged(change, change("id"), changed))
-      .returning(outboxRow),
-  ),
-);
+const petUpdated = outbox(change.guarded((changed) => insertEventRows(petUpdatedIfChanged(change, change("id"), changed))));
 
 /** Selling empties the stock, when the pet was updated (its event inserted). */
 const zeroStock = change.guarded((changed) =>
@@ -126,14 +119,7 @@ const zeroStock = change.guarded((changed) =>
 );
 
 /** The `inventory.updated` event, when the stock was emptied. */
-const inventoryUpdated = outbox(
-  change.guarded((changed) =>
-    qb
-      .insert(events)
-      .select(inventoryUpdatedWhen(change, change("id"), changed))
-      .returning(outboxRow),
-  ),
-);
+const inventoryUpdated = outbox(change.guarded((changed) => insertEventRows(inventoryUpdatedWhen(change, change("id"), changed))));
 
 /** Updating a pet, re-checking its transition's guard; `zeroing` also empties its stock (sold). */
 function updatePlans(guard: SQL | undefined) {

@@ -2,9 +2,10 @@
 import { and, eq, exists, sql } from "drizzle-orm";
 import { alias, unionAll } from "drizzle-orm/sqlite-core";
 import { type Database, qb } from "../../db/client";
-import { eventColumns, inventoryUpdatedWhen, outboxRow, petUpdatedIfChanged } from "../../db/events";
+import { eventColumns, inventoryUpdatedWhen, petUpdatedIfChanged } from "../../db/events";
 import { outbox, params, plan, run, statement } from "../../db/plan";
-import { events, inventory, ORDER, orders, pets } from "../../db/schema";
+import { insertEventRows } from "../outbox";
+import { inventory, ORDER, orders, pets } from "../../db/schema";
 import { Conflict, NotFound, StaleVersion } from "../../domain/errors";
 import type { Precondition } from "../../domain/precondition";
 import type { Principal } from "../../domain/principal";
@@ -45,19 +46,16 @@ const cancellation = plan({
   /** The events in this order: `pet.updated` (when the step before made the pet available), `inventory.updated`, `order.cancelled` (UNION ALL). */
   events: outbox(
     p.guarded((changed) =>
-      qb
-        .insert(events)
-        .select(
-          unionAll(
-            petUpdatedIfChanged(p, petOfOrder, changed),
-            inventoryUpdatedWhen(p, petOfOrder, cancellable),
-            qb
-              .select(eventColumns(p, "order.cancelled", ORDER.json()))
-              .from(orders)
-              .where(and(eq(orders.id, p("orderId")), cancellable)),
-          ),
-        )
-        .returning(outboxRow),
+      insertEventRows(
+        unionAll(
+          petUpdatedIfChanged(p, petOfOrder, changed),
+          inventoryUpdatedWhen(p, petOfOrder, cancellable),
+          qb
+            .select(eventColumns(p, "order.cancelled", ORDER.json()))
+            .from(orders)
+            .where(and(eq(orders.id, p("orderId")), cancellable)),
+        ),
+      ),
     ),
   ),
   deleted: p.statement(qb.delete(orders).where(and(eq(orders.id, p("orderId")), cancellable))),

@@ -1,10 +1,10 @@
 /** Changing an order (docs/api.md#stock-and-ordering): fulfilling or rescheduling an open one, in one batch. */
 import { and, eq, sql } from "drizzle-orm";
 import { type Database, qb } from "../../db/client";
-import { outboxRow, petUpdatedIfChanged } from "../../db/events";
+import { petUpdatedIfChanged } from "../../db/events";
 import { outbox, params, plan, run, statement } from "../../db/plan";
-import { insertEvents } from "../outbox";
-import { events, inventory, ORDER, type Order, orders, pets } from "../../db/schema";
+import { insertEventRows, insertEvents } from "../outbox";
+import { inventory, ORDER, type Order, orders, pets } from "../../db/schema";
 import { Conflict, NotFound, StaleVersion } from "../../domain/errors";
 import type { EventType } from "../../domain/events";
 import type { OrderChange } from "../../domain/orders";
@@ -66,14 +66,7 @@ const fulfilment = plan({
         ),
       ),
   ),
-  petEvent: outbox(
-    p.guarded((changed) =>
-      qb
-        .insert(events)
-        .select(petUpdatedIfChanged(p, orderOfPet, changed))
-        .returning(outboxRow),
-    ),
-  ),
+  petEvent: outbox(p.guarded((changed) => insertEventRows(petUpdatedIfChanged(p, orderOfPet, changed)))),
   state: statement(orderState),
 });
 

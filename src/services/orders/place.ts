@@ -2,9 +2,10 @@
 import { and, eq, gte, type SQL, sql } from "drizzle-orm";
 import { unionAll } from "drizzle-orm/sqlite-core";
 import { type Database, qb } from "../../db/client";
-import { eventColumns, inventoryUpdatedWhen, outboxRow, petUpdatedIfChanged } from "../../db/events";
+import { eventColumns, inventoryUpdatedWhen, petUpdatedIfChanged } from "../../db/events";
 import { guarded, outbox, params, plan, run, statement } from "../../db/plan";
-import { events, idempotencyKeys, inventory, ORDER, type Order, orders, pets } from "../../db/schema";
+import { insertEventRows } from "../outbox";
+import { idempotencyKeys, inventory, ORDER, type Order, orders, pets } from "../../db/schema";
 import { aliasedColumns } from "../../db/select-list";
 import { Conflict, InvalidReference } from "../../domain/errors";
 import type { NewOrder } from "../../domain/orders";
@@ -95,19 +96,16 @@ const petPending = p.statement(
 /** The events in this order: `pet.updated` (when the step before made the pet pending), `order.placed`, `inventory.updated` (UNION ALL). */
 const placementEvents = outbox(
   p.guarded((changed) =>
-    qb
-      .insert(events)
-      .select(
-        unionAll(
-          petUpdatedIfChanged(p, p("petId"), changed),
-          qb
-            .select(eventColumns(p, "order.placed", ORDER.json()))
-            .from(orders)
-            .where(eq(orders.placementToken, p("token"))),
-          inventoryUpdatedWhen(p, p("petId"), placedHere),
-        ),
-      )
-      .returning(outboxRow),
+    insertEventRows(
+      unionAll(
+        petUpdatedIfChanged(p, p("petId"), changed),
+        qb
+          .select(eventColumns(p, "order.placed", ORDER.json()))
+          .from(orders)
+          .where(eq(orders.placementToken, p("token"))),
+        inventoryUpdatedWhen(p, p("petId"), placedHere),
+      ),
+    ),
   ),
 );
 
