@@ -1,7 +1,6 @@
 /**
- * A resource's representation, declared once beside its table (src/db/schema.ts) as a record of columns, from which the
- * select list, row mapping, JSON in SQL, create and update statements and types derive (docs/architecture.md#adding-a-field).
- * Members: the NOT NULL columns in list order, then the others, absent while NULL.
+ * A resource's representation, declared once beside its table (docs/architecture.md#adding-a-field). Members: the NOT NULL columns in
+ * list order, then the others, absent while NULL.
  */
 import { type Column, getTableColumns, getTableName, type Placeholder, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";

@@ -1,7 +1,4 @@
-/**
- * Private-address policy of webhook targets (docs/webhooks.md#targets): only global unicast is a target, per ipaddr.js `range()` and the
- * IANA Special-Purpose Address Registries (RFC 6890, RFC 8190); IPv6 forms carrying an IPv4 address count as it; `localhost` is refused.
- */
+/** Private-address policy of webhook targets (docs/webhooks.md#targets): only global unicast (RFC 6890, RFC 8190); `localhost` is refused. */
 import ipaddr from "ipaddr.js";
 
 /** IANA IPv6 special-purpose blocks that ipaddr.js leaves as "unicast": the dummy prefix (RFC 9780). */

@@ -10,10 +10,7 @@ export function encodeCursor(lastId: number): string {
   return btoa(`after:${lastId}`).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
-/**
- * The id after which the requested page starts (0 for the first page).
- * @throws ApiError 400 `validation_error` (path `query.cursor`) for a cursor this API did not issue.
- */
+/** The id after which the requested page starts (0: the first). @throws ApiError 400 `validation_error` for a cursor this API did not issue. */
 export function decodeCursor(cursor: string | undefined): number {
   if (cursor === undefined) return 0;
   let text = "";
@@ -32,10 +29,7 @@ export function decodeCursor(cursor: string | undefined): number {
   return id;
 }
 
-/**
- * The first `limit` of `rows` (fetched `limit + 1`); when there are more, sets the `Link` to the page after the last
- * (`keyOf`: its ascending key, default `id`).
- */
+/** The first `limit` of `rows` (fetched `limit + 1`), setting the next page's `Link` when there are more (`keyOf`: the key, default `id`). */
 export function pageOf<T>(c: Context, rows: T[], limit: number, keyOf: (row: T) => number = (row) => (row as { id: number }).id): T[] {
   if (rows.length <= limit) return rows;
   const items = rows.slice(0, limit);

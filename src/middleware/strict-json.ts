@@ -1,7 +1,4 @@
-/**
- * Strict JSON request bodies (docs/api.md#request-bodies-and-text): 415 for a content coding or another media type; 400 `invalid_json`
- * for invalid UTF-8 (RFC 8259 §8.1), malformed JSON or a member name repeated in one object (RFC 8259 §4).
- */
+/** Strict JSON request bodies (docs/api.md#request-bodies-and-text): 415 for another coding or media type, 400 `invalid_json` (RFC 8259). */
 import { parse, type AnyNode } from "@humanwhocodes/momoa";
 import type { MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";

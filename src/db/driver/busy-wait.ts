@@ -1,7 +1,4 @@
-/**
- * The database port over a database other processes write too: SQLITE_BUSY waited out on a timer, a file's connection replaced
- * after it, and SQLITE_CANTOPEN once the path names another file (docs/architecture.md#sharing-the-database).
- */
+/** The database port over a file other processes write too: SQLITE_BUSY waited out (docs/architecture.md#sharing-the-database). */
 import { accessSync, constants, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { LibsqlError } from "@libsql/client";

@@ -1,7 +1,4 @@
-/**
- * The database port on an embedded file through libsql-js (`libsql`): one connection, SQL run synchronously, each SQL text compiled
- * once (bounded LRU), answers as `@libsql/client` gives them (docs/internals.md#the-file-driver).
- */
+/** The database port on an embedded file through libsql-js, answering as `@libsql/client` does (docs/internals.md#the-file-driver). */
 import { Buffer } from "node:buffer";
 import { LibsqlBatchError, LibsqlError, type InArgs, type InStatement, type InValue, type ResultSet, type Row, type Value } from "@libsql/client";
 import Native from "libsql";

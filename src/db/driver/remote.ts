@@ -1,7 +1,4 @@
-/**
- * The database port on a libSQL server over `@libsql/client/web` (the Worker's, one per request), and the `fetch` of every server
- * client: a 429 retried within a budget, each request time-limited on Node; SQLITE_BUSY waited out (docs/scaling.md#a-saturated-or-silent-server).
- */
+/** The database port on a libSQL server, and the `fetch` of every server client (docs/scaling.md#a-saturated-or-silent-server). */
 import { createClient } from "@libsql/client/web";
 import pLimit from "p-limit";
 import { backoffDelayMs } from "../../domain/backoff";
