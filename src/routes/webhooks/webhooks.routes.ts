@@ -33,30 +33,28 @@ const route = operations(["Events"]);
 const experimentalStaffOnly = { ...protectedOperation("staff"), "x-stability": "experimental" } as const;
 const webhookIdParams = idParams("webhookId");
 
+/** A required string header of the delivery request. */
+const header = (name: string, description: string, example: string) => ({
+  name,
+  in: "header",
+  required: true,
+  description,
+  schema: { type: "string", example },
+});
+
 const SIGNATURE_HEADERS = [
-  {
-    name: "webhook-id",
-    in: "header",
-    required: true,
-    description: "Message id `evt_<event id>`: the same on every retry, so a receiver can drop duplicates.",
-    schema: { type: "string", example: "evt_42" },
-  },
-  {
-    name: "webhook-timestamp",
-    in: "header",
-    required: true,
-    description: "Unix time (seconds) of this attempt. Reject messages too far from your clock (Standard Webhooks suggests 5 minutes).",
-    schema: { type: "string", example: "1795262400" },
-  },
-  {
-    name: "webhook-signature",
-    in: "header",
-    required: true,
-    description:
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: Standard Webhooks' notation for the signed content, shown to API readers as written.
-      "`v1,` + base64 HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${raw body}`, keyed with the base64-decoded part of the subscription secret after `whsec_` (Standard Webhooks). Verify against the raw body bytes before parsing. For 24 h after a rotation it lists two signatures, space-separated (new secret first): accept the message when any of them verifies.",
-    schema: { type: "string", example: "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=" },
-  },
+  header("webhook-id", "Message id `evt_<event id>`: the same on every retry, so a receiver can drop duplicates.", "evt_42"),
+  header(
+    "webhook-timestamp",
+    "Unix time (seconds) of this attempt. Reject messages too far from your clock (Standard Webhooks suggests 5 minutes).",
+    "1795262400",
+  ),
+  header(
+    "webhook-signature",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: Standard Webhooks' notation for the signed content, shown to API readers as written.
+    "`v1,` + base64 HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${raw body}`, keyed with the base64-decoded part of the subscription secret after `whsec_` (Standard Webhooks). Verify against the raw body bytes before parsing. For 24 h after a rotation it lists two signatures, space-separated (new secret first): accept the message when any of them verifies.",
+    "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=",
+  ),
 ];
 
 /** The delivery request, as an OpenAPI 3.0.3 callback of `POST /webhooks` (a raw object, which zod-to-openapi passes through). */
