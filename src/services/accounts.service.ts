@@ -186,7 +186,7 @@ const insertKeyQuery = insertKey();
 const keyedKeyCreation = plan({
   claim: claimStep,
   key: guarded(insertKey),
-  record: recordCreated(200, sql<string>`(select ${jsonObject(API_KEY)} from ${apiKeys} where ${apiKeys.id} = last_insert_rowid())`),
+  record: recordCreated(200, apiKeys, jsonObject(API_KEY)),
   release: releaseStep,
   existing: keyRowStep,
 });

@@ -81,14 +81,11 @@ const creation = plan({
   event: outbox(categoryCreated),
 });
 
-/** The category just inserted (last_insert_rowid()), for its stored response. */
-const newCategory = (expression: SQL) => sql<string>`(select ${expression} from ${categories} where ${categories.id} = last_insert_rowid())`;
-
 /** Creating with an Idempotency-Key: the claim guards the insert, the response (and its Location) is recorded with it; a taken name fails the whole batch. */
 const keyedCreation = plan({
   claim: claimStep,
   category: guarded(insertCategory),
-  record: recordCreated(201, newCategory(CATEGORY.json()), newCategory(sql`'/categories/' || ${categories.id}`)),
+  record: recordCreated(201, categories, CATEGORY.json(), sql`'/categories/' || ${categories.id}`),
   event: outbox(categoryCreated),
   existing: keyRowStep,
 });

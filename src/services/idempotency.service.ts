@@ -1,5 +1,6 @@
 /** `Idempotency-Key` (docs/api.md#idempotency-key): plan steps that claim a key, record the response and release a refused claim in the creating batch. */
 import { and, eq, type SQL, sql } from "drizzle-orm";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { qb } from "../db/client";
 import { type Params, params, statement } from "../db/plan";
 import { idempotencyKeys } from "../db/schema";
@@ -128,15 +129,19 @@ export function existingResponse(row: KeyRow, fingerprint: string): StoredRespon
 /** The plan step that reads the key's row (`keyColumns`) at the end of a keyed batch: the other request's row when the claim failed. */
 export const keyRowStep = keyRow.statement(qb.select(keyColumns).from(idempotencyKeys).where(thisKey(keyRow)));
 
-/** The step that stores `status`, `body` and `location` (built in SQL from the row just created, no secret) on this request's claim, when the step before changed a row. */
-export function recordCreated(status: number, body: SQL<string>, location?: SQL<string>) {
+/**
+ * The step that stores `status`, `body` and `location` (SQL over the row of `table` just inserted, no secret) on this request's claim, when
+ * the step before changed a row.
+ */
+export function recordCreated(status: number, table: SQLiteTable & { id: SQLiteColumn }, body: SQL, location?: SQL) {
+  const inserted = (expression: SQL) => sql<string>`(select ${expression} from ${table} where ${table.id} = last_insert_rowid())`;
   return own.guarded((changed) =>
     qb
       .update(idempotencyKeys)
       .set({
         responseStatus: status,
-        responseBody: body,
-        responseHeaders: location === undefined ? sql`'{}'` : sql`json_object('Location', ${location})`,
+        responseBody: inserted(body),
+        responseHeaders: location === undefined ? sql`'{}'` : sql`json_object('Location', ${inserted(location)})`,
       })
       .where(and(ownClaim(own), changed)),
   );

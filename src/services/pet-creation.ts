@@ -45,15 +45,12 @@ const creation = plan({
   events: outbox(petCreated),
 });
 
-/** The pet just inserted (last_insert_rowid()), for its stored response. */
-const newPet = (expression: SQL) => sql<string>`(select ${expression} from ${pets} where ${pets.id} = last_insert_rowid())`;
-
 /** Creating with an Idempotency-Key: the claim guards the pet; the response is recorded while last_insert_rowid() is the pet's id; a refused pet releases the claim. */
 const keyedCreation = plan({
   claim: claimStep,
   pet: guarded(insertPet),
   inventory: insertInventory,
-  record: recordCreated(201, newPet(PET.json()), newPet(sql`'/pets/' || ${pets.id}`)),
+  record: recordCreated(201, pets, PET.json(), sql`'/pets/' || ${pets.id}`),
   events: outbox(petCreated),
   release: releaseStep,
   existing: keyRowStep,

@@ -77,18 +77,11 @@ const creation = plan({
   types: eventTypes,
 });
 
-/** The subscription just inserted (last_insert_rowid()), for its stored response. */
-const newSubscription = (expression: SQL) => sql<string>`(select ${expression} from ${webhooks} where ${webhooks.id} = last_insert_rowid())`;
-
 /** Creating with an Idempotency-Key: the claim guards the insert, the response (200, no secret) is recorded with it, a refused subscription releases the claim. */
 const keyedCreation = plan({
   claim: claimStep,
   subscription: guarded(insertSubscription),
-  record: recordCreated(
-    200,
-    newSubscription(WEBHOOK_REPRESENTATION.json({ events: sql`json(${webhooks.events})` })),
-    newSubscription(sql`'/webhooks/' || ${webhooks.id}`),
-  ),
+  record: recordCreated(200, webhooks, WEBHOOK_REPRESENTATION.json({ events: sql`json(${webhooks.events})` }), sql`'/webhooks/' || ${webhooks.id}`),
   types: eventTypes,
   release: releaseStep,
   existing: keyRowStep,
