@@ -1,5 +1,6 @@
 /** Accounts and their API keys (docs/api.md#authentication); a secret is returned once, by the function that creates it, and never stored. */
 import { and, count, eq, gt, isNull, lt, or, type SQL, sql } from "drizzle-orm";
+import { selectById } from "../db/by-id";
 import { type Database, qb } from "../db/client";
 import { isConstraintError } from "../db/errors";
 import { execute, guarded, type Params, params, plan, run } from "../db/plan";
@@ -99,13 +100,7 @@ export async function createAccount(
   }
 }
 
-const byId = params<{ id: number }>();
-const getAccountQuery = byId.prepare(
-  qb
-    .select(ACCOUNT)
-    .from(accounts)
-    .where(eq(accounts.id, byId("id"))),
-);
+const getAccountQuery = selectById(accounts, ACCOUNT);
 
 /** @throws NotFound when absent. */
 export async function getAccount(db: Database, accountId: number): Promise<Account> {

@@ -1,5 +1,6 @@
 /** Rules of categories (docs/api.md#resources): names unique case-insensitively, deletion only when no pet uses the category. */
 import { and, eq, exists, gt, notExists, type SQL, sql } from "drizzle-orm";
+import { selectById } from "../db/by-id";
 import { type Database, qb } from "../db/client";
 import { isConstraintError } from "../db/errors";
 import { execute, guarded, outbox, params, plan, run, statement } from "../db/plan";
@@ -18,14 +19,8 @@ export function nameKey(name: string): string {
   return name.normalize("NFC").toLowerCase();
 }
 
-const byId = params<{ id: number }>();
 /** The category `id` with its version. */
-const getQuery = byId.prepare(
-  qb
-    .select({ ...CATEGORY.columns, version: categories.version })
-    .from(categories)
-    .where(eq(categories.id, byId("id"))),
-);
+const getQuery = selectById(categories, { ...CATEGORY.columns, version: categories.version });
 
 function duplicateName(name: string): Conflict {
   return new Conflict("duplicate_name", { name });

@@ -1,5 +1,6 @@
 /** Rules of pets (docs/api.md#stock-and-ordering): replace and patch with the status transitions, deletion only without orders. */
 import { and, eq, gt, type SQL, sql } from "drizzle-orm";
+import { selectById } from "../db/by-id";
 import { type Database, qb } from "../db/client";
 import { inventoryUpdatedWhen, petUpdatedIfChanged } from "../db/events";
 import { execute, outbox, params, plan, run } from "../db/plan";
@@ -59,13 +60,7 @@ export async function listPets(db: Database, filter: PetFilter, afterId: number,
   return rows.map(PET.present);
 }
 
-const byId = params<{ id: number }>();
-const getQuery = byId.prepare(
-  qb
-    .select(PET.columns)
-    .from(pets)
-    .where(eq(pets.id, byId("id"))),
-);
+const getQuery = selectById(pets, PET.columns);
 
 /** @throws NotFound when absent. One round trip. */
 export async function getPet(db: Database, petId: number): Promise<Pet> {

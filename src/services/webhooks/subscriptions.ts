@@ -1,5 +1,6 @@
 /** Webhook subscriptions (docs/api.md#events-and-webhooks): create, list, get, delete. */
 import { and, count, eq, gt, inArray, lt, notExists, type SQL, sql } from "drizzle-orm";
+import { selectById } from "../../db/by-id";
 import { qb, type Database } from "../../db/client";
 import { execute, guarded, type Params, params, plan, run, statement } from "../../db/plan";
 import { events as eventLog, WEBHOOK as WEBHOOK_REPRESENTATION, webhookDeliveries, webhookEventTypes, webhooks } from "../../db/schema";
@@ -98,12 +99,7 @@ const listSubscriptions = page.prepare(
     .limit(page("limit")),
 );
 
-const subscriptionById = byId.prepare(
-  qb
-    .select(WEBHOOK)
-    .from(webhooks)
-    .where(eq(webhooks.id, byId("id"))),
-);
+const subscriptionById = selectById(webhooks, WEBHOOK);
 
 /** The step "subscription `webhookId` exists": one row when it does. */
 export function subscriptionExists<V extends { webhookId: number }>(p: Params<V>) {
