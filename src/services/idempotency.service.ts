@@ -8,8 +8,6 @@ import { IdempotencyKeyInProgress, IdempotencyKeyReused } from "../domain/errors
 import type { KeyClaim, StoredResponse } from "../domain/idempotency";
 import { sha256Hex } from "./api-keys";
 
-export type { Creation, KeyClaim, StoredResponse } from "../domain/idempotency";
-
 /** How long a stored response is replayed (docs/api.md#idempotency-key): 24 h, in milliseconds. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** How long an unfinished claim blocks its key, in milliseconds. */
