@@ -8,7 +8,7 @@ import { accounts, apiKeys } from "../db/schema";
 import { jsonObject } from "../db/select-list";
 import type { Account, ApiKey, NewApiKey } from "../domain/accounts";
 import { Conflict, LimitReached, NotFound } from "../domain/errors";
-import type { Creation, KeyClaim, StoredResponse } from "../domain/idempotency";
+import type { Creation, KeyClaim } from "../domain/idempotency";
 import type { Role } from "../domain/principal";
 import { generateApiKey } from "./api-keys";
 import { claimStep, claimValues, keyRowStep, recordCreated, releaseStep, replayUnlessClaimed } from "./idempotency.service";
@@ -193,16 +193,10 @@ const keyedKeyCreation = plan({
 export async function createKeyOnce(db: Database, accountId: number, name: string | undefined, now: Date, claim?: KeyClaim): Promise<Creation<NewApiKey>> {
   const material = await generateApiKey();
   const values = { accountId, name: name ?? null, prefix: material.prefix, secretHash: material.hash, createdAt: now.toISOString(), max: MAX_ACTIVE_KEYS };
-  let replay: StoredResponse | null = null;
-  let apiKey: ApiKey | undefined;
-  if (claim) {
-    const keyed = await run(db, keyedKeyCreation, { ...values, ...claimValues(claim) });
-    [apiKey] = keyed.key;
-    if (!apiKey) replay = replayUnlessClaimed(keyed.claim, keyed.existing, claim);
-  } else {
-    [apiKey] = await execute(db, insertKeyQuery, values);
-  }
+  const keyed = claim && (await run(db, keyedKeyCreation, { ...values, ...claimValues(claim) }));
+  const [apiKey] = keyed ? keyed.key : await execute(db, insertKeyQuery, values);
   if (apiKey) return { created: { ...apiKey, key: material.secret } };
+  const replay = claim && keyed ? replayUnlessClaimed(keyed.claim, keyed.existing, claim) : null;
   if (replay) return { replay };
   throw new LimitReached("apiKeys", MAX_ACTIVE_KEYS);
 }

@@ -6,7 +6,7 @@ import { execute, guarded, type Params, params, plan, run, statement } from "../
 import { events as eventLog, WEBHOOK as WEBHOOK_REPRESENTATION, webhookDeliveries, webhookEventTypes, webhooks } from "../../db/schema";
 import type { RowOf } from "../../db/representation";
 import { InvalidInput, LimitReached, NotFound } from "../../domain/errors";
-import type { Creation, KeyClaim, StoredResponse } from "../../domain/idempotency";
+import type { Creation, KeyClaim } from "../../domain/idempotency";
 import { type DeliveryMode, type DeliveryStatus, MAX_IN_FLIGHT, type NewWebhook, type Webhook, type WebhookStatus } from "../../domain/webhooks";
 import { webhookTargetProblem } from "../../domain/webhook-target";
 import { claimStep, claimValues, keyRowStep, recordCreated, releaseStep, replayUnlessClaimed } from "../idempotency.service";
@@ -184,18 +184,10 @@ export async function createWebhook(
     rateLimit: input.rateLimit ?? null,
   };
   const { claim } = options;
-  let replay: StoredResponse | null = null;
-  let row: WebhookRow | undefined;
-  if (claim) {
-    const keyed = await run(db, keyedCreation, { ...values, ...claimValues(claim) });
-    [row] = keyed.subscription;
-    if (!row) replay = replayUnlessClaimed(keyed.claim, keyed.existing, claim);
-  } else {
-    [row] = (await run(db, creation, values)).subscription;
-  }
-  if (row) {
-    return { created: { webhook: toWebhook(row), secret } };
-  }
+  const keyed = claim && (await run(db, keyedCreation, { ...values, ...claimValues(claim) }));
+  const [row] = (keyed ?? (await run(db, creation, values))).subscription;
+  if (row) return { created: { webhook: toWebhook(row), secret } };
+  const replay = claim && keyed ? replayUnlessClaimed(keyed.claim, keyed.existing, claim) : null;
   if (replay) return { replay };
   throw new LimitReached("webhooks", values.max);
 }
