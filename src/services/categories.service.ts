@@ -95,21 +95,12 @@ export async function createCategory(db: Database, input: NewCategory, now: Date
 export async function createCategoryOnce(db: Database, input: NewCategory, now: Date, claim?: KeyClaim): Promise<Creation<Category>> {
   const values = { ...CATEGORY.values(input), nameKey: nameKey(input.name), occurredAt: now.toISOString() };
   try {
-    if (!claim) {
-      const {
-        category: [inserted],
-      } = await run(db, creation, values);
-      return { created: CATEGORY.present(inserted!) };
-    }
-    const {
-      claim: claimed,
-      category: [inserted],
-      existing,
-    } = await run(db, keyedCreation, { ...values, ...claimValues(claim) });
+    const keyed = claim && (await run(db, keyedCreation, { ...values, ...claimValues(claim) }));
+    const [inserted] = (keyed ?? (await run(db, creation, values))).category;
     if (inserted) return { created: CATEGORY.present(inserted) };
-    const replay = replayUnlessClaimed(claimed, existing, claim);
-    // A claimed key always inserts the category, or the batch failed on the name.
-    if (!replay) throw new Error("a claimed category creation inserted nothing");
+    // An insert without a guard, or with this request's claim, inserts the category, or the batch failed on the name.
+    const replay = claim && keyed ? replayUnlessClaimed(keyed.claim, keyed.existing, claim) : null;
+    if (!replay) throw new Error("a category creation inserted nothing");
     return { replay };
   } catch (error) {
     if (isConstraintError(error)) throw duplicateName(input.name);

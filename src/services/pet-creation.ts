@@ -75,13 +75,10 @@ export async function createPet(db: Database, input: NewPet, now: Date): Promise
 export async function createPetOnce(db: Database, input: NewPet, now: Date, claim?: KeyClaim): Promise<Creation<Pet>> {
   if (!claim) return { created: await createPet(db, input, now) };
   const values = { ...creationValues(input, now.toISOString()), ...claimValues(claim) };
-  const {
-    claim: claimed,
-    pet: [pet],
-    existing,
-  } = await run(db, keyedCreation, values);
+  const keyed = await run(db, keyedCreation, values);
+  const [pet] = keyed.pet;
   if (pet) return { created: PET.present(pet) };
-  const replay = replayUnlessClaimed(claimed, existing, claim);
+  const replay = replayUnlessClaimed(keyed.claim, keyed.existing, claim);
   if (replay) return { replay };
   throw categoryNotFound(input.categoryId);
 }
