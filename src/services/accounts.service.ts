@@ -274,9 +274,8 @@ export async function bootstrapStaffKey(db: Database, now: Date): Promise<NewApi
   const at = now.toISOString();
   const email = "bootstrap@staff.petstore.invalid";
   const material = await generateApiKey();
-  const {
-    key: [apiKey],
-  } = await run(db, bootstrap, { email, emailKey: emailKey(email), createdAt: at, prefix: material.prefix, secretHash: material.hash });
+  const values = { email, emailKey: emailKey(email), createdAt: at, prefix: material.prefix, secretHash: material.hash };
+  const [apiKey] = (await run(db, bootstrap, values)).key;
   if (apiKey) return { ...apiKey, key: material.secret };
   if (!(await hasStaffAccount(db))) throw new Error(`No staff account, and ${email} belongs to a customer: create a staff key with npm run keys:create.`);
   return null;

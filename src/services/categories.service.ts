@@ -140,9 +140,7 @@ export async function updateCategory(db: Database, { categoryId, patch, expected
     const next = CATEGORY.values({ ...row, ...patch });
     try {
       const values = { ...next, nameKey: nameKey(next.name), id: categoryId, version: row.version, occurredAt: now.toISOString() };
-      const {
-        category: [updated],
-      } = await run(db, change, values);
+      const [updated] = (await run(db, change, values)).category;
       if (updated) return CATEGORY.present(updated);
     } catch (error) {
       if (isConstraintError(error)) throw duplicateName(next.name);

@@ -64,9 +64,7 @@ function creationValues(input: NewPet, occurredAt: string) {
 
 /** Create a pet and its inventory row in one batch. @throws InvalidReference when the category does not exist. */
 export async function createPet(db: Database, input: NewPet, now: Date): Promise<Pet> {
-  const {
-    pet: [pet],
-  } = await run(db, creation, creationValues(input, now.toISOString()));
+  const [pet] = (await run(db, creation, creationValues(input, now.toISOString()))).pet;
   if (!pet) throw categoryNotFound(input.categoryId);
   return PET.present(pet);
 }
