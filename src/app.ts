@@ -1,7 +1,4 @@
-/**
- * `createApp(deps)`: the whole Petstore API as one OpenAPIHono app, built only from its deps (no environment reads, no globals), which
- * src/server.ts and src/worker.ts provide. Between requests it keeps plain data only (docs/architecture.md#workers-what-may-outlive-a-request).
- */
+/** `createApp(deps)`: the whole API as one OpenAPIHono app, built only from its deps; it keeps plain data only between requests. */
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { requestId } from "hono/request-id";
@@ -131,9 +128,8 @@ const stampCors: MiddlewareHandler = async (c, next) => {
 const RESPONSE_LAYERS = [fixUps, secure, stampCors];
 
 /**
- * The headers (lowercase names) the app's response middleware add to a JSON answer whose route sets `routeHeaders` (default: a public
- * read's), besides those and the per-request ones, from one probe: what a runtime adds to a stored answer, or with `{}` to an Error
- * object it writes itself (docs/architecture.md#node-the-edge-before-the-app).
+ * The headers (lowercase) the response middleware add to a JSON answer whose route sets `routeHeaders`, besides those and per-request
+ * ones: what a runtime adds to an answer it writes itself (docs/architecture.md#node-the-edge-before-the-app).
  */
 export async function responseHeaders(routeHeaders: Record<string, string> = { "Cache-Control": PUBLIC_CACHE_CONTROL }): Promise<[string, string][]> {
   let own = new Headers();

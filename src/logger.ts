@@ -1,7 +1,4 @@
-/**
- * Structured logs: one JSON object per line (`{"time", "level", "msg", …fields}`) at LOG_LEVEL and above (docs/operations.md#logs).
- * Callers pass only what may be logged: never keys, secrets or bodies.
- */
+/** Structured logs, one JSON object per line (docs/operations.md#logs); callers pass only what may be logged: never keys, secrets or bodies. */
 import { DrizzleQueryError } from "drizzle-orm/errors";
 import type { RequestLine, RequestTelemetry } from "./telemetry/request-metrics";
 import { traceFields } from "./telemetry/spans";
@@ -36,10 +33,7 @@ export function jsonLogger(minimum: LogLevel, sink: LogSink, clock: () => Date =
   };
 }
 
-/**
- * Name and message of `error` for a log (non-errors as text). A DrizzleQueryError, whose message holds the SQL and its bound parameters
- * (maybe secrets), is replaced by the driver's error underneath.
- */
+/** Name and message of `error` for a log; a DrizzleQueryError (its message holds bound parameters) gives the driver's error underneath. */
 export function loggableError(error: unknown): { name: string; message: string } {
   let e = error;
   for (let depth = 0; depth < 4 && e instanceof DrizzleQueryError; depth++) e = e.cause;

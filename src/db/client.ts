@@ -1,7 +1,4 @@
-/**
- * The database port and the client-less query builder (docs/architecture.md#the-database-port); the drivers behind the
- * port (src/db/driver/) are chosen by the entry points.
- */
+/** The database port and the client-less query builder (docs/architecture.md#the-database-port). */
 import type { InStatement, ResultSet } from "@libsql/client";
 import { drizzle } from "drizzle-orm/libsql";
 import * as tables from "./schema";

@@ -1,7 +1,4 @@
-/**
- * Applies the committed Drizzle migrations (`drizzle/`) through the database port, once even when several processes start
- * together (docs/architecture.md#migrations). Node only: reads the files from disk.
- */
+/** Applies the Drizzle migrations (`drizzle/`) through the database port, once even when processes start together (docs/architecture.md#migrations). */
 import { fileURLToPath } from "node:url";
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import type { Database } from "./client";

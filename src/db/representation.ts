@@ -1,7 +1,6 @@
 /**
- * A resource's representation, declared once beside its table (src/db/schema.ts) as a record of columns, from which the
- * select list, row mapping, JSON in SQL, create and update statements and types derive (docs/architecture.md#adding-a-field).
- * Members: the NOT NULL columns in list order, then the others, absent while NULL.
+ * A resource's representation, declared once beside its table (docs/architecture.md#adding-a-field). Members: the NOT NULL columns in
+ * list order, then the others, absent while NULL.
  */
 import { type Column, getTableColumns, getTableName, type Placeholder, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
@@ -54,10 +53,8 @@ export interface Resource<F extends Columns = Columns, T extends SQLiteTable = S
   /** An update's assignments: each own column set to the value of its name in `p`. */
   assignments<V extends Values<{ columns: F; table: N }>>(p: Params<V>): Record<string, SQL>;
   /**
-   * A create statement's select list (`qb.insert(table).select(qb.select(list)…)`): every column of the
-   * table in order, each `overrides[key]`, else NULL for the primary key, else the value of its name in
-   * `p` (a column of the representation), else its default.
-   * @throws Error at build time for a column with none of these.
+   * A create statement's select list: every column of the table in order, each `overrides[key]`, else NULL for the primary key, else
+   * the value of its name in `p`, else its default. @throws Error at build time for a column with none of these.
    */
   createColumns<V extends Values<{ columns: F; table: N }>>(
     p: Params<V>,

@@ -1,7 +1,4 @@
-/**
- * Round-trip counting over the database port (docs/architecture.md#the-database-port): each `execute` and `batch` is one round
- * trip. `countRoundTrips` counts them all (tests, bench); `roundTripsPerRequest` per async context (the request log).
- */
+/** Round trips (each `execute` and `batch`) over the database port: all of them (`countRoundTrips`), or per request (`roundTripsPerRequest`). */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Database } from "./client";
 

@@ -1,7 +1,4 @@
-/**
- * Domain errors: what a service throws when a rule of the store refuses a request, in the store's terms and without HTTP
- * (docs/architecture.md#errors-domain-errors-one-table-at-the-edge). Anything else a service throws is a failure (500, or 503).
- */
+/** Domain errors: what a service throws when a rule refuses a request, without HTTP (docs/architecture.md#errors-domain-errors-one-table-at-the-edge). */
 import type { PetStatus } from "./pets";
 
 /** The resources a domain error names. `inventory` is a pet's inventory entry (its id is the pet's). */
@@ -61,10 +58,7 @@ export class Conflict<C extends ConflictCode = ConflictCode> extends DomainError
   }
 }
 
-/**
- * The resource is not as the caller expected (If-Match). `current`: its representation when the check saw it (the 412's ETag),
- * absent when it changed after a successful check. → 412 `precondition_failed`.
- */
+/** Not as the caller expected (If-Match); `current`: the representation the check saw, if any (the 412's ETag). → 412 `precondition_failed`. */
 export class StaleVersion extends DomainError {
   override readonly name = "StaleVersion";
   constructor(

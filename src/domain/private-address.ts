@@ -1,13 +1,7 @@
-/**
- * Private-address policy of webhook targets (docs/webhooks.md#targets): only global unicast is a target, per ipaddr.js `range()` and the
- * IANA Special-Purpose Address Registries (RFC 6890, RFC 8190); IPv6 forms carrying an IPv4 address count as it; `localhost` is refused.
- */
+/** Private-address policy of webhook targets (docs/webhooks.md#targets): only global unicast (RFC 6890, RFC 8190); `localhost` is refused. */
 import ipaddr from "ipaddr.js";
 
-/**
- * IANA IPv6 Special-Purpose Address Registry blocks that ipaddr.js 2.5.0 leaves as "unicast":
- * `100:0:0:1::/64`, the dummy prefix (RFC 9780).
- */
+/** IANA IPv6 special-purpose blocks that ipaddr.js leaves as "unicast": the dummy prefix (RFC 9780). */
 const UNNAMED_SPECIAL_V6 = [ipaddr.IPv6.parseCIDR("100:0:0:1::/64")];
 
 /**

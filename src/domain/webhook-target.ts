@@ -1,6 +1,4 @@
-/**
- * What a webhook target URL must be (docs/webhooks.md#targets, docs/api.md#events-and-webhooks): the rules of `POST /webhooks` `url`.
- */
+/** What a webhook target URL must be: the rules of `POST /webhooks` `url` (docs/webhooks.md#targets). */
 import { isPrivateHost } from "./private-address";
 
 /**

@@ -42,10 +42,7 @@ export interface NewWebhook extends Partial<DeliveryMode> {
 /** Every `DeliveryError`. */
 export const DELIVERY_ERRORS = ["http_status", "timeout", "refused", "dns", "tls", "private_address", "network"] as const;
 
-/**
- * Why an attempt failed, coarsely, never as raw error text (docs/webhooks.md#webhooks-experimental): `http_status` (non-2xx), `timeout`,
- * `refused`, `dns`, `tls`, `private_address` (the target is or resolves to a non-public address), `network` (anything else).
- */
+/** Why an attempt failed, coarsely, never as raw error text (docs/webhooks.md#webhooks-experimental). */
 export type DeliveryError = (typeof DELIVERY_ERRORS)[number];
 
 /** Every delivery status: `failed` is a delivery given up. */
@@ -94,10 +91,7 @@ export interface Interest {
   history: readonly TypesUpTo[];
 }
 
-/**
- * The interest of a subscription as stored: `events` a JSON array of types; `previousEvents` the JSON history (`[{upTo, events}]`), or, as
- * stored before the history, one JSON array of types in force up to `typesSince`.
- */
+/** A stored subscription's interest: `previousEvents` is the JSON history, or (older rows) the types in force up to `typesSince`. */
 export function storedInterest(row: { start: number; events: string; typesSince: number; previousEvents: string | null }): Interest {
   const previous = row.previousEvents === null ? [] : (JSON.parse(row.previousEvents) as (string | TypesUpTo)[]);
   const history = previous.every((x) => typeof x === "string") ? [{ upTo: row.typesSince, events: previous as string[] }] : (previous as TypesUpTo[]);
@@ -119,9 +113,8 @@ function common(a: readonly string[], b: readonly string[]): string[] {
 }
 
 /**
- * The history after a change of `interest`'s types at event `newest`: the types before it apply up to `newest`; intervals ending before
- * `oldest` (events retention removed) go; past `TYPE_HISTORY_MAX` the two oldest merge into the types both wanted.
- * @returns the history, oldest first.
+ * The history, oldest first, after a change of `interest`'s types at event `newest`: intervals ending before `oldest` go; past
+ * `TYPE_HISTORY_MAX` the two oldest merge into the types both wanted.
  */
 export function historyAfterChange(interest: Pick<Interest, "events" | "history">, newest: number, oldest: number): TypesUpTo[] {
   const history = interest.history.filter((x) => x.upTo >= oldest);

@@ -1,7 +1,5 @@
-/**
- * Cache tags of public reads, and the tags a committed change makes stale (docs/caching.md#tags), for Workers Cache and the Node read
- * cache. Tags are printable ASCII (0x21–0x7E, ≤ 1024 chars, ≤ 1000 per response: https://developers.cloudflare.com/workers/cache/purge/).
- */
+/** Cache tags of public reads, and those a committed change makes stale (docs/caching.md#tags); printable ASCII, as Workers Cache requires. */
+import type { CommittedEvent } from "../db/client";
 
 export const PETS_LIST_TAG = "pets";
 export const INVENTORY_LIST_TAG = "inventory";
@@ -14,14 +12,8 @@ export const inventoryTag = (petId: number): string => `inventory:${petId}`;
 /** `category:<id>`: the Category representation of one category. */
 export const categoryTag = (categoryId: number): string => `category:${categoryId}`;
 
-/** A committed change: an outbox event's type and data (the resource after the change). */
-export interface ChangedResource {
-  type: string;
-  data: Record<string, unknown>;
-}
-
 /** The tags made stale by committed changes (docs/caching.md#tags), deduplicated, in first-seen order. */
-export function tagsToPurge(changes: readonly ChangedResource[]): string[] {
+export function tagsToPurge(changes: readonly CommittedEvent[]): string[] {
   const tags = new Set<string>();
   for (const { type, data } of changes) {
     const [resource, action] = type.split(".");

@@ -1,7 +1,4 @@
-/**
- * HTTP caching and conditional requests (RFC 9110 §8.8.3, §13; RFC 9111 §5.2): cache policies of public and private reads, ETags and
- * `If-None-Match`, and the `If-Match` precondition (docs/internals.md#caching-headers-and-etags).
- */
+/** HTTP caching and conditional requests (RFC 9110 §8.8.3, §13; RFC 9111 §5.2; docs/internals.md#caching-headers-and-etags). */
 import { createHash } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
 import { etag } from "hono/etag";

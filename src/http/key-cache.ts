@@ -19,10 +19,7 @@ export type ReadKeysAfter = (afterId: number, limit: number) => Promise<{ id: nu
 /** The index entry of a hex SHA-256: its first 64 bits (a collision only costs a lookup). */
 const indexEntry = (hash: string) => hash.slice(0, 16);
 
-/**
- * Verified keys by secret hash for `ttlMs` each, unknown ones as null, aged by the app's clock `nowMs`; settled values only, never
- * a pending lookup (docs/internals.md#the-key-cache).
- */
+/** Verified keys by secret hash for `ttlMs` each (unknown ones as null) by the clock `nowMs`; settled values only (docs/internals.md#the-key-cache). */
 export class KeyCache {
   /** Owners by secret hash (`owner: null`: known bad); undefined when `ttlMs` is 0. */
   private readonly owners: LRUCache<string, { owner: Principal | null }> | undefined;

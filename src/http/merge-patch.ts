@@ -1,7 +1,4 @@
-/**
- * PATCH bodies as JSON Merge Patch (RFC 7396) documents of a resource's writable members (docs/api.md#patch-is-a-json-merge-patch),
- * derived from the create schema's members and the representation's optional members.
- */
+/** PATCH bodies as JSON Merge Patch (RFC 7396) documents of a resource's writable members (docs/api.md#patch-is-a-json-merge-patch). */
 import { z } from "@hono/zod-openapi";
 
 type Shape = Record<string, z.ZodType>;
@@ -19,12 +16,8 @@ function prose(names: readonly string[], conjunction = "and"): string {
 }
 
 /**
- * The Merge Patch schema of `members` (a create schema's shape): every member optional; the members named in `optional` (those the
- * representation leaves out while NULL, `Resource.optional`) also take `null`, which removes them; `null` on any other member is a
- * validation error naming it; an object with no member is a validation error (RFC 7396 §2 applies the patch; the resource's rules
- * then apply to the result).
- * @param name the OpenAPI component name, e.g. "PetPatch".
- * @param about what the patch changes, for the schema's description, e.g. "a pet".
+ * The Merge Patch schema `name` of `members` (a create schema's shape) about `about` ("a pet"): every member optional; those in
+ * `optional` (`Resource.optional`) also take `null`, which removes them; `null` elsewhere, or no member, is a validation error.
  */
 export function mergePatchSchema<S extends Shape, O extends string>(name: string, members: S, optional: readonly O[], about: string) {
   const removable = new Set<string>(optional);

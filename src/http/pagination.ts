@@ -10,10 +10,7 @@ export function encodeCursor(lastId: number): string {
   return btoa(`after:${lastId}`).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
-/**
- * The id after which the requested page starts (0 for the first page).
- * @throws ApiError 400 `validation_error` (path `query.cursor`) for a cursor this API did not issue.
- */
+/** The id after which the requested page starts (0: the first). @throws ApiError 400 `validation_error` for a cursor this API did not issue. */
 export function decodeCursor(cursor: string | undefined): number {
   if (cursor === undefined) return 0;
   let text = "";
@@ -32,17 +29,17 @@ export function decodeCursor(cursor: string | undefined): number {
   return id;
 }
 
-/** One page from `limit + 1` fetched rows: the first `limit` and, if more exist, the cursor after the last (`keyOf`: its ascending key, default `id`). */
-export function toPage<T>(rows: T[], limit: number, keyOf: (row: T) => number = (row) => (row as { id: number }).id): { items: T[]; nextCursor?: string } {
-  if (rows.length <= limit) return { items: rows };
+/** The first `limit` of `rows` (fetched `limit + 1`), setting the next page's `Link` when there are more (`keyOf`: the key, default `id`). */
+export function pageOf<T>(c: Context, rows: T[], limit: number, keyOf: (row: T) => number = (row) => (row as { id: number }).id): T[] {
+  if (rows.length <= limit) return rows;
   const items = rows.slice(0, limit);
-  return { items, nextCursor: encodeCursor(keyOf(items[items.length - 1]!)) };
+  setNextLink(c, "cursor", encodeCursor(keyOf(items[items.length - 1]!)));
+  return items;
 }
 
-/** Set `Link: <path?…&cursor=…>; rel="next"` (RFC 8288) when there is a next page. */
-export function setNextLink(c: Context, nextCursor: string | undefined): void {
-  if (!nextCursor) return;
+/** Set `Link: <path?…&name=value>; rel="next"` (RFC 8288). */
+export function setNextLink(c: Context, name: string, value: string): void {
   const url = new URL(c.req.url);
-  url.searchParams.set("cursor", nextCursor);
+  url.searchParams.set(name, value);
   c.header("Link", `<${url.pathname}${url.search}>; rel="next"`, { append: true });
 }

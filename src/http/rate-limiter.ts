@@ -1,7 +1,4 @@
-/**
- * The rate limiter interface and its in-memory sliding windows (Node, tests, the Worker's per-isolate count): each limit holds in
- * any rolling window of its length (docs/configuration.md#how-the-limits-count).
- */
+/** The rate limiter and its in-memory sliding windows: each limit holds in any rolling window (docs/configuration.md#how-the-limits-count). */
 
 /** Outcome of counting one request against its buckets. */
 export interface RateLimitDecision {
@@ -21,10 +18,7 @@ export interface BucketLimit {
   windowSeconds: number;
 }
 
-/**
- * The per-minute budget one request spends (docs/api.md#rate-limits): its account's when it carries a key (`accountId`; it holds the
- * per-key limit too), else its client address's. The app's requests and Node's read-cache hits spend it alike.
- */
+/** The per-minute budget one request spends (docs/api.md#rate-limits): its account's (`accountId`), else its client address's. */
 export function requestBudget(limits: { anonPerMinute: number; keyPerMinute: number }, accountId: number | undefined, clientIp: string): BucketLimit[] {
   return accountId === undefined
     ? [{ bucket: `ip:${clientIp}`, limit: limits.anonPerMinute, windowSeconds: 60 }]

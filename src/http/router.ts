@@ -8,10 +8,7 @@ import { validationHook } from "./validation";
 /** The query of an operation that declares none: every parameter is unknown. */
 const NO_QUERY = z.strictObject({});
 
-/**
- * `route` with a strict query (unknown parameters are 400 on every operation): none declared → `z.strictObject({})`; an object schema → strict.
- * @throws Error when the query is not an object schema, or the route documents no 400 response.
- */
+/** `route` with a strict query (unknown parameters are 400). @throws Error when the query is not an object schema or no 400 is documented. */
 export function withStrictQuery<R extends RouteConfig>(route: R): R {
   if (!("400" in route.responses))
     throw new Error(`${route.method.toUpperCase()} ${route.path}: rejects unknown query parameters, so it must document a 400 response.`);

@@ -1,12 +1,12 @@
-/**
- * Reusable OpenAPI/Zod building blocks: the Error component, integer ids in
- * paths and queries, pagination parameters and response helpers.
- */
+/** Reusable OpenAPI/Zod building blocks: the Error component, ids, pagination parameters and response helpers. */
 import { createRoute, type RouteConfig, z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 
 /** Largest id the API issues or accepts: 2^53-1, so JSON clients keep precision. */
 export const MAX_ID = Number.MAX_SAFE_INTEGER;
+
+/** An id in a JSON body or representation: an integer in 1..`MAX_ID`. */
+export const idNumber = z.number().int().min(1).max(MAX_ID).openapi({ format: "int64", example: 1 });
 
 export const ErrorDetailSchema = z
   .object({
@@ -145,10 +145,8 @@ const DEFAULT_ERROR_TEXT: Record<number, string> = {
 type ErrorResponse = { description: string; content: { "application/json": { schema: typeof ErrorSchema } } };
 
 /**
- * Error responses for `statuses` with their default descriptions, and for the
- * statuses of `described` with the description given. The statuses stay literal
- * in the type, so typed clients (`hc<AppType>`) see each one with the Error
- * object as its body (`NoInfer`: a route's contextual type must not widen them).
+ * Error responses for `statuses` (default descriptions) and `described`; the statuses stay literal in the type, so typed clients see
+ * each one (`NoInfer`: a route's contextual type must not widen them).
  */
 export function errorResponses<const S extends readonly number[], const D extends Record<number, string> = Record<never, string>>(
   statuses: S,
@@ -184,10 +182,7 @@ export const responseHeaders = {
   Location: { description: "URL of the created resource.", schema: { type: "string" as const } },
 };
 
-/**
- * The 200 response of a conditional write (PUT/PATCH): the new representation
- * and its `ETag`, to send as `If-Match` with the next write (RFC 9110 §8.8.3).
- */
+/** The 200 of a conditional write (PUT/PATCH): the new representation and its `ETag`, for `If-Match` next time (RFC 9110 §8.8.3). */
 export function updatedContent<T>(schema: T, description: string) {
   return {
     ...jsonContent(schema, description),

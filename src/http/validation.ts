@@ -1,7 +1,4 @@
-/**
- * Validation failures as 400 `validation_error` (docs/api.md#request-bodies-and-text), one detail per offending path, and refusal
- * of strings that are not Unicode text (docs/internals.md#validation-messages-and-text).
- */
+/** Validation failures, and strings that are not Unicode text, as 400 `validation_error` (docs/api.md#request-bodies-and-text). */
 import { z, type Hook } from "@hono/zod-openapi";
 import type { AppEnv } from "./context";
 import { ApiError, type ErrorDetail } from "./errors";

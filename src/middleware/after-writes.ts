@@ -1,7 +1,4 @@
-/**
- * The one route of committed events (docs/architecture.md#events-after-a-write): `afterWrites` hands a write's committed outbox events to the
- * runtime's listeners before the response is sent; `nudgeDispatcher` starts a webhook dispatch run only when a subscription may want one.
- */
+/** Committed outbox events to the runtime's listeners before the response (docs/architecture.md#events-after-a-write). */
 import type { Context, MiddlewareHandler } from "hono";
 import type { CommittedEvent } from "../db/client";
 import { keepingCommits } from "../db/plan";
@@ -12,10 +9,7 @@ import type { SubscribedTypes } from "../services/webhooks/interest";
 /** The methods that write (RFC 9110 §9.2.1: not safe). */
 export const WRITE_METHODS: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
-/**
- * App middleware, after the one that sets `db`: on a write that committed outbox events, awaits each of `listeners` in order with them,
- * whatever the status; a listener's failure goes to `logger`. Without listeners, writes read no events back.
- */
+/** App middleware after the one that sets `db`: awaits each of `listeners`, in order, with a write's committed events; failures go to `logger`. */
 export function afterWrites(listeners: readonly WriteListener[], logger: Logger): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     if (listeners.length === 0 || !WRITE_METHODS.has(c.req.method)) return next();

@@ -1,10 +1,7 @@
-/**
- * Bearer-key authentication and role checks (RFC 6750, docs/api.md#authentication): `authenticate` verifies `Authorization: Bearer psk_…` and sets
- * `principal`; `requireRole` answers 401 or 403. Unknown keys from a paused address get 429 without a lookup (docs/architecture.md#unknown-api-keys).
- */
+/** Bearer-key authentication and role checks (RFC 6750, docs/api.md#authentication, docs/architecture.md#unknown-api-keys). */
 import { createMiddleware } from "hono/factory";
 import type { MiddlewareHandler } from "hono";
-import type { Role } from "../domain/principal";
+import type { Principal, Role } from "../domain/principal";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { looksLikeApiKey, sha256Hex } from "../services/api-keys";
@@ -66,10 +63,10 @@ export function authenticate(cache: KeyCache): MiddlewareHandler<AppEnv> {
 
 const CHALLENGE = 'Bearer realm="petstore"';
 
-/**
- * Require a valid key whose account has one of `roles`.
- * @throws ApiError 401 `unauthorized` (RFC 6750 §3 challenge), 403 `forbidden`.
- */
+/** The principal `requireRole` let through (always present behind it). */
+export const caller = (c: { get(key: "principal"): Principal | undefined }): Principal => c.get("principal")!;
+
+/** Require a valid key whose account has one of `roles`. @throws ApiError 401 `unauthorized` (RFC 6750 §3 challenge), 403 `forbidden`. */
 export function requireRole(...roles: Role[]): MiddlewareHandler<AppEnv> {
   return createMiddleware<AppEnv>(async (c, next) => {
     const principal = c.get("principal");

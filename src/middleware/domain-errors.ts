@@ -1,13 +1,9 @@
-/**
- * Domain errors (src/domain/errors.ts) at the HTTP edge: one table gives each (each conflict code) its status, code, client message, details
- * and headers (docs/api.md#errors, docs/architecture.md#errors-domain-errors-one-table-at-the-edge).
- */
+/** Domain errors at the HTTP edge: one table gives each its status, code, message, details and headers (docs/api.md#errors). */
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { type AnyDomainError, Conflict, type ConflictCode, type DomainError, type DomainErrorName, type LimitReached, type Resource } from "../domain/errors";
 import { ApiError, type ErrorCode, type ErrorDetail } from "../http/errors";
 import { representationEtag } from "../http/caching";
 
-/** A resource in messages: with its id as a subject (`Pet 7`), and as a noun (`the pet`). */
 /** Each limit's code and message (`max`: the limit). */
 const LIMITS: Record<LimitReached["what"], { code: ErrorCode; message: (max: number) => string }> = {
   apiKeys: { code: "key_limit_reached", message: (max) => `An account holds at most ${max} active keys; revoke one (DELETE /accounts/me/keys/{keyId}) first.` },
@@ -21,6 +17,7 @@ const LIMITS: Record<LimitReached["what"], { code: ErrorCode; message: (max: num
   },
 };
 
+/** A resource in messages: with its id as a subject (`Pet 7`), and as a noun (`the pet`). */
 const NAMES: Record<Resource, { title: string; noun: string }> = {
   pet: { title: "Pet", noun: "pet" },
   category: { title: "Category", noun: "category" },

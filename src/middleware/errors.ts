@@ -1,7 +1,4 @@
-/**
- * The app's error and fallback handlers: every failure becomes the Error
- * object of docs/api.md#errors, with no stack trace and no SQL in the body.
- */
+/** The app's error and fallback handlers: every failure is the Error object of docs/api.md#errors, with no stack trace or SQL. */
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";

@@ -1,7 +1,4 @@
-/**
- * `Idempotency-Key` at the HTTP edge (docs/api.md#idempotency-key, docs/architecture.md#idempotency-key-and-orders): on the POSTs that honour it,
- * checks the header and sets the request's claim (`keyClaim`) for the service; `replayed` answers a replay. Any other write refuses the header.
- */
+/** `Idempotency-Key` at the HTTP edge (docs/api.md#idempotency-key): the claim (`keyClaim`) of a POST that honours it, and replays. */
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { StoredResponse } from "../domain/idempotency";
@@ -21,10 +18,7 @@ function headerError(message: string): ApiError {
   return new ApiError(400, "validation_error", "The request is invalid; see details.", [{ path: "header.idempotency-key", message }]);
 }
 
-/**
- * Global middleware, after authentication.
- * @throws ApiError 400 `validation_error` for the header on a write that does not honour it, or longer than 255 characters.
- */
+/** Global middleware, after authentication. @throws ApiError 400 `validation_error` for the header where not honoured or over 255 characters. */
 export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
   const key = c.req.header("Idempotency-Key");
   if (key === undefined || !WRITE_METHODS.has(c.req.method)) return next();

@@ -1,7 +1,4 @@
-/**
- * Rate limiting (docs/api.md#rate-limits, docs/configuration.md#how-the-limits-count): counted responses carry `RateLimit-Limit`, `-Remaining`,
- * `-Reset` (seconds; draft-ietf-httpapi-ratelimit-headers); a refusal is 429 `rate_limited` with `Retry-After` (RFC 9110 §10.2.3).
- */
+/** Rate limiting (docs/api.md#rate-limits): `RateLimit-*` headers (draft-ietf-httpapi-ratelimit-headers); 429 `rate_limited` with `Retry-After`. */
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
@@ -19,10 +16,7 @@ export function rateLimited(d: RateLimitDecision, what: string): ApiError {
   });
 }
 
-/**
- * Global middleware, after `authenticate`: 1 request of the caller's per-minute budget (its account's, which holds the per-key limit too, or its address's).
- * @throws ApiError 429 `rate_limited` when refused.
- */
+/** Global middleware, after `authenticate`: one request of the caller's budget (`requestBudget`). @throws ApiError 429 `rate_limited`. */
 export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.method === "OPTIONS") return next();
   const limits = requestBudget(c.get("config").rateLimits, c.get("principal")?.accountId, c.get("clientIp"));

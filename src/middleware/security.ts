@@ -1,8 +1,4 @@
-/**
- * Security marks of operations (OpenAPI `security`, RFC 6750 bearer keys) and
- * the middleware that enforces them, declared together so the document and
- * the behaviour cannot disagree.
- */
+/** Security marks of operations (OpenAPI `security`) with the middleware that enforces them, so the document and the behaviour agree. */
 import type { Role } from "../domain/principal";
 import { requireRole } from "./auth";
 import { strictJson } from "./strict-json";
@@ -14,10 +10,7 @@ export const publicOperation = { security: [] as Record<string, string[]>[] };
 
 type ProtectedMarks = { security: Record<string, string[]>[]; "x-roles": Role[]; middleware: KeyChecked };
 
-/**
- * Spread into `createRoute({...})` of an operation that needs a key with one of `roles`: documents `bearerAuth` and `x-roles` and enforces
- * both; its responses, errors included, are `Cache-Control: private, no-store` (docs/api.md#caching).
- */
+/** Spread into `createRoute({...})` of an operation for keys of `roles`: documents and enforces them; every response `private, no-store`. */
 export function protectedOperation(...roles: Role[]): ProtectedMarks {
   // Bodies are checked (strict JSON) only once the caller may call the operation: 401/403 first.
   return { security: [{ bearerAuth: [] }], "x-roles": roles, middleware: [privateResponse, requireRole(...roles), strictJson] as KeyChecked };

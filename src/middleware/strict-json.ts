@@ -1,18 +1,12 @@
-/**
- * Strict JSON request bodies (docs/api.md#request-bodies-and-text) of JSON-like media types (`application/json`, any `+json`): 415 for a
- * content coding (RFC 9110 §15.5.16, with `Accept-Encoding: identity`) or unless `application/json` (on PATCH also `application/merge-patch+json`) with at most `charset=utf-8` (RFC 9110 §8.3.1); 400 `invalid_json` for invalid UTF-8 (RFC 8259 §8.1), malformed JSON
- * or a member name repeated in one object (RFC 8259 §4). The text and value stay in Hono's body cache for the route's validator.
- */
+/** Strict JSON request bodies (docs/api.md#request-bodies-and-text): 415 for another coding or media type, 400 `invalid_json` (RFC 8259). */
 import { parse, type AnyNode } from "@humanwhocodes/momoa";
 import type { MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
+import { otherCoding } from "./transfer-codings";
 
-/**
- * `application/json`, or on PATCH `application/merge-patch+json` (RFC 7396 §4; group 1), with at most a `charset=utf-8` parameter
- * (RFC 9110 §8.3.1: case-insensitive, optional whitespace and quotes).
- */
+/** `application/json`, or on PATCH `application/merge-patch+json` (group 1), with at most `charset=utf-8` (RFC 9110 §8.3.1). */
 const ACCEPTED = /^application\/(merge-patch\+)?json[ \t]*(;[ \t]*charset[ \t]*=[ \t]*("utf-8"|utf-8)[ \t]*)?$/i;
 /** Media types a client means as JSON: `application/json` (any parameters) and `*\/*+json`. */
 const JSON_LIKE = /^[ \t]*([\w.+-]+\/[\w.+-]*\+json|application\/json)[ \t]*(;|$)/i;
@@ -52,19 +46,11 @@ export function firstDuplicateKey(root: AnyNode): string | undefined {
   return undefined;
 }
 
-/** The first content coding of a `Content-Encoding` value other than `identity` (RFC 9110 §8.4), or undefined. */
-function contentCoding(value: string | undefined): string | undefined {
-  return value
-    ?.split(",")
-    .map((coding) => coding.trim())
-    .find((coding) => coding !== "" && coding.toLowerCase() !== "identity");
-}
-
 /** Route middleware enforcing these rules, after the route's authorisation (src/middleware/security.ts: 401/403 first) and before its validators. */
 export const strictJson: MiddlewareHandler<AppEnv> = createMiddleware<AppEnv>(async (c, next) => {
   const method = c.req.method;
   if (method === "GET" || method === "HEAD" || method === "OPTIONS") return next();
-  const coding = contentCoding(c.req.header("Content-Encoding"));
+  const coding = otherCoding(c.req.header("Content-Encoding"), "identity");
   if (coding !== undefined) {
     throw new ApiError(
       415,

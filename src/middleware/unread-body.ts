@@ -1,7 +1,4 @@
-/**
- * Refusals that leave the request body unread (RFC 9112 §9.6): every 413, and any answer ≥ 400 to a declared body the app never read, says
- * `Connection: close` after up to `DRAIN_BYTES` of the body are read and discarded (docs/operations.md#refused-requests).
- */
+/** Refusals that leave the body unread (RFC 9112 §9.6) drain up to `DRAIN_BYTES` and close the connection (docs/operations.md#refused-requests). */
 import type { MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../http/context";
@@ -47,11 +44,7 @@ export const closeAfterUnreadBody = createMiddleware<AppEnv>(async (c, next) => 
   c.res.headers.set("Connection", "close");
 });
 
-/**
- * Middleware that refuses a request body over `maxBytes` (413, RFC 9110 §15.5.14): by its `Content-Length`, unread; else (chunked) read up to
- * the limit and kept for the handlers, the rest drained. GET, HEAD and OPTIONS bodies are never read.
- * @throws what `tooLarge()` returns.
- */
+/** Middleware refusing a body over `maxBytes` (413) by its `Content-Length`, else by reading it (kept for the handlers). @throws `tooLarge()`. */
 export function limitBody(maxBytes: number, tooLarge: () => Error): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const method = c.req.method;

@@ -1,8 +1,6 @@
-/**
- * Accounts and their API keys (docs/api.md#authentication): sign-up with a first key, listing, creation and revocation of keys,
- * operator and bootstrap keys. Secrets are returned once, by the functions that create them, and never stored.
- */
+/** Accounts and their API keys (docs/api.md#authentication); a secret is returned once, by the function that creates it, and never stored. */
 import { and, count, eq, gt, isNull, lt, or, type SQL, sql } from "drizzle-orm";
+import { selectById } from "../db/by-id";
 import { type Database, qb } from "../db/client";
 import { isConstraintError } from "../db/errors";
 import { execute, guarded, type Params, params, plan, run } from "../db/plan";
@@ -10,7 +8,7 @@ import { accounts, apiKeys } from "../db/schema";
 import { jsonObject } from "../db/select-list";
 import type { Account, ApiKey, NewApiKey } from "../domain/accounts";
 import { Conflict, LimitReached, NotFound } from "../domain/errors";
-import type { Creation, KeyClaim, StoredResponse } from "../domain/idempotency";
+import type { Creation, KeyClaim } from "../domain/idempotency";
 import type { Role } from "../domain/principal";
 import { generateApiKey } from "./api-keys";
 import { claimStep, claimValues, keyRowStep, recordCreated, releaseStep, replayUnlessClaimed } from "./idempotency.service";
@@ -102,13 +100,7 @@ export async function createAccount(
   }
 }
 
-const byId = params<{ id: number }>();
-const getAccountQuery = byId.prepare(
-  qb
-    .select(ACCOUNT)
-    .from(accounts)
-    .where(eq(accounts.id, byId("id"))),
-);
+const getAccountQuery = selectById(accounts, ACCOUNT);
 
 /** @throws NotFound when absent. */
 export async function getAccount(db: Database, accountId: number): Promise<Account> {
@@ -189,34 +181,22 @@ const insertKeyQuery = insertKey();
 const keyedKeyCreation = plan({
   claim: claimStep,
   key: guarded(insertKey),
-  record: recordCreated(200, sql<string>`(select ${jsonObject(API_KEY)} from ${apiKeys} where ${apiKeys.id} = last_insert_rowid())`),
+  record: recordCreated(200, apiKeys, jsonObject(API_KEY)),
   release: releaseStep,
   existing: keyRowStep,
 });
 
-/** Create another key for an account; the secret is in the result only. @throws LimitReached (`MAX_ACTIVE_KEYS`). */
-export async function createKey(db: Database, accountId: number, name: string | undefined, now: Date): Promise<NewApiKey> {
-  return (await createKeyOnce(db, accountId, name, now)).created!;
-}
-
 /**
- * Create another key for an account, honouring the Idempotency-Key `claim` (if any) in the same batch: the key with its secret, or
- * the stored response of the key's first request (without its secret). The limit check and the insert are one statement.
- * @throws LimitReached (the account holds `MAX_ACTIVE_KEYS` active keys), IdempotencyKeyInProgress, IdempotencyKeyReused.
+ * Create another key honouring `claim` (if any): the key with its secret, or the key's stored response (without it).
+ * @throws LimitReached (`MAX_ACTIVE_KEYS`), IdempotencyKeyInProgress, IdempotencyKeyReused.
  */
 export async function createKeyOnce(db: Database, accountId: number, name: string | undefined, now: Date, claim?: KeyClaim): Promise<Creation<NewApiKey>> {
   const material = await generateApiKey();
   const values = { accountId, name: name ?? null, prefix: material.prefix, secretHash: material.hash, createdAt: now.toISOString(), max: MAX_ACTIVE_KEYS };
-  let replay: StoredResponse | null = null;
-  let apiKey: ApiKey | undefined;
-  if (claim) {
-    const keyed = await run(db, keyedKeyCreation, { ...values, ...claimValues(claim) });
-    [apiKey] = keyed.key;
-    if (!apiKey) replay = replayUnlessClaimed(keyed.claim, keyed.existing, claim);
-  } else {
-    [apiKey] = await execute(db, insertKeyQuery, values);
-  }
+  const keyed = claim && (await run(db, keyedKeyCreation, { ...values, ...claimValues(claim) }));
+  const [apiKey] = keyed ? keyed.key : await execute(db, insertKeyQuery, values);
   if (apiKey) return { created: { ...apiKey, key: material.secret } };
+  const replay = claim && keyed ? replayUnlessClaimed(keyed.claim, keyed.existing, claim) : null;
   if (replay) return { replay };
   throw new LimitReached("apiKeys", MAX_ACTIVE_KEYS);
 }
@@ -235,17 +215,14 @@ export async function revokeKey(db: Database, accountId: number, keyId: number, 
   if (rowsAffected !== 1) throw new NotFound("apiKey", keyId);
 }
 
-/**
- * A new key of the account `role`/`name` (email `<name>@<role>.petstore.invalid`), created on first use; for `npm run keys:create` and tests.
- * @throws Error when that email belongs to an account of another role (never a key of the wrong role).
- */
+/** A new key of the account `role`/`name`, created on first use (`npm run keys:create`). @throws Error when its email has another role. */
 export async function createOperatorKey(db: Database, role: Role, name: string, now: Date): Promise<{ account: Account; apiKey: NewApiKey }> {
   const email = `${name.toLowerCase().replace(/[^a-z0-9-]+/g, "-")}@${role}.petstore.invalid`;
   const existing = await findAccountByEmail(db, email);
   if (existing && existing.role !== role) {
     throw new Error(`Account ${existing.id} <${existing.email}> exists with role ${existing.role}, not ${role}; choose another --name.`);
   }
-  if (existing) return { account: existing, apiKey: await createKey(db, existing.id, name, now) };
+  if (existing) return { account: existing, apiKey: (await createKeyOnce(db, existing.id, name, now)).created! };
   return createAccount(db, { name, email, keyName: name }, role, now);
 }
 
@@ -289,8 +266,7 @@ const bootstrap = plan({
 });
 
 /**
- * On a database without a staff account, create one ("bootstrap") in one conditional batch and return its key; null afterwards, and
- * when another process created it at the same moment. For `npm start` on a fresh database.
+ * Without a staff account, create one ("bootstrap") in one conditional batch and return its key; else null.
  * @throws Error when there is no staff account and the bootstrap email belongs to a customer.
  */
 export async function bootstrapStaffKey(db: Database, now: Date): Promise<NewApiKey | null> {
@@ -298,9 +274,8 @@ export async function bootstrapStaffKey(db: Database, now: Date): Promise<NewApi
   const at = now.toISOString();
   const email = "bootstrap@staff.petstore.invalid";
   const material = await generateApiKey();
-  const {
-    key: [apiKey],
-  } = await run(db, bootstrap, { email, emailKey: emailKey(email), createdAt: at, prefix: material.prefix, secretHash: material.hash });
+  const values = { email, emailKey: emailKey(email), createdAt: at, prefix: material.prefix, secretHash: material.hash };
+  const [apiKey] = (await run(db, bootstrap, values)).key;
   if (apiKey) return { ...apiKey, key: material.secret };
   if (!(await hasStaffAccount(db))) throw new Error(`No staff account, and ${email} belongs to a customer: create a staff key with npm run keys:create.`);
   return null;

@@ -1,13 +1,11 @@
-/**
- * Rules of categories (docs/api.md#resources): names unique case-insensitively, deletion only when no pet uses the category. Each
- * write is one batch with its event and any Idempotency-Key claim (docs/architecture.md#writes-one-batch-named-plans).
- */
+/** Rules of categories (docs/api.md#resources): names unique case-insensitively, deletion only when no pet uses the category. */
 import { and, eq, exists, gt, notExists, type SQL, sql } from "drizzle-orm";
+import { selectById } from "../db/by-id";
 import { type Database, qb } from "../db/client";
 import { isConstraintError } from "../db/errors";
-import { eventColumns, outboxRow } from "../db/events";
 import { execute, guarded, outbox, params, plan, run, statement } from "../db/plan";
-import { CATEGORY, type Category, type CategoryPatch, categories, events, type NewCategory, pets } from "../db/schema";
+import { insertEvents } from "./outbox";
+import { CATEGORY, type Category, type CategoryPatch, categories, type NewCategory, pets } from "../db/schema";
 import { Conflict, NotFound, StaleVersion } from "../domain/errors";
 import type { Creation, KeyClaim } from "../domain/idempotency";
 import { type Precondition, requireMatch } from "../domain/precondition";
@@ -21,14 +19,8 @@ export function nameKey(name: string): string {
   return name.normalize("NFC").toLowerCase();
 }
 
-const byId = params<{ id: number }>();
 /** The category `id` with its version. */
-const getQuery = byId.prepare(
-  qb
-    .select({ ...CATEGORY.columns, version: categories.version })
-    .from(categories)
-    .where(eq(categories.id, byId("id"))),
-);
+const getQuery = selectById(categories, { ...CATEGORY.columns, version: categories.version });
 
 function duplicateName(name: string): Conflict {
   return new Conflict("duplicate_name", { name });
@@ -75,15 +67,7 @@ function insertCategory(guard?: SQL) {
 
 /** The `category.created` event of the category just inserted (last_insert_rowid()), when the step just before changed a row. */
 const categoryCreated = creating.guarded((changed) =>
-  qb
-    .insert(events)
-    .select(
-      qb
-        .select(eventColumns(creating, "category.created", CATEGORY.json()))
-        .from(categories)
-        .where(and(eq(categories.id, sql`last_insert_rowid()`), changed)),
-    )
-    .returning(outboxRow),
+  insertEvents(creating, "category.created", CATEGORY.json(), categories, and(eq(categories.id, sql`last_insert_rowid()`), changed)),
 );
 
 /** Creating a category; the event reads the row just inserted. */
@@ -92,14 +76,11 @@ const creation = plan({
   event: outbox(categoryCreated),
 });
 
-/** The category just inserted (last_insert_rowid()), for its stored response. */
-const newCategory = (expression: SQL) => sql<string>`(select ${expression} from ${categories} where ${categories.id} = last_insert_rowid())`;
-
 /** Creating with an Idempotency-Key: the claim guards the insert, the response (and its Location) is recorded with it; a taken name fails the whole batch. */
 const keyedCreation = plan({
   claim: claimStep,
   category: guarded(insertCategory),
-  record: recordCreated(201, newCategory(CATEGORY.json()), newCategory(sql`'/categories/' || ${categories.id}`)),
+  record: recordCreated(201, categories, CATEGORY.json(), sql`'/categories/' || ${categories.id}`),
   event: outbox(categoryCreated),
   existing: keyRowStep,
 });
@@ -110,28 +91,16 @@ export async function createCategory(db: Database, input: NewCategory, now: Date
   return created!;
 }
 
-/**
- * Create a category, honouring the Idempotency-Key `claim` (if any) in the same batch: the category, or the key's stored response.
- * @throws Conflict `duplicate_name`, IdempotencyKeyInProgress, IdempotencyKeyReused.
- */
+/** Create a category honouring `claim` (if any): it, or the key's stored response. @throws Conflict, IdempotencyKeyInProgress, IdempotencyKeyReused. */
 export async function createCategoryOnce(db: Database, input: NewCategory, now: Date, claim?: KeyClaim): Promise<Creation<Category>> {
   const values = { ...CATEGORY.values(input), nameKey: nameKey(input.name), occurredAt: now.toISOString() };
   try {
-    if (!claim) {
-      const {
-        category: [inserted],
-      } = await run(db, creation, values);
-      return { created: CATEGORY.present(inserted!) };
-    }
-    const {
-      claim: claimed,
-      category: [inserted],
-      existing,
-    } = await run(db, keyedCreation, { ...values, ...claimValues(claim) });
+    const keyed = claim && (await run(db, keyedCreation, { ...values, ...claimValues(claim) }));
+    const [inserted] = (keyed ?? (await run(db, creation, values))).category;
     if (inserted) return { created: CATEGORY.present(inserted) };
-    const replay = replayUnlessClaimed(claimed, existing, claim);
-    // A claimed key always inserts the category, or the batch failed on the name.
-    if (!replay) throw new Error("a claimed category creation inserted nothing");
+    // An insert without a guard, or with this request's claim, inserts the category, or the batch failed on the name.
+    const replay = claim && keyed ? replayUnlessClaimed(keyed.claim, keyed.existing, claim) : null;
+    if (!replay) throw new Error("a category creation inserted nothing");
     return { replay };
   } catch (error) {
     if (isConstraintError(error)) throw duplicateName(input.name);
@@ -150,17 +119,7 @@ const change = plan({
       .returning(CATEGORY.columns),
   ),
   event: outbox(
-    changing.guarded((changed) =>
-      qb
-        .insert(events)
-        .select(
-          qb
-            .select(eventColumns(changing, "category.updated", CATEGORY.json()))
-            .from(categories)
-            .where(and(eq(categories.id, changing("id")), changed)),
-        )
-        .returning(outboxRow),
-    ),
+    changing.guarded((changed) => insertEvents(changing, "category.updated", CATEGORY.json(), categories, and(eq(categories.id, changing("id")), changed))),
   ),
 });
 
@@ -172,10 +131,7 @@ export interface CategoryUpdate {
   now: Date;
 }
 
-/**
- * Change name and/or description (`null` clears it) at the version read; a concurrent change makes it read again (3 tries).
- * @throws NotFound, Conflict `duplicate_name` | `concurrent_update` (retries ran out), StaleVersion.
- */
+/** Change name and/or description at the version read (3 tries). @throws NotFound, Conflict `duplicate_name` | `concurrent_update`, StaleVersion. */
 export async function updateCategory(db: Database, { categoryId, patch, expected, now }: CategoryUpdate): Promise<Category> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const [row] = await execute(db, getQuery, { id: categoryId });
@@ -184,9 +140,7 @@ export async function updateCategory(db: Database, { categoryId, patch, expected
     const next = CATEGORY.values({ ...row, ...patch });
     try {
       const values = { ...next, nameKey: nameKey(next.name), id: categoryId, version: row.version, occurredAt: now.toISOString() };
-      const {
-        category: [updated],
-      } = await run(db, change, values);
+      const [updated] = (await run(db, change, values)).category;
       if (updated) return CATEGORY.present(updated);
     } catch (error) {
       if (isConstraintError(error)) throw duplicateName(next.name);
@@ -210,19 +164,7 @@ const deletable = and(
 
 /** Deleting a category: event and delete share one condition, so both happen or neither. */
 const deletion = plan({
-  event: outbox(
-    removal.prepare(
-      qb
-        .insert(events)
-        .select(
-          qb
-            .select(eventColumns(removal, "category.deleted", CATEGORY.json()))
-            .from(categories)
-            .where(deletable),
-        )
-        .returning(outboxRow),
-    ),
-  ),
+  event: outbox(removal.prepare(insertEvents(removal, "category.deleted", CATEGORY.json(), categories, deletable))),
   deleted: removal.statement(qb.delete(categories).where(deletable)),
   /** Why a delete changed nothing: the category's version, and whether pets use it (no row: absent). */
   outcome: removal.statement(

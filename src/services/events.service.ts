@@ -3,9 +3,7 @@ import { gt } from "drizzle-orm";
 import { qb, type Database } from "../db/client";
 import { execute, params } from "../db/plan";
 import { events } from "../db/schema";
-import { EVENT_TYPES, type Event, type EventType } from "../domain/events";
-
-export { EVENT_TYPES, type EventType };
+import type { Event } from "../domain/events";
 
 /** A page of the log: events with id > `afterId`, at most `limit`. */
 const page = params<{ afterId: number; limit: number }>();

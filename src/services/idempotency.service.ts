@@ -1,16 +1,12 @@
-/**
- * `Idempotency-Key` (docs/api.md#idempotency-key): the steps with which a POST claims its key, records its response and releases a
- * refused claim inside the batch that creates the resource (docs/architecture.md#idempotency-key-and-orders).
- */
+/** `Idempotency-Key` (docs/api.md#idempotency-key): plan steps that claim a key, record the response and release a refused claim in the creating batch. */
 import { and, eq, type SQL, sql } from "drizzle-orm";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { qb } from "../db/client";
 import { type Params, params, statement } from "../db/plan";
 import { idempotencyKeys } from "../db/schema";
 import { IdempotencyKeyInProgress, IdempotencyKeyReused } from "../domain/errors";
 import type { KeyClaim, StoredResponse } from "../domain/idempotency";
 import { sha256Hex } from "./api-keys";
-
-export type { Creation, KeyClaim, StoredResponse } from "../domain/idempotency";
 
 /** How long a stored response is replayed (docs/api.md#idempotency-key): 24 h, in milliseconds. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -121,10 +117,7 @@ export function claimValues(claim: KeyClaim) {
   };
 }
 
-/**
- * The stored response to replay, from the row (`keyColumns`) of a key another request holds.
- * @throws IdempotencyKeyInProgress (the first request is still running), IdempotencyKeyReused (another fingerprint).
- */
+/** The stored response to replay from another request's key row. @throws IdempotencyKeyInProgress, IdempotencyKeyReused (another fingerprint). */
 export function existingResponse(row: KeyRow, fingerprint: string): StoredResponse {
   if (row.responseStatus === 0) throw new IdempotencyKeyInProgress();
   if (row.requestHash !== fingerprint) throw new IdempotencyKeyReused();
@@ -134,25 +127,25 @@ export function existingResponse(row: KeyRow, fingerprint: string): StoredRespon
 /** The plan step that reads the key's row (`keyColumns`) at the end of a keyed batch: the other request's row when the claim failed. */
 export const keyRowStep = keyRow.statement(qb.select(keyColumns).from(idempotencyKeys).where(thisKey(keyRow)));
 
-/** The step that stores `status`, `body` and `location` (built in SQL from the row just created, no secret) on this request's claim, when the step before changed a row. */
-export function recordCreated(status: number, body: SQL<string>, location?: SQL<string>) {
+/**
+ * The step that stores `status`, `body` and `location` (SQL over the row of `table` just inserted, no secret) on this request's claim, when
+ * the step before changed a row.
+ */
+export function recordCreated(status: number, table: SQLiteTable & { id: SQLiteColumn }, body: SQL, location?: SQL) {
+  const inserted = (expression: SQL) => sql<string>`(select ${expression} from ${table} where ${table.id} = last_insert_rowid())`;
   return own.guarded((changed) =>
     qb
       .update(idempotencyKeys)
       .set({
         responseStatus: status,
-        responseBody: body,
-        responseHeaders: location === undefined ? sql`'{}'` : sql`json_object('Location', ${location})`,
+        responseBody: inserted(body),
+        responseHeaders: location === undefined ? sql`'{}'` : sql`json_object('Location', ${inserted(location)})`,
       })
       .where(and(ownClaim(own), changed)),
   );
 }
 
-/**
- * After a keyed batch that created nothing: null when the claim was this request's (refused, and released), else the response to replay.
- * @param claimed the rows of the batch's claim step; `existing` those of `keyRowStep`.
- * @throws IdempotencyKeyInProgress, IdempotencyKeyReused (see `existingResponse`).
- */
+/** After a keyed batch that created nothing: null when `claimed` is this request's claim, else the response to replay. @throws as `existingResponse`. */
 export function replayUnlessClaimed(claimed: readonly unknown[], existing: readonly KeyRow[], claim: KeyClaim): StoredResponse | null {
   if (claimed.length > 0) return null;
   const [row] = existing;

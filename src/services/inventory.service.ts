@@ -2,9 +2,10 @@
 import { and, eq, gt, sql } from "drizzle-orm";
 import { unionAll } from "drizzle-orm/sqlite-core";
 import { type Database, qb } from "../db/client";
-import { eventColumns, outboxRow } from "../db/events";
+import { eventColumns } from "../db/events";
 import { execute, outbox, params, plan, run, statement } from "../db/plan";
-import { events, INVENTORY_ITEM, type InventoryItem, inventory, orders, PET, pets } from "../db/schema";
+import { insertEventRows } from "./outbox";
+import { INVENTORY_ITEM, type InventoryItem, inventory, orders, PET, pets } from "../db/schema";
 import { variants } from "../db/variants";
 import { NotFound, StaleVersion } from "../domain/errors";
 import type { PetStatus } from "../domain/pets";
@@ -82,21 +83,18 @@ const setting = plan({
   /** The events, from the new values before the rows change: `pet.updated` (when the status changes), then `inventory.updated` (UNION ALL, in order). */
   events: outbox(
     p.prepare(
-      qb
-        .insert(events)
-        .select(
-          unionAll(
-            qb
-              .select(eventColumns(p, "pet.updated", PET.json({ status: newStatus })))
-              .from(pets)
-              .where(and(eq(pets.id, p("petId")), sql`${pets.status} <> ${newStatus}`, checked)),
-            qb
-              .select(eventColumns(p, "inventory.updated", INVENTORY_ITEM.json({ quantity: sql`${p("quantity")}`, status: newStatus })))
-              .from(inventory)
-              .where(and(eq(inventory.petId, p("petId")), checked)),
-          ),
-        )
-        .returning(outboxRow),
+      insertEventRows(
+        unionAll(
+          qb
+            .select(eventColumns(p, "pet.updated", PET.json({ status: newStatus })))
+            .from(pets)
+            .where(and(eq(pets.id, p("petId")), sql`${pets.status} <> ${newStatus}`, checked)),
+          qb
+            .select(eventColumns(p, "inventory.updated", INVENTORY_ITEM.json({ quantity: sql`${p("quantity")}`, status: newStatus })))
+            .from(inventory)
+            .where(and(eq(inventory.petId, p("petId")), checked)),
+        ),
+      ),
     ),
   ),
   /** The pet row is updated whenever the check holds; its version moves only when its status does. */
@@ -123,10 +121,7 @@ export interface StockSetting {
   now: Date;
 }
 
-/**
- * Set a pet's stock (docs/api.md#stock-and-ordering) in one batch, after a read only for `expected`, whose two row versions the batch
- * checks (docs/architecture.md#if-match-on-two-rows-inventory). @throws NotFound, StaleVersion.
- */
+/** Set a pet's stock in one batch (with `expected`, the two row versions read are checked in it). @throws NotFound, StaleVersion. */
 export async function setInventory(db: Database, { petId, quantity, expected, now }: StockSetting): Promise<InventoryItem> {
   let seen: { inventoryVersion: number; petVersion: number } | null = null;
   if (expected) {

@@ -3,14 +3,7 @@ import { and, eq, isNull, sql } from "drizzle-orm";
 import { type Database, qb } from "../db/client";
 import { params, plan, run } from "../db/plan";
 import { accounts, apiKeys } from "../db/schema";
-import type { Role } from "../domain/principal";
-
-/** The verified caller of a key. */
-export interface KeyOwner {
-  accountId: number;
-  role: Role;
-  apiKeyId: number;
-}
+import type { Principal } from "../domain/principal";
 
 /** How often a key's `lastUsedAt` is written at most, ms: within this, a verification writes nothing. */
 export const LAST_USED_INTERVAL_MS = 60_000;
@@ -40,7 +33,7 @@ const verification = plan({
 });
 
 /** The owner of the key whose SHA-256 is `secretHash` (null: unknown or revoked), its use recorded at most once per `LAST_USED_INTERVAL_MS`. One round trip. */
-export async function verifyKey(db: Database, secretHash: string, now: Date): Promise<KeyOwner | null> {
+export async function verifyKey(db: Database, secretHash: string, now: Date): Promise<Principal | null> {
   const staleBefore = new Date(now.getTime() - LAST_USED_INTERVAL_MS).toISOString();
   const { owner } = await run(db, verification, { now: now.toISOString(), staleBefore, secretHash });
   return owner[0] ?? null;

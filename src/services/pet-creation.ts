@@ -1,12 +1,9 @@
-/**
- * Creating pets (docs/api.md#stock-and-ordering): the pet, its inventory row (quantity 1, or 0 when sold), its event and any
- * Idempotency-Key claim and response in one batch (docs/architecture.md#idempotency-key-and-orders). One round trip.
- */
+/** Creating pets (docs/api.md#stock-and-ordering): pet, inventory row, event and any Idempotency-Key claim and response in one batch. */
 import { and, eq, type SQL, sql } from "drizzle-orm";
 import { type Database, qb } from "../db/client";
-import { eventColumns, outboxRow } from "../db/events";
 import { guarded, outbox, params, plan, run, runEach, statement, withValues } from "../db/plan";
-import { categories, events, inventory, type NewPet, PET, type Pet, pets } from "../db/schema";
+import { insertEvents } from "./outbox";
+import { categories, inventory, type NewPet, PET, type Pet, pets } from "../db/schema";
 import type { Creation, KeyClaim } from "../domain/idempotency";
 import { claimStep, claimValues, keyRowStep, recordCreated, releaseStep, replayUnlessClaimed } from "./idempotency.service";
 import { categoryNotFound, type PetValues } from "./pets.service";
@@ -39,17 +36,7 @@ const insertInventory = p.guarded((changed) =>
 );
 
 /** The `pet.created` event, when the step just before changed a row; inventory.pet_id is its rowid, so last_insert_rowid() is still the pet's id. */
-const petCreated = p.guarded((changed) =>
-  qb
-    .insert(events)
-    .select(
-      qb
-        .select(eventColumns(p, "pet.created", PET.json()))
-        .from(pets)
-        .where(and(eq(pets.id, sql`last_insert_rowid()`), changed)),
-    )
-    .returning(outboxRow),
-);
+const petCreated = p.guarded((changed) => insertEvents(p, "pet.created", PET.json(), pets, and(eq(pets.id, sql`last_insert_rowid()`), changed)));
 
 /** Creating a pet: nothing when its category does not exist. */
 const creation = plan({
@@ -58,15 +45,12 @@ const creation = plan({
   events: outbox(petCreated),
 });
 
-/** The pet just inserted (last_insert_rowid()), for its stored response. */
-const newPet = (expression: SQL) => sql<string>`(select ${expression} from ${pets} where ${pets.id} = last_insert_rowid())`;
-
 /** Creating with an Idempotency-Key: the claim guards the pet; the response is recorded while last_insert_rowid() is the pet's id; a refused pet releases the claim. */
 const keyedCreation = plan({
   claim: claimStep,
   pet: guarded(insertPet),
   inventory: insertInventory,
-  record: recordCreated(201, newPet(PET.json()), newPet(sql`'/pets/' || ${pets.id}`)),
+  record: recordCreated(201, pets, PET.json(), sql`'/pets/' || ${pets.id}`),
   events: outbox(petCreated),
   release: releaseStep,
   existing: keyRowStep,
@@ -80,27 +64,19 @@ function creationValues(input: NewPet, occurredAt: string) {
 
 /** Create a pet and its inventory row in one batch. @throws InvalidReference when the category does not exist. */
 export async function createPet(db: Database, input: NewPet, now: Date): Promise<Pet> {
-  const {
-    pet: [pet],
-  } = await run(db, creation, creationValues(input, now.toISOString()));
+  const [pet] = (await run(db, creation, creationValues(input, now.toISOString()))).pet;
   if (!pet) throw categoryNotFound(input.categoryId);
   return PET.present(pet);
 }
 
-/**
- * Create a pet honouring the Idempotency-Key `claim` (if any), in one batch: the pet, or the stored response of the key's first request.
- * @throws InvalidReference (category), IdempotencyKeyInProgress, IdempotencyKeyReused.
- */
+/** Create a pet honouring `claim` (if any): the pet, or the key's stored response. @throws InvalidReference, IdempotencyKeyInProgress, IdempotencyKeyReused. */
 export async function createPetOnce(db: Database, input: NewPet, now: Date, claim?: KeyClaim): Promise<Creation<Pet>> {
   if (!claim) return { created: await createPet(db, input, now) };
   const values = { ...creationValues(input, now.toISOString()), ...claimValues(claim) };
-  const {
-    claim: claimed,
-    pet: [pet],
-    existing,
-  } = await run(db, keyedCreation, values);
+  const keyed = await run(db, keyedCreation, values);
+  const [pet] = keyed.pet;
   if (pet) return { created: PET.present(pet) };
-  const replay = replayUnlessClaimed(claimed, existing, claim);
+  const replay = replayUnlessClaimed(keyed.claim, keyed.existing, claim);
   if (replay) return { replay };
   throw categoryNotFound(input.categoryId);
 }

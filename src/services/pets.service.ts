@@ -1,12 +1,11 @@
-/**
- * Rules of pets (docs/api.md#stock-and-ordering): replace and patch with the status transitions, deletion only without orders.
- * Round trips: reads 1; delete 1 (2 with If-Match); update 2 (read, then the guarded write) per try, at most 5 tries.
- */
+/** Rules of pets (docs/api.md#stock-and-ordering): replace and patch with the status transitions, deletion only without orders. */
 import { and, eq, gt, type SQL, sql } from "drizzle-orm";
+import { selectById } from "../db/by-id";
 import { type Database, qb } from "../db/client";
-import { eventColumns, inventoryUpdatedWhen, outboxRow, petUpdatedIfChanged } from "../db/events";
+import { inventoryUpdatedWhen, petUpdatedIfChanged } from "../db/events";
 import { execute, outbox, params, plan, run } from "../db/plan";
-import { categories, events, inventory, type NewPet, orders, PET, type Pet, type PetPatch, pets } from "../db/schema";
+import { insertEventRows, insertEvents } from "./outbox";
+import { categories, inventory, type NewPet, orders, PET, type Pet, type PetPatch, pets } from "../db/schema";
 import type { Values } from "../db/representation";
 import { variants } from "../db/variants";
 import { Conflict, InvalidReference, NotFound, StaleVersion } from "../domain/errors";
@@ -61,13 +60,7 @@ export async function listPets(db: Database, filter: PetFilter, afterId: number,
   return rows.map(PET.present);
 }
 
-const byId = params<{ id: number }>();
-const getQuery = byId.prepare(
-  qb
-    .select(PET.columns)
-    .from(pets)
-    .where(eq(pets.id, byId("id"))),
-);
+const getQuery = selectById(pets, PET.columns);
 
 /** @throws NotFound when absent. One round trip. */
 export async function getPet(db: Database, petId: number): Promise<Pet> {
@@ -110,14 +103,7 @@ async function readPetState(db: Database, petId: number, categoryId: number): Pr
 /** Updating a pet: `version` is the version read. */
 const change = params<PetValues & { id: number; version: number; occurredAt: string }>();
 /** The `pet.updated` event, when the update just before changed the pet. */
-const petUpdated = outbox(
-  change.guarded((changed) =>
-    qb
-      .insert(events)
-      .select(petUpdatedIfChanged(change, change("id"), changed))
-      .returning(outboxRow),
-  ),
-);
+const petUpdated = outbox(change.guarded((changed) => insertEventRows(petUpdatedIfChanged(change, change("id"), changed))));
 
 /** Selling empties the stock, when the pet was updated (its event inserted). */
 const zeroStock = change.guarded((changed) =>
@@ -128,14 +114,7 @@ const zeroStock = change.guarded((changed) =>
 );
 
 /** The `inventory.updated` event, when the stock was emptied. */
-const inventoryUpdated = outbox(
-  change.guarded((changed) =>
-    qb
-      .insert(events)
-      .select(inventoryUpdatedWhen(change, change("id"), changed))
-      .returning(outboxRow),
-  ),
-);
+const inventoryUpdated = outbox(change.guarded((changed) => insertEventRows(inventoryUpdatedWhen(change, change("id"), changed))));
 
 /** Updating a pet, re-checking its transition's guard; `zeroing` also empties its stock (sold). */
 function updatePlans(guard: SQL | undefined) {
@@ -175,10 +154,7 @@ export interface PetUpdate {
   now: Date;
 }
 
-/**
- * Replace (PUT) or patch a pet (status changes: docs/api.md#stock-and-ordering); `expected` (If-Match) may hold for the pet or `[pet]` (`GET /pets?id=N`).
- * @throws NotFound; Conflict `invalid_transition`, `concurrent_update` (retries ran out); StaleVersion; InvalidReference (category).
- */
+/** Replace or patch a pet; `expected` may hold for the pet or `[pet]`. @throws NotFound, Conflict, StaleVersion, InvalidReference (category). */
 export async function updatePet(db: Database, { petId, change, replace, expected, now }: PetUpdate): Promise<Pet> {
   const at = now.toISOString();
   for (let attempt = 0; attempt < 5; attempt++) {
@@ -211,19 +187,7 @@ const deletable = and(
 
 /** Deleting a pet: the event and both deletes share one condition, so all happen or none. */
 const deletion = plan({
-  event: outbox(
-    removal.prepare(
-      qb
-        .insert(events)
-        .select(
-          qb
-            .select(eventColumns(removal, "pet.deleted", PET.json()))
-            .from(pets)
-            .where(deletable),
-        )
-        .returning(outboxRow),
-    ),
-  ),
+  event: outbox(removal.prepare(insertEvents(removal, "pet.deleted", PET.json(), pets, deletable))),
   inventory: removal.statement(qb.delete(inventory).where(sql`${inventory.petId} in (select ${pets.id} from ${pets} where ${deletable})`)),
   pet: removal.statement(qb.delete(pets).where(deletable)),
   hasOrders: removal.statement(
@@ -234,10 +198,7 @@ const deletion = plan({
   ),
 });
 
-/**
- * Delete a pet that no order references, with its inventory row, if it is as `expected` (If-Match; as in `updatePet`).
- * @throws NotFound, Conflict `pet_has_orders`, StaleVersion.
- */
+/** Delete a pet no order references, with its inventory row, if as `expected`. @throws NotFound, Conflict `pet_has_orders`, StaleVersion. */
 export async function deletePet(db: Database, petId: number, expected: Precondition | undefined, now: Date): Promise<void> {
   let version: number | null = null;
   if (expected) {

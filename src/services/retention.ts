@@ -1,7 +1,4 @@
-/**
- * Retention (docs/architecture.md#retention): old events, revoked keys, stored idempotent responses and finished deliveries, deleted
- * in bounded rounds, hourly (Node: `scheduleRetention`; Workers: a Cron Trigger).
- */
+/** Retention (docs/architecture.md#retention): old events, revoked keys, stored idempotent responses and finished deliveries, deleted in bounded rounds. */
 import { lt, sql } from "drizzle-orm";
 import type { AppConfig } from "../config";
 import type { Database } from "../db/client";
@@ -17,7 +14,7 @@ import { retentionStart } from "./webhooks/schedule";
 
 /** Most rows one statement deletes. */
 export const PRUNE_BATCH = 500;
-/** Most rounds of one run: 20,000 rows per table an hour, each round its own short write batch. */
+/** Most rounds of one run, each its own short write batch. */
 export const MAX_ROUNDS = 40;
 /** How often Node runs retention, ms. */
 export const RETENTION_INTERVAL_MS = 60 * 60 * 1000;
@@ -76,11 +73,7 @@ export interface RetentionReport {
   rounds: number;
 }
 
-/**
- * Delete what is past retention at `now` (events and revoked keys: `retentionDays`), in at most `MAX_ROUNDS` rounds of `PRUNE_BATCH` rows per table.
- * @returns the rows deleted and the rounds run.
- * @throws the driver's error when the database fails (nothing of that round is deleted).
- */
+/** Delete what is past retention at `now`, in at most `MAX_ROUNDS` rounds: the rows deleted and rounds run. @throws the driver's error (that round undone). */
 export function pruneExpired(db: Database, retentionDays: number, now: Date): Promise<RetentionReport> {
   return inSpan("petstore.retention.run", {}, async (span) => {
     const report = await prune(db, retentionDays, now);
@@ -114,11 +107,7 @@ export function cursorExpired(after: number, firstId: number | undefined): boole
   return after > 0 && firstId !== undefined && firstId > after + 1;
 }
 
-/**
- * Node: run `pruneExpired` now and every `intervalMs` (default hourly) on an
- * unref'd timer; runs never overlap. Failures go to `onError`.
- * @returns `stop()`, which clears the timer and waits for a run in progress.
- */
+/** Node: `pruneExpired` now and every `intervalMs` on an unref'd timer, never overlapping; failures to `onError`. @returns `stop()` (awaits a run). */
 export function scheduleRetention(options: {
   db: Database;
   config: Pick<AppConfig, "eventRetentionDays">;

@@ -9,7 +9,8 @@
  * the old strategy (one purge call per write) is refused by the stand-in.
  */
 import { describe, expect, it } from "vitest";
-import { type ChangedResource, edgePurgeTags, isShortLivedAtEdge, tagsToPurge } from "../../src/http/cache-tags";
+import type { CommittedEvent } from "../../src/db/client";
+import { edgePurgeTags, isShortLivedAtEdge, tagsToPurge } from "../../src/http/cache-tags";
 import {
   DEFAULT_PURGE_POLICY,
   FREE_TIER_PURGE_LIMITS,
@@ -56,7 +57,7 @@ class PurgeApiStandIn {
 interface Write {
   at: number;
   source: string;
-  changes: ChangedResource[];
+  changes: CommittedEvent[];
 }
 
 /** Deterministic traffic: `perSecond` writes for `minutes`; 90% orders/inventory (1 in 20 moves a pet's status), 10% pets and categories. */
@@ -72,7 +73,7 @@ function traffic(perSecond: number, minutes: number): Write[] {
     const at = Math.round((i * 1000) / perSecond);
     const roll = random();
     const petId = pick(500);
-    let changes: ChangedResource[];
+    let changes: CommittedEvent[];
     if (roll < 0.9) {
       changes = [{ type: "inventory.updated", data: { petId } }];
       if (random() < 0.05) changes.push({ type: "pet.updated", data: { id: petId } });

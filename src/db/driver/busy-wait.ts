@@ -1,7 +1,4 @@
-/**
- * The database port over a database other processes write too: SQLITE_BUSY waited out on a timer, a file's connection replaced
- * after it, and SQLITE_CANTOPEN once the path names another file (docs/architecture.md#sharing-the-database).
- */
+/** The database port over a file other processes write too: SQLITE_BUSY waited out (docs/architecture.md#sharing-the-database). */
 import { accessSync, constants, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { LibsqlError } from "@libsql/client";
@@ -27,10 +24,7 @@ export interface FileDriver extends Database {
 
 /** The port over a shared file, with what the server needs of the file. */
 export interface SharedFile extends Database {
-  /**
-   * @throws LibsqlError `SQLITE_CANTOPEN` when the path no longer names the opened file
-   * (deleted or replaced), `SQLITE_READONLY` when the file or its folder (WAL, index) cannot be written.
-   */
+  /** @throws LibsqlError `SQLITE_CANTOPEN` when the path names another file now, `SQLITE_READONLY` when the file or its folder is read-only. */
   assertWritable(): void;
   /** Close after checkpointing the WAL into the file and, as its last user, removing `-wal`/`-shm` (docs/internals.md#opening-the-database). */
   closeCheckpointed(): Promise<void>;

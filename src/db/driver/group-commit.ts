@@ -1,7 +1,4 @@
-/**
- * Group commit (docs/architecture.md#group-commit): write batches that arrive while a commit runs share the next transaction, in
- * arrival order; each caller gets its own result sets once it committed, or the outcome it would have had alone.
- */
+/** Group commit (docs/architecture.md#group-commit): write batches that arrive while a commit runs share the next transaction. */
 import type { Database, InStatement, ResultSet } from "../client";
 
 interface Pending {

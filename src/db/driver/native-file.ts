@@ -1,7 +1,4 @@
-/**
- * The database port on an embedded file through libsql-js (`libsql`): one connection, SQL run synchronously, each SQL text compiled
- * once (bounded LRU), answers as `@libsql/client` gives them (docs/internals.md#the-file-driver).
- */
+/** The database port on an embedded file through libsql-js, answering as `@libsql/client` does (docs/internals.md#the-file-driver). */
 import { Buffer } from "node:buffer";
 import { LibsqlBatchError, LibsqlError, type InArgs, type InStatement, type InValue, type ResultSet, type Row, type Value } from "@libsql/client";
 import Native from "libsql";
@@ -200,18 +197,14 @@ class Connection {
 
 /** See the module comment. */
 export class NativeFile implements Database {
-  readonly #path: string;
-  readonly #maxStatements: number;
-  readonly #setup: readonly string[];
+  readonly #connect: () => Connection;
   #connection: Connection;
   #closed = false;
 
   /** Open the file at `path` (created when missing), check that it answers and run `options.connectionSetup`. @throws LibsqlError (SQLITE_CANTOPEN, SQLITE_BUSY…). */
   constructor(path: string, options: NativeFileOptions = {}) {
-    this.#path = path;
-    this.#maxStatements = options.maxStatements ?? 500;
-    this.#setup = options.connectionSetup ?? [];
-    this.#connection = new Connection(path, this.#maxStatements, this.#setup);
+    this.#connect = () => new Connection(path, options.maxStatements ?? 500, options.connectionSetup ?? []);
+    this.#connection = this.#connect();
   }
 
   #open(): Connection {
@@ -236,9 +229,8 @@ export class NativeFile implements Database {
 
   /** A new connection, with its setup statements; the compiled statements of the old one are dropped. @throws LibsqlError (CLIENT_CLOSED once closed). */
   reconnect(): void {
-    if (this.#closed) throw new LibsqlError("The client is closed", "CLIENT_CLOSED");
-    this.#connection.close();
-    this.#connection = new Connection(this.#path, this.#maxStatements, this.#setup);
+    this.#open().close();
+    this.#connection = this.#connect();
   }
 
   get closed(): boolean {

@@ -1,8 +1,4 @@
-/**
- * The one way Node code (server, scripts, bench, tests) opens the database named by `DATABASE_URL` as the database port: an
- * embedded file, a libSQL server or an embedded replica, migrated on open, its write batches group-committed
- * (docs/internals.md#opening-the-database).
- */
+/** How Node code opens the database of `DATABASE_URL`: migrated, write batches group-committed (docs/internals.md#opening-the-database). */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { createClient } from "@libsql/client";

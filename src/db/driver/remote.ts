@@ -1,7 +1,4 @@
-/**
- * The database port on a libSQL server over `@libsql/client/web` (the Worker's, one per request), and the `fetch` of every server
- * client: a 429 retried within a budget, each request time-limited on Node; SQLITE_BUSY waited out (docs/scaling.md#a-saturated-or-silent-server).
- */
+/** The database port on a libSQL server, and the `fetch` of every server client (docs/scaling.md#a-saturated-or-silent-server). */
 import { createClient } from "@libsql/client/web";
 import pLimit from "p-limit";
 import { backoffDelayMs } from "../../domain/backoff";
@@ -46,10 +43,7 @@ function unreachable(error: unknown): never {
   throw new TypeError(`fetch failed: the database did not answer (${error instanceof Error ? error.message : String(error)})`, { cause: error });
 }
 
-/**
- * `fetchFn` failing with a `TimeoutError` (wrapped as a failed fetch: 503) when `timeoutMs` pass before the whole answer is read;
- * such a write may have committed (docs/scaling.md#a-saturated-or-silent-server).
- */
+/** `fetchFn` failing with a `TimeoutError` (503) when `timeoutMs` pass before the whole answer is read; such a write may have committed. */
 export function timeLimited(fetchFn: RequestFetch, timeoutMs: number): RequestFetch {
   return async (request) => {
     const signal = AbortSignal.timeout(timeoutMs);

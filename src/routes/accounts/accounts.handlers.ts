@@ -2,18 +2,13 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { ApiKey } from "../../domain/accounts";
 import type { AppEnv } from "../../http/context";
-import type { Principal } from "../../domain/principal";
-import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../http/pagination";
+import { caller } from "../../middleware/auth";
+import { decodeCursor, DEFAULT_PAGE_SIZE, pageOf } from "../../http/pagination";
 import { replayed } from "../../middleware/idempotency";
 import * as service from "../../services/accounts.service";
 import { sha256Hex } from "../../services/api-keys";
 import type * as routes from "./accounts.routes";
 import { DEFAULT_KEY_NAME } from "./accounts.schemas";
-
-/** The principal set by `requireRole` (always present behind it). */
-function caller(c: { get(key: "principal"): Principal | undefined }): Principal {
-  return c.get("principal")!;
-}
 
 export const signUp: RouteHandler<typeof routes.signUp, AppEnv> = async (c) => {
   const result = await service.createAccount(c.get("db"), c.req.valid("json"), "customer", c.get("now")());
@@ -28,9 +23,7 @@ export const me: RouteHandler<typeof routes.me, AppEnv> = async (c) => {
 
 export const listKeys: RouteHandler<typeof routes.listKeys, AppEnv> = async (c) => {
   const { limit = DEFAULT_PAGE_SIZE, cursor } = c.req.valid("query");
-  const page = toPage(await service.listKeys(c.get("db"), caller(c).accountId, decodeCursor(cursor), limit + 1), limit);
-  setNextLink(c, page.nextCursor);
-  return c.json(page.items, 200);
+  return c.json(pageOf(c, await service.listKeys(c.get("db"), caller(c).accountId, decodeCursor(cursor), limit + 1), limit), 200);
 };
 
 export const createKey: RouteHandler<typeof routes.createKey, AppEnv> = async (c) => {

@@ -1,9 +1,8 @@
 /** Payload shapes of accounts and API keys (docs/api.md#authentication). */
 import { z } from "@hono/zod-openapi";
 import { ROLES } from "../../domain/principal";
-import { MAX_ID } from "../../http/schemas";
+import { idNumber as id } from "../../http/schemas";
 
-const id = z.number().int().min(1).max(MAX_ID).openapi({ format: "int64", example: 1 });
 const timestamp = z.string().openapi({ format: "date-time", example: "2026-11-21T12:00:00.000Z" });
 
 export const NewAccountSchema = z

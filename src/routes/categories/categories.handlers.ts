@@ -4,18 +4,17 @@ import type { Category } from "../../services/categories.service";
 import { CATEGORIES_LIST_TAG, categoryTag } from "../../http/cache-tags";
 import { ifMatchPrecondition, setCacheTags, setEtag } from "../../http/caching";
 import type { AppEnv } from "../../http/context";
-import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../http/pagination";
+import { decodeCursor, DEFAULT_PAGE_SIZE, pageOf } from "../../http/pagination";
 import { replayed } from "../../middleware/idempotency";
 import * as service from "../../services/categories.service";
 import type * as routes from "./categories.routes";
 
 export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
   const { limit = DEFAULT_PAGE_SIZE, cursor } = c.req.valid("query");
-  const page = toPage(await service.listCategories(c.get("db"), decodeCursor(cursor), limit + 1), limit);
-  setNextLink(c, page.nextCursor);
-  setCacheTags(c, [CATEGORIES_LIST_TAG, ...page.items.map((category) => categoryTag(category.id))]);
-  setEtag(c, page.items);
-  return c.json(page.items, 200);
+  const items = pageOf(c, await service.listCategories(c.get("db"), decodeCursor(cursor), limit + 1), limit);
+  setCacheTags(c, [CATEGORIES_LIST_TAG, ...items.map((category) => categoryTag(category.id))]);
+  setEtag(c, items);
+  return c.json(items, 200);
 };
 
 export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {

@@ -2,7 +2,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/context";
 import { ApiError } from "../../http/errors";
-import { DEFAULT_PAGE_SIZE } from "../../http/pagination";
+import { DEFAULT_PAGE_SIZE, setNextLink } from "../../http/pagination";
 import * as service from "../../services/events.service";
 import { cursorExpired } from "../../services/retention";
 import type * as routes from "./events.routes";
@@ -14,11 +14,6 @@ export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
     throw new ApiError(410, "cursor_expired", `Events after ${after} were deleted by retention; read again from after=0.`);
   }
   const events = rows.slice(0, limit);
-  if (rows.length > limit) {
-    // RFC 8288: the next page continues after the last event of this one.
-    const url = new URL(c.req.url);
-    url.searchParams.set("after", String(events[events.length - 1]!.id));
-    c.header("Link", `<${url.pathname}${url.search}>; rel="next"`, { append: true });
-  }
+  if (rows.length > limit) setNextLink(c, "after", String(events[events.length - 1]!.id));
   return c.json(events, 200);
 };

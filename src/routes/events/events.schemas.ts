@@ -1,7 +1,7 @@
 /** Payload shapes of the event feed (docs/api.md#events-and-webhooks): Event, EventType. */
 import { z } from "@hono/zod-openapi";
 import { MAX_ID } from "../../http/schemas";
-import { EVENT_TYPES } from "../../services/events.service";
+import { EVENT_TYPES } from "../../domain/events";
 
 export const EventTypeSchema = z.enum(EVENT_TYPES).openapi("EventType", {
   description:

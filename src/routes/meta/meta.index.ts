@@ -1,9 +1,4 @@
-/**
- * Router of /health, /openapi.json and /docs (docs/api.md#endpoints). The Scalar reference
- * page loads its script from `/docs/assets/scalar.js`, served from the npm package
- * by the runtime's asset source, so the page renders with no outside network,
- * and shows none of Scalar's hosted-service features (SCALAR_CONFIGURATION).
- */
+/** Router of /health, /openapi.json and /docs (docs/api.md#endpoints); the docs page's script is served here, so it needs no outside network. */
 import type { OpenAPIHono, RouteHandler } from "@hono/zod-openapi";
 import type { ReferenceProps } from "@scalar/api-reference";
 import { Scalar } from "@scalar/hono-api-reference";
@@ -15,13 +10,7 @@ import type { AppEnv } from "../../http/context";
 import { buildOpenApiDocument } from "../../openapi/document";
 import * as routes from "./meta.routes";
 
-/**
- * Options of the /docs page, checked against the types of the installed
- * `@scalar/api-reference` (whose script the page runs): the API's own reference
- * with search, models and examples, and none of Scalar's hosted services. Scalar
- * turns the agent ("Ask AI"), "Generate MCP" and the developer tools (Share,
- * Deploy) on by default when the page is opened on localhost.
- */
+/** Options of the /docs page, typed by the installed `@scalar/api-reference`: the API's own reference, none of Scalar's hosted services. */
 const SCALAR_CONFIGURATION = {
   url: "/openapi.json",
   pageTitle: "Petstore API reference",
@@ -34,10 +23,7 @@ const SCALAR_CONFIGURATION = {
   telemetry: false,
 } satisfies NonNullable<ReferenceProps["configuration"]> & { pageTitle: string; withDefaultFonts: boolean };
 
-/**
- * Meta routes; `root` is the whole app, whose routes the document describes;
- * `checkDatabase` rejects when the database cannot serve (then /health is 503).
- */
+/** Meta routes of `root` (the whole app, which the document describes); `checkDatabase` rejects when the database cannot serve (503). */
 export function createMetaRouter(root: () => OpenAPIHono<AppEnv>, assets: AssetSource | undefined, checkDatabase: (c: Context<AppEnv>) => Promise<void>) {
   const documents = new Map<string, Record<string, unknown>>();
 

@@ -2,24 +2,20 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { ifMatchPrecondition, setEtag } from "../../http/caching";
 import type { AppEnv } from "../../http/context";
-import type { Principal } from "../../domain/principal";
-import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../http/pagination";
+import { caller } from "../../middleware/auth";
+import { decodeCursor, DEFAULT_PAGE_SIZE, pageOf } from "../../http/pagination";
 import { cancelOrder } from "../../services/orders/cancel";
 import { changeOrder } from "../../services/orders/change";
 import { getOrder, listOrders } from "../../services/orders/list";
 import { placeOrder } from "../../services/orders/place";
 import type * as routes from "./orders.routes";
 
-/** The principal set by `requireRole` (always present behind it). */
-const caller = (c: { get(key: "principal"): Principal | undefined }): Principal => c.get("principal")!;
-
 export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
   const { petId, complete, limit = DEFAULT_PAGE_SIZE, cursor } = c.req.valid("query");
   const rows = await listOrders(c.get("db"), caller(c), { filter: { petId, complete }, afterId: decodeCursor(cursor), limit: limit + 1 });
-  const page = toPage(rows, limit);
-  setNextLink(c, page.nextCursor);
-  setEtag(c, page.items);
-  return c.json(page.items, 200);
+  const items = pageOf(c, rows, limit);
+  setEtag(c, items);
+  return c.json(items, 200);
 };
 
 export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {

@@ -1,15 +1,10 @@
 /** Payload shapes of orders (docs/api.md#resources: NewOrder, OrderUpdate, Order). */
 import { z } from "@hono/zod-openapi";
 import { mergePatchSchema } from "../../http/merge-patch";
-import { MAX_ID } from "../../http/schemas";
+import { idNumber as id } from "../../http/schemas";
 import { ORDER } from "../../db/schema";
 
-const id = z.number().int().min(1).max(MAX_ID).openapi({ format: "int64", example: 1 });
-/**
- * RFC 3339 date-time with an offset, normalised to UTC; the UTC instant must
- * fall in the years 0001–9999, so it is always written back as RFC 3339
- * (`Date#toISOString` uses 6-digit signed years outside them).
- */
+/** RFC 3339 date-time with an offset, normalised to UTC, in the years 0001–9999 (outside them `toISOString` is not RFC 3339). */
 const shipDate = z.iso
   .datetime({ offset: true })
   .transform((v) => new Date(v).toISOString())

@@ -1,8 +1,4 @@
-/**
- * Deprecation of GET /pets/{petId} (docs/api.md#versioning-and-deprecation): `Deprecation` (RFC 9745,
- * `@<unix seconds>`), `Sunset` (RFC 8594, IMF-fixdate), successor `Link`
- * (RFC 8288), and 410 `endpoint_sunset` once the sunset instant has passed.
- */
+/** Deprecation of GET /pets/{petId}: `Deprecation` (RFC 9745), `Sunset` (RFC 8594), successor `Link` (RFC 8288), then 410 `endpoint_sunset`. */
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../../http/context";
 import { ApiError } from "../../http/errors";

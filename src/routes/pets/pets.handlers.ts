@@ -3,7 +3,7 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import { petTag, PETS_LIST_TAG } from "../../http/cache-tags";
 import { ifMatchPrecondition, setCacheTags, setEtag } from "../../http/caching";
 import type { AppEnv } from "../../http/context";
-import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../http/pagination";
+import { decodeCursor, DEFAULT_PAGE_SIZE, pageOf } from "../../http/pagination";
 import { replayed } from "../../middleware/idempotency";
 import type { Pet } from "../../services/pets.service";
 import { createPetOnce } from "../../services/pet-creation";
@@ -13,11 +13,10 @@ import type * as routes from "./pets.routes";
 export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
   const { status, categoryId, id, limit = DEFAULT_PAGE_SIZE, cursor } = c.req.valid("query");
   const rows = await service.listPets(c.get("db"), { status, categoryId, ids: id }, decodeCursor(cursor), limit + 1);
-  const page = toPage(rows, limit);
-  setNextLink(c, page.nextCursor);
-  setCacheTags(c, [PETS_LIST_TAG, ...page.items.map((pet) => petTag(pet.id))]);
-  setEtag(c, page.items);
-  return c.json(page.items, 200);
+  const items = pageOf(c, rows, limit);
+  setCacheTags(c, [PETS_LIST_TAG, ...items.map((pet) => petTag(pet.id))]);
+  setEtag(c, items);
+  return c.json(items, 200);
 };
 
 export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
@@ -35,31 +34,19 @@ export const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
   return c.json(pet, 200);
 };
 
-export const replace: RouteHandler<typeof routes.replace, AppEnv> = async (c) => {
-  const { petId } = c.req.valid("param");
-  const pet = await service.updatePet(c.get("db"), {
-    petId,
-    change: c.req.valid("json"),
-    replace: true,
-    expected: ifMatchPrecondition(c.req.valid("header")["if-match"]),
-    now: c.get("now")(),
-  });
-  setEtag(c, pet);
-  return c.json(pet, 200);
-};
+/** The handler of PUT (`replace`) or PATCH (`!replace`) /pets/{petId}. */
+function updateHandler(replace: boolean): RouteHandler<typeof routes.replace | typeof routes.patch, AppEnv> {
+  return async (c) => {
+    const { petId } = c.req.valid("param");
+    const expected = ifMatchPrecondition(c.req.valid("header")["if-match"]);
+    const pet = await service.updatePet(c.get("db"), { petId, change: c.req.valid("json"), replace, expected, now: c.get("now")() });
+    setEtag(c, pet);
+    return c.json(pet, 200);
+  };
+}
 
-export const patch: RouteHandler<typeof routes.patch, AppEnv> = async (c) => {
-  const { petId } = c.req.valid("param");
-  const pet = await service.updatePet(c.get("db"), {
-    petId,
-    change: c.req.valid("json"),
-    replace: false,
-    expected: ifMatchPrecondition(c.req.valid("header")["if-match"]),
-    now: c.get("now")(),
-  });
-  setEtag(c, pet);
-  return c.json(pet, 200);
-};
+export const replace = updateHandler(true);
+export const patch = updateHandler(false);
 
 export const remove: RouteHandler<typeof routes.remove, AppEnv> = async (c) => {
   const { petId } = c.req.valid("param");

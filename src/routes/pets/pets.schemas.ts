@@ -1,16 +1,12 @@
-/**
- * Payload shapes of pets (NewPet, Pet, Pets, PetStatus) plus the PATCH body,
- * with their limits (docs/api.md#resources).
- */
+/** Payload shapes of pets (NewPet, Pet, Pets, PetStatus, PetPatch) with their limits (docs/api.md#resources). */
 import { z } from "@hono/zod-openapi";
 import { PET_STATUSES } from "../../domain/pets";
 import { mergePatchSchema } from "../../http/merge-patch";
-import { MAX_ID } from "../../http/schemas";
+import { idNumber as id } from "../../http/schemas";
 import { PET } from "../../db/schema";
 
 export const PetStatusSchema = z.enum(PET_STATUSES).openapi("PetStatus", { description: "Status of the pet.", example: "available" });
 
-const id = z.number().int().min(1).max(MAX_ID).openapi({ format: "int64", example: 1 });
 const name = z.string().trim().min(1).max(100).openapi({ description: "The animal's name (trimmed, 1-100 characters).", example: "Bella" });
 
 export const NewPetSchema = z

@@ -2,7 +2,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Webhook } from "../../domain/webhooks";
 import type { AppEnv } from "../../http/context";
-import { decodeCursor, DEFAULT_PAGE_SIZE, setNextLink, toPage } from "../../http/pagination";
+import { decodeCursor, DEFAULT_PAGE_SIZE, pageOf } from "../../http/pagination";
 import { listDeliveries } from "../../services/webhooks/delivery-log";
 import { replayed } from "../../middleware/idempotency";
 import * as service from "../../services/webhooks/subscriptions";
@@ -25,9 +25,7 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
 
 export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
   const { limit = DEFAULT_PAGE_SIZE, cursor } = c.req.valid("query");
-  const page = toPage(await service.listWebhooks(c.get("db"), decodeCursor(cursor), limit + 1), limit);
-  setNextLink(c, page.nextCursor);
-  return c.json(page.items, 200);
+  return c.json(pageOf(c, await service.listWebhooks(c.get("db"), decodeCursor(cursor), limit + 1), limit), 200);
 };
 
 export const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
@@ -46,9 +44,10 @@ export const deliveries: RouteHandler<typeof routes.deliveries, AppEnv> = async 
   // Event 0 (the latest webhook.test) comes first: a page without a cursor starts below it.
   const afterEventId = cursor === undefined ? -1 : decodeCursor(cursor);
   const rows = await listDeliveries(c.get("db"), { webhookId, afterEventId, limit: limit + 1, status });
-  const page = toPage(rows, limit, (delivery) => delivery.eventId);
-  setNextLink(c, page.nextCursor);
-  return c.json(page.items, 200);
+  return c.json(
+    pageOf(c, rows, limit, (delivery) => delivery.eventId),
+    200,
+  );
 };
 
 export const update: RouteHandler<typeof routes.update, AppEnv> = async (c) => {

@@ -29,39 +29,35 @@ import {
 } from "./webhooks.schemas";
 
 const route = operations(["Events"]);
-const staff = protectedOperation("staff");
+/** Every operation here: staff only, `x-stability: experimental`. */
+const experimentalStaffOnly = { ...protectedOperation("staff"), "x-stability": "experimental" } as const;
 const webhookIdParams = idParams("webhookId");
 
+/** A required string header of the delivery request. */
+const header = (name: string, description: string, example: string) => ({
+  name,
+  in: "header",
+  required: true,
+  description,
+  schema: { type: "string", example },
+});
+
 const SIGNATURE_HEADERS = [
-  {
-    name: "webhook-id",
-    in: "header",
-    required: true,
-    description: "Message id `evt_<event id>`: the same on every retry, so a receiver can drop duplicates.",
-    schema: { type: "string", example: "evt_42" },
-  },
-  {
-    name: "webhook-timestamp",
-    in: "header",
-    required: true,
-    description: "Unix time (seconds) of this attempt. Reject messages too far from your clock (Standard Webhooks suggests 5 minutes).",
-    schema: { type: "string", example: "1795262400" },
-  },
-  {
-    name: "webhook-signature",
-    in: "header",
-    required: true,
-    description:
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: Standard Webhooks' notation for the signed content, shown to API readers as written.
-      "`v1,` + base64 HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${raw body}`, keyed with the base64-decoded part of the subscription secret after `whsec_` (Standard Webhooks). Verify against the raw body bytes before parsing. For 24 h after a rotation it lists two signatures, space-separated (new secret first): accept the message when any of them verifies.",
-    schema: { type: "string", example: "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=" },
-  },
+  header("webhook-id", "Message id `evt_<event id>`: the same on every retry, so a receiver can drop duplicates.", "evt_42"),
+  header(
+    "webhook-timestamp",
+    "Unix time (seconds) of this attempt. Reject messages too far from your clock (Standard Webhooks suggests 5 minutes).",
+    "1795262400",
+  ),
+  header(
+    "webhook-signature",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: Standard Webhooks' notation for the signed content, shown to API readers as written.
+    "`v1,` + base64 HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${raw body}`, keyed with the base64-decoded part of the subscription secret after `whsec_` (Standard Webhooks). Verify against the raw body bytes before parsing. For 24 h after a rotation it lists two signatures, space-separated (new secret first): accept the message when any of them verifies.",
+    "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=",
+  ),
 ];
 
-/**
- * The delivery request, as an OpenAPI 3.0.3 callback of `POST /webhooks`
- * (raw object: zod-to-openapi passes operation fields it does not own through).
- */
+/** The delivery request, as an OpenAPI 3.0.3 callback of `POST /webhooks` (a raw object, which zod-to-openapi passes through). */
 const deliveryCallback = {
   event: {
     "{$request.body#/url}": {
@@ -94,8 +90,7 @@ export const create = route({
   summary: "Subscribe a webhook",
   description:
     "Registers `url` for the given event types (at most 500 subscriptions exist at once by default, WEBHOOKS_MAX). Returns the subscription with its signing secret, shown only in this response. Events committed after this call are delivered, signed per Standard Webhooks; earlier ones are in `GET /events`. Delivered and given-up deliveries are deleted after 7 days. Send `Idempotency-Key` to retry safely: the same key and body within 24 h answers 200 with the subscription created the first time, without its secret (never shown twice), and `Idempotent-Replayed: true`.",
-  ...staff,
-  "x-stability": "experimental",
+  ...experimentalStaffOnly,
   request: { headers: idempotencyKeyHeaders, body: jsonBody(NewWebhookSchema, "The subscription.") },
   responses: {
     200: {
@@ -118,8 +113,7 @@ export const list = route({
   operationId: "listWebhooks",
   summary: "List webhook subscriptions",
   description: 'Subscriptions ordered by id, without secrets; paginated with `Link: rel="next"`.',
-  ...staff,
-  "x-stability": "experimental",
+  ...experimentalStaffOnly,
   request: { query: z.strictObject({ ...paginationQuery }) },
   responses: {
     200: { ...jsonContent(WebhooksSchema, "A page of subscriptions."), headers: { Link: responseHeaders.Link } },
@@ -133,8 +127,7 @@ export const get = route({
   operationId: "getWebhook",
   summary: "Get a webhook subscription",
   description: "The subscription and its status (`failing` after a delivery was given up); the secret is never shown again.",
-  ...staff,
-  "x-stability": "experimental",
+  ...experimentalStaffOnly,
   request: { params: webhookIdParams },
   responses: {
     200: jsonContent(WebhookSchema, "The subscription (without its secret)."),
@@ -148,8 +141,7 @@ export const remove = route({
   operationId: "deleteWebhook",
   summary: "Delete a webhook subscription",
   description: "Stops deliveries to the subscription and deletes its delivery log.",
-  ...staff,
-  "x-stability": "experimental",
+  ...experimentalStaffOnly,
   request: { params: webhookIdParams },
   responses: {
     204: { description: "Deleted." },
@@ -163,8 +155,7 @@ export const deliveries = route({
   operationId: "listWebhookDeliveries",
   summary: "List a subscription's deliveries",
   description: 'Deliveries in event order with their attempts and last result; paginated with `Link: rel="next"`.',
-  ...staff,
-  "x-stability": "experimental",
+  ...experimentalStaffOnly,
   request: {
     params: webhookIdParams,
     query: z.strictObject({
@@ -189,8 +180,7 @@ export const update = route({
   summary: "Change a webhook subscription",
   description:
     "A JSON Merge Patch (RFC 7396) of `url`, `events` and `enabled`: members left out are kept. A new URL passes the same checks as at creation. New event types apply to events committed after the change. `enabled: false` pauses (nothing is sent, nothing is lost: the subscription's place in the event log waits, within event retention); `enabled: true` resumes in order and revives a `failing` subscription. A change that changes nothing writes nothing.",
-  ...staff,
-  "x-stability": "experimental",
+  ...experimentalStaffOnly,
   request: {
     params: webhookIdParams,
     body: mergePatchBody(WebhookChangeSchema, "The members to change. A JSON Merge Patch (RFC 7396), as application/merge-patch+json or application/json."),
@@ -210,8 +200,7 @@ export const rotate = route({
   summary: "Rotate a subscription's signing secret",
   description:
     "Replaces the signing secret with the given one or a generated one, shown only in this response. For 24 h every delivery is signed with both (`webhook-signature: v1,<new> v1,<old>`), then the old secret is forgotten. Rotating to the secret already current changes nothing, so retrying a rotation with a given secret is harmless.",
-  ...staff,
-  "x-stability": "experimental",
+  ...experimentalStaffOnly,
   request: { params: webhookIdParams, body: { ...jsonBody(SecretRotationSchema, "The new secret, or nothing to generate one."), required: false } },
   responses: {
     200: jsonContent(WebhookWithSecretSchema, "The subscription and its new secret."),
@@ -226,8 +215,7 @@ export const resend = route({
   summary: "Resend one event to a subscription",
   description:
     "Makes one more delivery of an event the subscription wants and retention still holds, outside the ordered stream, with the event's own `webhook-id` (receivers deduplicate on it). Its outcome replaces the event's entry in the delivery log.",
-  ...staff,
-  "x-stability": "experimental",
+  ...experimentalStaffOnly,
   request: { params: eventParams, body: { ...jsonBody(NoOptionsSchema, "Nothing, or `{}`."), required: false } },
   responses: {
     202: jsonContent(WebhookDeliverySchema, "The delivery, queued."),
@@ -244,8 +232,7 @@ export const recover = route({
   summary: "Deliver again what was given up since a time",
   description:
     "Queues, in event order, one more delivery of every event committed at or after `since` whose delivery to this subscription was given up and that retention still holds. Events committed while the subscription was paused are not lost: they wait at its place in the log and are delivered on resume.",
-  ...staff,
-  "x-stability": "experimental",
+  ...experimentalStaffOnly,
   request: { params: webhookIdParams, body: jsonBody(RecoverySchema, "Since when.") },
   responses: {
     202: jsonContent(RecoveryResultSchema, "How many deliveries were queued (at most the room left under WEBHOOK_MAX_REDELIVERIES)."),
@@ -260,8 +247,7 @@ export const test = route({
   summary: "Send a test event",
   description:
     "Sends a signed `webhook.test` event (`id` 0, `data: {webhookId}`) at once, retried like any delivery. It appears in the delivery log as event 0 (the latest test only), not in `GET /events`.",
-  ...staff,
-  "x-stability": "experimental",
+  ...experimentalStaffOnly,
   request: { params: webhookIdParams, body: { ...jsonBody(NoOptionsSchema, "Nothing, or `{}`."), required: false } },
   responses: {
     202: jsonContent(WebhookDeliverySchema, "The test delivery, queued."),

@@ -1,13 +1,11 @@
-/**
- * Cancelling an order (docs/api.md#stock-and-ordering): the order deleted, its quantity restocked, a pending pet available again, in one
- * batch guarded by one condition on the order row (docs/architecture.md#idempotency-key-and-orders), after a read only for If-Match.
- */
+/** Cancelling an order (docs/api.md#stock-and-ordering): delete, restock, a pending pet available again, in one batch guarded by one condition. */
 import { and, eq, exists, sql } from "drizzle-orm";
 import { alias, unionAll } from "drizzle-orm/sqlite-core";
 import { type Database, qb } from "../../db/client";
-import { eventColumns, inventoryUpdatedWhen, outboxRow, petUpdatedIfChanged } from "../../db/events";
+import { eventColumns, inventoryUpdatedWhen, petUpdatedIfChanged } from "../../db/events";
 import { outbox, params, plan, run, statement } from "../../db/plan";
-import { events, inventory, ORDER, orders, pets } from "../../db/schema";
+import { insertEventRows } from "../outbox";
+import { inventory, ORDER, orders, pets } from "../../db/schema";
 import { Conflict, NotFound, StaleVersion } from "../../domain/errors";
 import type { Precondition } from "../../domain/precondition";
 import type { Principal } from "../../domain/principal";
@@ -48,19 +46,16 @@ const cancellation = plan({
   /** The events in this order: `pet.updated` (when the step before made the pet available), `inventory.updated`, `order.cancelled` (UNION ALL). */
   events: outbox(
     p.guarded((changed) =>
-      qb
-        .insert(events)
-        .select(
-          unionAll(
-            petUpdatedIfChanged(p, petOfOrder, changed),
-            inventoryUpdatedWhen(p, petOfOrder, cancellable),
-            qb
-              .select(eventColumns(p, "order.cancelled", ORDER.json()))
-              .from(orders)
-              .where(and(eq(orders.id, p("orderId")), cancellable)),
-          ),
-        )
-        .returning(outboxRow),
+      insertEventRows(
+        unionAll(
+          petUpdatedIfChanged(p, petOfOrder, changed),
+          inventoryUpdatedWhen(p, petOfOrder, cancellable),
+          qb
+            .select(eventColumns(p, "order.cancelled", ORDER.json()))
+            .from(orders)
+            .where(and(eq(orders.id, p("orderId")), cancellable)),
+        ),
+      ),
     ),
   ),
   deleted: p.statement(qb.delete(orders).where(and(eq(orders.id, p("orderId")), cancellable))),

@@ -1,12 +1,10 @@
-/**
- * Changing an order (staff, docs/api.md#stock-and-ordering): fulfilling it (shipDate defaults to now; the pet is sold at stock 0 with
- * no other open order) or rescheduling an open one. One batch, after a read only for If-Match.
- */
+/** Changing an order (docs/api.md#stock-and-ordering): fulfilling or rescheduling an open one, in one batch. */
 import { and, eq, sql } from "drizzle-orm";
 import { type Database, qb } from "../../db/client";
-import { eventColumns, outboxRow, petUpdatedIfChanged } from "../../db/events";
+import { petUpdatedIfChanged } from "../../db/events";
 import { outbox, params, plan, run, statement } from "../../db/plan";
-import { events, inventory, ORDER, type Order, orders, pets } from "../../db/schema";
+import { insertEventRows, insertEvents } from "../outbox";
+import { inventory, ORDER, type Order, orders, pets } from "../../db/schema";
 import { Conflict, NotFound, StaleVersion } from "../../domain/errors";
 import type { EventType } from "../../domain/events";
 import type { OrderChange } from "../../domain/orders";
@@ -45,19 +43,7 @@ function updateOrder(fulfil: boolean) {
 
 /** The order's event (`type`), when the update just before changed it. */
 function orderEvent(type: EventType) {
-  return outbox(
-    p.guarded((changed) =>
-      qb
-        .insert(events)
-        .select(
-          qb
-            .select(eventColumns(p, type, ORDER.json()))
-            .from(orders)
-            .where(and(eq(orders.id, p("orderId")), changed)),
-        )
-        .returning(outboxRow),
-    ),
-  );
+  return outbox(p.guarded((changed) => insertEvents(p, type, ORDER.json(), orders, and(eq(orders.id, p("orderId")), changed))));
 }
 
 const orderOfPet = sql`(select ${orders.petId} from ${orders} where ${orders.id} = ${p("orderId")})`;
@@ -80,14 +66,7 @@ const fulfilment = plan({
         ),
       ),
   ),
-  petEvent: outbox(
-    p.guarded((changed) =>
-      qb
-        .insert(events)
-        .select(petUpdatedIfChanged(p, orderOfPet, changed))
-        .returning(outboxRow),
-    ),
-  ),
+  petEvent: outbox(p.guarded((changed) => insertEventRows(petUpdatedIfChanged(p, orderOfPet, changed)))),
   state: statement(orderState),
 });
 

@@ -1,13 +1,11 @@
-/**
- * Placing an order (docs/api.md#stock-and-ordering): ONE atomic batch, Idempotency-Key included, that takes the stock, inserts the order,
- * makes the pet pending at its last unit, appends the events and reads back the outcome (docs/architecture.md#idempotency-key-and-orders).
- */
+/** Placing an order (docs/api.md#stock-and-ordering): one atomic batch takes the stock, inserts the order, appends the events, reads back the outcome. */
 import { and, eq, gte, type SQL, sql } from "drizzle-orm";
 import { unionAll } from "drizzle-orm/sqlite-core";
 import { type Database, qb } from "../../db/client";
-import { eventColumns, inventoryUpdatedWhen, outboxRow, petUpdatedIfChanged } from "../../db/events";
+import { eventColumns, inventoryUpdatedWhen, petUpdatedIfChanged } from "../../db/events";
 import { guarded, outbox, params, plan, run, statement } from "../../db/plan";
-import { events, idempotencyKeys, inventory, ORDER, type Order, orders, pets } from "../../db/schema";
+import { insertEventRows } from "../outbox";
+import { idempotencyKeys, inventory, ORDER, type Order, orders, pets } from "../../db/schema";
 import { aliasedColumns } from "../../db/select-list";
 import { Conflict, InvalidReference } from "../../domain/errors";
 import type { NewOrder } from "../../domain/orders";
@@ -98,19 +96,16 @@ const petPending = p.statement(
 /** The events in this order: `pet.updated` (when the step before made the pet pending), `order.placed`, `inventory.updated` (UNION ALL). */
 const placementEvents = outbox(
   p.guarded((changed) =>
-    qb
-      .insert(events)
-      .select(
-        unionAll(
-          petUpdatedIfChanged(p, p("petId"), changed),
-          qb
-            .select(eventColumns(p, "order.placed", ORDER.json()))
-            .from(orders)
-            .where(eq(orders.placementToken, p("token"))),
-          inventoryUpdatedWhen(p, p("petId"), placedHere),
-        ),
-      )
-      .returning(outboxRow),
+    insertEventRows(
+      unionAll(
+        petUpdatedIfChanged(p, p("petId"), changed),
+        qb
+          .select(eventColumns(p, "order.placed", ORDER.json()))
+          .from(orders)
+          .where(eq(orders.placementToken, p("token"))),
+        inventoryUpdatedWhen(p, p("petId"), placedHere),
+      ),
+    ),
   ),
 );
 
@@ -169,10 +164,7 @@ export interface Placement {
   now: Date;
 }
 
-/**
- * Place an order for the caller, honouring the Idempotency-Key (docs/api.md#idempotency-key). One round trip.
- * @throws InvalidReference (pet), Conflict `pet_not_available` | `insufficient_stock`, IdempotencyKeyInProgress, IdempotencyKeyReused.
- */
+/** Place an order for the caller, honouring the Idempotency-Key. @throws InvalidReference, Conflict, IdempotencyKeyInProgress, IdempotencyKeyReused. */
 export async function placeOrder(db: Database, { principal, input, idempotencyKey, now }: Placement): Promise<PlacedOrder> {
   const { petId, quantity } = input;
   const { accountId } = principal;

@@ -1,7 +1,4 @@
-/**
- * A subscription's delivery log (docs/api.md#events-and-webhooks): one entry per (subscription, event) from its first attempt, as
- * `GET /webhooks/{id}/deliveries` shows it, and its retention. Each status is its own range of the log's key.
- */
+/** A subscription's delivery log (docs/api.md#events-and-webhooks) and its retention; each status is its own range of the log's key. */
 import { and, eq, gt, inArray, lt, sql } from "drizzle-orm";
 import { alias, unionAll } from "drizzle-orm/sqlite-core";
 import { qb, type Database } from "../../db/client";
@@ -10,6 +7,7 @@ import { webhookDeliveries, webhooks } from "../../db/schema";
 import { variants } from "../../db/variants";
 import { NotFound } from "../../domain/errors";
 import { DELIVERY_ERRORS, DELIVERY_STATUSES, type DeliveryStatus, type WebhookDelivery } from "../../domain/webhooks";
+import { subscriptionExists } from "./subscriptions";
 
 const d = webhookDeliveries;
 
@@ -48,12 +46,7 @@ function everyStatus() {
 /** Whether the subscription exists, and its entries with event id > `afterEventId` (in `status` when `byStatus`), in one snapshot. */
 const logPage = variants((byStatus: boolean) =>
   plan({
-    subscription: p.statement(
-      qb
-        .select({ id: webhooks.id })
-        .from(webhooks)
-        .where(eq(webhooks.id, p("webhookId"))),
-    ),
+    subscription: subscriptionExists(p),
     deliveries: p.statement(byStatus ? inStatus(undefined) : everyStatus()),
   }),
 );
@@ -97,10 +90,7 @@ const PRUNE_BATCH = 500;
 const young = alias(webhookDeliveries, "y");
 const finished = params<{ finishedBefore: string }>();
 
-/**
- * Per subscription and finished status, where pruning stops: the first entry (in event order) that finished at or after
- * `finishedBefore`, and the oldest entry; each range is read from its start up to that bound.
- */
+/** Per subscription and finished status: the oldest entry, and the first (by event) finished at or after `finishedBefore`, where pruning stops. */
 const pruneBounds = finished.prepare(
   qb
     .select({
@@ -137,9 +127,8 @@ const pruneRange = plan({
 });
 
 /**
- * Delete delivered and given-up entries that finished before `finishedBefore` (7 days, docs/webhooks.md#design): per subscription
- * and status, those before the first that finished later; one read, then write batches of at most `PRUNE_BATCH` per range, at most
- * `maxRounds` of them. @returns the entries deleted. @throws the driver's error.
+ * Delete finished entries before the first (per subscription and status) that finished at or after `finishedBefore`, in at most
+ * `maxRounds` rounds. @returns the entries deleted. @throws the driver's error.
  */
 export async function pruneFinishedDeliveries(db: Database, finishedBefore: Date, maxRounds: number): Promise<number> {
   let deleted = 0;

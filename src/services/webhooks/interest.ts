@@ -1,7 +1,4 @@
-/**
- * Which event types some subscription wants, as this process (or isolate) last learned it, so that a write whose events nobody
- * wants starts no dispatch run; unknown counts as wanted (docs/webhooks.md#design, "Staleness of that knowledge").
- */
+/** The event types some subscription wants, as this process last learned it (unknown: wanted), so that unwanted writes start no dispatch run. */
 
 /** A snapshot point: taken before the subscriptions are read, so a change during the read makes the result stale. */
 export interface InterestMark {

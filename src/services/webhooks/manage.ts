@@ -1,7 +1,4 @@
-/**
- * Changing a subscription (docs/webhooks.md#managing-a-subscription): its URL, event types and pause state (JSON Merge Patch, RFC 7396), and
- * its signing secret. Each is one event-free write batch that rewrites nothing it does not change.
- */
+/** Changing a subscription (docs/webhooks.md#managing-a-subscription): a Merge Patch of it, or its signing secret, each one write batch. */
 import { and, eq, sql } from "drizzle-orm";
 import { qb, type Database } from "../../db/client";
 import { params, plan, read, run, statement } from "../../db/plan";
@@ -101,12 +98,7 @@ const changing = plan({
   ),
 });
 
-/**
- * Apply `change` to subscription `id` (a new URL passes the creation checks; new types apply to events committed after the change;
- * `enabled: true` resumes at the subscription's place and revives a `failing` one).
- * @returns the subscription as it is after the change (unchanged: nothing written).
- * @throws NotFound, InvalidInput (`url`).
- */
+/** Apply `change` to subscription `id` (new types apply to later events): the subscription after it. @throws NotFound, InvalidInput (`url`). */
 export async function updateWebhook(db: Database, id: number, change: WebhookChange, options: { allowPrivateTargets: boolean }): Promise<Webhook> {
   if (change.url !== undefined) {
     const problem = webhookTargetProblem(change.url, { allowPrivate: options.allowPrivateTargets });
@@ -169,10 +161,8 @@ const rotating = plan({
 });
 
 /**
- * Rotate subscription `id`'s signing secret to `given` (`whsec_` + base64 of 24..64 bytes) or a generated one; the old one signs too for
- * `ROTATION_OVERLAP_MS` after `now`. Rotating to the current secret changes nothing.
- * @returns the subscription and its new secret (shown once).
- * @throws NotFound, InvalidInput (`secret`).
+ * Rotate subscription `id`'s secret to `given` or a generated one; the old one signs too for `ROTATION_OVERLAP_MS`.
+ * @returns the subscription and its new secret. @throws NotFound, InvalidInput (`secret`).
  */
 export async function rotateWebhookSecret(db: Database, id: number, given: string | undefined, now: Date): Promise<{ webhook: Webhook; secret: string }> {
   if (given !== undefined && !isWebhookSecret(given)) throw new InvalidInput("secret", "Must be whsec_ followed by the base64 of 24 to 64 bytes.");

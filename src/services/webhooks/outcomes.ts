@@ -1,7 +1,4 @@
-/**
- * What a round records of its attempts (docs/webhooks.md#design), one write batch per round: a log entry per delivery (one row, written at
- * its first attempt and changed in place after), a subscription's status when it changes, and the redeliveries done or rescheduled.
- */
+/** What a round records of its attempts (docs/webhooks.md#design) in one write batch: log entries, subscription statuses, redeliveries. */
 import { and, eq, inArray, ne, sql } from "drizzle-orm";
 import { qb } from "../../db/client";
 import { params, plan, type PlanRun, withValues } from "../../db/plan";

@@ -1,7 +1,4 @@
-/**
- * Deliveries outside the ordered stream (docs/webhooks.md#managing-a-subscription): resend one event, recover the given-up ones since a time,
- * send a `webhook.test`. Each queues redeliveries in one event-free write batch; dispatch rounds send them (./round.ts).
- */
+/** Deliveries outside the ordered stream (docs/webhooks.md#managing-a-subscription): resend, recover, test; queued here, sent by dispatch rounds. */
 import { and, eq, gt, gte, notExists, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { qb, type Database } from "../../db/client";
@@ -9,6 +6,7 @@ import { execute, params, plan, read, run } from "../../db/plan";
 import { events as eventLog, webhookDeliveries, webhookRedeliveries, webhooks } from "../../db/schema";
 import { LimitReached, NotFound } from "../../domain/errors";
 import { storedInterest, type WebhookDelivery, wants } from "../../domain/webhooks";
+import { subscriptionExists } from "./subscriptions";
 
 const r = webhookRedeliveries;
 const d = webhookDeliveries;
@@ -37,12 +35,7 @@ const room = (webhookId: SQL | SQLiteColumn, max: SQL) =>
 const queued = params<{ webhookId: number; eventId: number; now: string; max: number }>();
 /** One redelivery of `eventId` (0: a test) for the subscription, if it exists and has fewer than `max` queued. */
 const queueing = plan({
-  subscription: queued.statement(
-    qb
-      .select({ id: webhooks.id })
-      .from(webhooks)
-      .where(eq(webhooks.id, queued("webhookId"))),
-  ),
+  subscription: subscriptionExists(queued),
   redelivery: queued.statement(
     qb
       .insert(r)
@@ -68,10 +61,7 @@ function pending(webhookId: number, eventId: number, eventType: WebhookDelivery[
   return { webhookId, eventId, eventType, status: "pending", attempts: 0, nextAttemptAt: now };
 }
 
-/**
- * One more delivery of event `eventId` to subscription `webhookId`, outside the ordered stream, with the event's own `webhook-id`.
- * @returns the queued delivery. @throws NotFound when the subscription, or an event it wants that retention still holds, is absent.
- */
+/** Queue one more delivery of event `eventId` to subscription `webhookId`. @throws NotFound (subscription, or a retained event it wants), LimitReached. */
 export async function resendEvent(db: Database, webhookId: number, eventId: number, now: Date, max: number): Promise<WebhookDelivery> {
   const { subscription, event } = await read(db, lookup, { webhookId, eventId });
   const [s] = subscription;
@@ -84,10 +74,7 @@ export async function resendEvent(db: Database, webhookId: number, eventId: numb
   return pending(webhookId, eventId, e.type, at);
 }
 
-/**
- * A signed `webhook.test` delivery (event 0, `data: {webhookId}`) to subscription `webhookId`, sent by the next round; not in `GET /events`.
- * @returns the queued delivery. @throws NotFound.
- */
+/** Queue a `webhook.test` delivery (event 0) to subscription `webhookId`. @throws NotFound, LimitReached. */
 export async function sendTestEvent(db: Database, webhookId: number, now: Date, max: number): Promise<WebhookDelivery> {
   const at = now.toISOString();
   await queue(db, { webhookId, eventId: 0, now: at, max });
@@ -104,12 +91,7 @@ async function queue(db: Database, values: { webhookId: number; eventId: number;
 const since = params<{ webhookId: number; since: string; now: string; max: number }>();
 /** Every given-up delivery of the subscription whose event retention holds and was committed at or after `since`, queued again in event order. */
 const recovering = plan({
-  subscription: since.statement(
-    qb
-      .select({ id: webhooks.id })
-      .from(webhooks)
-      .where(eq(webhooks.id, since("webhookId"))),
-  ),
+  subscription: subscriptionExists(since),
   redeliveries: since.statement(
     qb.insert(r).select(
       qb
@@ -148,10 +130,7 @@ const recovering = plan({
 const roomP = params<{ webhookId: number; max: number }>();
 const roomLeft = roomP.prepare(qb.select({ left: room(sql`${roomP("webhookId")}`, sql`${roomP("max")}`) }).from(sql`(SELECT 1)`));
 
-/**
- * Deliver again, in event order, every event committed at or after `sinceAt` whose delivery to subscription `webhookId` was given up.
- * @returns how many were queued. @throws NotFound.
- */
+/** Queue again, in event order, every given-up delivery to `webhookId` of events since `sinceAt`: how many. @throws NotFound, LimitReached. */
 export async function recoverSince(db: Database, webhookId: number, sinceAt: Date, now: Date, max: number): Promise<number> {
   const { subscription, redeliveries } = await run(db, recovering, { webhookId, since: sinceAt.toISOString(), now: now.toISOString(), max });
   if (subscription.length === 0) throw new NotFound("webhook", webhookId);

@@ -38,10 +38,7 @@ export function signingSecrets(row: { secret: string; previousSecret: string | n
 const storedList = sql`CASE WHEN ${webhooks.previousSecret} IS NULL THEN '[]' WHEN ${webhooks.previousSecret} LIKE '[%' THEN ${webhooks.previousSecret}
   ELSE json_array(json_object('secret', ${webhooks.previousSecret}, 'until', ${webhooks.previousSecretUntil})) END`;
 
-/**
- * The list after a rotation at `now`, in SQL: the secret being replaced, signing until `until`, then the replaced ones still signing at
- * `now`, at most `PREVIOUS_SECRETS_MAX` in all, newest first.
- */
+/** In SQL, the list after a rotation at `now`: the replaced secret (until `until`), then those still signing, `PREVIOUS_SECRETS_MAX` at most. */
 export function rotatedSecrets(until: SQL, now: SQL): SQL<string> {
   return sql<string>`(SELECT json_group_array(json(value)) FROM (
     SELECT value FROM (

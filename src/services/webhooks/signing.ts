@@ -25,10 +25,7 @@ export function webhookMessageId(eventId: number): string {
   return `evt_${eventId}`;
 }
 
-/**
- * Request headers of one delivery attempt of `body` (the exact bytes sent) at `at` (second precision), signed with each of `secrets`
- * (`whsec_…`, newest first): `webhook-signature` lists one `v1,<base64>` per secret, space-separated (Standard Webhooks).
- */
+/** Standard Webhooks headers of one attempt of `body` at `at`, signed with each of `secrets` (newest first; `v1,<base64>` each). */
 export function signedWebhookHeaders(secrets: readonly string[], messageId: string, at: Date, body: string): Record<string, string> {
   return {
     "content-type": "application/json",

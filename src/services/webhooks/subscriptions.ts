@@ -1,14 +1,12 @@
-/**
- * Webhook subscriptions (docs/api.md#events-and-webhooks, experimental): create, list, get, delete. A subscription `{url, events}`
- * gets a signing secret `whsec_…`, shown once, and receives the events committed after it.
- */
+/** Webhook subscriptions (docs/api.md#events-and-webhooks): create, list, get, delete. */
 import { and, count, eq, gt, inArray, lt, notExists, type SQL, sql } from "drizzle-orm";
+import { selectById } from "../../db/by-id";
 import { qb, type Database } from "../../db/client";
-import { execute, guarded, params, plan, run, statement } from "../../db/plan";
+import { execute, guarded, type Params, params, plan, run, statement } from "../../db/plan";
 import { events as eventLog, WEBHOOK as WEBHOOK_REPRESENTATION, webhookDeliveries, webhookEventTypes, webhooks } from "../../db/schema";
 import type { RowOf } from "../../db/representation";
 import { InvalidInput, LimitReached, NotFound } from "../../domain/errors";
-import type { Creation, KeyClaim, StoredResponse } from "../../domain/idempotency";
+import type { Creation, KeyClaim } from "../../domain/idempotency";
 import { type DeliveryMode, type DeliveryStatus, MAX_IN_FLIGHT, type NewWebhook, type Webhook, type WebhookStatus } from "../../domain/webhooks";
 import { webhookTargetProblem } from "../../domain/webhook-target";
 import { claimStep, claimValues, keyRowStep, recordCreated, releaseStep, replayUnlessClaimed } from "../idempotency.service";
@@ -80,18 +78,11 @@ const creation = plan({
   types: eventTypes,
 });
 
-/** The subscription just inserted (last_insert_rowid()), for its stored response. */
-const newSubscription = (expression: SQL) => sql<string>`(select ${expression} from ${webhooks} where ${webhooks.id} = last_insert_rowid())`;
-
 /** Creating with an Idempotency-Key: the claim guards the insert, the response (200, no secret) is recorded with it, a refused subscription releases the claim. */
 const keyedCreation = plan({
   claim: claimStep,
   subscription: guarded(insertSubscription),
-  record: recordCreated(
-    200,
-    newSubscription(WEBHOOK_REPRESENTATION.json({ events: sql`json(${webhooks.events})` })),
-    newSubscription(sql`'/webhooks/' || ${webhooks.id}`),
-  ),
+  record: recordCreated(200, webhooks, WEBHOOK_REPRESENTATION.json({ events: sql`json(${webhooks.events})` }), sql`'/webhooks/' || ${webhooks.id}`),
   types: eventTypes,
   release: releaseStep,
   existing: keyRowStep,
@@ -108,12 +99,17 @@ const listSubscriptions = page.prepare(
     .limit(page("limit")),
 );
 
-const subscriptionById = byId.prepare(
-  qb
-    .select(WEBHOOK)
-    .from(webhooks)
-    .where(eq(webhooks.id, byId("id"))),
-);
+const subscriptionById = selectById(webhooks, WEBHOOK);
+
+/** The step "subscription `webhookId` exists": one row when it does. */
+export function subscriptionExists<V extends { webhookId: number }>(p: Params<V>) {
+  return p.statement(
+    qb
+      .select({ id: webhooks.id })
+      .from(webhooks)
+      .where(eq(webhooks.id, p("webhookId"))),
+  );
+}
 
 /** Most deliveries one removal round deletes. */
 export const REMOVAL_BATCH = 1000;
@@ -166,9 +162,7 @@ export function toWebhook(row: WebhookRow): Webhook {
 }
 
 /**
- * Create a subscription, honouring the Idempotency-Key `options.claim` (if any) in the same batch; one statement checks `MAX_WEBHOOKS` and inserts.
- * @param options.allowPrivateTargets accept private hosts (WEBHOOKS_ALLOW_PRIVATE); `now` is its `createdAt`.
- * @returns the subscription and its secret (`whsec_…`, never shown again), or the stored response of the key's first request.
+ * Create a subscription honouring `options.claim` (if any): it and its secret, or the key's stored response.
  * @throws InvalidInput (`url`), LimitReached (`MAX_WEBHOOKS`), IdempotencyKeyInProgress, IdempotencyKeyReused.
  */
 export async function createWebhook(
@@ -190,18 +184,10 @@ export async function createWebhook(
     rateLimit: input.rateLimit ?? null,
   };
   const { claim } = options;
-  let replay: StoredResponse | null = null;
-  let row: WebhookRow | undefined;
-  if (claim) {
-    const keyed = await run(db, keyedCreation, { ...values, ...claimValues(claim) });
-    [row] = keyed.subscription;
-    if (!row) replay = replayUnlessClaimed(keyed.claim, keyed.existing, claim);
-  } else {
-    [row] = (await run(db, creation, values)).subscription;
-  }
-  if (row) {
-    return { created: { webhook: toWebhook(row), secret } };
-  }
+  const keyed = claim && (await run(db, keyedCreation, { ...values, ...claimValues(claim) }));
+  const [row] = (keyed ?? (await run(db, creation, values))).subscription;
+  if (row) return { created: { webhook: toWebhook(row), secret } };
+  const replay = claim && keyed ? replayUnlessClaimed(keyed.claim, keyed.existing, claim) : null;
   if (replay) return { replay };
   throw new LimitReached("webhooks", values.max);
 }
