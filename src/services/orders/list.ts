@@ -55,5 +55,5 @@ export async function listOrders(db: Database, principal: Principal, page: Order
 
 /** @throws NotFound when absent or not the caller's. One round trip. */
 export async function getOrder(db: Database, principal: Principal, orderId: number): Promise<Order> {
-  return (await readOrder(db, principal, orderId)).order;
+  return (await readOrder(db, principal, orderId)).current;
 }
