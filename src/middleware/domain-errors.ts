@@ -4,7 +4,6 @@ import { type AnyDomainError, Conflict, type ConflictCode, type DomainError, typ
 import { ApiError, type ErrorCode, type ErrorDetail } from "../http/errors";
 import { representationEtag } from "../http/caching";
 
-/** Each limit's code and message (`max`: the limit). */
 const LIMITS: Record<LimitReached["what"], { code: ErrorCode; message: (max: number) => string }> = {
   apiKeys: { code: "key_limit_reached", message: (max) => `An account holds at most ${max} active keys; revoke one (DELETE /accounts/me/keys/{keyId}) first.` },
   webhooks: {

@@ -19,7 +19,6 @@ export function nameKey(name: string): string {
   return name.normalize("NFC").toLowerCase();
 }
 
-/** The category `id` with its version. */
 const getQuery = selectById(categories, { ...CATEGORY.columns, version: categories.version });
 
 function duplicateName(name: string): Conflict {

@@ -29,11 +29,9 @@ import {
 } from "./webhooks.schemas";
 
 const route = operations(["Events"]);
-/** Every operation here: staff only, `x-stability: experimental`. */
 const experimentalStaffOnly = { ...protectedOperation("staff"), "x-stability": "experimental" } as const;
 const webhookIdParams = idParams("webhookId");
 
-/** A required string header of the delivery request. */
 const header = (name: string, description: string, example: string) => ({
   name,
   in: "header",

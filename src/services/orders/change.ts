@@ -12,10 +12,7 @@ import { checkedVersion, type Precondition, refusal } from "../../domain/precond
 import type { Principal } from "../../domain/principal";
 import { orderState, readOrder, viewer } from "./shared";
 
-/**
- * The values of a change: `shipDate` the new ship date (NULL: none) when `shipDateGiven` is 1, else the order's is kept; fulfilling an
- * order left with no ship date ships it now; `version` NULL without If-Match, `accountId` as `visibleTo` has it.
- */
+/** The values of a change: `shipDate` (NULL: none) applies when `shipDateGiven` is 1; `version` NULL without If-Match; `accountId` as `visibleTo` has it. */
 const p = params<{
   orderId: number;
   shipDate: string | null;
@@ -70,7 +67,6 @@ const fulfilment = plan({
   state: statement(orderState),
 });
 
-/** Rescheduling. */
 const rescheduling = plan({
   update: statement(updateOrder(false)),
   orderEvent: orderEvent("order.updated"),
