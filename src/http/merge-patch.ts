@@ -39,7 +39,8 @@ export function mergePatchSchema<S extends Shape, O extends string>(name: string
     });
 }
 
-/** A required PATCH body of `schema` (a `mergePatchSchema`), accepted as `application/merge-patch+json` and as `application/json`. */
-export function mergePatchBody<T>(schema: T, description: string) {
+/** A required PATCH body of `schema` (a `mergePatchSchema`) described by `what`, accepted as `application/merge-patch+json` and as `application/json`. */
+export function mergePatchBody<T>(schema: T, what: string) {
+  const description = `${what} A JSON Merge Patch (RFC 7396), as application/merge-patch+json or application/json.`;
   return { required: true, description, content: { "application/merge-patch+json": { schema }, "application/json": { schema } } };
 }

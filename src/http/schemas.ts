@@ -218,3 +218,8 @@ export const idempotentReplayedHeader = {
     schema: { type: "string" as const },
   },
 };
+
+/** The answer of a POST that honours Idempotency-Key: `schema` as JSON, its `Location`, and `Idempotent-Replayed` on a replay. */
+export function createdContent<T>(schema: T, description: string) {
+  return { ...jsonContent(schema, description), headers: { Location: responseHeaders.Location, ...idempotentReplayedHeader } };
+}
