@@ -7,11 +7,6 @@ import { variants } from "../../db/variants";
 import type { Principal } from "../../domain/principal";
 import { readOrder } from "./shared";
 
-export interface OrderFilter {
-  petId?: number;
-  complete?: boolean;
-}
-
 const p = params<{ afterId: number; limit: number; accountId: number; petId: number | null; complete: boolean | null }>();
 /** The list query per combination of filters (`accountId` for customers, `petId`, `complete`), each on its own index. */
 const listQuery = variants((own: boolean, byPet: boolean, byComplete: boolean) =>
@@ -34,7 +29,7 @@ const listQuery = variants((own: boolean, byPet: boolean, byComplete: boolean) =
 
 /** A page request: orders with id > `afterId`, at most `limit` of them. */
 export interface OrderPage {
-  filter: OrderFilter;
+  filter: { petId?: number; complete?: boolean };
   afterId: number;
   limit: number;
 }
