@@ -11,7 +11,6 @@ import type { Creation, KeyClaim } from "../domain/idempotency";
 import { checkedVersion, type Precondition, refusal, requireMatch } from "../domain/precondition";
 import { claimStep, claimValues, keyRowStep, recordCreated, replayUnlessClaimed } from "./idempotency.service";
 
-// scripts/seed.ts and the routes import the types from here.
 export type { Category, NewCategory } from "../db/schema";
 
 /** Uniqueness key of a name: Unicode lower case of the NFC form. */

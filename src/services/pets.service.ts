@@ -13,7 +13,6 @@ import type { PetStatus } from "../domain/pets";
 import { checkedVersion, type Precondition, refusal, requireMatch } from "../domain/precondition";
 import { planTransition, type TransitionPlan } from "./pet-status";
 
-// scripts/seed.ts and the routes import the types from here.
 export type { NewPet, Pet } from "../db/schema";
 
 /** The values of creating or updating a pet: its own columns (src/db/representation.ts `Values`). */
