@@ -36,7 +36,6 @@ import { webhooksRouter } from "./routes/webhooks/webhooks.index";
 /** A dependency: one value shared by every request (Node), or a function building it per request from its context (Workers: I/O belongs to one request). */
 export type PerRequest<T extends object> = T | ((c: Context<AppEnv>) => T);
 
-/** The value of a `PerRequest` dependency for request `c`. */
 function resolve<T extends object>(dep: PerRequest<T>, c: Context<AppEnv>): T {
   return typeof dep === "function" ? (dep as (c: Context<AppEnv>) => T)(c) : dep;
 }
@@ -74,7 +73,6 @@ export interface AppDeps {
 
 /** Request headers a browser client may send (CORS, docs/api.md#conventions). */
 const ALLOWED_HEADERS = ["Authorization", "Content-Type", "Idempotency-Key", "If-Match", "If-None-Match"];
-/** Response headers a browser client may read. */
 const EXPOSED_HEADERS = [
   "ETag",
   "Link",
@@ -98,7 +96,6 @@ const fixUps: MiddlewareHandler = async (c, next) => {
   // No stated policy: stored by no cache, rather than by heuristic freshness (RFC 9111 §4.2.2; docs/caching.md#headers).
   if (!headers.has("Cache-Control")) headers.set("Cache-Control", "no-store");
 };
-/** The security headers of every response. */
 const secure = secureHeaders({
   // The docs page runs Scalar's script from this origin only.
   contentSecurityPolicy: {
@@ -127,10 +124,7 @@ const stampCors: MiddlewareHandler = async (c, next) => {
 /** The middleware that sets the headers of every response besides its route's own, outermost first. */
 const RESPONSE_LAYERS = [fixUps, secure, stampCors];
 
-/**
- * The headers (lowercase) the response middleware add to a JSON answer whose route sets `routeHeaders`, besides those and per-request
- * ones: what a runtime adds to an answer it writes itself (docs/architecture.md#node-the-edge-before-the-app).
- */
+/** The headers (lowercase) the response middleware add to a JSON answer with `routeHeaders`, but per-request ones: for a runtime's own answers. */
 export async function responseHeaders(routeHeaders: Record<string, string> = { "Cache-Control": PUBLIC_CACHE_CONTROL }): Promise<[string, string][]> {
   let own = new Headers();
   const probe = new Hono();

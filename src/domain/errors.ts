@@ -44,10 +44,7 @@ export interface ConflictFacts {
 
 export type ConflictCode = keyof ConflictFacts;
 
-/**
- * A rule refuses the change in the resource's current state: `code` (stable) says which, `facts` what it depends on. → 409 `code`.
- * @example throw new Conflict("pet_has_orders", { petId });
- */
+/** A rule refuses the change in the resource's current state: `code` (stable) says which, `facts` what it depends on. → 409 `code`. */
 export class Conflict<C extends ConflictCode = ConflictCode> extends DomainError {
   override readonly name = "Conflict";
   constructor(

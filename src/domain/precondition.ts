@@ -1,5 +1,5 @@
 /** What a conditional write expects of its resource: the domain form of `If-Match` (RFC 9110 §13.1.1; docs/architecture.md#errors-domain-errors-one-table-at-the-edge). */
-import { type Resource, StaleVersion } from "./errors";
+import { type Conflict, type DomainError, NotFound, type Resource, StaleVersion } from "./errors";
 
 export interface Precondition {
   /** True when the expectation holds for `current` (the representation now) or one of `alsoCurrent` (the same state as a client may hold it, e.g. `[pet]`). */
@@ -9,4 +9,25 @@ export interface Precondition {
 /** Check `expected` (none: nothing to check) against `resource` `id`, now `current` (or `alsoCurrent`). @throws StaleVersion carrying `current`. */
 export function requireMatch(expected: Precondition | undefined, resource: Resource, id: number, current: unknown, alsoCurrent: readonly unknown[] = []): void {
   if (expected && !expected.matches(current, alsoCurrent)) throw new StaleVersion(resource, id, { representation: current });
+}
+
+type Versioned = { current: unknown; version: number; alsoCurrent?: readonly unknown[] };
+
+/** The version a conditional write checks: null without `expected` (nothing read), else that `read` returns, once `expected` matches. @throws StaleVersion, and what `read` throws. */
+export async function checkedVersion(
+  expected: Precondition | undefined,
+  resource: Resource,
+  id: number,
+  read: () => Promise<Versioned>,
+): Promise<number | null> {
+  if (!expected) return null;
+  const { current, version, alsoCurrent } = await read();
+  requireMatch(expected, resource, id, current, alsoCurrent);
+  return version;
+}
+
+/** Why a conditional write to `resource` `id` changed nothing, by the `row` its batch read back: none, NotFound; else `conflict` if any, else StaleVersion. */
+export function refusal(resource: Resource, id: number, row: object | undefined, conflict: Conflict | false | undefined): DomainError {
+  if (!row) return new NotFound(resource, id);
+  return conflict || new StaleVersion(resource, id);
 }

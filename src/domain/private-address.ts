@@ -4,11 +4,7 @@ import ipaddr from "ipaddr.js";
 /** IANA IPv6 special-purpose blocks that ipaddr.js leaves as "unicast": the dummy prefix (RFC 9780). */
 const UNNAMED_SPECIAL_V6 = [ipaddr.IPv6.parseCIDR("100:0:0:1::/64")];
 
-/**
- * IPv6 blocks that carry an IPv4 address, and the group where it starts: mapped (RFC 4291 §2.5.5.2), translated (RFC 2765),
- * compatible (RFC 4291 §2.5.5.1; takes in `::` and `::1`, whose IPv4 is in 0.0.0.0/8), NAT64 (RFC 6052 §2.1), 6to4 (RFC 3056 §2).
- * The local-use NAT64 `64:ff9b:1::/48` (RFC 8215) and Teredo `2001::/32` (RFC 4380) are not here: ipaddr.js names them, so refused whole.
- */
+/** IPv6 blocks carrying an IPv4 address, and its first group: mapped, translated, compatible (RFC 4291), NAT64 (RFC 6052), 6to4 (RFC 3056). */
 const EMBEDDING_V6: [block: [ipaddr.IPv6, number], group: number][] = [
   [ipaddr.IPv6.parseCIDR("::ffff:0:0/96"), 6],
   [ipaddr.IPv6.parseCIDR("::ffff:0:0:0/96"), 6],

@@ -1,20 +1,14 @@
 /** What a webhook target URL must be: the rules of `POST /webhooks` `url` (docs/webhooks.md#targets). */
 import { isPrivateHost } from "./private-address";
 
-/**
- * The authority of `raw` as written (RFC 3986 §3.2: between `//` and the next `/`, `?` or `#`), or undefined without `//`; read after
- * the WHATWG URL parser's own clean-up (leading and trailing C0 controls and spaces, tabs and newlines anywhere), so that it sees what `URL` sees.
- */
+/** The authority of `raw` as written (RFC 3986 §3.2), or undefined without `//`; read after the clean-up the WHATWG URL parser does, as `URL` sees it. */
 function writtenAuthority(raw: string): string | undefined {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: the C0 controls are what the WHATWG URL parser strips.
   const text = raw.replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, "").replace(/[\t\n\r]/g, "");
   return /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(text)?.[1];
 }
 
-/**
- * Why `raw` cannot be a webhook target, or undefined: it must be an absolute http(s) URL of ≤ 2000 characters naming a host in its text
- * (RFC 3986 §3.2.2), without credentials, not on port 0 (RFC 6335 §6), and not a private host (`isPrivateHost`) unless `allowPrivate`.
- */
+/** Why `raw` cannot be a webhook target (none: undefined): absolute http(s), ≤ 2000 characters, a host (RFC 3986 §3.2.2), no credentials, no port 0, not private unless `allowPrivate`. */
 export function webhookTargetProblem(raw: string, options: { allowPrivate: boolean }): string | undefined {
   let url: URL;
   try {

@@ -112,10 +112,7 @@ function common(a: readonly string[], b: readonly string[]): string[] {
   return a.filter((type) => b.includes(type));
 }
 
-/**
- * The history, oldest first, after a change of `interest`'s types at event `newest`: intervals ending before `oldest` go; past
- * `TYPE_HISTORY_MAX` the two oldest merge into the types both wanted.
- */
+/** The history after a change of types at event `newest`, oldest first: intervals before `oldest` go; past `TYPE_HISTORY_MAX` the oldest two merge. */
 export function historyAfterChange(interest: Pick<Interest, "events" | "history">, newest: number, oldest: number): TypesUpTo[] {
   const history = interest.history.filter((x) => x.upTo >= oldest);
   if (!history.some((x) => x.upTo === newest)) history.push({ upTo: newest, events: [...interest.events] });

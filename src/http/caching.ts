@@ -65,11 +65,7 @@ export function setEtag(c: Context, representation: unknown): void {
   c.header("ETag", representationEtag(representation));
 }
 
-/**
- * The precondition of an `If-Match` header (RFC 9110 §13.1.1), none without it: `*` matches; a list matches when one of its tags is
- * the strong ETag of the current representation or of one of `alsoCurrent` (weak tags never match).
- * @example const expected = ifMatchPrecondition(c.req.valid("header")["if-match"]);
- */
+/** The precondition of an `If-Match` header (RFC 9110 §13.1.1), none without it: `*` matches; a list, when one of its strong tags is a current ETag. */
 export function ifMatchPrecondition(header: string | undefined): Precondition | undefined {
   if (header === undefined) return undefined;
   if (header.trim() === "*") return { matches: () => true };

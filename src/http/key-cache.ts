@@ -10,7 +10,6 @@ const MAX_CACHE_ENTRIES = 10_000;
 export const KEY_INDEX_REFRESH_MS = 1_000;
 /** Most keys the index holds; past it there is no index, and every key not known bad is looked up. */
 const MAX_INDEXED_KEYS = 200_000;
-/** Keys per read while the index is brought up to date. */
 const INDEX_PAGE = 5_000;
 
 /** Reads up to `limit` keys with id > `afterId`, ascending (src/services/key-index.ts). */

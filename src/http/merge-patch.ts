@@ -15,10 +15,7 @@ function prose(names: readonly string[], conjunction = "and"): string {
   return names.length <= 1 ? (names[0] ?? "") : `${names.slice(0, -1).join(", ")} ${conjunction} ${names.at(-1)}`;
 }
 
-/**
- * The Merge Patch schema `name` of `members` (a create schema's shape) about `about` ("a pet"): every member optional; those in
- * `optional` (`Resource.optional`) also take `null`, which removes them; `null` elsewhere, or no member, is a validation error.
- */
+/** Merge Patch schema `name` of `members` (a create shape) about `about`: all optional, those in `optional` also `null` (removed); no member is refused. */
 export function mergePatchSchema<S extends Shape, O extends string>(name: string, members: S, optional: readonly O[], about: string) {
   const removable = new Set<string>(optional);
   const shape = Object.fromEntries(
@@ -42,7 +39,8 @@ export function mergePatchSchema<S extends Shape, O extends string>(name: string
     });
 }
 
-/** A required PATCH body of `schema` (a `mergePatchSchema`), accepted as `application/merge-patch+json` and as `application/json`. */
-export function mergePatchBody<T>(schema: T, description: string) {
+/** A required PATCH body of `schema` (a `mergePatchSchema`) described by `what`, accepted as `application/merge-patch+json` and as `application/json`. */
+export function mergePatchBody<T>(schema: T, what: string) {
+  const description = `${what} A JSON Merge Patch (RFC 7396), as application/merge-patch+json or application/json.`;
   return { required: true, description, content: { "application/merge-patch+json": { schema }, "application/json": { schema } } };
 }

@@ -143,7 +143,6 @@ function freesAt(slots: Slots, n: number): number {
   return slots.lasts[slots.tail % RING]! + slots.windowMs;
 }
 
-/** Whole seconds from `nowMs` until `atMs`, at least 1. */
 function secondsUntil(atMs: number, nowMs: number): number {
   return Math.max(1, Math.ceil((atMs - nowMs) / 1000));
 }

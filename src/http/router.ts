@@ -5,7 +5,6 @@ import { matchedRoutes } from "hono/route";
 import type { AppEnv } from "./context";
 import { validationHook } from "./validation";
 
-/** The query of an operation that declares none: every parameter is unknown. */
 const NO_QUERY = z.strictObject({});
 
 /** `route` with a strict query (unknown parameters are 400). @throws Error when the query is not an object schema or no 400 is documented. */

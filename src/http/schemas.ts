@@ -36,7 +36,6 @@ export function idString(label = "id") {
     .refine((n) => n <= MAX_ID, `${label} must be at most ${MAX_ID}.`);
 }
 
-/** OpenAPI shape of an id parameter. */
 const ID_DOC = { type: "integer", format: "int64", minimum: 1, maximum: MAX_ID, example: 1 } as const;
 
 /** Path parameters object for one id, e.g. `idParams("petId")`. */
@@ -141,13 +140,9 @@ const DEFAULT_ERROR_TEXT: Record<number, string> = {
   503: "The database is unavailable (`database_unavailable`).",
 };
 
-/** One documented error response: the Error object as JSON. */
 type ErrorResponse = { description: string; content: { "application/json": { schema: typeof ErrorSchema } } };
 
-/**
- * Error responses for `statuses` (default descriptions) and `described`; the statuses stay literal in the type, so typed clients see
- * each one (`NoInfer`: a route's contextual type must not widen them).
- */
+/** Error responses for `statuses` (default descriptions) and `described`, each status literal in the type for typed clients (`NoInfer`: no widening). */
 export function errorResponses<const S extends readonly number[], const D extends Record<number, string> = Record<never, string>>(
   statuses: S,
   described?: D,
@@ -223,3 +218,8 @@ export const idempotentReplayedHeader = {
     schema: { type: "string" as const },
   },
 };
+
+/** The answer of a POST that honours Idempotency-Key: `schema` as JSON, its `Location`, and `Idempotent-Replayed` on a replay. */
+export function createdContent<T>(schema: T, description: string) {
+  return { ...jsonContent(schema, description), headers: { Location: responseHeaders.Location, ...idempotentReplayedHeader } };
+}

@@ -29,14 +29,12 @@ export function authenticate(cache: KeyCache): MiddlewareHandler<AppEnv> {
         const { anonPerMinute } = c.get("config").rateLimits;
         const db = c.get("db");
         const readKeys = (afterId: number, limit: number) => keyHashesAfter(db, afterId, limit);
+        const unknownKeys = (resetSeconds: number) =>
+          rateLimited({ allowed: false, limit: anonPerMinute, remaining: 0, resetSeconds }, "requests with unknown API keys");
         if (owner === undefined) {
-          // A paused address's key is looked up only when it may exist: a guessed one costs no statement.
+          // A paused address's key is looked up only when it may exist (a guess costs no statement); Retry-After: the index's refresh.
           const pausedFor = cache.lookupPausedFor(ip);
-          if (pausedFor > 0 && !(await cache.mayExist(hash, readKeys))) {
-            // Retry-After of the index's refresh: a key created elsewhere within it is found on the retry.
-            const resetSeconds = Math.min(pausedFor, Math.ceil(KEY_INDEX_REFRESH_MS / 1000));
-            throw rateLimited({ allowed: false, limit: anonPerMinute, remaining: 0, resetSeconds }, "requests with unknown API keys");
-          }
+          if (pausedFor > 0 && !(await cache.mayExist(hash, readKeys))) throw unknownKeys(Math.min(pausedFor, Math.ceil(KEY_INDEX_REFRESH_MS / 1000)));
           owner = await verifyKey(db, hash, now);
           cache.set(hash, owner);
           if (owner) cache.rememberKey(hash);
@@ -46,13 +44,9 @@ export function authenticate(cache: KeyCache): MiddlewareHandler<AppEnv> {
             if (cache.lookupPausedFor(ip) > 0 && !cache.indexFresh()) await cache.refreshIndex(readKeys);
           }
         }
-        if (!owner) {
-          // An address that keeps sending unknown keys gets 429 for them (never for a valid key).
-          const pausedFor = cache.lookupPausedFor(ip);
-          if (pausedFor > 0) {
-            throw rateLimited({ allowed: false, limit: anonPerMinute, remaining: 0, resetSeconds: pausedFor }, "requests with unknown API keys");
-          }
-        }
+        // An address that keeps sending unknown keys gets 429 for them (never for a valid key).
+        const pausedFor = owner ? 0 : cache.lookupPausedFor(ip);
+        if (pausedFor > 0) throw unknownKeys(pausedFor);
         if (owner) c.set("principal", owner);
         else c.set("authProblem", "invalid");
       }

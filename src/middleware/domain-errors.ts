@@ -4,7 +4,6 @@ import { type AnyDomainError, Conflict, type ConflictCode, type DomainError, typ
 import { ApiError, type ErrorCode, type ErrorDetail } from "../http/errors";
 import { representationEtag } from "../http/caching";
 
-/** Each limit's code and message (`max`: the limit). */
 const LIMITS: Record<LimitReached["what"], { code: ErrorCode; message: (max: number) => string }> = {
   apiKeys: { code: "key_limit_reached", message: (max) => `An account holds at most ${max} active keys; revoke one (DELETE /accounts/me/keys/{keyId}) first.` },
   webhooks: {
@@ -45,11 +44,11 @@ interface Row<E> {
   headers?: (error: E) => Record<string, string> | undefined;
 }
 
-/** A row per domain error, and per code for conflicts. */
+/** A row per domain error, and per code for conflicts (409, the conflict's own code). */
 type Key = Exclude<DomainErrorName, "Conflict"> | ConflictCode;
-type ErrorOf<K extends Key> = K extends ConflictCode ? Conflict<K> : Extract<AnyDomainError, { name: K }>;
+type RowOf<K extends Key> = K extends ConflictCode ? Omit<Row<Conflict<K>>, "status" | "code"> : Row<Extract<AnyDomainError, { name: K }>>;
 
-const RESPONSES: { [K in Key]: Row<ErrorOf<K>> } = {
+const RESPONSES: { [K in Key]: RowOf<K> } = {
   NotFound: { status: 404, code: "not_found", message: (e) => `${NAMES[e.resource].title} ${e.id} was not found.` },
   StaleVersion: {
     status: 412,
@@ -86,44 +85,26 @@ const RESPONSES: { [K in Key]: Row<ErrorOf<K>> } = {
     code: "idempotency_key_reused",
     message: () => "This Idempotency-Key was used with a different request in the last 24 hours.",
   },
-  duplicate_name: { status: 409, code: "duplicate_name", message: ({ facts }) => `A category named "${facts.name}" already exists.` },
-  duplicate_email: { status: 409, code: "duplicate_email", message: () => "An account with this email already exists." },
-  category_in_use: {
-    status: 409,
-    code: "category_in_use",
-    message: ({ facts }) => `Category ${facts.categoryId} still has pets; move or delete them first.`,
-  },
-  pet_has_orders: { status: 409, code: "pet_has_orders", message: ({ facts }) => `Pet ${facts.petId} has orders and cannot be deleted.` },
-  pet_not_available: { status: 409, code: "pet_not_available", message: ({ facts }) => `Pet ${facts.petId} is ${facts.status}, not available.` },
-  insufficient_stock: {
-    status: 409,
-    code: "insufficient_stock",
-    message: ({ facts }) => `Only ${facts.inStock} of pet ${facts.petId} in stock; ${facts.requested} requested.`,
-  },
+  duplicate_name: { message: ({ facts }) => `A category named "${facts.name}" already exists.` },
+  duplicate_email: { message: () => "An account with this email already exists." },
+  category_in_use: { message: ({ facts }) => `Category ${facts.categoryId} still has pets; move or delete them first.` },
+  pet_has_orders: { message: ({ facts }) => `Pet ${facts.petId} has orders and cannot be deleted.` },
+  pet_not_available: { message: ({ facts }) => `Pet ${facts.petId} is ${facts.status}, not available.` },
+  insufficient_stock: { message: ({ facts }) => `Only ${facts.inStock} of pet ${facts.petId} in stock; ${facts.requested} requested.` },
   order_complete: {
-    status: 409,
-    code: "order_complete",
     message: ({ facts }) =>
       facts.attempted === "change"
         ? `Order ${facts.orderId} is already fulfilled and cannot change.`
         : `Order ${facts.orderId} is fulfilled and cannot be cancelled.`,
   },
-  invalid_transition: {
-    status: 409,
-    code: "invalid_transition",
-    message: ({ facts }) => `A pet cannot go from ${facts.from} to ${facts.to}: ${TRANSITION_REFUSALS[facts.reason]}.`,
-  },
-  concurrent_update: {
-    status: 409,
-    code: "concurrent_update",
-    message: ({ facts }) => `${NAMES[facts.resource].title} ${facts.id} was changed by another request meanwhile; try again.`,
-  },
+  invalid_transition: { message: ({ facts }) => `A pet cannot go from ${facts.from} to ${facts.to}: ${TRANSITION_REFUSALS[facts.reason]}.` },
+  concurrent_update: { message: ({ facts }) => `${NAMES[facts.resource].title} ${facts.id} was changed by another request meanwhile; try again.` },
 };
 
 /** The Error response of a domain error, by `RESPONSES`. */
 export function domainErrorResponse(error: DomainError): ApiError {
   const e = error as AnyDomainError;
-  const row = RESPONSES[e instanceof Conflict ? e.code : e.name] as Row<AnyDomainError>;
+  const row = (e instanceof Conflict ? { status: 409, code: e.code satisfies ErrorCode, ...RESPONSES[e.code] } : RESPONSES[e.name]) as Row<AnyDomainError>;
   const code = typeof row.code === "function" ? row.code(e) : row.code;
   return new ApiError(row.status, code, row.message(e), row.details?.(e), row.headers?.(e));
 }

@@ -13,7 +13,6 @@ const HONOURING = new Set(["/pets", "/categories", "/accounts/me/keys", "/webhoo
 /** The POST that honours Idempotency-Key in its own batch (src/services/orders/place.ts). */
 const ORDERS = "/store/orders";
 
-/** 400 `validation_error` about the `Idempotency-Key` header. */
 function headerError(message: string): ApiError {
   return new ApiError(400, "validation_error", "The request is invalid; see details.", [{ path: "header.idempotency-key", message }]);
 }
@@ -44,7 +43,6 @@ export function replayed<T>(c: Context<AppEnv>, stored: StoredResponse): T {
   return JSON.parse(stored.body) as T;
 }
 
-/** The JSON value of a body, or its text when it is not JSON. */
 function jsonValue(text: string): unknown {
   try {
     return JSON.parse(text);

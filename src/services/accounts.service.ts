@@ -13,9 +13,7 @@ import type { Role } from "../domain/principal";
 import { generateApiKey } from "./api-keys";
 import { claimStep, claimValues, keyRowStep, recordCreated, releaseStep, replayUnlessClaimed } from "./idempotency.service";
 
-/** The columns of the Account representation. */
 const ACCOUNT = { id: accounts.id, name: accounts.name, email: accounts.email, role: accounts.role, createdAt: accounts.createdAt };
-/** The columns of the ApiKey representation. */
 const API_KEY = { id: apiKeys.id, name: apiKeys.name, prefix: apiKeys.prefix, createdAt: apiKeys.createdAt, lastUsedAt: apiKeys.lastUsedAt };
 
 /** The values of a new key besides its account and name. */
@@ -41,7 +39,6 @@ export function emailKey(email: string): string {
 }
 
 const signing = params<KeyMaterial & { name: string; email: string; emailKey: string; role: Role; keyName: string }>();
-/** Sign-up: the account and its first key. */
 const signUp = plan({
   account: signing.statement(
     qb
@@ -174,7 +171,6 @@ function insertKey(guard?: SQL) {
   );
 }
 
-/** `insertKey` without a guard: creating a key without an Idempotency-Key. */
 const insertKeyQuery = insertKey();
 
 /** Creating a key with an Idempotency-Key: the claim guards the insert, the response (200, no secret) is recorded with it, a refused key releases the claim. */
@@ -186,10 +182,7 @@ const keyedKeyCreation = plan({
   existing: keyRowStep,
 });
 
-/**
- * Create another key honouring `claim` (if any): the key with its secret, or the key's stored response (without it).
- * @throws LimitReached (`MAX_ACTIVE_KEYS`), IdempotencyKeyInProgress, IdempotencyKeyReused.
- */
+/** Create another key honouring `claim` (if any): it with its secret, or the stored response. @throws LimitReached, IdempotencyKeyInProgress, …Reused. */
 export async function createKeyOnce(db: Database, accountId: number, name: string | undefined, now: Date, claim?: KeyClaim): Promise<Creation<NewApiKey>> {
   const material = await generateApiKey();
   const values = { accountId, name: name ?? null, prefix: material.prefix, secretHash: material.hash, createdAt: now.toISOString(), max: MAX_ACTIVE_KEYS };
@@ -233,7 +226,6 @@ const staffOrEmail = qb
   .where(or(isStaff, eq(accounts.emailKey, booting("emailKey"))))
   .as("taken");
 
-/** The bootstrap staff account and its key. */
 const bootstrap = plan({
   /** The account, only while no staff account and no account with its email exist. */
   account: booting.statement(
@@ -265,10 +257,7 @@ const bootstrap = plan({
   ),
 });
 
-/**
- * Without a staff account, create one ("bootstrap") in one conditional batch and return its key; else null.
- * @throws Error when there is no staff account and the bootstrap email belongs to a customer.
- */
+/** Without a staff account, create one ("bootstrap") and return its key; else null. @throws Error when its email belongs to a customer. */
 export async function bootstrapStaffKey(db: Database, now: Date): Promise<NewApiKey | null> {
   if (await hasStaffAccount(db)) return null;
   const at = now.toISOString();

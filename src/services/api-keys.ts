@@ -3,7 +3,6 @@
 import { createHash } from "node:crypto";
 
 export const KEY_PREFIX = "psk_";
-/** Characters of the secret kept for display (`psk_` + 6). */
 const DISPLAY_LENGTH = KEY_PREFIX.length + 6;
 
 function base64url(bytes: Uint8Array): string {

@@ -8,10 +8,9 @@ import { insertEvents } from "./outbox";
 import { CATEGORY, type Category, type CategoryPatch, categories, type NewCategory, pets } from "../db/schema";
 import { Conflict, NotFound, StaleVersion } from "../domain/errors";
 import type { Creation, KeyClaim } from "../domain/idempotency";
-import { type Precondition, requireMatch } from "../domain/precondition";
+import { checkedVersion, type Precondition, refusal, requireMatch } from "../domain/precondition";
 import { claimStep, claimValues, keyRowStep, recordCreated, replayUnlessClaimed } from "./idempotency.service";
 
-// scripts/seed.ts and the routes import the types from here.
 export type { Category, NewCategory } from "../db/schema";
 
 /** Uniqueness key of a name: Unicode lower case of the NFC form. */
@@ -19,7 +18,6 @@ export function nameKey(name: string): string {
   return name.normalize("NFC").toLowerCase();
 }
 
-/** The category `id` with its version. */
 const getQuery = selectById(categories, { ...CATEGORY.columns, version: categories.version });
 
 function duplicateName(name: string): Conflict {
@@ -42,11 +40,16 @@ export async function listCategories(db: Database, afterId: number, limit: numbe
   return rows.map(CATEGORY.present);
 }
 
-/** @throws NotFound when absent. */
-export async function getCategory(db: Database, categoryId: number): Promise<Category> {
+/** The category `categoryId`: its row, representation (`current`) and version. @throws NotFound when absent. */
+async function readCategory(db: Database, categoryId: number) {
   const [row] = await execute(db, getQuery, { id: categoryId });
   if (!row) throw new NotFound("category", categoryId);
-  return CATEGORY.present(row);
+  return { row, current: CATEGORY.present(row), version: row.version };
+}
+
+/** @throws NotFound when absent. */
+export async function getCategory(db: Database, categoryId: number): Promise<Category> {
+  return (await readCategory(db, categoryId)).current;
 }
 
 const creating = params<{ name: string; nameKey: string; description: string | null; occurredAt: string }>();
@@ -134,9 +137,8 @@ export interface CategoryUpdate {
 /** Change name and/or description at the version read (3 tries). @throws NotFound, Conflict `duplicate_name` | `concurrent_update`, StaleVersion. */
 export async function updateCategory(db: Database, { categoryId, patch, expected, now }: CategoryUpdate): Promise<Category> {
   for (let attempt = 0; attempt < 3; attempt++) {
-    const [row] = await execute(db, getQuery, { id: categoryId });
-    if (!row) throw new NotFound("category", categoryId);
-    requireMatch(expected, "category", categoryId, CATEGORY.present(row));
+    const { row, current } = await readCategory(db, categoryId);
+    requireMatch(expected, "category", categoryId, current);
     const next = CATEGORY.values({ ...row, ...patch });
     try {
       const values = { ...next, nameKey: nameKey(next.name), id: categoryId, version: row.version, occurredAt: now.toISOString() };
@@ -177,17 +179,9 @@ const deletion = plan({
 
 /** Delete a category no pet uses, if it is as `expected` (If-Match). @throws NotFound, Conflict `category_in_use`, StaleVersion. */
 export async function deleteCategory(db: Database, categoryId: number, expected: Precondition | undefined, now: Date): Promise<void> {
-  let version: number | null = null;
-  if (expected) {
-    const [row] = await execute(db, getQuery, { id: categoryId });
-    if (!row) throw new NotFound("category", categoryId);
-    requireMatch(expected, "category", categoryId, CATEGORY.present(row));
-    version = row.version;
-  }
+  const version = await checkedVersion(expected, "category", categoryId, () => readCategory(db, categoryId));
   const { deleted, outcome } = await run(db, deletion, { id: categoryId, version, occurredAt: now.toISOString() });
   if (deleted.rowsAffected === 1) return;
   const [row] = outcome;
-  if (!row) throw new NotFound("category", categoryId);
-  if (row.inUse) throw new Conflict("category_in_use", { categoryId });
-  throw new StaleVersion("category", categoryId);
+  throw refusal("category", categoryId, row, row?.inUse && new Conflict("category_in_use", { categoryId }));
 }

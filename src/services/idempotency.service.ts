@@ -127,10 +127,7 @@ export function existingResponse(row: KeyRow, fingerprint: string): StoredRespon
 /** The plan step that reads the key's row (`keyColumns`) at the end of a keyed batch: the other request's row when the claim failed. */
 export const keyRowStep = keyRow.statement(qb.select(keyColumns).from(idempotencyKeys).where(thisKey(keyRow)));
 
-/**
- * The step that stores `status`, `body` and `location` (SQL over the row of `table` just inserted, no secret) on this request's claim, when
- * the step before changed a row.
- */
+/** The step that stores `status`, `body` and `location` (SQL over the row of `table` just inserted) on this request's claim, when the step before changed a row. */
 export function recordCreated(status: number, table: SQLiteTable & { id: SQLiteColumn }, body: SQL, location?: SQL) {
   const inserted = (expression: SQL) => sql<string>`(select ${expression} from ${table} where ${table.id} = last_insert_rowid())`;
   return own.guarded((changed) =>

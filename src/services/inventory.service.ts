@@ -43,7 +43,6 @@ export async function listInventory(db: Database, filter: InventoryFilter, after
 }
 
 const byPet = params<{ petId: number }>();
-/** The entry of the pet `petId`. */
 const itemQuery = byPet.prepare(
   qb
     .select(INVENTORY_ITEM.columns)

@@ -8,7 +8,6 @@ import type { Creation, KeyClaim } from "../domain/idempotency";
 import { claimStep, claimValues, keyRowStep, recordCreated, releaseStep, replayUnlessClaimed } from "./idempotency.service";
 import { categoryNotFound, type PetValues } from "./pets.service";
 
-/** The values of creating a pet: its own columns, its stock, the time. */
 const p = params<PetValues & { quantity: number; occurredAt: string }>();
 /** Inserts the pet only when its category exists and `guard` (if any) holds. */
 function insertPet(guard?: SQL) {

@@ -10,10 +10,9 @@ import type { Values } from "../db/representation";
 import { variants } from "../db/variants";
 import { Conflict, InvalidReference, NotFound, StaleVersion } from "../domain/errors";
 import type { PetStatus } from "../domain/pets";
-import { type Precondition, requireMatch } from "../domain/precondition";
+import { checkedVersion, type Precondition, refusal, requireMatch } from "../domain/precondition";
 import { planTransition, type TransitionPlan } from "./pet-status";
 
-// scripts/seed.ts and the routes import the types from here.
 export type { NewPet, Pet } from "../db/schema";
 
 /** The values of creating or updating a pet: its own columns (src/db/representation.ts `Values`). */
@@ -200,16 +199,10 @@ const deletion = plan({
 
 /** Delete a pet no order references, with its inventory row, if as `expected`. @throws NotFound, Conflict `pet_has_orders`, StaleVersion. */
 export async function deletePet(db: Database, petId: number, expected: Precondition | undefined, now: Date): Promise<void> {
-  let version: number | null = null;
-  if (expected) {
-    const state = await readPetState(db, petId, 0);
-    requireMatch(expected, "pet", petId, state.pet, [[state.pet]]);
-    version = state.version;
-  }
+  const read = () => readPetState(db, petId, 0).then(({ pet, version }) => ({ current: pet, alsoCurrent: [[pet]], version }));
+  const version = await checkedVersion(expected, "pet", petId, read);
   const { pet: deleted, hasOrders } = await run(db, deletion, { id: petId, version, occurredAt: now.toISOString() });
   if (deleted.rowsAffected === 1) return;
   const [row] = hasOrders;
-  if (!row) throw new NotFound("pet", petId);
-  if (row.hasOrders) throw new Conflict("pet_has_orders", { petId });
-  throw new StaleVersion("pet", petId);
+  throw refusal("pet", petId, row, row?.hasOrders && new Conflict("pet_has_orders", { petId }));
 }

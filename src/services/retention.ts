@@ -85,7 +85,6 @@ export function pruneExpired(db: Database, retentionDays: number, now: Date): Pr
   });
 }
 
-/** One retention run (see `pruneExpired`). */
 async function prune(db: Database, retentionDays: number, now: Date): Promise<RetentionReport> {
   const before = new Date(now.getTime() - retentionDays * DAY_MS).toISOString();
   const storedBefore = new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString();

@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import {
   errorResponses,
   idempotencyKeyHeaders,
-  idempotentReplayedHeader,
+  createdContent,
   ifMatchHeaders,
   notModifiedResponse,
   responseHeaders,
@@ -48,7 +48,7 @@ export const create = route({
   ...protectedOperation("staff"),
   request: { headers: idempotencyKeyHeaders, body: jsonBody(NewCategorySchema, "The new category.") },
   responses: {
-    201: { ...jsonContent(CategorySchema, "The created category."), headers: { Location: responseHeaders.Location, ...idempotentReplayedHeader } },
+    201: createdContent(CategorySchema, "The created category."),
     ...errorResponses([400, 401, 403, 413, 415, 429, 500, 503], {
       409: "The name is taken (`duplicate_name`), or a request with this Idempotency-Key is still in progress (`concurrent_update`).",
       422: "The Idempotency-Key was used with another body (`idempotency_key_reused`).",
@@ -79,11 +79,7 @@ export const patch = route({
   summary: "Update a category",
   description: "Changes the name and/or description (`null` removes the description); `If-Match` guards against lost updates.",
   ...protectedOperation("staff"),
-  request: {
-    params: categoryIdParams,
-    headers: ifMatchHeader,
-    body: mergePatchBody(CategoryPatchSchema, "The fields to change. A JSON Merge Patch (RFC 7396), as application/merge-patch+json or application/json."),
-  },
+  request: { params: categoryIdParams, headers: ifMatchHeader, body: mergePatchBody(CategoryPatchSchema, "The fields to change.") },
   responses: {
     200: updatedContent(CategorySchema, "The updated category."),
     ...errorResponses([400, 401, 403, 404, 412, 413, 415, 429, 500, 503], {

@@ -4,7 +4,7 @@ import {
   booleanQuery,
   errorResponses,
   idempotencyKeyHeaders,
-  idempotentReplayedHeader,
+  createdContent,
   idParams,
   idQuery,
   ifMatchHeaders,
@@ -59,13 +59,7 @@ export const create = route({
     body: jsonBody(NewOrderSchema, "The order."),
   },
   responses: {
-    201: {
-      ...jsonContent(OrderSchema, "The placed order (or the replay of the first response for this Idempotency-Key)."),
-      headers: {
-        Location: responseHeaders.Location,
-        ...idempotentReplayedHeader,
-      },
-    },
+    201: createdContent(OrderSchema, "The placed order (or the replay of the first response for this Idempotency-Key)."),
     ...errorResponses([400, 401, 403, 413, 415, 429, 500, 503], {
       409: "The pet is not available (`pet_not_available`) or has too little stock (`insufficient_stock`); nothing changed.",
       422: "The pet does not exist (`pet_not_found`) or the Idempotency-Key was used with another body (`idempotency_key_reused`).",
@@ -95,11 +89,7 @@ export const patch = route({
   summary: "Fulfil or reschedule an order",
   description: "`complete: true` fulfils an open order (shipDate defaults to now); when the pet's stock is 0 and no other order is open, the pet becomes sold.",
   ...staffOnly,
-  request: {
-    params: orderIdParams,
-    headers: ifMatchHeaders("order"),
-    body: mergePatchBody(OrderUpdateSchema, "The changes. A JSON Merge Patch (RFC 7396), as application/merge-patch+json or application/json."),
-  },
+  request: { params: orderIdParams, headers: ifMatchHeaders("order"), body: mergePatchBody(OrderUpdateSchema, "The changes.") },
   responses: {
     200: updatedContent(OrderSchema, "The updated order."),
     ...errorResponses([400, 401, 403, 404, 412, 413, 415, 429, 500, 503], { 409: "The order is already fulfilled (`order_complete`)." }),

@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import {
   errorResponses,
   idempotencyKeyHeaders,
-  idempotentReplayedHeader,
+  createdContent,
   ifMatchHeaders,
   notModifiedResponse,
   responseHeaders,
@@ -58,7 +58,7 @@ export const create = route({
   ...protectedOperation("staff"),
   request: { headers: idempotencyKeyHeaders, body: jsonBody(NewPetSchema, "The new pet.") },
   responses: {
-    201: { ...jsonContent(PetSchema, "The created pet."), headers: { Location: responseHeaders.Location, ...idempotentReplayedHeader } },
+    201: createdContent(PetSchema, "The created pet."),
     ...errorResponses([400, 401, 403, 413, 415, 429, 500, 503], {
       409: "A request with this Idempotency-Key is still in progress (`concurrent_update`).",
       422: "The category does not exist (`category_not_found`), or the Idempotency-Key was used with another body (`idempotency_key_reused`).",
@@ -118,11 +118,7 @@ export const patch = route({
   summary: "Update a pet",
   description: "Changes any subset of name, categoryId and status; status changes follow the transition rules.",
   ...protectedOperation("staff"),
-  request: {
-    params: petIdParams,
-    headers: ifMatchHeader,
-    body: mergePatchBody(PetPatchSchema, "The fields to change. A JSON Merge Patch (RFC 7396), as application/merge-patch+json or application/json."),
-  },
+  request: { params: petIdParams, headers: ifMatchHeader, body: mergePatchBody(PetPatchSchema, "The fields to change.") },
   responses: {
     200: updatedContent(PetSchema, "The updated pet."),
     ...writeErrors,

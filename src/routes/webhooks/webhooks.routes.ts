@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import {
   errorResponses,
   idempotencyKeyHeaders,
-  idempotentReplayedHeader,
+  createdContent,
   idParams,
   jsonBody,
   jsonContent,
@@ -29,11 +29,9 @@ import {
 } from "./webhooks.schemas";
 
 const route = operations(["Events"]);
-/** Every operation here: staff only, `x-stability: experimental`. */
 const experimentalStaffOnly = { ...protectedOperation("staff"), "x-stability": "experimental" } as const;
 const webhookIdParams = idParams("webhookId");
 
-/** A required string header of the delivery request. */
 const header = (name: string, description: string, example: string) => ({
   name,
   in: "header",
@@ -93,10 +91,7 @@ export const create = route({
   ...experimentalStaffOnly,
   request: { headers: idempotencyKeyHeaders, body: jsonBody(NewWebhookSchema, "The subscription.") },
   responses: {
-    200: {
-      ...jsonContent(WebhookSchema, "Replay of an earlier request with the same Idempotency-Key: the subscription it created, without its secret."),
-      headers: { Location: responseHeaders.Location, ...idempotentReplayedHeader },
-    },
+    200: createdContent(WebhookSchema, "Replay of an earlier request with the same Idempotency-Key: the subscription it created, without its secret."),
     201: { ...jsonContent(WebhookWithSecretSchema, "The subscription and its secret."), headers: { Location: responseHeaders.Location } },
     ...errorResponses([401, 403, 413, 415, 429, 500, 503], {
       400: "Invalid JSON or body, an unknown event type, or a refused target URL (`validation_error`).",
@@ -181,10 +176,7 @@ export const update = route({
   description:
     "A JSON Merge Patch (RFC 7396) of `url`, `events` and `enabled`: members left out are kept. A new URL passes the same checks as at creation. New event types apply to events committed after the change. `enabled: false` pauses (nothing is sent, nothing is lost: the subscription's place in the event log waits, within event retention); `enabled: true` resumes in order and revives a `failing` subscription. A change that changes nothing writes nothing.",
   ...experimentalStaffOnly,
-  request: {
-    params: webhookIdParams,
-    body: mergePatchBody(WebhookChangeSchema, "The members to change. A JSON Merge Patch (RFC 7396), as application/merge-patch+json or application/json."),
-  },
+  request: { params: webhookIdParams, body: mergePatchBody(WebhookChangeSchema, "The members to change.") },
   responses: {
     200: jsonContent(WebhookSchema, "The subscription after the change."),
     ...errorResponses([401, 403, 404, 413, 415, 429, 500, 503], {

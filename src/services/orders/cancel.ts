@@ -6,10 +6,10 @@ import { eventColumns, inventoryUpdatedWhen, petUpdatedIfChanged } from "../../d
 import { outbox, params, plan, run, statement } from "../../db/plan";
 import { insertEventRows } from "../outbox";
 import { inventory, ORDER, orders, pets } from "../../db/schema";
-import { Conflict, NotFound, StaleVersion } from "../../domain/errors";
-import type { Precondition } from "../../domain/precondition";
+import { Conflict } from "../../domain/errors";
+import { checkedVersion, type Precondition, refusal } from "../../domain/precondition";
 import type { Principal } from "../../domain/principal";
-import { orderState, versionMatching, viewer, visibleTo } from "./shared";
+import { orderState, readOrder, viewer, visibleTo } from "./shared";
 
 /** The values of a cancellation: `version` NULL without If-Match, `accountId` as `visibleTo` has it. */
 const p = params<{ orderId: number; version: number | null; accountId: number | null; occurredAt: string }>();
@@ -72,12 +72,10 @@ export interface Cancellation {
 
 /** Cancel (delete) an open order. @throws NotFound (absent or another customer's), Conflict `order_complete`, StaleVersion. */
 export async function cancelOrder(db: Database, { principal, orderId, expected, now }: Cancellation): Promise<void> {
-  const version = await versionMatching(db, principal, orderId, expected);
+  const version = await checkedVersion(expected, "order", orderId, () => readOrder(db, principal, orderId));
   const values = { orderId, version, accountId: viewer(principal), occurredAt: now.toISOString() };
   const { deleted, state } = await run(db, cancellation, values);
   if (deleted.rowsAffected === 1) return;
   const [current] = state;
-  if (!current) throw new NotFound("order", orderId);
-  if (current.complete) throw new Conflict("order_complete", { orderId, attempted: "cancel" });
-  throw new StaleVersion("order", orderId);
+  throw refusal("order", orderId, current, current?.complete && new Conflict("order_complete", { orderId, attempted: "cancel" }));
 }

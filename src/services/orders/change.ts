@@ -5,17 +5,14 @@ import { petUpdatedIfChanged } from "../../db/events";
 import { outbox, params, plan, run, statement } from "../../db/plan";
 import { insertEventRows, insertEvents } from "../outbox";
 import { inventory, ORDER, type Order, orders, pets } from "../../db/schema";
-import { Conflict, NotFound, StaleVersion } from "../../domain/errors";
+import { Conflict } from "../../domain/errors";
 import type { EventType } from "../../domain/events";
 import type { OrderChange } from "../../domain/orders";
-import type { Precondition } from "../../domain/precondition";
+import { checkedVersion, type Precondition, refusal } from "../../domain/precondition";
 import type { Principal } from "../../domain/principal";
-import { orderState, versionMatching, viewer } from "./shared";
+import { orderState, readOrder, viewer } from "./shared";
 
-/**
- * The values of a change: `shipDate` the new ship date (NULL: none) when `shipDateGiven` is 1, else the order's is kept; fulfilling an
- * order left with no ship date ships it now; `version` NULL without If-Match, `accountId` as `visibleTo` has it.
- */
+/** The values of a change: `shipDate` (NULL: none) applies when `shipDateGiven` is 1; `version` NULL without If-Match; `accountId` as `visibleTo` has it. */
 const p = params<{
   orderId: number;
   shipDate: string | null;
@@ -70,7 +67,6 @@ const fulfilment = plan({
   state: statement(orderState),
 });
 
-/** Rescheduling. */
 const rescheduling = plan({
   update: statement(updateOrder(false)),
   orderEvent: orderEvent("order.updated"),
@@ -88,7 +84,7 @@ export interface ChangeRequest {
 
 /** Change an order (staff): fulfil or reschedule it. @throws NotFound, Conflict `order_complete`, StaleVersion. */
 export async function changeOrder(db: Database, { principal, orderId, change, expected, now }: ChangeRequest): Promise<Order> {
-  const version = await versionMatching(db, principal, orderId, expected);
+  const version = await checkedVersion(expected, "order", orderId, () => readOrder(db, principal, orderId));
   const values = {
     orderId,
     shipDate: change.shipDate ?? null,
@@ -101,7 +97,5 @@ export async function changeOrder(db: Database, { principal, orderId, change, ex
   const [order] = update;
   if (order) return ORDER.present(order);
   const [current] = state;
-  if (!current) throw new NotFound("order", orderId);
-  if (current.complete) throw new Conflict("order_complete", { orderId, attempted: "change" });
-  throw new StaleVersion("order", orderId);
+  throw refusal("order", orderId, current, current?.complete && new Conflict("order_complete", { orderId, attempted: "change" }));
 }

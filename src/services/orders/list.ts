@@ -7,11 +7,6 @@ import { variants } from "../../db/variants";
 import type { Principal } from "../../domain/principal";
 import { readOrder } from "./shared";
 
-export interface OrderFilter {
-  petId?: number;
-  complete?: boolean;
-}
-
 const p = params<{ afterId: number; limit: number; accountId: number; petId: number | null; complete: boolean | null }>();
 /** The list query per combination of filters (`accountId` for customers, `petId`, `complete`), each on its own index. */
 const listQuery = variants((own: boolean, byPet: boolean, byComplete: boolean) =>
@@ -34,7 +29,7 @@ const listQuery = variants((own: boolean, byPet: boolean, byComplete: boolean) =
 
 /** A page request: orders with id > `afterId`, at most `limit` of them. */
 export interface OrderPage {
-  filter: OrderFilter;
+  filter: { petId?: number; complete?: boolean };
   afterId: number;
   limit: number;
 }
@@ -55,5 +50,5 @@ export async function listOrders(db: Database, principal: Principal, page: Order
 
 /** @throws NotFound when absent or not the caller's. One round trip. */
 export async function getOrder(db: Database, principal: Principal, orderId: number): Promise<Order> {
-  return (await readOrder(db, principal, orderId)).order;
+  return (await readOrder(db, principal, orderId)).current;
 }

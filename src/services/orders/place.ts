@@ -135,7 +135,6 @@ const readBack = p.statement(
     .leftJoin(idempotencyKeys, and(eq(idempotencyKeys.accountId, p("accountId")), eq(idempotencyKeys.key, p("key")))),
 );
 
-/** Placing without an Idempotency-Key. */
 const placement = plan({
   take: statement(takeStock()),
   order: insertOrder,

@@ -5,7 +5,6 @@ import { type Database, qb } from "../../db/client";
 import { execute, type Params, params } from "../../db/plan";
 import { ORDER, type Order, orders } from "../../db/schema";
 import { NotFound } from "../../domain/errors";
-import { type Precondition, requireMatch } from "../../domain/precondition";
 import type { Principal } from "../../domain/principal";
 
 /** "The caller may see the order" on `accountId` (of orders or an alias): `p`'s `accountId` is the customer's, NULL for staff. Lookups by id only. */
@@ -36,17 +35,9 @@ export const orderState = p.prepare(
 );
 
 /** The order `orderId` and its version, as `principal` may see it. One round trip. @throws NotFound when absent or another customer's. */
-export async function readOrder(db: Database, principal: Principal, orderId: number): Promise<{ order: Order; version: number }> {
+export async function readOrder(db: Database, principal: Principal, orderId: number): Promise<{ current: Order; version: number }> {
   const [row] = await execute(db, orderQuery, { orderId, accountId: viewer(principal) });
   if (!row) throw new NotFound("order", orderId);
   const { version, ...order } = row;
-  return { order: ORDER.present(order), version };
-}
-
-/** With `expected` (If-Match): the order's version, checked against the current representation (one round trip); without: null, no read. @throws NotFound, StaleVersion. */
-export async function versionMatching(db: Database, principal: Principal, orderId: number, expected: Precondition | undefined): Promise<number | null> {
-  if (!expected) return null;
-  const current = await readOrder(db, principal, orderId);
-  requireMatch(expected, "order", orderId, current.order);
-  return current.version;
+  return { current: ORDER.present(order), version };
 }
