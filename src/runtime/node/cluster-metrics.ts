@@ -76,6 +76,13 @@ function scrapeOf(worker: Worker, id: number): Promise<string | null> {
   });
 }
 
+/** A rejection handler that throws the start error of a metrics port that cannot be bound at `address`. */
+export function cannotServe(address: { host: string; port: number }): (error: NodeJS.ErrnoException) => never {
+  return (error) => {
+    throw new Error(`Cannot serve metrics on ${address.host}:${address.port} (${error.code ?? String(error)}): set METRICS_HOST/METRICS_PORT.`);
+  };
+}
+
 /** What the primary's metrics listener needs to know of its cluster, and tells it. */
 export interface ClusterMetrics {
   /** A server process in `slot` exited while serving and was replaced. */
@@ -119,11 +126,7 @@ export async function serveClusterMetrics(
       })
       .then((text) => res.writeHead(200, { "Content-Type": "text/plain; version=0.0.4; charset=utf-8" }).end(text));
   });
-  await new Promise<void>((resolve, reject) => server.once("error", reject).listen(address.port, address.host, resolve)).catch(
-    (error: NodeJS.ErrnoException) => {
-      throw new Error(`Cannot serve metrics on ${address.host}:${address.port} (${error.code ?? String(error)}): set METRICS_HOST/METRICS_PORT.`);
-    },
-  );
+  await new Promise<void>((resolve, reject) => server.once("error", reject).listen(address.port, address.host, resolve)).catch(cannotServe(address));
   return {
     restarted: (slot) => restarts.add(1, bySlot(slot)),
     close: () => {

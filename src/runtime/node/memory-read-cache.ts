@@ -1,7 +1,4 @@
-/**
- * In-process cache of public reads for the Node server: anonymous 200 `GET`s with a public `Cache-Control` and a `Cache-Tag`, by path and query,
- * purged by exactly the tags a write made stale (src/http/cache-tags.ts). What it stores, for how long, and how purges reach it: docs/caching.md#the-node-read-cache.
- */
+/** Node's in-process cache of anonymous public 200 `GET`s by path and query, purged by the tags a write made stale (docs/caching.md#the-node-read-cache). */
 import type { MiddlewareHandler } from "hono";
 import { LRUCache } from "lru-cache";
 import { tagsToPurge } from "../../http/cache-tags";
@@ -10,17 +7,6 @@ import { REPRESENTATION_HEADERS } from "../../http/caching";
 import { matchedRoute } from "../../http/router";
 import type { RateLimitDecision } from "../../http/rate-limiter";
 
-/** Per-request headers that are never replayed from the cache. */
-const UNCACHED_HEADERS = new Set([
-  "x-request-id",
-  "ratelimit-limit",
-  "ratelimit-remaining",
-  "ratelimit-reset",
-  "retry-after",
-  "set-cookie",
-  "x-cache",
-  "content-length",
-]);
 /** Bytes counted per entry besides its strings (map slots, arrays, numbers). */
 const ENTRY_OVERHEAD = 256;
 /** Tags whose purge time is remembered before the oldest are forgotten (see `purgeTags`). */
@@ -28,6 +14,8 @@ const MAX_PURGE_MARKS = 50_000;
 
 /** Per-request headers of a complete hit, filled in on each hit. */
 const PER_REQUEST = ["x-request-id", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "x-cache"];
+/** Headers that are never replayed from the cache. */
+const UNCACHED_HEADERS = new Set([...PER_REQUEST, "retry-after", "set-cookie", "content-length"]);
 
 /** Every header of a 200 hit as the client receives it: names sorted as Headers lists them, `PER_REQUEST` ones empty, `Content-Length` last. */
 type Complete = Record<string, string>;
@@ -136,14 +124,7 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCach
     ttlResolution: 0,
     perf: { now: nowMs },
     onInsert: (entry, key) => {
-      for (const tag of entry.tags) {
-        let keys = keysByTag.get(tag);
-        if (!keys) {
-          keys = new Set();
-          keysByTag.set(tag, keys);
-        }
-        keys.add(key);
-      }
+      for (const tag of entry.tags) keysByTag.set(tag, (keysByTag.get(tag) ?? new Set()).add(key));
     },
     // Evicted, expired, replaced or purged.
     dispose: (entry, key) => {
