@@ -1,7 +1,4 @@
-/**
- * Traces through the OpenTelemetry API, for every layer (docs/operations.md#traces). The API does nothing until a runtime registers an SDK
- * (Node: src/runtime/node/otel-sdk.ts, only when switched on); names follow the semantic conventions, the store's own under `petstore.`.
- */
+/** Traces through the OpenTelemetry API for every layer (docs/operations.md#traces); no-ops until a runtime registers an SDK. */
 import { type Attributes, context, type Link, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, TraceFlags, trace } from "@opentelemetry/api";
 import { SCOPE } from "./instruments";
 import { instruments } from "./metrics";

@@ -1,7 +1,6 @@
 /**
- * Metrics of a cluster in one scrape (docs/operations.md#metrics): the primary serves METRICS_PORT and, per scrape, asks each server
- * process for its Prometheus text over the cluster's IPC channel, labels every sample with the process (`petstore_process`: its slot, or
- * `primary`) and adds its own: process health, restarts by slot, and which processes answered.
+ * A cluster's metrics in one scrape (docs/operations.md#metrics): the primary asks each server process for its text over IPC, labels each
+ * sample with `petstore_process` (slot or `primary`) and adds its own: process health, restarts by slot, which processes answered.
  */
 import type { Worker } from "node:cluster";
 import { createServer } from "node:http";
@@ -39,10 +38,7 @@ function labelled(line: string, name: string): string {
   return `${line.slice(0, brace + 1)}${label}${line[brace + 1] === "}" ? "" : ","}${line.slice(brace + 1)}`;
 }
 
-/**
- * Several processes' text expositions (https://prometheus.io/docs/instrumenting/exposition_formats/) as one: each family's HELP and TYPE
- * once, then its samples from every process, each labelled with its process's name.
- */
+/** Several processes' text expositions as one: each family's HELP and TYPE once, then every process's samples, labelled with its name. */
 export function mergeExpositions(sources: readonly { name: string; text: string }[]): string {
   const families = new Map<string, { help?: string; type?: string; samples: string[] }>();
   for (const { name, text } of sources) {

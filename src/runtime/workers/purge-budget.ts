@@ -1,7 +1,4 @@
-/**
- * Purge budget of the edge cache: which tags to purge when, within the Free-tier limits (docs/caching.md#limits-we-design-for). `PurgeScheduler` is pure,
- * clock injected, over plain `PurgeState` that the Durable Object stores; its policy: docs/caching.md#purges-one-coordinator-per-environment.
- */
+/** Edge-cache purge budget: which tags to purge when, within the Free-tier limits (docs/caching.md#limits-we-design-for); pure, clock injected. */
 
 /** Rounding slack on fractional tokens. */
 const EPSILON = 1e-9;

@@ -1,7 +1,4 @@
-/**
- * The Worker's `RateLimiter` (docs/api.md#rate-limits): Workers Rate Limiting bindings (https://developers.cloudflare.com/workers/runtime-apis/bindings/rate-limit/)
- * over a per-isolate count; both must allow a request, and the headers come from the count (docs/configuration.md#rate-limits-on-workers-the-bindings).
- */
+/** The Worker's `RateLimiter`: Workers Rate Limiting bindings over a per-isolate count, both must allow (docs/configuration.md#rate-limits-on-workers-the-bindings). */
 import { type BucketLimit, MemoryRateLimiter, type RateLimitDecision, type RateLimiter } from "../../http/rate-limiter";
 
 /** The Workers Rate Limiting binding (`RateLimit` of @cloudflare/workers-types). */
