@@ -3,7 +3,7 @@ import type { MiddlewareHandler } from "hono";
 import { LRUCache } from "lru-cache";
 import { tagsToPurge } from "../../http/cache-tags";
 import type { AppEnv, WriteListener } from "../../http/context";
-import { REPRESENTATION_HEADERS } from "../../http/caching";
+import { PUBLIC_CACHE_CONTROL, REPRESENTATION_HEADERS } from "../../http/caching";
 import { matchedRoute } from "../../http/router";
 import type { RateLimitDecision } from "../../http/rate-limiter";
 
@@ -42,16 +42,6 @@ export interface MemoryReadCacheOptions {
   responseHeaders?: readonly (readonly [string, string])[];
   /** Other processes' caches on the same database (src/runtime/node/cluster.ts): this one's purges are published to them, theirs applied here. */
   peers?: { publish(tags: string[]): void; subscribe(onPurge: (tags: string[]) => void): void };
-}
-
-/** True when `Cache-Control` lets a shared cache store the response (RFC 9111 §5.2.2). */
-export function isPubliclyCacheable(cacheControl: string | null): boolean {
-  if (!cacheControl) return false;
-  const directives = cacheControl
-    .toLowerCase()
-    .split(",")
-    .map((d) => d.trim().split("=")[0]);
-  return directives.includes("public") && !directives.some((d) => d === "private" || d === "no-store" || d === "no-cache");
 }
 
 /** True when `If-None-Match` lists `etag` (weak comparison, RFC 9110 §13.1.2). */
@@ -186,7 +176,7 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCach
     const res = c.res;
     const cacheControl = res.headers.get("Cache-Control");
     const tagHeader = res.headers.get("Cache-Tag");
-    if (res.status !== 200 || !tagHeader || !isPubliclyCacheable(cacheControl)) return;
+    if (res.status !== 200 || !tagHeader || cacheControl !== PUBLIC_CACHE_CONTROL) return;
     const tags = tagHeader.split(",");
     if (startedAt < floor || tags.some((tag) => (purgedAt.get(tag) ?? 0) > startedAt)) return;
     const headers: [string, string][] = [];
@@ -201,7 +191,7 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCach
     const complete = responseHeaders && mediaType(res.headers.get("Content-Type")) === addedType ? completeHeaders(headers, responseHeaders, body) : undefined;
     if (complete) for (const name in complete) size += name.length + complete[name]!.length;
     // An entry larger than maxBytes is not stored (lru-cache's maxEntrySize); a ttl of 0 would mean no expiry.
-    const ttl = Math.min(ttlMs, sMaxAgeMs(cacheControl!));
+    const ttl = Math.min(ttlMs, sMaxAgeMs(cacheControl));
     const route = matchedRoute(c)?.path ?? null;
     if (ttl > 0) entries.set(key, { headers, complete, etag: res.headers.get("ETag"), body, tags, route }, { ttl, start: readAt, size });
     res.headers.set("X-Cache", "MISS");

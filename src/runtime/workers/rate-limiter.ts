@@ -36,11 +36,8 @@ export class WorkersRateLimiter implements RateLimiter {
       const value = env[name] as Partial<RateLimitBinding> | undefined;
       return value && typeof value.limit === "function" ? (value as RateLimitBinding) : undefined;
     };
-    return new WorkersRateLimiter(
-      { ip: pick(RATE_LIMIT_BINDING_NAMES.ip), key: pick(RATE_LIMIT_BINDING_NAMES.key), signup: pick(RATE_LIMIT_BINDING_NAMES.signup) },
-      onBindingError,
-      shadow,
-    );
+    const bindings = Object.fromEntries(Object.entries(RATE_LIMIT_BINDING_NAMES).map(([prefix, name]) => [prefix, pick(name)]));
+    return new WorkersRateLimiter(bindings, onBindingError, shadow);
   }
 
   async consume(limits: readonly BucketLimit[], now: Date): Promise<RateLimitDecision> {
