@@ -1,9 +1,6 @@
-/**
- * Settings (docs/configuration.md): one zod schema of the variables both runtimes read, extended per runtime, read once by the entry
- * (`nodeSettings` in src/server.ts, `workerSettings` in src/worker.ts); a bad start names every bad variable in one error.
- */
+/** Settings (docs/configuration.md): zod schemas of the variables each runtime reads, read once by its entry; a bad start names every bad variable. */
 import { z } from "zod";
-import { LOG_LEVELS, type LogLevel } from "./logger";
+import { LOG_LEVELS } from "./logger";
 
 /** A whole number in min..max, written in decimal digits. */
 const int = (min: number, max?: number) =>
@@ -94,42 +91,6 @@ export const SETTINGS_SCHEMAS = { node: NodeSchema, worker: WorkerSchema };
 /** What a Worker's outbound `fetch` can reach (WEBHOOKS_EGRESS): `public` addresses only, or also the `host`'s private networks (docs/webhooks.md#targets). */
 export type WebhookEgress = "public" | "host";
 
-/** Validated configuration of one app instance. Times are Date, limits are counts. */
-export interface AppConfig {
-  /** Base URL for the OpenAPI `servers` default; request origin when absent. */
-  publicBaseUrl?: string;
-  /** When `GET /pets/{petId}` was deprecated (RFC 9745 `Deprecation`). */
-  petsGetDeprecatedAt: Date;
-  /** After this instant `GET /pets/{petId}` answers 410 (RFC 8594 `Sunset`). */
-  petsGetSunsetAt: Date;
-  rateLimits: { anonPerMinute: number; keyPerMinute: number; signupsPerHour: number };
-  /** Webhook deliveries: the WEBHOOKS_* and WEBHOOK_* variables of docs/configuration.md, in that order; times in ms. */
-  webhooks: {
-    enabled: boolean;
-    allowPrivateTargets: boolean;
-    egress: WebhookEgress;
-    maxAttempts: number;
-    retryBaseMs: number;
-    retryCapMs: number;
-    timeoutMs: number;
-    pollIntervalMs: number;
-    /** Most subscriptions that may exist at once (WEBHOOKS_MAX). */
-    maxSubscriptions: number;
-    /** Most redeliveries (resends, tests, recoveries) queued for one subscription (WEBHOOK_MAX_REDELIVERIES). */
-    maxRedeliveries: number;
-  };
-  /** How long a verified API key stays cached in memory, seconds (0..30). */
-  keyCacheTtlSeconds: number;
-  /** Node: how long a public read stays in the in-process cache, seconds (0 disables; ≤ s-maxage 30). */
-  readCacheTtlSeconds: number;
-  /** Lowest level of log lines written (LOG_LEVEL: debug, info, warn, error). */
-  logLevel: LogLevel;
-  /** Largest accepted request body, bytes (docs/api.md#limits: 64 KiB). */
-  bodyLimitBytes: number;
-  /** Events and revoked keys older than this many days are pruned (EVENT_RETENTION_DAYS, docs/api.md#events-and-webhooks). */
-  eventRetentionDays: number;
-}
-
 /**
  * `schema`'s variables of `env` (a non-empty string each, trimmed; anything else reads as unset), parsed and handed to `build`.
  * @throws Error "Invalid configuration: X: must be …, not "…"; Y: …", naming every bad variable.
@@ -146,9 +107,12 @@ function read<S extends z.ZodObject, T>(schema: S, env: Record<string, unknown>,
   throw new Error(`Invalid configuration: ${problems.join("; ")}`);
 }
 
-function appConfig(e: z.output<typeof AppSchema>): AppConfig {
+/** Validated configuration of one app instance (the AppSchema variables, docs/configuration.md): times are Date, limits counts, durations ms. */
+function appConfig(e: z.output<typeof AppSchema>) {
   return {
+    /** Base URL for the OpenAPI `servers` default; request origin when absent. */
     publicBaseUrl: e.PUBLIC_BASE_URL,
+    /** When `GET /pets/{petId}` was deprecated (RFC 9745 `Deprecation`); after `petsGetSunsetAt` it answers 410 (RFC 8594 `Sunset`). */
     petsGetDeprecatedAt: new Date(e.PETS_GET_DEPRECATED),
     petsGetSunsetAt: new Date(e.PETS_GET_SUNSET),
     rateLimits: { anonPerMinute: e.RATE_LIMIT_ANON_PER_MIN, keyPerMinute: e.RATE_LIMIT_KEY_PER_MIN, signupsPerHour: e.RATE_LIMIT_SIGNUP_PER_HOUR },
@@ -161,16 +125,25 @@ function appConfig(e: z.output<typeof AppSchema>): AppConfig {
       retryCapMs: e.WEBHOOK_RETRY_CAP_MS,
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       pollIntervalMs: e.WEBHOOK_POLL_MS,
+      /** Most subscriptions that may exist at once (WEBHOOKS_MAX). */
       maxSubscriptions: e.WEBHOOKS_MAX,
+      /** Most redeliveries (resends, tests, recoveries) queued for one subscription. */
       maxRedeliveries: e.WEBHOOK_MAX_REDELIVERIES,
     },
+    /** Seconds a verified API key stays cached in memory (0..30). */
     keyCacheTtlSeconds: e.KEY_CACHE_TTL_SECONDS,
+    /** Node: seconds a public read stays in the in-process cache (0 disables; ≤ s-maxage 30). */
     readCacheTtlSeconds: e.READ_CACHE_TTL_SECONDS,
     logLevel: e.LOG_LEVEL,
+    /** Largest accepted request body, bytes (docs/api.md#limits: 64 KiB). */
     bodyLimitBytes: 64 * 1024,
+    /** Events and revoked keys older than this many days are pruned (docs/api.md#events-and-webhooks). */
     eventRetentionDays: e.EVENT_RETENTION_DAYS,
   };
 }
+
+/** What `parseConfig` returns: one app instance's configuration. */
+export type AppConfig = ReturnType<typeof appConfig>;
 
 /** The app's configuration alone, from `env` (tests and scripts that build an app). @throws Error naming every bad variable. */
 export function parseConfig(env: Record<string, unknown>): AppConfig {
@@ -178,11 +151,8 @@ export function parseConfig(env: Record<string, unknown>): AppConfig {
 }
 
 /**
- * The Node server's settings from `env` (process.env): the app's, the database's (src/db/driver/open.ts), where to listen and how long a
- * request may take to arrive (ms), the processes (WEB_CONCURRENCY, `auto`: the cores), the proxies trusted (TRUST_PROXY), and telemetry:
- * traces when an OTLP endpoint or an `OTEL_TRACES_EXPORTER` other than `none` is set, unless `OTEL_SDK_DISABLED=true`; metrics on
- * METRICS_HOST:METRICS_PORT (a cluster's primary serves them for every process).
- * @throws Error naming every bad variable.
+ * The Node server's settings from `env` (process.env): the app's, the database's, listening, processes, trusted proxies and telemetry
+ * (traces on with an OTLP endpoint or an exporter other than `none`, unless OTEL_SDK_DISABLED=true). @throws Error naming every bad variable.
  */
 export function nodeSettings(env: Record<string, unknown>) {
   return read(NodeSchema, env, (e) => {
@@ -208,11 +178,7 @@ export function nodeSettings(env: Record<string, unknown>) {
   });
 }
 
-/**
- * The Worker's settings from its `env`: the app's, the libSQL server's, and the tests' purge overrides (CACHE_PURGE_*; unset: the
- * production policy of src/runtime/workers/purge-budget.ts).
- * @throws Error naming every bad variable.
- */
+/** The Worker's settings from its `env`: the app's, the libSQL server's, and the tests' purge overrides (CACHE_PURGE_*). @throws Error naming every bad variable. */
 export function workerSettings(env: Record<string, unknown>) {
   return read(WorkerSchema, env, (e) => ({
     app: appConfig(e),

@@ -1,7 +1,4 @@
-/**
- * Node entry point: reads the environment (docs/configuration.md), opens the database (src/db/driver/open.ts), serves the app on HOST:PORT with
- * @hono/node-server, alone or as one of WEB_CONCURRENCY processes, and stops gracefully on SIGTERM/SIGINT (docs/operations.md#starting, #stopping).
- */
+/** Node entry point: reads the environment, opens the database, serves the app alone or in a cluster, stops gracefully (docs/operations.md#starting). */
 import cluster from "node:cluster";
 import type { Server } from "node:http";
 import { getRequestListener } from "@hono/node-server";
@@ -27,16 +24,13 @@ import { listWebhooks } from "./services/webhooks/subscriptions";
 import { SubscribedTypes } from "./services/webhooks/interest";
 import { nudgeDispatcher } from "./middleware/after-writes";
 
-/** A start-up failure worth one line, not a stack trace. */
-class StartError extends Error {}
-
-/** Bind `server` to hostname:port; resolves with the bound port. @throws StartError when the address is taken or not allowed. */
+/** Bind `server` to hostname:port; resolves with the bound port. @throws Error when the address is taken or not allowed. */
 function listen(server: Server, hostname: string, port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {
-      if (error.code === "EADDRINUSE") reject(new StartError(`Port ${port} on ${hostname} is already in use: stop the other server or set PORT.`));
+      if (error.code === "EADDRINUSE") reject(new Error(`Port ${port} on ${hostname} is already in use: stop the other server or set PORT.`));
       else if (error.code === "EACCES" || error.code === "EADDRNOTAVAIL")
-        reject(new StartError(`Cannot listen on ${hostname}:${port} (${error.code}): set HOST/PORT.`));
+        reject(new Error(`Cannot listen on ${hostname}:${port} (${error.code}): set HOST/PORT.`));
       else reject(error);
     };
     server.once("error", onError);

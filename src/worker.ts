@@ -14,8 +14,7 @@ import type { AppEnv } from "./http/context";
 import { consoleSink, jsonLogger, loggableError, type Logger, withTraceFields } from "./logger";
 import { MemoryRateLimiter } from "./http/rate-limiter";
 import { type CoordinatorEnv, coordinatorOf, flushPurges, isPurgeFlush } from "./runtime/workers/purge-coordinator";
-import type { PurgeBatch } from "./runtime/workers/purge-budget";
-import { edgePolicy, edgePurge, forEdge } from "./runtime/workers/cache";
+import { edgePolicy, edgePurge, forEdge, type PurgeFallback } from "./runtime/workers/cache";
 import { WorkersRateLimiter } from "./runtime/workers/rate-limiter";
 import { isolateDispatch } from "./runtime/workers/dispatch-runs";
 import { registerWorkersTracing } from "./runtime/workers/tracing";
@@ -26,13 +25,6 @@ import { nudgeDispatcher } from "./middleware/after-writes";
 
 /** The Worker's bindings, variables and secrets: `Env` of worker-configuration.d.ts (`wrangler types`); ASSETS is absent without `[assets]` (tests). */
 type WorkerEnv = Omit<Env, "ASSETS" | "DATABASE_AUTH_TOKEN" | "PURGE_COORDINATOR"> & CoordinatorEnv & { ASSETS?: Env["ASSETS"]; DATABASE_AUTH_TOKEN?: string };
-
-/** POST one purge batch (`{id, tags, parts}`) as JSON to a recorder. */
-async function postPurge(url: string, purge: PurgeBatch): Promise<void> {
-  const res = await fetch(url, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(purge) });
-  await res.body?.cancel();
-  if (!res.ok) throw new Error(`purge recorder answered ${res.status}`);
-}
 
 // The services' and the database's spans go to the runtime's custom spans ([observability.traces] in wrangler.toml).
 registerWorkersTracing(tracing);
@@ -100,9 +92,14 @@ function appFor(env: WorkerEnv): Isolate {
   return cached;
 }
 
-/** Local workerd has no ctx.cache; the Worker suite records purges at this URL instead (a plain string). */
-function purgeFallback(captureUrl: string | undefined): ((purge: PurgeBatch) => Promise<void>) | undefined {
-  return captureUrl ? (purge) => postPurge(captureUrl, purge) : undefined;
+/** Local workerd has no ctx.cache; the Worker suite records purges by a POST of each batch (`{id, tags, parts}`) as JSON to this URL instead. */
+function purgeFallback(captureUrl: string | undefined): PurgeFallback | undefined {
+  if (!captureUrl) return undefined;
+  return async (purge) => {
+    const res = await fetch(captureUrl, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(purge) });
+    await res.body?.cancel();
+    if (!res.ok) throw new Error(`purge recorder answered ${res.status}`);
+  };
 }
 
 export { PurgeCoordinator } from "./runtime/workers/purge-coordinator";

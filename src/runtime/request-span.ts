@@ -8,9 +8,8 @@ import { httpMethod } from "../telemetry/metrics";
 import { errorType } from "../telemetry/spans";
 
 /**
- * The request span, by the HTTP server conventions: named `METHOD /route/:template`, continuing an incoming `traceparent`; `url.path`
- * without the query string (the logs drop it too), `url.scheme`, `server.address`, `client.address`, `user_agent.original`, the request
- * id. A 4xx stays Unset (the client's mistake, no exception event); a 5xx is Error with `error.type`.
+ * The request span, by the HTTP server conventions: named `METHOD /route/:template`, continuing an incoming `traceparent`, `url.path`
+ * without the query; a 4xx stays Unset, a 5xx is Error with `error.type`.
  */
 export function requestSpan(): MiddlewareHandler<AppEnv> {
   const tracer = trace.getTracer(SCOPE);

@@ -1,7 +1,4 @@
-/**
- * Every instrument of the service, declared once (name, kind, unit, description): the meters build them from here, the Prometheus exporter
- * names them from here, and docs/operations.md#metrics lists them (test/tooling/metrics-table.test.ts holds the two together).
- */
+/** Every instrument of the service, declared once: meters build them and the exporter names them from here (docs/operations.md#metrics lists them). */
 import type { Counter, Histogram, Meter, ObservableCounter, ObservableGauge, UpDownCounter } from "@opentelemetry/api";
 
 /** The instrumentation scope of every span and instrument of the service. */

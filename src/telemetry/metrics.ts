@@ -1,7 +1,4 @@
-/**
- * Metrics through the OpenTelemetry API, for every layer (docs/operations.md#metrics): the instruments of ./instruments.ts on the
- * registered meter provider (none registered: no-ops), and what the layers record on them.
- */
+/** Metrics through the OpenTelemetry API for every layer (docs/operations.md#metrics); no-ops until a meter provider is registered. */
 import { type Attributes, type Meter, metrics } from "@opentelemetry/api";
 import { create, INSTRUMENTS, SCOPE } from "./instruments";
 import type { RequestLine } from "./request-metrics";

@@ -1,13 +1,7 @@
-/**
- * Traces through the OpenTelemetry API, for every layer (docs/operations.md#traces). The API does nothing until a runtime registers an SDK
- * (Node: src/runtime/node/otel-sdk.ts, only when switched on); names follow the semantic conventions, the store's own under `petstore.`.
- */
+/** Traces through the OpenTelemetry API for every layer (docs/operations.md#traces); no-ops until a runtime registers an SDK. */
 import { type Attributes, context, type Link, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, TraceFlags, trace } from "@opentelemetry/api";
 import { SCOPE } from "./instruments";
 import { instruments } from "./metrics";
-
-/** Spans whose duration a histogram records too: span name → instrument of `instruments()`. */
-const TIMED_SPANS: Record<string, "webhookAttemptDuration"> = { "petstore.webhook.attempt": "webhookAttemptDuration" };
 
 /** The `error.type` of a thrown value (OpenTelemetry's error attribute): a driver's error code, else the error's class name. */
 export function errorType(error: unknown): string {
@@ -26,8 +20,8 @@ export function inSpan<T>(
   kind: SpanKind = SpanKind.INTERNAL,
   links: Link[] = [],
 ): Promise<T> {
-  const timed = TIMED_SPANS[name];
-  const started = timed && performance.now();
+  // A webhook attempt's duration is a histogram too.
+  const started = name === "petstore.webhook.attempt" ? performance.now() : undefined;
   return trace.getTracer(SCOPE).startActiveSpan(name, { kind, attributes, links }, async (span) => {
     let failure: string | undefined;
     try {
@@ -40,7 +34,7 @@ export function inSpan<T>(
       throw error;
     } finally {
       span.end();
-      if (timed) instruments()[timed].record((performance.now() - started!) / 1000, failure ? { "error.type": failure } : {});
+      if (started !== undefined) instruments().webhookAttemptDuration.record((performance.now() - started) / 1000, failure ? { "error.type": failure } : {});
     }
   });
 }

@@ -1,7 +1,4 @@
-/**
- * Webhook signals (docs/operations.md#metrics): the dispatcher's view of its queue, per subscription. The dispatcher records what
- * its polls and rounds already know (src/services/webhooks/dispatch.ts); a runtime reads them (Node: gauges and a scrape's series).
- */
+/** Webhook signals per subscription (docs/operations.md#metrics): what the dispatcher's polls and rounds found, read by a runtime. */
 
 /** What the webhook dispatcher's last look at its queue found. */
 export interface WebhookBacklog {

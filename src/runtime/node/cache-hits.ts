@@ -1,7 +1,6 @@
 /**
- * Node: read-cache hits answered before the app, the edge's last guard (src/runtime/node/edge.ts). An anonymous `GET` whose complete answer
- * the read cache holds spends the app's budget (`requestBudget`) and is logged and measured by the app's `logRequest`; any other request
- * goes on to the app unchanged (docs/architecture.md#node-the-edge-before-the-app).
+ * Node: the edge's last guard answers an anonymous `GET` whose complete answer the read cache holds, spending the app's budget and logged by
+ * `logRequest`; any other request goes on to the app (docs/architecture.md#node-the-edge-before-the-app).
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
@@ -26,15 +25,13 @@ export interface CacheHitOptions {
   logger: Logger;
   /** The client's address, as the app reads it. */
   clientIp: (req: IncomingMessage) => string | undefined;
-  /** Current time (default: the system clock). */
-  now?: () => Date;
   /** Observes each hit's line as the app's telemetry does (metrics); hits make no span. */
   telemetry?: RequestTelemetry;
 }
 
 /** The guard: answers `req` from the cache when it can, else calls `next`. */
 export function cacheHits(options: CacheHitOptions): Guard {
-  const { cache, rateLimiter, config, logger, clientIp, now = () => new Date(), telemetry } = options;
+  const { cache, rateLimiter, config, logger, clientIp, telemetry } = options;
 
   return (req, res, next) => {
     const headers = req.headers;
@@ -52,10 +49,9 @@ export function cacheHits(options: CacheHitOptions): Guard {
     )
       return next();
     const started = performance.now();
-    const at = now();
     const hit = cache.completeHit(target);
     if (!hit) return next();
-    void rateLimiter.consume(requestBudget(config.rateLimits, undefined, clientIp(req) ?? "unknown"), at).then((decision) => {
+    void rateLimiter.consume(requestBudget(config.rateLimits, undefined, clientIp(req) ?? "unknown"), new Date()).then((decision) => {
       // A refusal counted nothing: the app refuses it again, with its Error object.
       if (!decision.allowed) return next();
       const requestId = randomUUID();

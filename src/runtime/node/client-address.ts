@@ -1,7 +1,4 @@
-/**
- * The client's address on Node, for per-client rate limits (docs/api.md#rate-limits): the socket's peer, or with `TRUST_PROXY=n` (docs/configuration.md)
- * the n-th `X-Forwarded-For` entry from the right (RFC 7239 §5.2; Express's `trust proxy = n`, https://expressjs.com/en/guide/behind-proxies.html).
- */
+/** The client's address on Node (docs/api.md#rate-limits): the socket's peer, or with `TRUST_PROXY=n` the n-th `X-Forwarded-For` entry from the right (RFC 7239 §5.2). */
 import type { IncomingMessage } from "node:http";
 import { isIP } from "node:net";
 import type { Context } from "hono";

@@ -1,7 +1,6 @@
 /**
- * Metrics of a cluster in one scrape (docs/operations.md#metrics): the primary serves METRICS_PORT and, per scrape, asks each server
- * process for its Prometheus text over the cluster's IPC channel, labels every sample with the process (`petstore_process`: its slot, or
- * `primary`) and adds its own: process health, restarts by slot, and which processes answered.
+ * A cluster's metrics in one scrape (docs/operations.md#metrics): the primary asks each server process for its text over IPC, labels each
+ * sample with `petstore_process` (slot or `primary`) and adds its own: process health, restarts by slot, which processes answered.
  */
 import type { Worker } from "node:cluster";
 import { createServer } from "node:http";
@@ -39,10 +38,7 @@ function labelled(line: string, name: string): string {
   return `${line.slice(0, brace + 1)}${label}${line[brace + 1] === "}" ? "" : ","}${line.slice(brace + 1)}`;
 }
 
-/**
- * Several processes' text expositions (https://prometheus.io/docs/instrumenting/exposition_formats/) as one: each family's HELP and TYPE
- * once, then its samples from every process, each labelled with its process's name.
- */
+/** Several processes' text expositions as one: each family's HELP and TYPE once, then every process's samples, labelled with its name. */
 export function mergeExpositions(sources: readonly { name: string; text: string }[]): string {
   const families = new Map<string, { help?: string; type?: string; samples: string[] }>();
   for (const { name, text } of sources) {
@@ -74,6 +70,13 @@ function scrapeOf(worker: Worker, id: number): Promise<string | null> {
     worker.on("message", onMessage);
     worker.send({ petstore: "scrape", id } satisfies Scrape, (error) => error && done(null));
   });
+}
+
+/** A rejection handler that throws the start error of a metrics port that cannot be bound at `address`. */
+export function cannotServe(address: { host: string; port: number }): (error: NodeJS.ErrnoException) => never {
+  return (error) => {
+    throw new Error(`Cannot serve metrics on ${address.host}:${address.port} (${error.code ?? String(error)}): set METRICS_HOST/METRICS_PORT.`);
+  };
 }
 
 /** What the primary's metrics listener needs to know of its cluster, and tells it. */
@@ -119,11 +122,7 @@ export async function serveClusterMetrics(
       })
       .then((text) => res.writeHead(200, { "Content-Type": "text/plain; version=0.0.4; charset=utf-8" }).end(text));
   });
-  await new Promise<void>((resolve, reject) => server.once("error", reject).listen(address.port, address.host, resolve)).catch(
-    (error: NodeJS.ErrnoException) => {
-      throw new Error(`Cannot serve metrics on ${address.host}:${address.port} (${error.code ?? String(error)}): set METRICS_HOST/METRICS_PORT.`);
-    },
-  );
+  await new Promise<void>((resolve, reject) => server.once("error", reject).listen(address.port, address.host, resolve)).catch(cannotServe(address));
   return {
     restarted: (slot) => restarts.add(1, bySlot(slot)),
     close: () => {

@@ -14,10 +14,8 @@ const isMessage = (value: unknown): value is Message => typeof value === "object
 const ignoreSendError = () => {};
 
 /**
- * Run the primary: fork `processes` workers (this same script) and supervise them until SIGTERM/SIGINT.
- * @param options.afterStop runs once every worker has exited after a SIGTERM/SIGINT stop, before the
- *   primary exits 0 (an error is printed, never thrown); not after a failed start.
- * @param options.metrics where the primary serves every process's metrics (./cluster-metrics.ts); one that cannot be bound stops the start.
+ * Run the primary: fork `processes` workers (this same script) and supervise them until SIGTERM/SIGINT. `afterStop` runs once all have
+ * exited after such a stop (errors printed); `metrics`: where every process's metrics are served (one that cannot be bound stops the start).
  */
 export function runPrimary(processes: number, options: { afterStop?: () => Promise<void>; metrics?: { host: string; port: number } } = {}): void {
   const workers = new Set<Worker>();

@@ -1,8 +1,4 @@
-/**
- * Node's front door: the `http.Server` whose connections and requests meet the guards below in the order listed, then the app
- * (docs/architecture.md#node-the-edge-before-the-app). Each guard is a plain function that answers or calls `next`, as Hono's middleware.
- * The refusals and their writer: src/runtime/node/refusals.ts; what clients see: docs/operations.md#refused-requests, #stopping.
- */
+/** Node's front door: the `http.Server` whose requests meet `nodeEdge`'s guards in order, then the app (docs/architecture.md#node-the-edge-before-the-app). */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { Server as NetServer, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
@@ -23,23 +19,12 @@ export interface EdgeOptions {
   requestTimeoutMs: number;
   /** Requests one client address may have still arriving after `graceMs` (MAX_UNFINISHED_PER_ADDRESS; 0: no cap; then 429). */
   maxUnfinishedPerAddress: number;
-  /** How long a request may take to arrive before it counts for its address, ms (default 1 000). */
-  graceMs?: number;
-  /** How long a connection must be idle before a stop closes it, ms (default 1 000). */
-  idleGraceMs?: number;
-  /** How long a request still arriving at a stop may take before it is answered 503, ms (default 5 000: within the 10 s exit). */
-  stopGraceMs?: number;
-  /** Clock in ms (default performance.now). */
-  nowMs?: () => number;
 }
 
 export interface Edge {
   /** The server; `listen` on it. */
   server: Server;
-  /**
-   * Stop accepting; answer every request that reached the server, with `Connection: close`; close connections idle for `idleGraceMs`.
-   * Resolves once every connection has closed. Idempotent.
-   */
+  /** Stop accepting; answer the requests that reached the server with `Connection: close`; close idle connections. Resolves once all closed; idempotent. */
   stop(): Promise<void>;
 }
 
@@ -61,6 +46,10 @@ interface Connection {
 /** True when `req` declares a body (RFC 9112 §6.3); one without has arrived with its headers. */
 const declaresBody = (req: IncomingMessage) => req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
 
+/** ms: a request still arriving after `graceMs` counts for its address; at a stop, idle `idleGraceMs` closes, arriving after `stopGraceMs` is 503. */
+const GRACE = { graceMs: 1_000, idleGraceMs: 1_000, stopGraceMs: 5_000 };
+const nowMs = () => performance.now();
+
 /** The only expectation HTTP defines (RFC 9110 §10.1.1), as Node recognises it. */
 const CONTINUE = /(?:^|\W)100-continue(?:$|\W)/i;
 
@@ -74,7 +63,7 @@ const CONTINUE = /(?:^|\W)100-continue(?:$|\W)/i;
  */
 export function nodeEdge(options: EdgeOptions): Edge {
   const { app, cacheHit, errors, requestTimeoutMs, maxUnfinishedPerAddress: max } = options;
-  const { graceMs = 1_000, idleGraceMs = 1_000, stopGraceMs = 5_000, nowMs = () => performance.now() } = options;
+  const { graceMs, idleGraceMs, stopGraceMs } = GRACE;
   const connections = new Map<Socket, Connection>();
   const counts = new Map<string, number>();
   let stoppedAt: number | undefined;

@@ -1,26 +1,12 @@
-/**
- * In-process cache of public reads for the Node server: anonymous 200 `GET`s with a public `Cache-Control` and a `Cache-Tag`, by path and query,
- * purged by exactly the tags a write made stale (src/http/cache-tags.ts). What it stores, for how long, and how purges reach it: docs/caching.md#the-node-read-cache.
- */
+/** Node's in-process cache of anonymous public 200 `GET`s by path and query, purged by the tags a write made stale (docs/caching.md#the-node-read-cache). */
 import type { MiddlewareHandler } from "hono";
 import { LRUCache } from "lru-cache";
 import { tagsToPurge } from "../../http/cache-tags";
 import type { AppEnv, WriteListener } from "../../http/context";
-import { REPRESENTATION_HEADERS } from "../../http/caching";
+import { PUBLIC_CACHE_CONTROL, REPRESENTATION_HEADERS } from "../../http/caching";
 import { matchedRoute } from "../../http/router";
 import type { RateLimitDecision } from "../../http/rate-limiter";
 
-/** Per-request headers that are never replayed from the cache. */
-const UNCACHED_HEADERS = new Set([
-  "x-request-id",
-  "ratelimit-limit",
-  "ratelimit-remaining",
-  "ratelimit-reset",
-  "retry-after",
-  "set-cookie",
-  "x-cache",
-  "content-length",
-]);
 /** Bytes counted per entry besides its strings (map slots, arrays, numbers). */
 const ENTRY_OVERHEAD = 256;
 /** Tags whose purge time is remembered before the oldest are forgotten (see `purgeTags`). */
@@ -28,6 +14,8 @@ const MAX_PURGE_MARKS = 50_000;
 
 /** Per-request headers of a complete hit, filled in on each hit. */
 const PER_REQUEST = ["x-request-id", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "x-cache"];
+/** Headers that are never replayed from the cache. */
+const UNCACHED_HEADERS = new Set([...PER_REQUEST, "retry-after", "set-cookie", "content-length"]);
 
 /** Every header of a 200 hit as the client receives it: names sorted as Headers lists them, `PER_REQUEST` ones empty, `Content-Length` last. */
 type Complete = Record<string, string>;
@@ -54,16 +42,6 @@ export interface MemoryReadCacheOptions {
   responseHeaders?: readonly (readonly [string, string])[];
   /** Other processes' caches on the same database (src/runtime/node/cluster.ts): this one's purges are published to them, theirs applied here. */
   peers?: { publish(tags: string[]): void; subscribe(onPurge: (tags: string[]) => void): void };
-}
-
-/** True when `Cache-Control` lets a shared cache store the response (RFC 9111 §5.2.2). */
-export function isPubliclyCacheable(cacheControl: string | null): boolean {
-  if (!cacheControl) return false;
-  const directives = cacheControl
-    .toLowerCase()
-    .split(",")
-    .map((d) => d.trim().split("=")[0]);
-  return directives.includes("public") && !directives.some((d) => d === "private" || d === "no-store" || d === "no-cache");
 }
 
 /** True when `If-None-Match` lists `etag` (weak comparison, RFC 9110 §13.1.2). */
@@ -136,14 +114,7 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCach
     ttlResolution: 0,
     perf: { now: nowMs },
     onInsert: (entry, key) => {
-      for (const tag of entry.tags) {
-        let keys = keysByTag.get(tag);
-        if (!keys) {
-          keys = new Set();
-          keysByTag.set(tag, keys);
-        }
-        keys.add(key);
-      }
+      for (const tag of entry.tags) keysByTag.set(tag, (keysByTag.get(tag) ?? new Set()).add(key));
     },
     // Evicted, expired, replaced or purged.
     dispose: (entry, key) => {
@@ -205,7 +176,7 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCach
     const res = c.res;
     const cacheControl = res.headers.get("Cache-Control");
     const tagHeader = res.headers.get("Cache-Tag");
-    if (res.status !== 200 || !tagHeader || !isPubliclyCacheable(cacheControl)) return;
+    if (res.status !== 200 || !tagHeader || cacheControl !== PUBLIC_CACHE_CONTROL) return;
     const tags = tagHeader.split(",");
     if (startedAt < floor || tags.some((tag) => (purgedAt.get(tag) ?? 0) > startedAt)) return;
     const headers: [string, string][] = [];
@@ -220,7 +191,7 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCach
     const complete = responseHeaders && mediaType(res.headers.get("Content-Type")) === addedType ? completeHeaders(headers, responseHeaders, body) : undefined;
     if (complete) for (const name in complete) size += name.length + complete[name]!.length;
     // An entry larger than maxBytes is not stored (lru-cache's maxEntrySize); a ttl of 0 would mean no expiry.
-    const ttl = Math.min(ttlMs, sMaxAgeMs(cacheControl!));
+    const ttl = Math.min(ttlMs, sMaxAgeMs(cacheControl));
     const route = matchedRoute(c)?.path ?? null;
     if (ttl > 0) entries.set(key, { headers, complete, etag: res.headers.get("ETag"), body, tags, route }, { ttl, start: readAt, size });
     res.headers.set("X-Cache", "MISS");

@@ -5,6 +5,7 @@
 import cluster from "node:cluster";
 import { readFileSync } from "node:fs";
 import type { MiddlewareHandler } from "hono";
+import type { NodeSettings } from "../../config";
 import type { Database } from "../../db/client";
 import { tracedDatabase } from "../../db/traced";
 import type { AppEnv } from "../../http/context";
@@ -12,18 +13,10 @@ import type { Logger } from "../../logger";
 import { exportedNames, SCOPE } from "../../telemetry/instruments";
 import { activeRequests, instruments, recordRequest, zeroCounters } from "../../telemetry/metrics";
 import type { RequestTelemetry } from "../../telemetry/request-metrics";
-import { answerScrapes } from "./cluster-metrics";
+import { answerScrapes, cannotServe } from "./cluster-metrics";
 import { observeProcess } from "./process-metrics";
 import { webhookSeries } from "./webhook-series";
 import { requestSpan } from "../request-span";
-
-/** What the environment switches on. */
-export interface TelemetrySettings {
-  /** Traces go to an OTLP endpoint (the SDK reads the OTEL_* variables itself). */
-  traces: boolean;
-  /** Where this process serves `/metrics`, if anywhere. */
-  metrics?: { host: string; port: number };
-}
 
 /** Telemetry that is on: what the app, the read cache's hits and the database get, and its end. */
 export interface Telemetry {
@@ -47,10 +40,7 @@ function packageVersion(): string | undefined {
   return undefined;
 }
 
-/**
- * Count every failed export (`petstore.telemetry.export_failures`: a collector down or refusing) and log it on `logger`, at most one line
- * per `intervalMs` with the failures since the last line.
- */
+/** Count every failed export (`petstore.telemetry.export_failures`) and log it, at most one line per `intervalMs` with the failures since the last. */
 export function exportFailures(logger: Logger, intervalMs = 60_000, now: () => number = Date.now): (error: unknown) => void {
   let last = Number.NEGATIVE_INFINITY;
   let unlogged = 0;
@@ -66,11 +56,11 @@ export function exportFailures(logger: Logger, intervalMs = 60_000, now: () => n
 }
 
 /**
- * Start what `settings` switch on: the OpenTelemetry SDK (traces from the OTEL_* variables, metrics for a Prometheus listener).
+ * Start what `settings` switch on: the OpenTelemetry SDK (traces: OTLP, configured by the OTEL_* variables; metrics: a Prometheus listener).
  * @returns undefined when everything is off (nothing loaded).
  * @throws Error when the metrics port cannot be bound.
  */
-export async function startTelemetry(settings: TelemetrySettings, logger: Logger): Promise<Telemetry | undefined> {
+export async function startTelemetry(settings: NodeSettings["telemetry"], logger: Logger): Promise<Telemetry | undefined> {
   if (!settings.traces && !settings.metrics) return undefined;
   const [{ NodeSDK }, { PrometheusExporter }, { defaultResource, resourceFromAttributes }, { metrics }, sdkMetrics, { setGlobalErrorHandler }] =
     await Promise.all([
@@ -100,12 +90,7 @@ export async function startTelemetry(settings: TelemetrySettings, logger: Logger
   if (prometheus) {
     // In a cluster the primary serves METRICS_PORT and asks each process for its text (./cluster-metrics.ts).
     if (cluster.isWorker) answerScrapes(prometheus);
-    else
-      await prometheus.startServer().catch((error: NodeJS.ErrnoException) => {
-        throw new Error(
-          `Cannot serve metrics on ${settings.metrics!.host}:${settings.metrics!.port} (${error.code ?? String(error)}): set METRICS_HOST/METRICS_PORT.`,
-        );
-      });
+    else await prometheus.startServer().catch(cannotServe(settings.metrics!));
     const meter = metrics.getMeter(SCOPE);
     stopObserving = observeProcess(meter);
     zeroCounters();

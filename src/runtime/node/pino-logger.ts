@@ -1,7 +1,4 @@
-/**
- * The Node server's `Logger` (src/logger.ts) on pino: the lines of `jsonLogger`, errors and warnings on stderr, the rest on stdout,
- * written asynchronously in few writes, at most FLUSH_MS late and flushed on exit (docs/operations.md#logs).
- */
+/** The Node server's `Logger` on pino: `jsonLogger`'s lines, errors and warnings on stderr, the rest on stdout, written asynchronously (docs/operations.md#logs). */
 import pino, { type DestinationStream } from "pino";
 import type { Logger, LogLevel } from "../../logger";
 

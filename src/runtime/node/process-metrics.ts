@@ -1,7 +1,4 @@
-/**
- * Node process and runtime health as the OpenTelemetry process, V8 and Node.js conventions name them (docs/operations.md#metrics). Every
- * value is cumulative or current: no scrape resets anything, so two Prometheus servers see the same series.
- */
+/** Node process and runtime health, named by the OpenTelemetry process, V8 and Node.js conventions; cumulative or current values only (no scrape resets). */
 import { readdirSync } from "node:fs";
 import { constants, monitorEventLoopDelay, PerformanceObserver, performance } from "node:perf_hooks";
 import { getHeapSpaceStatistics, getHeapStatistics } from "node:v8";

@@ -1,7 +1,4 @@
-/**
- * Node: the refusals of the edge (src/runtime/node/edge.ts) as Error objects (docs/api.md#errors), and the one writer that answers them
- * with the app's own headers and `Connection: close` (RFC 9112 §9.6); docs/operations.md#refused-requests.
- */
+/** Node: the edge's refusals as Error objects, and the writer that answers them with the app's headers and `Connection: close` (docs/operations.md#refused-requests). */
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import { ApiError, type ErrorCode, notImplemented } from "../../http/errors";

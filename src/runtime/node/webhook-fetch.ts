@@ -1,7 +1,6 @@
 /**
- * Node: the `fetch` of webhook deliveries (src/services/webhooks/delivery.ts), guarded against SSRF (docs/webhooks.md#targets): a name is resolved
- * once at connect time, every address checked (src/domain/private-address.ts), and only those are connected to; refused: code `EPRIVATEADDRESS`.
- * IP literals are the delivery's to check. Workers: src/runtime/workers/webhook-fetch.ts.
+ * Node: the `fetch` of webhook deliveries, guarded against SSRF (docs/webhooks.md#targets): a name is resolved once at connect time and
+ * every address checked; refused: code `EPRIVATEADDRESS`. IP literals are the delivery's to check.
  */
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { Agent, fetch as undiciFetch } from "undici";

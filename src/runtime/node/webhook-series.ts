@@ -1,7 +1,6 @@
 /**
- * Per-subscription webhook series on the metrics port (docs/operations.md#metrics), built afresh at each scrape from what the dispatcher
- * recorded (src/telemetry/webhooks.ts): a deleted subscription's series go with it, which an SDK instrument (it keeps every series it ever
- * had) could not do. At most one series set per subscription, so WEBHOOKS_MAX bounds them.
+ * Per-subscription webhook series (docs/operations.md#metrics), built afresh at each scrape from src/telemetry/webhooks.ts, so a deleted
+ * subscription's series go with it (an SDK instrument keeps every series it had).
  */
 import { type HrTime, ValueType } from "@opentelemetry/api";
 import type { MetricData, MetricProducer } from "@opentelemetry/sdk-metrics";
@@ -13,10 +12,7 @@ type Sdk = Pick<typeof import("@opentelemetry/sdk-metrics"), "AggregationTempora
 
 const hrTime = (ms: number): HrTime => [Math.floor(ms / 1000), (ms % 1000) * 1e6];
 
-/**
- * A producer of the series `petstore_webhook_subscription_*` for the Prometheus reader. `existing` (set once the database is open) lists
- * the subscriptions at each scrape, one read of at most WEBHOOKS_MAX rows: a new one's series start at 0, a deleted one's go.
- */
+/** A producer of the `petstore_webhook_subscription_*` series; `existing` (set once the database is open) lists the subscriptions at each scrape. */
 export function webhookSeries(sdk: Sdk, now: () => number = Date.now): MetricProducer & { existing?: () => Promise<number[]> } {
   const started = hrTime(now());
   const producer: MetricProducer & { existing?: () => Promise<number[]> } = {

@@ -1,7 +1,4 @@
-/**
- * Workers Cache for the Worker (docs/caching.md, https://developers.cloudflare.com/workers/cache/): `edgePolicy` sets the edge policy of public reads,
- * `edgePurge` hands a write's catalogue tags to the purge coordinator and purges when granted (failures logged, never failing the write).
- */
+/** Workers Cache (docs/caching.md): `edgePolicy` sets the edge policy of public reads, `edgePurge` purges a write's catalogue tags when granted. */
 import type { Context, MiddlewareHandler } from "hono";
 import { edgePurgeTags, isShortLivedAtEdge, tagsToPurge } from "../../http/cache-tags";
 import type { AppEnv, WriteListener } from "../../http/context";
@@ -33,7 +30,6 @@ export type PurgeFallback = (batch: PurgeBatch) => Promise<void>;
 export interface EdgePurgeOptions {
   /** The purge coordinator of this Worker, or undefined where the edge cache is off (previews). */
   coordinator: (c: Context<AppEnv>) => PurgeCoordinatorApi | undefined;
-  /** Where purges go when the runtime has no `ctx.cache` (local workerd). */
   fallback?: PurgeFallback;
   /** Where purge failures are reported (a line with the request id). */
   log: (line: string) => void;
@@ -44,16 +40,12 @@ export function purgeApiOf(executionCtx: unknown): PurgeApi | undefined {
   return (executionCtx as { cache?: PurgeApi } | undefined)?.cache;
 }
 
-function executionCtxOf(c: Context<AppEnv>): ExecutionContextLike | undefined {
+function executionCtxOf(c: Context<AppEnv>): Context["executionCtx"] | undefined {
   try {
     return c.executionCtx;
   } catch {
     return undefined; // no ExecutionContext (app.request in tests)
   }
-}
-
-interface ExecutionContextLike {
-  waitUntil(promise: Promise<unknown>): void;
 }
 
 /** Make one purge call for `batch` with `api` (or `fallback` without it): "accepted", or "refused" on a refusal or error (logged, never thrown). */

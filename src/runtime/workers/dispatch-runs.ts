@@ -1,7 +1,4 @@
-/**
- * Webhook dispatch runs on Workers (docs/webhooks.md#when-deliveries-run): each in its invocation's waitUntil, within the invocation's connections; a
- * run starts no more chains than it has connections for sends, so receivers that hang leave the other subscriptions to the next run.
- */
+/** Webhook dispatch runs on Workers, each in its invocation's waitUntil and within its connections (docs/webhooks.md#when-deliveries-run). */
 import pLimit from "p-limit";
 import type { AppConfig } from "../../config";
 import type { Database } from "../../db/client";
@@ -16,10 +13,7 @@ import { workerWebhookFetch } from "./webhook-fetch";
  */
 export const DISPATCH_CONNECTIONS = { sends: 4, database: 2 } as const;
 
-/**
- * The dispatch of an isolate: `(db) => Promise` runs `dispatchDue` on `db` (the asking invocation's database), its round trips bounded by
- * `withRoundTrips` (the driver's); its outcome logged to `logger`, never thrown.
- */
+/** The dispatch of an isolate: runs `dispatchDue` on the asking invocation's `db`, round trips bounded by `withRoundTrips`; outcome logged, never thrown. */
 export function isolateDispatch(
   config: AppConfig,
   interest: SubscribedTypes,

@@ -1,7 +1,4 @@
-/**
- * Purge budget of the edge cache: which tags to purge when, within the Free-tier limits (docs/caching.md#limits-we-design-for). `PurgeScheduler` is pure,
- * clock injected, over plain `PurgeState` that the Durable Object stores; its policy: docs/caching.md#purges-one-coordinator-per-environment.
- */
+/** Edge-cache purge budget: which tags to purge when, within the Free-tier limits (docs/caching.md#limits-we-design-for); pure, clock injected. */
 
 /** Rounding slack on fractional tokens. */
 const EPSILON = 1e-9;
@@ -19,9 +16,6 @@ export interface PurgeBudget {
 
 /** Cloudflare's Free-tier purge limits (the purge-cache page's table). */
 export const FREE_TIER_PURGE_LIMITS: PurgeBudget = { perMinute: 5, burst: 25, maxTags: 100 };
-
-/** What the Worker allows itself: below the Free tier, so one token a minute and 5 of the burst stay spare. */
-export const WORKER_PURGE_BUDGET: PurgeBudget = { perMinute: 4, burst: 20, maxTags: 100 };
 
 export interface PurgePolicy {
   budget: PurgeBudget;
@@ -49,7 +43,8 @@ export const STALENESS_BOUNDS_MS = {
 };
 
 export const DEFAULT_PURGE_POLICY: PurgePolicy = {
-  budget: WORKER_PURGE_BUDGET,
+  // Below the Free tier, so one token a minute and 5 of the burst stay spare.
+  budget: { perMinute: 4, burst: 20, maxTags: 100 },
   repeatAfterMs: 10_000,
   lifetimeMs: CATALOGUE_EDGE_LIFETIME_MS,
   retryAfterMs: 60_000,

@@ -1,7 +1,4 @@
-/**
- * The purge coordinator: one Durable Object per Worker environment (`PURGE_COORDINATOR`) storing the `PurgeScheduler`'s state; its alarm calls
- * the Worker back (`POST PURGE_FLUSH_PATH`, one-time nonce) to purge in the default entrypoint (docs/caching.md#purges-one-coordinator-per-environment).
- */
+/** The purge coordinator: one Durable Object per environment holding the purge state; its alarm calls the Worker back to purge (docs/caching.md). */
 import { DurableObject } from "cloudflare:workers";
 import { DEFAULT_PURGE_POLICY, initialPurgeState, type PurgeBatch, type PurgeOutcome, type PurgePolicy, PurgeScheduler, type PurgeState } from "./purge-budget";
 import { type PurgeFallback, purgeApiOf, sendPurge } from "./cache";

@@ -1,7 +1,4 @@
-/**
- * The Worker's `RateLimiter` (docs/api.md#rate-limits): Workers Rate Limiting bindings (https://developers.cloudflare.com/workers/runtime-apis/bindings/rate-limit/)
- * over a per-isolate count; both must allow a request, and the headers come from the count (docs/configuration.md#rate-limits-on-workers-the-bindings).
- */
+/** The Worker's `RateLimiter`: Workers Rate Limiting bindings over a per-isolate count, both must allow (docs/configuration.md#rate-limits-on-workers-the-bindings). */
 import { type BucketLimit, MemoryRateLimiter, type RateLimitDecision, type RateLimiter } from "../../http/rate-limiter";
 
 /** The Workers Rate Limiting binding (`RateLimit` of @cloudflare/workers-types). */
@@ -39,11 +36,8 @@ export class WorkersRateLimiter implements RateLimiter {
       const value = env[name] as Partial<RateLimitBinding> | undefined;
       return value && typeof value.limit === "function" ? (value as RateLimitBinding) : undefined;
     };
-    return new WorkersRateLimiter(
-      { ip: pick(RATE_LIMIT_BINDING_NAMES.ip), key: pick(RATE_LIMIT_BINDING_NAMES.key), signup: pick(RATE_LIMIT_BINDING_NAMES.signup) },
-      onBindingError,
-      shadow,
-    );
+    const bindings = Object.fromEntries(Object.entries(RATE_LIMIT_BINDING_NAMES).map(([prefix, name]) => [prefix, pick(name)]));
+    return new WorkersRateLimiter(bindings, onBindingError, shadow);
   }
 
   async consume(limits: readonly BucketLimit[], now: Date): Promise<RateLimitDecision> {

@@ -1,7 +1,6 @@
 /**
- * Workers: the OpenTelemetry API that every layer calls (src/telemetry.ts) over the runtime's custom spans (`tracing` of
- * "cloudflare:workers"), so the request, database, webhook and retention spans are Node's (docs/operations.md#traces). The request
- * span is the invocation's own, renamed; the runtime keeps the active span across awaits and exports what it samples.
+ * Workers: the OpenTelemetry API every layer calls over the runtime's custom spans (`tracing` of "cloudflare:workers"), so the spans are
+ * Node's (docs/operations.md#traces); the runtime keeps the active span across awaits and exports what it samples.
  */
 import {
   type Attributes,
@@ -66,10 +65,8 @@ class WorkersSpan {
 const asSpan = (span: WorkersSpan) => span as unknown as Span;
 
 /**
- * Register `tracing` behind the OpenTelemetry API, once per isolate: `startActiveSpan` starts a runtime span (a SERVER span is the
- * invocation's own, renamed), `trace.getActiveSpan()` is the runtime's active span (outside any: the invocation's), `context.with` of a
- * span makes it active, and W3C `traceparent` carries it (webhook deliveries, events' stored traces). Spans and ids are the runtime's:
- * what it does not sample, it records as a no-op; span links it cannot record.
+ * Register `tracing` behind the OpenTelemetry API, once per isolate: a SERVER span is the invocation's own, renamed; the active span is the
+ * runtime's (outside any: the invocation's); W3C `traceparent` carries it. Span links are not recorded.
  */
 export function registerWorkersTracing(tracing: RuntimeTracing): void {
   const contextManager: ContextManager = {

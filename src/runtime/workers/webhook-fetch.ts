@@ -1,8 +1,4 @@
-/**
- * Workers: the `fetch` of webhook deliveries (src/services/webhooks/delivery.ts), guarded against SSRF by host name (docs/webhooks.md#targets):
- * names are sent only where `fetch` reaches public addresses only (`egress: "public"`), else refused with code `EPRIVATEADDRESS` unless
- * private targets are allowed. IP literals pass: the delivery checks them itself.
- */
+/** Workers: the `fetch` of webhook deliveries, guarded against SSRF by host name (docs/webhooks.md#targets); IP literals are the delivery's to check. */
 import type { WebhookEgress } from "../../config";
 import { isIpLiteralHost } from "../../domain/private-address";
 import type { FetchFn } from "../../services/webhooks/delivery";
