@@ -87,7 +87,6 @@ const replacing = plan({
   redelivery: redone.statement(qb.delete(r).where(eq(r.id, redone("id")))),
 });
 
-/** A redelivery's failed attempt with attempts left: due again at `next`. */
 const retryP = params<{ id: number; attempts: number; next: string }>();
 const rescheduling = plan({
   redelivery: retryP.statement(
@@ -98,7 +97,6 @@ const rescheduling = plan({
   ),
 });
 
-/** A failed stream event of an unordered subscription, retried on its own: a redelivery due at `nextAttemptAt` after `attempts` attempts. */
 const retryingP = params<{ webhookId: number; eventId: number; attempts: number; nextAttemptAt: string; createdAt: string }>();
 const retrying = plan({
   redelivery: retryingP.statement(
@@ -118,7 +116,7 @@ const retrying = plan({
   ),
 });
 
-/** The write that retries the stream event of pending `entry` on its own (ordering `none`), at `now`. */
+/** The write that retries the stream event of pending `entry` on its own (ordering `none`) as a redelivery created at `now`. */
 export function retryOnItsOwn(entry: Entry, now: string): PlanRun {
   return withValues(retrying, {
     webhookId: entry.webhookId,
@@ -129,7 +127,6 @@ export function retryOnItsOwn(entry: Entry, now: string): PlanRun {
   });
 }
 
-/** A subscription's status set, writing nothing when it is already so (`failing` after a give-up, `active` after a delivery). */
 const statusP = params<{ id: number; status: WebhookStatus }>();
 const marking = plan({
   subscription: statusP.statement(
@@ -155,16 +152,15 @@ export function rescheduleRedelivery(id: number, attempts: number, next: string)
   return withValues(rescheduling, { id, attempts, next });
 }
 
-/** A redelivery whose event retention removed: nothing to send. */
 const dropP = params<{ id: number }>();
 const dropping = plan({ redelivery: dropP.statement(qb.delete(r).where(eq(r.id, dropP("id")))) });
 
-/** The write that drops redelivery `id` (its event is gone). */
+/** The write that drops redelivery `id` (retention removed its event: nothing to send). */
 export function dropRedelivery(id: number): PlanRun {
   return withValues(dropping, { id });
 }
 
-/** The write that sets subscription `id`'s status. */
+/** The write that sets subscription `id`'s status, writing nothing when it is already so. */
 export function markSubscription(id: number, status: WebhookStatus): PlanRun {
   return withValues(marking, { id, status });
 }
