@@ -11,7 +11,6 @@ import { logRangeDelete, subscriptionExists } from "./subscriptions";
 
 const d = webhookDeliveries;
 
-/** The columns of a delivery log entry. */
 const LOG_COLUMNS = {
   webhookId: d.webhookId,
   eventId: d.eventId,
@@ -110,10 +109,7 @@ const pruneRange = plan({
   entries: rangeP.statement(logRangeDelete(rangeP("webhookId"), rangeP("status"), PRUNE_BATCH, lt(d.eventId, rangeP("before")))),
 });
 
-/**
- * Delete finished entries before the first (per subscription and status) that finished at or after `finishedBefore`, in at most
- * `maxRounds` rounds. @returns the entries deleted. @throws the driver's error.
- */
+/** Delete finished entries before the first (per subscription and status) finished at or after `finishedBefore`, in ≤ `maxRounds` rounds: how many. */
 export async function pruneFinishedDeliveries(db: Database, finishedBefore: Date, maxRounds: number): Promise<number> {
   let deleted = 0;
   for (let round = 0; round < maxRounds; round++) {

@@ -49,10 +49,7 @@ const ATTEMPT = {
   finishedAt: sql`${entryP("finishedAt")}`,
 };
 
-/**
- * The entry written as it stands (first attempt), or its attempt recorded on the entry of the same status; a pending entry of the event
- * whose attempt count was lost (a pause during a retry) gives way to a finished one.
- */
+/** The entry written (first attempt), or its attempt set on the entry of that status; a pending entry that lost its count gives way to a finished one. */
 const writing = plan({
   stale: entryP.statement(
     qb
