@@ -1,6 +1,6 @@
 /** One subscription's share of a round (docs/webhooks.md#design): its messages (redeliveries, then its stream), sent, and what they leave to record. */
 import type { AppConfig } from "../../config";
-import type { PlanRun, ResultOf } from "../../db/plan";
+import { type PlanRun, type ResultOf, withValues } from "../../db/plan";
 import { backoffDelayMs } from "../../domain/backoff";
 import type { SubscriptionOutcome } from "../../telemetry/webhooks";
 import { attempt, type AttemptResult, type FetchFn, type Message, type Target } from "./delivery";
@@ -175,9 +175,10 @@ export function settle(planned: Planned, sent: Sent[], upTo: number, ledger: Led
     if (link.redelivery) {
       const attempts = link.redelivery.attempts + 1;
       const { entry, outcome } = entryOf(s, one, attempts, options);
-      if (outcome === "retried") writes.push(rescheduleRedelivery(link.redelivery.id, attempts, entry.nextAttemptAt!), recordEntry(entry, true));
-      else writes.push(recordRedelivery(link.redelivery.id, entry));
-      if (outcome === "givenUp" && s.ordering === "none" && s.status === "active") writes.push(markSubscription(s.id, "failing"));
+      const { id } = link.redelivery;
+      if (outcome === "retried") writes.push(withValues(rescheduleRedelivery, { id, attempts, next: entry.nextAttemptAt! }), recordEntry(entry, true));
+      else writes.push(withValues(recordRedelivery, { ...entry, id }));
+      if (outcome === "givenUp" && s.ordering === "none" && s.status === "active") writes.push(withValues(markSubscription, { id: s.id, status: "failing" }));
       count(outcome);
       continue;
     }
@@ -185,8 +186,8 @@ export function settle(planned: Planned, sent: Sent[], upTo: number, ledger: Led
     const { entry, outcome } = entryOf(s, one, attempts, options);
     writes.push(recordEntry(entry, headAttempts > 0));
     count(outcome);
-    if (outcome === "delivered" && s.status === "failing") writes.push(markSubscription(s.id, "active"));
-    if (outcome === "givenUp" && s.status === "active") writes.push(markSubscription(s.id, "failing"));
+    if (outcome === "delivered" && s.status === "failing") writes.push(withValues(markSubscription, { id: s.id, status: "active" }));
+    if (outcome === "givenUp" && s.status === "active") writes.push(withValues(markSubscription, { id: s.id, status: "failing" }));
     if (outcome === "retried" && s.ordering === "none") writes.push(retryOnItsOwn(entry, options.now().toISOString()));
     if (outcome === "retried" && s.ordering === "strict") retry = { after: link.event.id - 1, attempts, due: entry.nextAttemptAt! };
     else done.add(link.event.id);

@@ -74,9 +74,9 @@ const moving = plan({
   ),
 });
 
-/** A redelivery done: its event's entry replaced by this delivery's (one entry per subscription and event), the redelivery gone. */
+/** A redelivery `id` done: its event's entry replaced by `entry` (one entry per subscription and event), the redelivery gone. */
 const redone = params<Entry & { id: number }>();
-const replacing = plan({
+export const recordRedelivery = plan({
   old: redone.statement(
     qb.delete(d).where(and(eq(d.webhookId, redone("webhookId")), inArray(d.status, [...DELIVERY_STATUSES]), eq(d.eventId, redone("eventId")))),
   ),
@@ -84,8 +84,9 @@ const replacing = plan({
   redelivery: redone.statement(qb.delete(r).where(eq(r.id, redone("id")))),
 });
 
+/** Redelivery `id` due again at `next` after `attempts` attempts. */
 const retryP = params<{ id: number; attempts: number; next: string }>();
-const rescheduling = plan({
+export const rescheduleRedelivery = plan({
   redelivery: retryP.statement(
     qb
       .update(r)
@@ -124,8 +125,9 @@ export function retryOnItsOwn(entry: Entry, now: string): PlanRun {
   });
 }
 
+/** Subscription `id`'s status set, writing nothing when it is already so. */
 const statusP = params<{ id: number; status: WebhookStatus }>();
-const marking = plan({
+export const markSubscription = plan({
   subscription: statusP.statement(
     qb
       .update(webhooks)
@@ -139,25 +141,6 @@ export function recordEntry(entry: Entry, wasPending: boolean): PlanRun {
   return wasPending ? withValues(moving, entry) : withValues(writing, entry);
 }
 
-/** The writes that record a finished redelivery `id` as `entry`. */
-export function recordRedelivery(id: number, entry: Entry): PlanRun {
-  return withValues(replacing, { ...entry, id });
-}
-
-/** The write that makes redelivery `id` due again at `next` after `attempts` attempts. */
-export function rescheduleRedelivery(id: number, attempts: number, next: string): PlanRun {
-  return withValues(rescheduling, { id, attempts, next });
-}
-
+/** Redelivery `id` dropped: retention removed its event, nothing to send. */
 const dropP = params<{ id: number }>();
-const dropping = plan({ redelivery: dropP.statement(qb.delete(r).where(eq(r.id, dropP("id")))) });
-
-/** The write that drops redelivery `id` (retention removed its event: nothing to send). */
-export function dropRedelivery(id: number): PlanRun {
-  return withValues(dropping, { id });
-}
-
-/** The write that sets subscription `id`'s status, writing nothing when it is already so. */
-export function markSubscription(id: number, status: WebhookStatus): PlanRun {
-  return withValues(marking, { id, status });
-}
+export const dropRedelivery = plan({ redelivery: dropP.statement(qb.delete(r).where(eq(r.id, dropP("id")))) });

@@ -128,7 +128,7 @@ export async function runRound(db: Database, options: RoundOptions): Promise<Rou
     for (const x of redeliveriesOf.get(s) ?? []) {
       const message = redeliveryMessage(x);
       if (message) chain.push({ message, redelivery: x });
-      else ledger.writes.push(dropRedelivery(x.id));
+      else ledger.writes.push(withValues(dropRedelivery, { id: x.id }));
     }
     for (const e of window ?? []) if (wants(interest, e) && !done.has(e.id)) chain.push({ message: eventMessage(e), event: e });
     const scanned = queued && window ? (window.length < WINDOW ? upTo : window.at(-1)!.id) : undefined;
