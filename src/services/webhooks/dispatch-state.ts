@@ -143,13 +143,11 @@ export const parking = plan({
 /** What a round needs of a subscription: every column but `createdAt`, in table order. */
 const { createdAt: _, ...SUBSCRIPTION } = getTableColumns(webhooks);
 
-const EVENT = { id: events.id, type: events.type, occurredAt: events.occurredAt, data: events.data, traceparent: events.traceparent };
-
 /** Events with `from < id <= upTo`, in id order, at most `limit`. */
 const span = params<{ from: number; upTo: number; limit: number }>();
 export const eventSpan = span.prepare(
   qb
-    .select(EVENT)
+    .select()
     .from(events)
     .where(and(gt(events.id, span("from")), lte(events.id, span("upTo"))))
     .orderBy(events.id)

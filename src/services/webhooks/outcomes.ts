@@ -3,24 +3,13 @@ import { and, eq, inArray, ne, sql } from "drizzle-orm";
 import { qb } from "../../db/client";
 import { params, plan, type PlanRun, withValues } from "../../db/plan";
 import { webhookDeliveries, webhookRedeliveries, webhooks } from "../../db/schema";
-import { DELIVERY_STATUSES, type DeliveryError, type DeliveryStatus, type WebhookStatus } from "../../domain/webhooks";
+import { DELIVERY_STATUSES, type DeliveryError, type WebhookStatus } from "../../domain/webhooks";
 
 const d = webhookDeliveries;
 const r = webhookRedeliveries;
 
-/** A log entry as one attempt leaves it. */
-export interface Entry {
-  webhookId: number;
-  status: DeliveryStatus;
-  eventId: number;
-  eventType: string;
-  attempts: number;
-  nextAttemptAt: string | null;
-  lastAttemptAt: string;
-  lastStatusCode: number | null;
-  lastError: DeliveryError | null;
-  finishedAt: string | null;
-}
+/** A log entry (a row of the delivery log) as one attempt leaves it. */
+export type Entry = Omit<typeof d.$inferSelect, "lastError"> & { lastError: DeliveryError | null };
 
 const entryP = params<Entry>();
 /** The entry's values as a row of its subscription: none when the subscription was deleted meanwhile (its work is dropped). */
