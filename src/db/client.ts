@@ -26,13 +26,5 @@ export interface Database {
   readonly committed?: CommittedEvent[];
 }
 
-/** `db` with each of its round trips (`execute`, `batch`) run through `around`. */
-export function aroundRoundTrips(db: Database, around: <T>(call: () => Promise<T>) => Promise<T>): Database {
-  return {
-    execute: (statement) => around(() => db.execute(statement)),
-    batch: (statements, mode, summary) => around(() => db.batch(statements, mode, summary)),
-  };
-}
-
 /** The client-less query builder: statements are built on it once per process (docs/architecture.md#writes-one-batch-named-plans), run with src/db/plan.ts. */
 export const qb = drizzle.mock({ schema: tables, casing: "snake_case" });

@@ -145,6 +145,14 @@ export function keepingCommits(db: Database, committed: CommittedEvent[]): Datab
   return { execute: (statement) => db.execute(statement), batch: (statements, mode, summary) => db.batch(statements, mode, summary), committed };
 }
 
+/** `db` with each of its round trips (`execute`, `batch`) run through `around`. */
+export function aroundRoundTrips(db: Database, around: <T>(call: () => Promise<T>) => Promise<T>): Database {
+  return {
+    execute: (statement) => around(() => db.execute(statement)),
+    batch: (statements, mode, summary) => around(() => db.batch(statements, mode, summary)),
+  };
+}
+
 /** Append the events the outbox steps of `runs` inserted to `committed`, in commit order. */
 function recordOutbox<S extends Steps>(committed: CommittedEvent[], runs: readonly (readonly [Plan<S>, unknown])[], results: ResultSet[]): void {
   let offset = 0;

@@ -1,6 +1,7 @@
 /** Round trips (each `execute` and `batch`) over the database port: all of them (`countRoundTrips`), or per request (`roundTripsPerRequest`). */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { aroundRoundTrips, type Database } from "./client";
+import type { Database } from "./client";
+import { aroundRoundTrips } from "./plan";
 
 /** `db` calling `onRoundTrip()` before each round trip. */
 function counted(db: Database, onRoundTrip: () => void): Database {

@@ -2,7 +2,8 @@
 import { accessSync, constants, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { LibsqlError } from "@libsql/client";
-import { aroundRoundTrips, type Database } from "../client";
+import type { Database } from "../client";
+import { aroundRoundTrips } from "../plan";
 import { isBusy, waitOutBusy } from "./remote";
 
 /** Device and inode of a file: what identifies it while a path may be re-pointed. */

@@ -2,7 +2,8 @@
 import { createClient } from "@libsql/client/web";
 import pLimit from "p-limit";
 import { backoffDelayMs } from "../../domain/backoff";
-import { aroundRoundTrips, type Database } from "../client";
+import type { Database } from "../client";
+import { aroundRoundTrips } from "../plan";
 
 /** `fetch` as the libSQL client calls it: with a `Request`. */
 export type RequestFetch = (request: Request) => Promise<Response>;
