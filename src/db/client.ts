@@ -16,9 +16,8 @@ export interface Database {
   /** Run one statement on its own. @throws LibsqlError. */
   execute(statement: InStatement): Promise<ResultSet>;
   /**
-   * Run `statements` in order as one transaction ("read": one snapshot; "write": `BEGIN IMMEDIATE`), all or nothing. A write batch must
-   * not read `changes()` or `last_insert_rowid()` before its own first write (docs/architecture.md#group-commit).
-   * @returns one result set per statement.
+   * Run `statements` in order as one transaction ("read": one snapshot; "write": `BEGIN IMMEDIATE`), all or nothing: a result set each.
+   * A write batch must not read `changes()` or `last_insert_rowid()` before its own first write (docs/architecture.md#group-commit).
    * @param summary what the batch does, for traces (a plan's step names); drivers ignore it.
    * @throws LibsqlError (a `LibsqlBatchError` names the failed statement); then nothing was written.
    */

@@ -1,7 +1,6 @@
 /**
- * The outbox (docs/architecture.md#writes-one-batch-named-plans): `INSERT INTO events … SELECT <data> FROM <changed row> WHERE <the write's
- * condition>` in the write's own batch, so an event exists exactly when its change did; `data` is the representation built in SQL.
- * @example outbox(qb.insert(events).select(qb.select(eventColumns(p, "pet.created", PET.json())).from(pets).where(…)).returning(outboxRow))
+ * The outbox (docs/architecture.md#writes-one-batch-named-plans): `INSERT INTO events … SELECT <data> FROM <changed row> WHERE <condition>`
+ * in the write's own batch, so an event exists exactly when its change did.
  */
 import { and, eq, type Placeholder, sql, type SQL } from "drizzle-orm";
 import type { EventType } from "../domain/events";
@@ -10,10 +9,7 @@ import { type Params, writeTraceparent } from "./plan";
 import { events, INVENTORY_ITEM, inventory, PET, pets } from "./schema";
 import { aliasedColumns } from "./select-list";
 
-/**
- * The select list of an outbox insert, every column of `events` in table order (`aliasedColumns`): a new id, `type`, `p`'s `occurredAt`
- * (RFC 3339 UTC), `data`, and the write's `traceparent`.
- */
+/** An outbox insert's select list, every column of `events` in order: a new id, `type`, `p`'s `occurredAt`, `data`, the write's `traceparent`. */
 export function eventColumns<V extends { occurredAt: string }>(p: Params<V>, type: EventType, data: SQL<string>) {
   return aliasedColumns({
     id: sql<number>`NULL`,

@@ -1,7 +1,6 @@
 /**
- * Statements and write plans (docs/architecture.md#writes-one-batch-named-plans): prepared queries built once per process on `qb`
- * with the typed placeholders of `params<V>()`, and plans of named steps sent as one atomic batch whose results come back by name.
- * `run`, `read` and `execute` take exactly the values of their statements.
+ * Statements and write plans (docs/architecture.md#writes-one-batch-named-plans): queries prepared once per process with typed placeholders
+ * (`params<V>()`), and plans of named steps sent as one batch, results by name; `run`, `read` and `execute` take exactly their values.
  */
 import type { InArgs, InStatement, ResultSet } from "@libsql/client";
 import { activeTraceparent } from "../telemetry/spans";
@@ -28,8 +27,7 @@ export type ResultOf<Q> = Q extends { execute(values?: Record<string, unknown>):
 type Builder = { prepare(): Prepared };
 
 /**
- * Values `V`: `p(name)` is `sql.placeholder(name)` for a key of `V`; `p.prepare(builder)`,
- * `p.statement(builder)` and `p.guarded(build)` are `builder.prepare()`, `statement` and `guarded`, typed as taking `V`.
+ * Values `V`: `p(name)` is `sql.placeholder(name)`; `p.prepare`, `p.statement` and `p.guarded` are `builder.prepare()`, `statement`, `guarded` taking `V`.
  * @example const p = params<{ petId: number }>(); const byId = p.prepare(qb.select().from(pets).where(eq(pets.id, p("petId"))));
  */
 export interface Params<V> {
@@ -69,10 +67,7 @@ export function statement<Q extends AnyQuery>(query: Q): Step<Q> {
   return { query, guarded: false, outbox: false };
 }
 
-/**
- * A step built by `build(changed)`, `changed` being the SQL condition "the step just before it in the plan changed one row".
- * @example plan({ take: takeStock, order: guarded((changed) => p.prepare(qb.insert(orders).select(…where(and(…, changed))))) })
- */
+/** A step built by `build(changed)`, `changed` the SQL condition "the step just before it changed one row" (e.g. an insert-select's WHERE). */
 export function guarded<Q extends AnyQuery>(build: (changed: SQL) => Q): Step<Q> {
   return { query: build(CHANGED), guarded: true, outbox: false };
 }
@@ -111,10 +106,7 @@ export interface Plan<S extends Steps> {
 /** A plan with its values, for `runEach` (`withValues`). */
 export type PlanRun<S extends Steps = Steps> = readonly [Plan<S>, PlanValues<S>];
 
-/**
- * Freeze a plan; a `guarded` step is guarded by the step before it in `steps`.
- * @throws Error at build time when the first step is guarded: it would read the `changes()` of another batch.
- */
+/** Freeze a plan (a `guarded` step is guarded by the one before it). @throws Error when the first step is guarded (it would read another batch's changes). */
 export function plan<S extends Steps>(steps: S): Plan<S> {
   const names = Object.keys(steps);
   if (steps[names[0]!]?.guarded) throw new Error(`plan: the first step "${names[0]}" is guarded, but no step runs before it`);
@@ -153,6 +145,14 @@ export function keepingCommits(db: Database, committed: CommittedEvent[]): Datab
   return { execute: (statement) => db.execute(statement), batch: (statements, mode, summary) => db.batch(statements, mode, summary), committed };
 }
 
+/** `db` with each of its round trips (`execute`, `batch`) run through `around`. */
+export function aroundRoundTrips(db: Database, around: <T>(call: () => Promise<T>) => Promise<T>): Database {
+  return {
+    execute: (statement) => around(() => db.execute(statement)),
+    batch: (statements, mode, summary) => around(() => db.batch(statements, mode, summary)),
+  };
+}
+
 /** Append the events the outbox steps of `runs` inserted to `committed`, in commit order. */
 function recordOutbox<S extends Steps>(committed: CommittedEvent[], runs: readonly (readonly [Plan<S>, unknown])[], results: ResultSet[]): void {
   let offset = 0;
@@ -166,11 +166,7 @@ function recordOutbox<S extends Steps>(committed: CommittedEvent[], runs: readon
   }
 }
 
-/**
- * Run several plans, each with its values, in order, as ONE atomic write transaction (one round trip).
- * @returns each plan's results by name, in the order given.
- * @throws the driver's error (LibsqlError) when a statement fails; then nothing was written.
- */
+/** Run plans, each with its values, in order, as ONE write transaction: each one's results by name. @throws LibsqlError (nothing written). */
 export async function runEach<S extends Steps>(db: Database, runs: readonly PlanRun<S>[]): Promise<PlanResults<S>[]> {
   const traced = { [writeTraceparent.name]: activeTraceparent() };
   const statements = runs.flatMap(([p, values]) => p.names.map((name) => bind(p.steps[name]!, { ...(values as object), ...traced })));
@@ -184,11 +180,7 @@ export async function runEach<S extends Steps>(db: Database, runs: readonly Plan
   });
 }
 
-/**
- * Run `p` with `values` (exactly its statements' values) as one atomic write transaction.
- * @returns each step's result by name: typed rows, or a `ResultSet` (`rowsAffected`) for a plain write.
- * @throws the driver's error (LibsqlError) when a statement fails; then nothing was written.
- */
+/** Run `p` as one write transaction: each step's result by name (typed rows, or a `ResultSet` for a plain write). @throws LibsqlError (nothing written). */
 export async function run<S extends Steps, A extends PlanValues<S>>(db: Database, p: Plan<S>, values: Exactly<PlanValues<S>, A>): Promise<PlanResults<S>> {
   const [results] = await runEach(db, [[p, values]]);
   return results!;
@@ -204,10 +196,7 @@ export async function read<S extends Steps, A extends PlanValues<S>>(db: Databas
   return readResults(p, results, 0);
 }
 
-/**
- * Run one prepared query (built once, on `qb`, with `params`) on `db` with exactly its `values`.
- * @returns what the query's `execute()` returns (typed rows, or a `ResultSet`).
- */
+/** Run one prepared query with exactly its `values`: what its `execute()` returns (typed rows, or a `ResultSet`). */
 export async function execute<Q extends AnyQuery, A extends ValuesOf<Q>>(db: Database, query: Q, values: Exactly<ValuesOf<Q>, A>): Promise<ResultOf<Q>> {
   const result = await db.execute(bind(statement(query), values));
   return query.mapResult(result, true) as ResultOf<Q>;
@@ -218,15 +207,17 @@ export async function ping(db: Database): Promise<void> {
   await db.execute("SELECT 1");
 }
 
-/**
- * Run each query with its own values as one read transaction (one snapshot, one round trip), e.g. one lookup per subscription.
- * @returns each query's result, in the order given.
- */
-export async function readEach<Q extends AnyQuery>(db: Database, runs: readonly (readonly [Q, ValuesOf<Q>])[]): Promise<ResultOf<Q>[]> {
-  if (runs.length === 0) return [];
+/** `query` run once per item with `values(item)`, as one read transaction (one snapshot; no round trip for no items): each item's result. */
+export async function readEach<Q extends AnyQuery, T>(
+  db: Database,
+  query: Q,
+  items: readonly T[],
+  values: (item: T) => ValuesOf<Q>,
+): Promise<Map<T, ResultOf<Q>>> {
+  if (items.length === 0) return new Map();
   const results = await db.batch(
-    runs.map(([query, values]) => bind(statement(query), values)),
+    items.map((item) => bind(statement(query), values(item))),
     "read",
   );
-  return runs.map(([query], index) => query.mapResult(results[index]!, true) as ResultOf<Q>);
+  return new Map(items.map((item, index) => [item, query.mapResult(results[index]!, true) as ResultOf<Q>]));
 }

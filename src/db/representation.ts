@@ -1,7 +1,4 @@
-/**
- * A resource's representation, declared once beside its table (docs/architecture.md#adding-a-field). Members: the NOT NULL columns in
- * list order, then the others, absent while NULL.
- */
+/** A resource's representation, declared once beside its table (docs/architecture.md#adding-a-field): NOT NULL members first, others absent while NULL. */
 import { type Column, getTableColumns, getTableName, type Placeholder, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { aliasedColumns, jsonObject } from "./select-list";
@@ -28,14 +25,12 @@ export type Creatable<R extends Shape> = Flat<
     [K in Extract<Own<R["columns"], R["table"]>, Defaulted<R["columns"]>>]?: Data<R["columns"][K]>;
   }
 >;
-/** A JSON Merge Patch (RFC 7396) of the resource's own members: each optional; `null` for one that may be NULL (it removes it). */
-export type Patch<R extends Shape> = {
-  [K in Own<R["columns"], R["table"]>]?: K extends NotNull<R["columns"]> ? Data<R["columns"][K]> : Data<R["columns"][K]> | null;
-};
 /** The values of a create or update statement (`Resource.values`): every own column, NULL for none. */
 export type Values<R extends Shape> = {
   [K in Own<R["columns"], R["table"]>]: K extends NotNull<R["columns"]> ? Data<R["columns"][K]> : Data<R["columns"][K]> | null;
 };
+/** A JSON Merge Patch (RFC 7396) of the resource's own members: each optional; `null` for one that may be NULL (it removes it). */
+export type Patch<R extends Shape> = Partial<Values<R>>;
 
 /** A representation: `columns` of table `table` (see the module header). */
 export interface Resource<F extends Columns = Columns, T extends SQLiteTable = SQLiteTable, N extends string = T["_"]["name"]> {
@@ -52,10 +47,7 @@ export interface Resource<F extends Columns = Columns, T extends SQLiteTable = S
   values(input: { [K in keyof F]?: Data<F[K]> | null }): Values<{ columns: F; table: N }>;
   /** An update's assignments: each own column set to the value of its name in `p`. */
   assignments<V extends Values<{ columns: F; table: N }>>(p: Params<V>): Record<string, SQL>;
-  /**
-   * A create statement's select list: every column of the table in order, each `overrides[key]`, else NULL for the primary key, else
-   * the value of its name in `p`, else its default. @throws Error at build time for a column with none of these.
-   */
+  /** A create's select list, every table column in order: its override, else NULL (primary key), its value in `p`, its default; else throws. */
   createColumns<V extends Values<{ columns: F; table: N }>>(
     p: Params<V>,
     overrides?: Record<string, SQL | SQLiteColumn>,

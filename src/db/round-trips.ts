@@ -1,19 +1,14 @@
 /** Round trips (each `execute` and `batch`) over the database port: all of them (`countRoundTrips`), or per request (`roundTripsPerRequest`). */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Database } from "./client";
+import { aroundRoundTrips } from "./plan";
 
 /** `db` calling `onRoundTrip()` before each round trip. */
 function counted(db: Database, onRoundTrip: () => void): Database {
-  return {
-    execute(statement) {
-      onRoundTrip();
-      return db.execute(statement);
-    },
-    batch(statements, mode, summary) {
-      onRoundTrip();
-      return db.batch(statements, mode, summary);
-    },
-  };
+  return aroundRoundTrips(db, (call) => {
+    onRoundTrip();
+    return call();
+  });
 }
 
 export interface RoundTripCounter {

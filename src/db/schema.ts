@@ -237,10 +237,7 @@ export const webhookEventTypes = sqliteTable(
   (t) => [primaryKey({ columns: [t.type, t.webhookId] }), index("webhook_event_types_webhook_id_idx").on(t.webhookId)],
 );
 
-/**
- * The dispatch state, one row (id 1; docs/webhooks.md#design): every subscription not in `queue` has had each wanted event up to `eventId`
- * delivered or given up; `queue` (JSON object) holds, by subscription id, those behind it; a round holds the lease while it sends.
- */
+/** The dispatch state, one row (docs/webhooks.md#design): subscriptions not in `queue` are done up to `eventId`; a round holds the lease. */
 export const webhookDispatch = sqliteTable(
   "webhook_dispatch",
   {
@@ -254,10 +251,7 @@ export const webhookDispatch = sqliteTable(
   (t) => [check("webhook_dispatch_one_row", sql`${t.id} = 1`)],
 );
 
-/**
- * The delivery log: one row per (subscription, event) from its first attempt, keyed so that each status is its own index range
- * (WITHOUT ROWID: a row is one write). Event 0 is the subscription's latest `webhook.test`.
- */
+/** The delivery log: a row per (subscription, event) from its first attempt, each status its own key range; event 0: the latest `webhook.test`. */
 export const webhookDeliveries = sqliteTable(
   "webhook_deliveries",
   {

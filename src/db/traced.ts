@@ -1,7 +1,4 @@
-/**
- * The database port with telemetry (docs/operations.md#traces): one client span and one `db.client.operation.duration` measurement per round
- * trip. Installed by a runtime only when its telemetry is on, like the round-trip counter (./round-trips.ts).
- */
+/** The database port with telemetry (docs/operations.md#traces): a client span and a `db.client.operation.duration` measurement per round trip. */
 import { type Attributes, SpanKind, trace } from "@opentelemetry/api";
 import { instruments } from "../telemetry/metrics";
 import { errorType, inSpan } from "../telemetry/spans";
@@ -15,9 +12,8 @@ function operation(statement: InStatement): { verb: string; table?: string } {
 }
 
 /**
- * `db` whose `execute` and `batch` each run in a CLIENT span (`db.system.name` sqlite, `db.operation.name` the SQL verb or `BATCH`,
- * `db.operation.batch.size`, `petstore.db.transaction` read or write, `db.query.summary` and the span's name: `SELECT pets` for one
- * statement, a plan's step names for a batch) and record their duration in seconds. Errors propagate unchanged, with `error.type` on the span and the measurement.
+ * `db` whose `execute` and `batch` each run in a CLIENT span named by its `db.query.summary` (`SELECT pets`, or a plan's step names) and
+ * record their duration in seconds. Errors propagate unchanged, with `error.type` on the span and the measurement.
  */
 export function tracedDatabase(db: Database): Database {
   /** `call` in a span of `measured` and `spanOnly` attributes; its duration recorded with `measured` (and `error.type`). */

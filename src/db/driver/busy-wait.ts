@@ -3,15 +3,11 @@ import { accessSync, constants, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { LibsqlError } from "@libsql/client";
 import type { Database } from "../client";
+import { aroundRoundTrips } from "../plan";
 import { isBusy, waitOutBusy } from "./remote";
 
 /** Device and inode of a file: what identifies it while a path may be re-pointed. */
-interface FileIdentity {
-  dev: number;
-  ino: number;
-}
-
-function identityOf(path: string): FileIdentity | undefined {
+function identityOf(path: string): { dev: number; ino: number } | undefined {
   const stats = statSync(path, { throwIfNoEntry: false });
   return stats ? { dev: stats.dev, ino: stats.ino } : undefined;
 }
@@ -62,8 +58,7 @@ export function sharedFile(file: FileDriver, path: string, lockWaitMs: number): 
     }, lockWaitMs);
 
   return {
-    execute: (statement) => guarded(() => file.execute(statement)),
-    batch: (statements, mode) => guarded(() => file.batch(statements, mode)),
+    ...aroundRoundTrips(file, guarded),
     assertWritable() {
       assertSameFile();
       try {

@@ -3,6 +3,7 @@ import { createClient } from "@libsql/client/web";
 import pLimit from "p-limit";
 import { backoffDelayMs } from "../../domain/backoff";
 import type { Database } from "../client";
+import { aroundRoundTrips } from "../plan";
 
 /** `fetch` as the libSQL client calls it: with a `Request`. */
 export type RequestFetch = (request: Request) => Promise<Response>;
@@ -84,10 +85,7 @@ export async function waitOutBusy<T>(attempt: () => T | Promise<T>, lockWaitMs: 
 
 /** `server` (a libSQL server's client) with SQLITE_BUSY waited out for up to `lockWaitMs`. */
 export function waitingOutBusy(server: Database, lockWaitMs: number): Database {
-  return {
-    execute: (statement) => waitOutBusy(() => server.execute(statement), lockWaitMs),
-    batch: (statements, mode) => waitOutBusy(() => server.batch(statements, mode), lockWaitMs),
-  };
+  return aroundRoundTrips(server, (call) => waitOutBusy(call, lockWaitMs));
 }
 
 export interface RemoteDatabaseOptions {
@@ -107,16 +105,12 @@ export function serverFetch(options: RemoteDatabaseOptions = {}): RequestFetch {
   return retryOverloaded(options.timeoutMs ? timeLimited(fetchFn, options.timeoutMs) : fetchFn, options.retry);
 }
 
-/** The port on a new libSQL HTTP client for `url` (http(s):// or libsql://); `close()` ends its streams. */
-export type RemoteDatabase = Database & { close(): void };
-
-/** A new libSQL HTTP client for `url` (http(s):// or libsql://), for ONE request on Workers (see the module comment). */
-export function openRemoteDatabase(url: string, options: RemoteDatabaseOptions = {}): RemoteDatabase {
+/** The port on a new libSQL HTTP client for `url` (http(s):// or libsql://), for ONE request on Workers; `close()` ends its streams. */
+export function openRemoteDatabase(url: string, options: RemoteDatabaseOptions = {}): Database & { close(): void } {
   return createClient({ url, authToken: options.authToken, fetch: serverFetch(options) });
 }
 
 /** `db` with at most `n` round trips at once; the others wait their turn (a Workers invocation's connection budget). */
 export function withRoundTrips(db: Database, n: number): Database {
-  const turn = pLimit(n);
-  return { execute: (statement) => turn(() => db.execute(statement)), batch: (...args) => turn(() => db.batch(...args)) };
+  return aroundRoundTrips(db, pLimit(n));
 }

@@ -1,9 +1,6 @@
-/**
- * One subscription's share of a dispatch round (docs/webhooks.md#design): its messages in order (redeliveries first, then its place in the
- * ordered stream), sent one after another, and what they leave to record: log entries, its status, and its next place in the queue.
- */
+/** One subscription's share of a round (docs/webhooks.md#design): its messages (redeliveries, then its stream), sent, and what they leave to record. */
 import type { AppConfig } from "../../config";
-import type { PlanRun, ResultOf } from "../../db/plan";
+import { type PlanRun, type ResultOf, withValues } from "../../db/plan";
 import { backoffDelayMs } from "../../domain/backoff";
 import type { SubscriptionOutcome } from "../../telemetry/webhooks";
 import { attempt, type AttemptResult, type FetchFn, type Message, type Target } from "./delivery";
@@ -82,14 +79,12 @@ async function until(at: number): Promise<void> {
 }
 
 /** Most messages of one chain: `CHAIN`, or two waves of an unordered subscription's attempts. */
-export const chainLimit = (s: Pick<Subscription, "ordering" | "maxInFlight">) => (s.ordering === "none" ? Math.max(CHAIN, 2 * s.maxInFlight) : CHAIN);
+const chainLimit = (s: Pick<Subscription, "ordering" | "maxInFlight">) => (s.ordering === "none" ? Math.max(CHAIN, 2 * s.maxInFlight) : CHAIN);
 
 /**
- * Send `chain` to subscription `s` (at `target`): strictly one after another until an attempt fails with attempts left (a give-up lets the
- * next one go; `prior`: the failed attempts of the chain's first stream event), or, with ordering `none`, up to `maxInFlight` at once;
- * no send starts after `stop()`, the quota is spent or `ROUND_MS` after the round began; with a `rateLimit`, sends start at most that
- * many a second and the chain ends one interval after its last send.
- * @returns what was sent, in chain order (a prefix of it). Never throws (a failed attempt is a result).
+ * Send `chain` to `s` at `target`: one at a time until an attempt fails with attempts left (`prior`: those of its first stream event), or
+ * up to `maxInFlight` at once (ordering `none`); none after `stop()`, the quota or `ROUND_MS`; at most `rateLimit` a second, ending an interval after the last.
+ * @returns what was sent, in chain order (a prefix). Never throws (a failed attempt is a result).
  */
 export async function sendChain(s: Subscription, chain: Link[], target: Target, prior: number, options: ChainOptions): Promise<Sent[]> {
   const links = chain.slice(0, chainLimit(s));
@@ -159,10 +154,7 @@ export interface Planned {
   scanned: number | undefined;
 }
 
-/**
- * Record into `ledger` what was sent of `planned.chain`, and the subscription's place: in the queue at the first stream event not done
- * (with the attempts and due time of a failed one), or out of it once its window reached `upTo`.
- */
+/** Record into `ledger` what was sent of `planned.chain`, and its place: at the first stream event not done, or out once its window reached `upTo`. */
 export function settle(planned: Planned, sent: Sent[], upTo: number, ledger: Ledger, options: Pick<ChainOptions, "config" | "now" | "random">): void {
   const { s, queued, chain, scanned } = planned;
   const { writes, delta, report } = ledger;
@@ -183,9 +175,10 @@ export function settle(planned: Planned, sent: Sent[], upTo: number, ledger: Led
     if (link.redelivery) {
       const attempts = link.redelivery.attempts + 1;
       const { entry, outcome } = entryOf(s, one, attempts, options);
-      if (outcome === "retried") writes.push(rescheduleRedelivery(link.redelivery.id, attempts, entry.nextAttemptAt!), recordEntry(entry, true));
-      else writes.push(recordRedelivery(link.redelivery.id, entry));
-      if (outcome === "givenUp" && s.ordering === "none" && s.status === "active") writes.push(markSubscription(s.id, "failing"));
+      const { id } = link.redelivery;
+      if (outcome === "retried") writes.push(withValues(rescheduleRedelivery, { id, attempts, next: entry.nextAttemptAt! }), recordEntry(entry, true));
+      else writes.push(withValues(recordRedelivery, { ...entry, id }));
+      if (outcome === "givenUp" && s.ordering === "none" && s.status === "active") writes.push(withValues(markSubscription, { id: s.id, status: "failing" }));
       count(outcome);
       continue;
     }
@@ -193,8 +186,8 @@ export function settle(planned: Planned, sent: Sent[], upTo: number, ledger: Led
     const { entry, outcome } = entryOf(s, one, attempts, options);
     writes.push(recordEntry(entry, headAttempts > 0));
     count(outcome);
-    if (outcome === "delivered" && s.status === "failing") writes.push(markSubscription(s.id, "active"));
-    if (outcome === "givenUp" && s.status === "active") writes.push(markSubscription(s.id, "failing"));
+    if (outcome === "delivered" && s.status === "failing") writes.push(withValues(markSubscription, { id: s.id, status: "active" }));
+    if (outcome === "givenUp" && s.status === "active") writes.push(withValues(markSubscription, { id: s.id, status: "failing" }));
     if (outcome === "retried" && s.ordering === "none") writes.push(retryOnItsOwn(entry, options.now().toISOString()));
     if (outcome === "retried" && s.ordering === "strict") retry = { after: link.event.id - 1, attempts, due: entry.nextAttemptAt! };
     else done.add(link.event.id);

@@ -1,5 +1,5 @@
 /** A subscription's delivery log (docs/api.md#events-and-webhooks) and its retention; each status is its own range of the log's key. */
-import { and, eq, gt, inArray, lt, sql } from "drizzle-orm";
+import { and, eq, gt, lt, sql } from "drizzle-orm";
 import { alias, unionAll } from "drizzle-orm/sqlite-core";
 import { qb, type Database } from "../../db/client";
 import { execute, params, plan, read, runEach, withValues, type PlanResults } from "../../db/plan";
@@ -7,11 +7,10 @@ import { webhookDeliveries, webhooks } from "../../db/schema";
 import { variants } from "../../db/variants";
 import { NotFound } from "../../domain/errors";
 import { DELIVERY_ERRORS, DELIVERY_STATUSES, type DeliveryStatus, type WebhookDelivery } from "../../domain/webhooks";
-import { subscriptionExists } from "./subscriptions";
+import { logRangeDelete, subscriptionExists } from "./subscriptions";
 
 const d = webhookDeliveries;
 
-/** The columns of a delivery log entry. */
 const LOG_COLUMNS = {
   webhookId: d.webhookId,
   eventId: d.eventId,
@@ -104,32 +103,13 @@ const pruneBounds = finished.prepare(
     .from(sql`${webhooks} CROSS JOIN (SELECT 'delivered' AS status UNION ALL SELECT 'failed') AS s`),
 );
 
-/** Up to `PRUNE_BATCH` entries of one subscription and status before event `before`: a range of the log's key. */
+/** Up to `PRUNE_BATCH` entries of one subscription and status before event `before`. */
 const rangeP = params<{ webhookId: number; status: DeliveryStatus; before: number }>();
 const pruneRange = plan({
-  entries: rangeP.statement(
-    qb.delete(d).where(
-      and(
-        eq(d.webhookId, rangeP("webhookId")),
-        eq(d.status, rangeP("status")),
-        inArray(
-          d.eventId,
-          qb
-            .select({ eventId: d.eventId })
-            .from(d)
-            .where(and(eq(d.webhookId, rangeP("webhookId")), eq(d.status, rangeP("status")), lt(d.eventId, rangeP("before"))))
-            .orderBy(d.eventId)
-            .limit(PRUNE_BATCH),
-        ),
-      ),
-    ),
-  ),
+  entries: rangeP.statement(logRangeDelete(rangeP("webhookId"), rangeP("status"), PRUNE_BATCH, lt(d.eventId, rangeP("before")))),
 });
 
-/**
- * Delete finished entries before the first (per subscription and status) that finished at or after `finishedBefore`, in at most
- * `maxRounds` rounds. @returns the entries deleted. @throws the driver's error.
- */
+/** Delete finished entries before the first (per subscription and status) finished at or after `finishedBefore`, in ≤ `maxRounds` rounds: how many. */
 export async function pruneFinishedDeliveries(db: Database, finishedBefore: Date, maxRounds: number): Promise<number> {
   let deleted = 0;
   for (let round = 0; round < maxRounds; round++) {

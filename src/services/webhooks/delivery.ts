@@ -1,7 +1,4 @@
-/**
- * Delivery attempts (docs/webhooks.md#design): POST one signed message without following redirects; a 2xx delivers it, anything else is a
- * failed attempt with a coarse `DeliveryError`.
- */
+/** Delivery attempts (docs/webhooks.md#design): POST one signed message, redirects not followed; a 2xx delivers it, else a `DeliveryError`. */
 import type { AppConfig } from "../../config";
 import type { DeliveryError } from "../../domain/webhooks";
 import { isPrivateHost } from "../../domain/private-address";
@@ -40,7 +37,7 @@ const DNS_CODES = new Set(["ENOTFOUND", "EAI_AGAIN", "EAI_NODATA", "EAI_FAIL", "
 const TIMEOUT_CODES = new Set(["ETIMEDOUT", "UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
 
 /** The `DeliveryError` of a failed `fetch`: from the codes of its `cause` chain (Node, undici), else from its message's words (workerd). */
-export function classifyFetchError(error: unknown): DeliveryError {
+function classifyFetchError(error: unknown): DeliveryError {
   const codes: string[] = [];
   const messages: string[] = [];
   for (
@@ -66,9 +63,8 @@ export function classifyFetchError(error: unknown): DeliveryError {
 }
 
 /**
- * Send one signed attempt of `message` to `target` at `at` with `fetchFn`, in a client span `petstore.webhook.attempt` (the subscription,
- * the event and its `webhook-id`, a link to the trace of the write that committed the event) whose context the request carries as W3C
- * `traceparent`. Never throws.
+ * Send one signed attempt of `message` to `target` at `at`, in a client span `petstore.webhook.attempt` linked to the committing write's
+ * trace, its context carried as W3C `traceparent`. Never throws.
  */
 export function attempt(target: Target, message: Message, options: { config: AppConfig; at: Date; fetch: FetchFn }): Promise<AttemptResult> {
   // The target's host only: a URL's path or query may hold a receiver's token.

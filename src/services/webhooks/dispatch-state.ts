@@ -1,17 +1,13 @@
-/**
- * The dispatch state of src/db/schema.ts `webhookDispatch` (docs/webhooks.md#design): the probe of a run, the lease of a round, what a round
- * reads, and its release. One row, so a round claims every subscription with one write and releases them with one more.
- */
-import { and, eq, exists, gt, isNull, lte, or, sql } from "drizzle-orm";
+/** The dispatch state (`webhookDispatch`, one row; docs/webhooks.md#design): a run's probe, a round's lease, reads and release. */
+import { and, eq, exists, getTableColumns, gt, isNull, lte, or, sql } from "drizzle-orm";
 import { qb } from "../../db/client";
 import { params, plan } from "../../db/plan";
 import { events, webhookDeliveries, webhookDispatch, webhookEventTypes, webhookRedeliveries, webhooks } from "../../db/schema";
 import { variants } from "../../db/variants";
 
 /**
- * A subscription behind the dispatch state's event id: each wanted event up to `after` is done; its next is due at `due` (absent: now).
- * While a round's attempts to it are still out it is leased to that round (`token`) until `lease`; `verify`: what the delivery log holds
- * after `after` is done (a round may have sent it).
+ * A subscription behind the state's event id: done up to `after`, next due at `due` (absent: now); leased to round `token` until `lease`
+ * while its attempts are out; `verify`: what the log holds after `after` is done.
  */
 export interface QueueEntry {
   after: number;
@@ -65,10 +61,7 @@ const wantedTypes = sql<string>`(WITH RECURSIVE t(type) AS (
     UNION ALL SELECT (SELECT min(${webhookEventTypes.type}) FROM ${webhookEventTypes} WHERE ${webhookEventTypes.type} > t.type) FROM t WHERE t.type IS NOT NULL)
   SELECT json_group_array(type) FROM t WHERE type IS NOT NULL)`;
 
-/**
- * Is anything due at `now` (3 rows read): events after the dispatch state's, a redelivery of an enabled subscription (those of a paused
- * one wait, each read by every probe), or a queue entry (judged by the caller)? `learning`: also the types wanted.
- */
+/** Is anything due at `now` (3 rows read): new events, an enabled subscription's redelivery, a queue entry (caller judges)? `learning`: types wanted too. */
 const probing = params<{ now: string }>();
 export const probe = variants((learning: boolean) =>
   probing.prepare(
@@ -117,9 +110,8 @@ export const release = releasing.statement(
 );
 
 /**
- * The end of attempts that outlived their round: the queue entry they hold (`token`) replaced by `patch` (see `queuePatch`), or removed
- * (`removal`) when it reached `upTo`, the state's event id has not moved past it since, and no round holds the state (one that has
- * read the queue skipped this entry, and its release moves the event id past what this subscription got).
+ * The end of attempts that outlived their round: the entry they hold (`token`) replaced by `patch`, or `removal` when it reached `upTo`,
+ * the event id has not moved past it and no round holds the state (a round that read the queue skipped it; its release moves past it).
  */
 const finishing = params<{ id: string; token: string; patch: string; removal: string | null; upTo: number }>();
 export const finish = finishing.statement(
@@ -148,32 +140,14 @@ export const parking = plan({
   ),
 });
 
-/** What a round needs of a subscription. */
-const SUBSCRIPTION = {
-  id: webhooks.id,
-  url: webhooks.url,
-  events: webhooks.events,
-  secret: webhooks.secret,
-  previousSecret: webhooks.previousSecret,
-  previousSecretUntil: webhooks.previousSecretUntil,
-  status: webhooks.status,
-  enabled: webhooks.enabled,
-  lastEventId: webhooks.lastEventId,
-  typesSince: webhooks.typesSince,
-  previousEvents: webhooks.previousEvents,
-  pausedAfter: webhooks.pausedAfter,
-  ordering: webhooks.ordering,
-  maxInFlight: webhooks.maxInFlight,
-  rateLimit: webhooks.rateLimit,
-};
-
-const EVENT = { id: events.id, type: events.type, occurredAt: events.occurredAt, data: events.data, traceparent: events.traceparent };
+/** What a round needs of a subscription: every column but `createdAt`, in table order. */
+const { createdAt: _, ...SUBSCRIPTION } = getTableColumns(webhooks);
 
 /** Events with `from < id <= upTo`, in id order, at most `limit`. */
 const span = params<{ from: number; upTo: number; limit: number }>();
 export const eventSpan = span.prepare(
   qb
-    .select(EVENT)
+    .select()
     .from(events)
     .where(and(gt(events.id, span("from")), lte(events.id, span("upTo"))))
     .orderBy(events.id)
@@ -183,10 +157,7 @@ export const eventSpan = span.prepare(
 /** The dispatch state's queue, read in the round's snapshot: a resume writes its entry and its subscription in one batch. */
 export const queueNow = params<Record<never, never>>().prepare(qb.select({ queue: D.queue }).from(D).where(eq(D.id, 1)));
 
-/**
- * The subscriptions a round may send to: those that want a type of the events in (`from`, `upTo`] (by the type index), those in the
- * dispatch state's queue, those with a redelivery due.
- */
+/** The subscriptions a round may send to: those wanting a type of the events in (`from`, `upTo`] (type index), queued, or with a redelivery due. */
 const involved = params<{ from: number; upTo: number; now: string }>();
 export const subscriptions = involved.prepare(
   qb
@@ -232,10 +203,7 @@ export const dueRedeliveries = dueP.prepare(
     .limit(dueP("limit")),
 );
 
-/**
- * The events after `after` whose delivery to subscription `webhookId` is done (after a round that ended without its release, or `verify`);
- * `unordered`: a pending one too (it is retried on its own).
- */
+/** The events after `after` whose delivery to subscription `webhookId` is done; `unordered`: a pending one too (it is retried on its own). */
 const doneP = params<{ webhookId: number; after: number; unordered: boolean }>();
 const d = webhookDeliveries;
 export const finishedAfter = doneP.prepare(

@@ -1,7 +1,4 @@
-/**
- * Webhook dispatch runs (docs/webhooks.md#design): unless the probe finds nothing due, rounds (./round.ts) until nothing is left, the
- * budget is spent or the run's time is up. `WebhookDispatcher` runs them for one runtime instance.
- */
+/** Webhook dispatch runs (docs/webhooks.md#design): rounds until nothing is due, the budget is spent or time is up; `WebhookDispatcher` runs them. */
 import type { AppConfig } from "../../config";
 import type { Database } from "../../db/client";
 import { execute } from "../../db/plan";
@@ -16,7 +13,7 @@ import {
   subscriptionSignals,
 } from "../../telemetry/webhooks";
 import type { FetchFn } from "./delivery";
-import { isDue, parseQueue, probe, type Queue } from "./dispatch-state";
+import { isDue, parseQueue, probe } from "./dispatch-state";
 import type { SubscribedTypes } from "./interest";
 import { ROUND_WAIT_MS, type RoundReport, runRound } from "./round";
 
@@ -84,12 +81,7 @@ export interface DispatchReport {
 }
 
 /** Let pending I/O callbacks (e.g. requests on Node, where the embedded database runs on the main thread) run. */
-export const yieldToEventLoop = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
-
-/** Whether a queue entry is due at `now` (RFC 3339). */
-function anyDue(queue: Queue, now: string): boolean {
-  return Object.values(queue).some((entry) => isDue(entry, now));
-}
+const yieldToEventLoop = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
 
 /** Add `done`'s counts to `report` and `bySubscription`, and record them. */
 function add(report: DispatchReport, done: RoundReport, bySubscription: Record<number, SubscriptionOutcome>): void {
@@ -105,10 +97,7 @@ function add(report: DispatchReport, done: RoundReport, bySubscription: Record<n
   recordSubscriptionOutcomes(done.subscriptions);
 }
 
-/**
- * Run the delivery pipeline once; an all-zero report when webhooks are disabled (previews, docs/deployment.md#previews-one-per-branch).
- * @throws the driver's error when the database fails (attempt failures are recorded, not thrown).
- */
+/** Run the delivery pipeline once (all zeros when webhooks are disabled). @throws the driver's error (attempt failures are recorded, not thrown). */
 export async function dispatchDue(db: Database, options: DispatchOptions): Promise<DispatchReport> {
   const report: DispatchReport = { attempted: 0, delivered: 0, retried: 0, givenUp: 0 };
   const bySubscription: Record<number, SubscriptionOutcome> = {};
@@ -140,7 +129,7 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
       learning = false;
       if (!state) break;
       const queue = parseQueue(state.queue);
-      const due = state.newest > state.eventId || Boolean(state.redeliveries) || anyDue(queue, at);
+      const due = state.newest > state.eventId || Boolean(state.redeliveries) || Object.values(queue).some((entry) => isDue(entry, at));
       const places = Object.fromEntries(Object.entries(queue).map(([id, entry]) => [id, entry.after]));
       recordWebhookBacklog({ places, eventId: state.eventId, newest: state.newest });
       // Another round holds the state: its run's chains may fill its slots, leaving this run's work undone; wait for its release.

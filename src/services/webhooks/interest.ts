@@ -18,10 +18,7 @@ export class SubscribedTypes {
   /** Subscriptions created, changed or deleted through this process (or isolate) so far. */
   private changes = 0;
 
-  /**
-   * @param maxAgeMs knowledge older than this counts as unknown, ms (default 60 s: the cron's period).
-   * @param clock milliseconds since the epoch (injected by tests).
-   */
+  /** @param maxAgeMs knowledge older than this is unknown, ms (default: the cron's period). @param clock ms since the epoch (tests inject it). */
   constructor(
     private readonly maxAgeMs = 60_000,
     private readonly clock: () => number = Date.now,

@@ -48,9 +48,8 @@ const c = params<ChangeValues>();
 /** Where the subscription's place waits while it is parked (read before the change forgets it). */
 const parkedAt = sql`(SELECT ${webhooks.pausedAfter} FROM ${webhooks} WHERE ${webhooks.id} = ${c("id")})`;
 const changing = plan({
-  // A resumed subscription that a round parked goes back to the queue at its place (read before the row forgets it). A re-typed one that is
-  // not queued joins the queue at the state's event id, checked against the log (a round may be sending to it), while events committed
-  // before the change wait to be fanned out: the type index now names its new types only.
+  // A resumed subscription a round parked goes back to the queue at its place; a re-typed one not queued joins it at the state's event id,
+  // checked against the log (a round may be sending to it): the type index now names only its new types.
   queue: c.statement(
     qb
       .update(webhookDispatch)

@@ -3,24 +3,13 @@ import { and, eq, inArray, ne, sql } from "drizzle-orm";
 import { qb } from "../../db/client";
 import { params, plan, type PlanRun, withValues } from "../../db/plan";
 import { webhookDeliveries, webhookRedeliveries, webhooks } from "../../db/schema";
-import { DELIVERY_STATUSES, type DeliveryError, type DeliveryStatus, type WebhookStatus } from "../../domain/webhooks";
+import { DELIVERY_STATUSES, type DeliveryError, type WebhookStatus } from "../../domain/webhooks";
 
 const d = webhookDeliveries;
 const r = webhookRedeliveries;
 
-/** A log entry as one attempt leaves it. */
-export interface Entry {
-  webhookId: number;
-  status: DeliveryStatus;
-  eventId: number;
-  eventType: string;
-  attempts: number;
-  nextAttemptAt: string | null;
-  lastAttemptAt: string;
-  lastStatusCode: number | null;
-  lastError: DeliveryError | null;
-  finishedAt: string | null;
-}
+/** A log entry (a row of the delivery log) as one attempt leaves it. */
+export type Entry = Omit<typeof d.$inferSelect, "lastError"> & { lastError: DeliveryError | null };
 
 const entryP = params<Entry>();
 /** The entry's values as a row of its subscription: none when the subscription was deleted meanwhile (its work is dropped). */
@@ -49,10 +38,7 @@ const ATTEMPT = {
   finishedAt: sql`${entryP("finishedAt")}`,
 };
 
-/**
- * The entry written as it stands (first attempt), or its attempt recorded on the entry of the same status; a pending entry of the event
- * whose attempt count was lost (a pause during a retry) gives way to a finished one.
- */
+/** The entry written (first attempt), or its attempt set on the entry of that status; a pending entry that lost its count gives way to a finished one. */
 const writing = plan({
   stale: entryP.statement(
     qb
@@ -77,9 +63,9 @@ const moving = plan({
   ),
 });
 
-/** A redelivery done: its event's entry replaced by this delivery's (one entry per subscription and event), the redelivery gone. */
+/** A redelivery `id` done: its event's entry replaced by `entry` (one entry per subscription and event), the redelivery gone. */
 const redone = params<Entry & { id: number }>();
-const replacing = plan({
+export const recordRedelivery = plan({
   old: redone.statement(
     qb.delete(d).where(and(eq(d.webhookId, redone("webhookId")), inArray(d.status, [...DELIVERY_STATUSES]), eq(d.eventId, redone("eventId")))),
   ),
@@ -87,9 +73,9 @@ const replacing = plan({
   redelivery: redone.statement(qb.delete(r).where(eq(r.id, redone("id")))),
 });
 
-/** A redelivery's failed attempt with attempts left: due again at `next`. */
+/** Redelivery `id` due again at `next` after `attempts` attempts. */
 const retryP = params<{ id: number; attempts: number; next: string }>();
-const rescheduling = plan({
+export const rescheduleRedelivery = plan({
   redelivery: retryP.statement(
     qb
       .update(r)
@@ -98,7 +84,6 @@ const rescheduling = plan({
   ),
 });
 
-/** A failed stream event of an unordered subscription, retried on its own: a redelivery due at `nextAttemptAt` after `attempts` attempts. */
 const retryingP = params<{ webhookId: number; eventId: number; attempts: number; nextAttemptAt: string; createdAt: string }>();
 const retrying = plan({
   redelivery: retryingP.statement(
@@ -118,7 +103,7 @@ const retrying = plan({
   ),
 });
 
-/** The write that retries the stream event of pending `entry` on its own (ordering `none`), at `now`. */
+/** The write that retries the stream event of pending `entry` on its own (ordering `none`) as a redelivery created at `now`. */
 export function retryOnItsOwn(entry: Entry, now: string): PlanRun {
   return withValues(retrying, {
     webhookId: entry.webhookId,
@@ -129,9 +114,9 @@ export function retryOnItsOwn(entry: Entry, now: string): PlanRun {
   });
 }
 
-/** A subscription's status set, writing nothing when it is already so (`failing` after a give-up, `active` after a delivery). */
+/** Subscription `id`'s status set, writing nothing when it is already so. */
 const statusP = params<{ id: number; status: WebhookStatus }>();
-const marking = plan({
+export const markSubscription = plan({
   subscription: statusP.statement(
     qb
       .update(webhooks)
@@ -145,26 +130,6 @@ export function recordEntry(entry: Entry, wasPending: boolean): PlanRun {
   return wasPending ? withValues(moving, entry) : withValues(writing, entry);
 }
 
-/** The writes that record a finished redelivery `id` as `entry`. */
-export function recordRedelivery(id: number, entry: Entry): PlanRun {
-  return withValues(replacing, { ...entry, id });
-}
-
-/** The write that makes redelivery `id` due again at `next` after `attempts` attempts. */
-export function rescheduleRedelivery(id: number, attempts: number, next: string): PlanRun {
-  return withValues(rescheduling, { id, attempts, next });
-}
-
-/** A redelivery whose event retention removed: nothing to send. */
+/** Redelivery `id` dropped: retention removed its event, nothing to send. */
 const dropP = params<{ id: number }>();
-const dropping = plan({ redelivery: dropP.statement(qb.delete(r).where(eq(r.id, dropP("id")))) });
-
-/** The write that drops redelivery `id` (its event is gone). */
-export function dropRedelivery(id: number): PlanRun {
-  return withValues(dropping, { id });
-}
-
-/** The write that sets subscription `id`'s status. */
-export function markSubscription(id: number, status: WebhookStatus): PlanRun {
-  return withValues(marking, { id, status });
-}
+export const dropRedelivery = plan({ redelivery: dropP.statement(qb.delete(r).where(eq(r.id, dropP("id")))) });

@@ -1,7 +1,6 @@
 /**
- * One dispatch round (docs/webhooks.md#design): lease the dispatch state, read what is due, start each subscription's chain (./chain.ts),
- * and record what finished within a short wait with the release in one write batch. A chain still out then is leased to the round in its
- * queue entry and records itself when it ends, so no subscription's receiver holds back another's.
+ * One dispatch round (docs/webhooks.md#design): lease the state, read what is due, start each subscription's chain, record what finished
+ * within a short wait with the release in one batch; a chain still out stays leased in its queue entry and records itself when it ends.
  */
 import type { Database } from "../../db/client";
 import { execute, plan, read, readEach, runEach, statement, type PlanRun, withValues } from "../../db/plan";
@@ -20,7 +19,6 @@ import {
   sendChain,
   type Sent,
   settle,
-  type Subscription,
   targetOf,
 } from "./chain";
 import {
@@ -34,7 +32,6 @@ import {
   needsCheck,
   parking,
   parseQueue,
-  type Queue,
   type QueueEntry,
   queueNow,
   queuePatch,
@@ -83,11 +80,7 @@ const finishing = plan({ finish });
 
 const emptyReport = (): RoundReport => ({ progress: false, attempted: 0, delivered: 0, retried: 0, givenUp: 0, subscriptions: {} });
 
-/**
- * Run one round.
- * @returns what it did, and the chains still out.
- * @throws the driver's error when the database fails (attempt failures are recorded, not thrown).
- */
+/** Run one round: what it did, and the chains still out. @throws the driver's error (attempt failures are recorded, not thrown). */
 export async function runRound(db: Database, options: RoundOptions): Promise<RoundResult> {
   const report = emptyReport();
   const began = options.now();
@@ -104,18 +97,16 @@ export async function runRound(db: Database, options: RoundOptions): Promise<Rou
   const queue = parseQueue(snapshot.state[0]?.queue);
   const free = subs.filter((s) => !isLeased(queue[String(s.id)], nowIso));
   const due = free.filter((s) => s.enabled && queue[String(s.id)] && isDue(queue[String(s.id)]!, nowIso));
-  const windows = await readEach(
-    db,
-    due.map((s) => [eventSpan, { from: queue[String(s.id)]!.after, upTo, limit: WINDOW }] as const),
-  );
-  const windowOf = new Map(due.map((s, index) => [s.id, windows[index]!]));
+  const windowOf = await readEach(db, eventSpan, due, (s) => ({ from: queue[String(s.id)]!.after, upTo, limit: WINDOW }));
   const asked = free.filter((s) => s.enabled && s.redeliveryDue);
-  const redeliveries = await readEach(
-    db,
-    asked.map((s) => [dueRedeliveries, { webhookId: s.id, now: nowIso, limit: CHAIN }] as const),
-  );
-  const redeliveriesOf = new Map(asked.map((s, index) => [s.id, redeliveries[index]!]));
-  const finished = await finishedSince(db, options.recovering ? free : free.filter((s) => needsCheck(queue[String(s.id)], nowIso)), queue, from);
+  const redeliveriesOf = await readEach(db, dueRedeliveries, asked, (s) => ({ webhookId: s.id, now: nowIso, limit: CHAIN }));
+  // What the log holds after each place (after a round that ended without its release, or `verify`).
+  const checked = options.recovering ? free : free.filter((s) => needsCheck(queue[String(s.id)], nowIso));
+  const finished = await readEach(db, finishedAfter, checked, (s) => ({
+    webhookId: s.id,
+    after: queue[String(s.id)]?.after ?? from,
+    unordered: s.ordering === "none",
+  }));
 
   const ledger: Ledger = { writes: [], delta: {}, report };
   const known = new Set(subs.map((s) => s.id));
@@ -131,15 +122,15 @@ export async function runRound(db: Database, options: RoundOptions): Promise<Rou
       else if (s.pausedAfter === null && fresh.some((e) => wants(interest, e))) ledger.writes.push(park(s.id, from, {}, { [s.id]: { after: from } }));
       continue;
     }
-    const window = queued ? windowOf.get(s.id) : fresh;
-    const done = finished.get(s.id);
+    const window = queued ? windowOf.get(s) : fresh;
+    const done = new Set(finished.get(s)?.map((row) => row.eventId));
     const chain: Link[] = [];
-    for (const x of redeliveriesOf.get(s.id) ?? []) {
+    for (const x of redeliveriesOf.get(s) ?? []) {
       const message = redeliveryMessage(x);
       if (message) chain.push({ message, redelivery: x });
-      else ledger.writes.push(dropRedelivery(x.id));
+      else ledger.writes.push(withValues(dropRedelivery, { id: x.id }));
     }
-    for (const e of window ?? []) if (wants(interest, e) && !done?.has(e.id)) chain.push({ message: eventMessage(e), event: e });
+    for (const e of window ?? []) if (wants(interest, e) && !done.has(e.id)) chain.push({ message: eventMessage(e), event: e });
     const scanned = queued && window ? (window.length < WINDOW ? upTo : window.at(-1)!.id) : undefined;
     if (chain.length > 0 || (queued && window)) planned.push({ s, queued, chain, scanned });
   }
@@ -193,10 +184,7 @@ function waitFor(promises: Promise<unknown>[], ms: number): Promise<void> {
   return Promise.race([Promise.all(promises).then(() => {}), late]).finally(() => clearTimeout(timer));
 }
 
-/**
- * Record a chain that outlived its round: its outcomes, and its queue entry (held by `token`) replaced by its next place; it never leaves
- * the queue here (later rounds may have moved the state's event id past `upTo`; the next round that reads its window does).
- */
+/** Record a chain that outlived its round: its outcomes, and its entry (held by `token`) set to its next place, or removed if `finish` finds it caught up. */
 async function record(db: Database, p: Planned, sent: Sent[], at: { upTo: number; token: string; options: RoundOptions }): Promise<RoundReport> {
   const ledger: Ledger = { writes: [], delta: {}, report: emptyReport() };
   settle(p, sent, at.upTo, ledger, at.options);
@@ -214,13 +202,4 @@ async function record(db: Database, p: Planned, sent: Sent[], at: { upTo: number
 /** The writes that park paused subscription `id` at `after`, and the queue patch if it was parked (`parked`) or resumed meanwhile (`kept`). */
 function park(id: number, after: number, parked: Record<string, QueueEntry | null>, kept: Record<string, QueueEntry>): PlanRun {
   return withValues(parking, { id, after, parked: queuePatch(parked), kept: queuePatch(kept) });
-}
-
-/** The events after each subscription's place whose delivery is recorded (after a round that ended without its release, or `verify`). */
-async function finishedSince(db: Database, subs: Subscription[], queue: Queue, from: number): Promise<Map<number, Set<number>>> {
-  const rows = await readEach(
-    db,
-    subs.map((s) => [finishedAfter, { webhookId: s.id, after: queue[String(s.id)]?.after ?? from, unordered: s.ordering === "none" }] as const),
-  );
-  return new Map(subs.map((s, index) => [s.id, new Set(rows[index]!.map((row) => row.eventId))]));
 }

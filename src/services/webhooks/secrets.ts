@@ -1,7 +1,6 @@
 /**
- * The secrets a subscription's deliveries are signed with (docs/webhooks.md#rotating-the-secret): its secret, and each one a rotation
- * replaced in the last 24 h. The replaced ones are stored in `previous_secret` as JSON `[{"secret", "until"}]`, newest first; this module
- * owns that shape (an older row holds one secret there, with `previous_secret_until`).
+ * The secrets that sign a subscription's deliveries (docs/webhooks.md#rotating-the-secret). This module owns `previous_secret`: JSON
+ * `[{"secret", "until"}]`, newest first (an older row holds one secret there, with `previous_secret_until`).
  */
 import { type SQL, sql } from "drizzle-orm";
 import { webhooks } from "../../db/schema";

@@ -1,5 +1,5 @@
 /** Webhook subscriptions (docs/api.md#events-and-webhooks): create, list, get, delete. */
-import { and, count, eq, gt, inArray, lt, notExists, type SQL, sql } from "drizzle-orm";
+import { and, count, eq, gt, inArray, lt, notExists, type Placeholder, type SQL, sql } from "drizzle-orm";
 import { selectById } from "../../db/by-id";
 import { qb, type Database } from "../../db/client";
 import { execute, guarded, type Params, params, plan, run, statement } from "../../db/plan";
@@ -89,7 +89,6 @@ const keyedCreation = plan({
 });
 
 const page = params<{ afterId: number; limit: number }>();
-const byId = params<{ id: number }>();
 const listSubscriptions = page.prepare(
   qb
     .select(WEBHOOK)
@@ -112,40 +111,38 @@ export function subscriptionExists<V extends { webhookId: number }>(p: Params<V>
 }
 
 /** Most deliveries one removal round deletes. */
-export const REMOVAL_BATCH = 1000;
+const REMOVAL_BATCH = 1000;
 
-/** Up to `REMOVAL_BATCH` of the subscription's log entries in `status`: a range of the log's key. */
-function logRange(status: DeliveryStatus) {
+/** The delete of up to `limit` log entries of subscription `webhookId` in `status` (and `where`), oldest event first: a range of the log's key. */
+export function logRangeDelete(webhookId: Placeholder, status: DeliveryStatus | Placeholder, limit: number, where?: SQL) {
   const d = webhookDeliveries;
   const first = qb
     .select({ eventId: d.eventId })
     .from(d)
-    .where(and(eq(d.webhookId, byId("id")), eq(d.status, status)))
+    .where(and(eq(d.webhookId, webhookId), eq(d.status, status), where))
     .orderBy(d.eventId)
-    .limit(REMOVAL_BATCH);
-  return byId.statement(qb.delete(d).where(and(eq(d.webhookId, byId("id")), eq(d.status, status), inArray(d.eventId, first))));
+    .limit(limit);
+  return qb.delete(d).where(and(eq(d.webhookId, webhookId), eq(d.status, status), inArray(d.eventId, first)));
 }
+
+const removing = params<{ webhookId: number }>();
+const logRange = (status: DeliveryStatus) => removing.statement(logRangeDelete(removing("webhookId"), status, REMOVAL_BATCH));
 
 /** One removal round: up to `REMOVAL_BATCH` of the subscription's deliveries per status, then the subscription once none is left (no unbounded cascade). */
 const removal = plan({
-  exists: byId.statement(
-    qb
-      .select({ id: webhooks.id })
-      .from(webhooks)
-      .where(eq(webhooks.id, byId("id"))),
-  ),
+  exists: subscriptionExists(removing),
   pending: logRange("pending"),
   delivered: logRange("delivered"),
   failed: logRange("failed"),
-  subscription: byId.statement(
+  subscription: removing.statement(
     qb.delete(webhooks).where(
       and(
-        eq(webhooks.id, byId("id")),
+        eq(webhooks.id, removing("webhookId")),
         notExists(
           qb
             .select({ one: sql`1` })
             .from(webhookDeliveries)
-            .where(eq(webhookDeliveries.webhookId, byId("id"))),
+            .where(eq(webhookDeliveries.webhookId, removing("webhookId"))),
         ),
       ),
     ),
@@ -208,7 +205,7 @@ export async function getWebhook(db: Database, webhookId: number): Promise<Webho
 /** Delete a subscription and its delivery log, in rounds of `REMOVAL_BATCH` deliveries (a write batch each); an attempt in flight may still arrive. @throws NotFound. */
 export async function deleteWebhook(db: Database, webhookId: number): Promise<void> {
   for (;;) {
-    const { exists, subscription } = await run(db, removal, { id: webhookId });
+    const { exists, subscription } = await run(db, removal, { webhookId });
     if (exists.length === 0) throw new NotFound("webhook", webhookId);
     if (subscription.rowsAffected === 1) break;
   }
