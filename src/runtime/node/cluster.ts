@@ -18,8 +18,8 @@ const ignoreSendError = () => {};
  * exited after such a stop (errors printed); `metrics`: where every process's metrics are served (one that cannot be bound stops the start).
  */
 export function runPrimary(processes: number, options: { afterStop?: () => Promise<void>; metrics?: { host: string; port: number } } = {}): void {
-  const workers = new Set<Worker>();
-  const bySlot = new Map<number, Worker>();
+  /** The server processes by slot: a replacement is forked after its predecessor has left. */
+  const workers = new Map<number, Worker>();
   let metrics: ClusterMetrics | undefined;
   let stopping = false;
 
@@ -36,7 +36,7 @@ export function runPrimary(processes: number, options: { afterStop?: () => Promi
     if (stopping) return;
     stopping = true;
     if (workers.size === 0) return exit(code);
-    for (const worker of workers) worker.process.kill("SIGTERM");
+    for (const worker of workers.values()) worker.process.kill("SIGTERM");
     // A worker stuck in its shutdown is ended by its own 10 s timer; this is the primary's.
     setTimeout(() => process.exit(code), 15_000).unref();
     process.exitCode = code;
@@ -45,8 +45,7 @@ export function runPrimary(processes: number, options: { afterStop?: () => Promi
   // Each process keeps its slot (0 … processes − 1) across replacements: its metrics' `petstore_process` label (docs/operations.md#metrics).
   const fork = (slot: number) => {
     const worker = cluster.fork();
-    workers.add(worker);
-    bySlot.set(slot, worker);
+    workers.set(slot, worker);
     let ready = false;
     worker.on("message", (message: unknown) => {
       if (!isMessage(message)) return;
@@ -57,12 +56,11 @@ export function runPrimary(processes: number, options: { afterStop?: () => Promi
         stopAll(1);
       } else if (message.petstore === "purge") {
         // A process on its way out (its cache goes with it) may fail the send: with a callback, that is no 'error' event ending the primary.
-        for (const other of workers) if (other !== worker && other.isConnected()) other.send(message, ignoreSendError);
+        for (const other of workers.values()) if (other !== worker && other.isConnected()) other.send(message, ignoreSendError);
       }
     });
     worker.on("exit", (code, signal) => {
-      workers.delete(worker);
-      bySlot.delete(slot);
+      workers.delete(slot);
       if (stopping) {
         if (workers.size === 0) exit(Number(process.exitCode ?? 0));
         return;
@@ -84,7 +82,7 @@ export function runPrimary(processes: number, options: { afterStop?: () => Promi
   };
   if (!options.metrics) forkAll();
   else
-    serveClusterMetrics(options.metrics, processes, () => bySlot).then(
+    serveClusterMetrics(options.metrics, processes, () => workers).then(
       (served) => {
         metrics = served;
         forkAll();
