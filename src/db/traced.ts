@@ -21,7 +21,7 @@ export function tracedDatabase(db: Database): Database {
     const started = performance.now();
     try {
       // Outside any span (an idle poll's probe, start-up) a round trip is measured but starts no trace of its own.
-      return await (trace.getActiveSpan() ? inSpan(name, { ...measured, ...spanOnly }, call, SpanKind.CLIENT) : call());
+      return await (trace.getActiveSpan() ? inSpan(name, { ...measured, ...spanOnly }, call, { kind: SpanKind.CLIENT }) : call());
     } catch (error) {
       measured["error.type"] = errorType(error);
       throw error;

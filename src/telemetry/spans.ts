@@ -1,7 +1,18 @@
 /** Traces through the OpenTelemetry API for every layer (docs/operations.md#traces); no-ops until a runtime registers an SDK. */
-import { type Attributes, context, type Link, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, TraceFlags, trace } from "@opentelemetry/api";
+import {
+  type Attributes,
+  context,
+  type Histogram,
+  type Link,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  TraceFlags,
+  trace,
+} from "@opentelemetry/api";
 import { SCOPE } from "./instruments";
-import { instruments } from "./metrics";
 
 /** The `error.type` of a thrown value (OpenTelemetry's error attribute): a driver's error code, else the error's class name. */
 export function errorType(error: unknown): string {
@@ -10,18 +21,17 @@ export function errorType(error: unknown): string {
 
 /**
  * Run `fn` inside an active span `name` (children started in it are its children); the span ends when `fn` settles, with status ERROR,
- * `error.type` and the exception recorded when it throws. Without a registered SDK the span records nothing.
- * @returns what `fn` returns. @throws what `fn` throws.
+ * `error.type` and the exception recorded when it throws; `duration`: a histogram that records its seconds too (with that `error.type`).
+ * Without a registered SDK the span records nothing. @returns what `fn` returns. @throws what `fn` throws.
  */
 export function inSpan<T>(
   name: string,
   attributes: Attributes,
   fn: (span: Span) => Promise<T>,
-  kind: SpanKind = SpanKind.INTERNAL,
-  links: Link[] = [],
+  options: { kind?: SpanKind; links?: Link[]; duration?: Histogram } = {},
 ): Promise<T> {
-  // A webhook attempt's duration is a histogram too.
-  const started = name === "petstore.webhook.attempt" ? performance.now() : undefined;
+  const { kind = SpanKind.INTERNAL, links = [], duration } = options;
+  const started = duration && performance.now();
   return trace.getTracer(SCOPE).startActiveSpan(name, { kind, attributes, links }, async (span) => {
     let failure: string | undefined;
     try {
@@ -34,7 +44,7 @@ export function inSpan<T>(
       throw error;
     } finally {
       span.end();
-      if (started !== undefined) instruments().webhookAttemptDuration.record((performance.now() - started) / 1000, failure ? { "error.type": failure } : {});
+      duration?.record((performance.now() - started!) / 1000, failure ? { "error.type": failure } : {});
     }
   });
 }

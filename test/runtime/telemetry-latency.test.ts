@@ -8,8 +8,10 @@ import { consoleSink, elapsedMs, jsonLogger } from "../../src/logger";
 import { startTelemetry, type Telemetry } from "../../src/runtime/node/otel-sdk";
 import { DURATION_BUCKETS } from "../../src/telemetry/instruments";
 import { recordRequest } from "../../src/telemetry/metrics";
-import { inSpan } from "../../src/telemetry/spans";
+import { parseConfig } from "../../src/config";
+import { attempt } from "../../src/services/webhooks/delivery";
 import { openTestDatabase } from "../support/database";
+import { TEST_ENV } from "../support/node-target";
 import { freePort, type Prometheus, startPrometheus } from "../support/prometheus";
 
 let telemetry: Telemetry | undefined;
@@ -58,7 +60,11 @@ it("request durations of tens of µs to a few ms come back from Prometheus withi
 it("database round trips and webhook attempts are measured on the same buckets, from 100 µs", async () => {
   const db = telemetry!.database(await openTestDatabase(":memory:"));
   await db.execute("SELECT 1");
-  await inSpan("petstore.webhook.attempt", {}, async () => undefined);
+  // A webhook attempt, as the dispatcher makes it (its receiver answered 204 at once).
+  const target = { webhookId: 1, url: "http://127.0.0.1:9/hook", secrets: [`whsec_${btoa("k".repeat(24))}`] };
+  const message = { eventId: 1, eventType: "category.created", messageId: "evt_1", body: "{}", traceparent: null };
+  const config = parseConfig({ ...TEST_ENV, WEBHOOKS_ALLOW_PRIVATE: "true" });
+  expect((await attempt(target, message, { config, at: new Date(), fetch: async () => new Response(null, { status: 204 }) })).ok).toBe(true);
   for (const name of ["db_client_operation_duration_seconds_bucket", "petstore_webhook_attempt_duration_seconds_bucket"]) {
     const buckets = await prometheus.queryUntil(`${name}{le="0.0001"}`);
     expect(buckets.length, name).toBeGreaterThan(0);

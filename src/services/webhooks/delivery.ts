@@ -4,6 +4,7 @@ import type { DeliveryError } from "../../domain/webhooks";
 import { isPrivateHost } from "../../domain/private-address";
 import { signedWebhookHeaders } from "./signing";
 import { context, propagation, SpanKind } from "@opentelemetry/api";
+import { instruments } from "../../telemetry/metrics";
 import { inSpan, linkTo } from "../../telemetry/spans";
 
 /** `fetch` as deliveries use it (the runtime's; injectable for tests). */
@@ -86,8 +87,7 @@ export function attempt(target: Target, message: Message, options: { config: App
       if (result.error) span.setAttribute("error.type", result.error);
       return result;
     },
-    SpanKind.CLIENT,
-    linkTo(message.traceparent),
+    { kind: SpanKind.CLIENT, links: linkTo(message.traceparent), duration: instruments().webhookAttemptDuration },
   );
 }
 
