@@ -72,14 +72,10 @@ export function guarded<Q extends AnyQuery>(build: (changed: SQL) => Q): Step<Q>
   return { query: build(CHANGED), guarded: true, outbox: false };
 }
 
-/** The row an outbox insert returns for each event it inserted (`.returning({ type: events.type, data: events.data })`). */
-export interface OutboxRow {
-  type: string;
-  data: string;
-}
-
-/** `step` marked as an outbox insert: its query must return `OutboxRow`s. */
-export function outbox<Q extends AnyQuery & SQLitePreparedQuery<PreparedQueryConfig & { execute: OutboxRow[] }>>(step: Step<Q> | Q): Step<Q> {
+/** `step` marked as an outbox insert: its query must return a `{ type, data }` row per event inserted (`.returning(outboxRow)`, src/db/events.ts). */
+export function outbox<Q extends AnyQuery & SQLitePreparedQuery<PreparedQueryConfig & { execute: { type: string; data: string }[] }>>(
+  step: Step<Q> | Q,
+): Step<Q> {
   return "query" in step && "outbox" in step ? { ...step, outbox: true } : { query: step as Q, guarded: false, outbox: true };
 }
 

@@ -1,37 +1,7 @@
-/** Round trips (each `execute` and `batch`) over the database port: all of them (`countRoundTrips`), or per request (`roundTripsPerRequest`). */
+/** Round trips (each `execute` and `batch`) over the database port, counted per request. */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Database } from "./client";
 import { aroundRoundTrips } from "./plan";
-
-/** `db` calling `onRoundTrip()` before each round trip. */
-function counted(db: Database, onRoundTrip: () => void): Database {
-  return aroundRoundTrips(db, (call) => {
-    onRoundTrip();
-    return call();
-  });
-}
-
-export interface RoundTripCounter {
-  /** `db`, counted. */
-  db: Database;
-  /** Round trips since creation or the last `reset()`. */
-  count(): number;
-  reset(): void;
-}
-
-/** Count the round trips made through the returned `db`. */
-export function countRoundTrips(db: Database): RoundTripCounter {
-  let calls = 0;
-  return {
-    db: counted(db, () => {
-      calls += 1;
-    }),
-    count: () => calls,
-    reset: () => {
-      calls = 0;
-    },
-  };
-}
 
 export interface RequestRoundTrips {
   /** `db` with its round trips counted toward the `track` call they happen in. */
@@ -43,12 +13,13 @@ export interface RequestRoundTrips {
 /** Per-request round-trip counts of the databases it wraps (see module docs). */
 export function roundTripsPerRequest(): RequestRoundTrips {
   const storage = new AsyncLocalStorage<{ count: number }>();
-  const onRoundTrip = () => {
-    const store = storage.getStore();
-    if (store) store.count += 1;
-  };
   return {
-    wrap: (db) => counted(db, onRoundTrip),
+    wrap: (db) =>
+      aroundRoundTrips(db, (call) => {
+        const store = storage.getStore();
+        if (store) store.count += 1;
+        return call();
+      }),
     async track(fn) {
       const store = { count: 0 };
       await storage.run(store, fn);

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { parseConfig } from "../../src/config";
-import { countRoundTrips, type RoundTripCounter } from "../../src/db/round-trips";
+import { countRoundTrips, type RoundTripCounter } from "../support/round-trips";
 import { inProcessCaller } from "../support/in-process";
 import { nodeTarget, TEST_ENV, type NodeTarget } from "../support/node-target";
 

@@ -3,14 +3,14 @@
  * an address whose unknown keys failed more than RATE_LIMIT_ANON_PER_MIN
  * lookups in a rolling minute gets 429 for further unknown keys, and a key it
  * guesses then costs no database statement (counted on the app's client,
- * src/db/round-trips.ts); a valid key from that address is still looked up
+ * test/support/round-trips.ts); a valid key from that address is still looked up
  * and served. The app runs over a real libSQL file with an injected clock and
  * client address (`X-Test-IP`).
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { parseConfig } from "../../src/config";
-import { countRoundTrips } from "../../src/db/round-trips";
+import { countRoundTrips } from "../support/round-trips";
 import { createOperatorKey, revokeKey } from "../../src/services/accounts.service";
 import { nodeTarget, TEST_ENV, type NodeTarget } from "../support/node-target";
 import { uniqueEmail } from "../scenarios/accounts.scenarios";

@@ -11,16 +11,9 @@
 import { describe, expect, it } from "vitest";
 import type { CommittedEvent } from "../../src/db/client";
 import { edgePurgeTags, isShortLivedAtEdge, tagsToPurge } from "../../src/http/cache-tags";
-import {
-  DEFAULT_PURGE_POLICY,
-  FREE_TIER_PURGE_LIMITS,
-  initialPurgeState,
-  type PurgeBudget,
-  type PurgeOutcome,
-  PurgeScheduler,
-  STALENESS_BOUNDS_MS,
-} from "../../src/runtime/workers/purge-budget";
+import { DEFAULT_PURGE_POLICY, initialPurgeState, type PurgeBudget, type PurgeOutcome, PurgeScheduler } from "../../src/runtime/workers/purge-budget";
 import { EDGE_CACHE_CONTROL, EDGE_SHORT_CACHE_CONTROL } from "../../src/runtime/workers/cache";
+import { FREE_TIER_PURGE_LIMITS, STALENESS_BOUNDS_MS } from "../support/purge-limits";
 
 interface Call {
   at: number;

@@ -10,8 +10,9 @@ import { resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { parseConfig } from "../../src/config";
-import { RATE_LIMIT_BINDING_NAMES, signupBindingLimitPerMinute, WorkersRateLimiter, type RateLimitBinding } from "../../src/runtime/workers/rate-limiter";
+import { RATE_LIMIT_BINDING_NAMES, WorkersRateLimiter, type RateLimitBinding } from "../../src/runtime/workers/rate-limiter";
 import { nodeTarget, TEST_ENV, type NodeTarget } from "../support/node-target";
+import { signupBindingLimitPerMinute } from "../support/worker-target";
 
 /** A fake binding: `limit` requests per key per fixed `periodSeconds` window of a hand-moved clock. */
 class FakeBinding implements RateLimitBinding {

@@ -8,7 +8,7 @@
 import { createClient } from "@libsql/client";
 import { inject } from "vitest";
 import type { Database } from "../../src/db/client";
-import { RATE_LIMIT_BINDING_NAMES, signupBindingLimitPerMinute } from "../../src/runtime/workers/rate-limiter";
+import { RATE_LIMIT_BINDING_NAMES } from "../../src/runtime/workers/rate-limiter";
 import type { Target } from "./target";
 
 /** What the Worker suite's global setup provides to test files. */
@@ -65,6 +65,11 @@ export async function ownWorkerTarget(
   const databaseUrl = options.databaseUrl ?? info.databaseUrl;
   const worker = await startLocalWorker({ databaseUrl, vars: { ...TEST_ENV, ...vars }, rateLimits: testRateLimits(TEST_ENV), onLog: options.onLog });
   return targetAt(info, worker.url, () => worker.stop());
+}
+
+/** `simple.limit` of the per-minute sign-up binding for an hourly sign-up limit: ceil(hourly / 60). */
+export function signupBindingLimitPerMinute(signupsPerHour: number): number {
+  return Math.max(1, Math.ceil(signupsPerHour / 60));
 }
 
 /** The local rate limit bindings raised like the test variables `env` (they count for real under workerd). */

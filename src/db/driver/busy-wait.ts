@@ -4,18 +4,13 @@ import { dirname } from "node:path";
 import { LibsqlError } from "@libsql/client";
 import type { Database } from "../client";
 import { aroundRoundTrips } from "../plan";
+import type { NativeFile } from "./native-file";
 import { isBusy, waitOutBusy } from "./remote";
 
 /** Device and inode of a file: what identifies it while a path may be re-pointed. */
 function identityOf(path: string): { dev: number; ino: number } | undefined {
   const stats = statSync(path, { throwIfNoEntry: false });
   return stats ? { dev: stats.dev, ino: stats.ino } : undefined;
-}
-
-/** A file driver (src/db/driver/native-file.ts): the port, plus a way to replace its connection. */
-export interface FileDriver extends Database {
-  reconnect(): void;
-  close(): void;
 }
 
 /** The port over a shared file, with what the server needs of the file. */
@@ -27,7 +22,7 @@ export interface SharedFile extends Database {
 }
 
 /** `file` (busy timeout 0, the existing file at `path`) with SQLITE_BUSY waited out for `lockWaitMs` and its identity checked. @throws LibsqlError SQLITE_CANTOPEN (no file). */
-export function sharedFile(file: FileDriver, path: string, lockWaitMs: number): SharedFile {
+export function sharedFile(file: NativeFile, path: string, lockWaitMs: number): SharedFile {
   const opened = identityOf(path);
   if (!opened) throw new LibsqlError(`The database file ${path} does not exist.`, "SQLITE_CANTOPEN");
   /** The connection saw SQLITE_BUSY and must be replaced (docs/architecture.md#sharing-the-database). */

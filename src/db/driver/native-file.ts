@@ -233,10 +233,6 @@ export class NativeFile implements Database {
     this.#connection = this.#connect();
   }
 
-  get closed(): boolean {
-    return this.#closed;
-  }
-
   close(): void {
     this.#closed = true;
     this.#connection.close();

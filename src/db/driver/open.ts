@@ -30,7 +30,6 @@ export interface DatabaseSettings {
 export interface OpenedDatabase {
   /** The database port; its write batches are group-committed. */
   db: Database;
-  kind: "file" | "server" | "replica";
   /** The URL to show in logs: no credentials, no query. */
   displayUrl: string;
   /** Migrations this open applied (0 when they were applied before, or by another process). */
@@ -73,7 +72,7 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
     const replica = createClient({ url, syncUrl, authToken, syncInterval: settings.syncIntervalSeconds || undefined, readYourWrites: true });
     await replica.sync();
     const db = groupCommit(waitingOutBusy(replica, lockWaitMs));
-    return opened(db, "replica", shown, migrationsApplied, () => replica.close());
+    return opened(db, shown, migrationsApplied, () => replica.close());
   }
 
   if (!url.startsWith("file:") && url !== ":memory:") {
@@ -83,7 +82,7 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
       server.close();
       throw error;
     });
-    return opened(groupCommit(waiting), "server", shown, migrationsApplied, () => server.close());
+    return opened(groupCommit(waiting), shown, migrationsApplied, () => server.close());
   }
 
   if (!path) {
@@ -91,7 +90,7 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
     const memory = createClient({ url, concurrency: 1 });
     await memory.execute("PRAGMA foreign_keys = ON");
     const migrationsApplied = await migrated(memory);
-    return opened(groupCommit(memory), "file", shown, migrationsApplied, () => memory.close());
+    return opened(groupCommit(memory), shown, migrationsApplied, () => memory.close());
   }
 
   // Opening probes the file, which another process creating it may hold locked for a moment.
@@ -108,7 +107,7 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
     });
   const db = groupCommit(file);
   return {
-    ...opened(db, "file", shown, migrationsApplied, () => file.closeCheckpointed()),
+    ...opened(db, shown, migrationsApplied, () => file.closeCheckpointed()),
     check: async () => {
       file.assertWritable();
       await ping(db);
@@ -117,11 +116,10 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
 }
 
 /** What `openDatabase` returns for `db`: `close` first lets queued writes commit, then calls `closeDriver`. */
-function opened(db: GroupCommitted, kind: OpenedDatabase["kind"], shown: string, migrationsApplied: number, closeDriver: () => unknown): OpenedDatabase {
+function opened(db: GroupCommitted, shown: string, migrationsApplied: number, closeDriver: () => unknown): OpenedDatabase {
   let closing: Promise<void> | undefined;
   return {
     db,
-    kind,
     displayUrl: shown,
     migrationsApplied,
     check: () => ping(db),

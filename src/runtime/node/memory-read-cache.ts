@@ -45,7 +45,7 @@ export interface MemoryReadCacheOptions {
 }
 
 /** True when `If-None-Match` lists `etag` (weak comparison, RFC 9110 §13.1.2). */
-export function etagMatches(etag: string, ifNoneMatch: string): boolean {
+function etagMatches(etag: string, ifNoneMatch: string): boolean {
   if (ifNoneMatch.trim() === "*") return true;
   const expected = etag.replace(/^W\//, "");
   return (ifNoneMatch.match(/"[^"]*"/g) ?? []).some((tag) => tag === expected);
@@ -161,14 +161,10 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCach
     if (hit) {
       c.set("cache", "HIT");
       const ifNoneMatch = c.req.header("If-None-Match");
-      if (ifNoneMatch && hit.etag && etagMatches(hit.etag, ifNoneMatch)) {
-        for (const [name, value] of hit.headers) if (!REPRESENTATION_HEADERS.has(name)) c.header(name, value);
-        c.header("X-Cache", "HIT");
-        return c.body(null, 304);
-      }
-      for (const [name, value] of hit.headers) c.header(name, value);
+      const notModified = Boolean(ifNoneMatch && hit.etag && etagMatches(hit.etag, ifNoneMatch));
+      for (const [name, value] of hit.headers) if (!notModified || !REPRESENTATION_HEADERS.has(name)) c.header(name, value);
       c.header("X-Cache", "HIT");
-      return c.body(hit.body, 200);
+      return notModified ? c.body(null, 304) : c.body(hit.body, 200);
     }
 
     const startedAt = sequence;

@@ -1,7 +1,7 @@
 /** Node: the edge's refusals as Error objects, and the writer that answers them with the app's headers and `Connection: close` (docs/operations.md#refused-requests). */
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
-import { ApiError, type ErrorCode, notImplemented } from "../../http/errors";
+import { ApiError, notImplemented } from "../../http/errors";
 
 /** 417 for an `Expect` other than `100-continue`, which is the only expectation HTTP defines (RFC 9110 §10.1.1). */
 export function expectationFailed(expect: string | undefined): ApiError {
@@ -29,17 +29,16 @@ function methodOf(raw: Buffer | undefined): string | undefined {
 
 /** The Error object for a parse error `code` of Node's parser (llhttp `HPE_*` or Node's own): 501 unknown method (RFC 9110 §15.6.2), 431 (RFC 6585 §5), 408, else 400. */
 export function parseErrorAnswer(code: string | undefined, raw?: Buffer): ApiError {
-  const refuse = (status: 400 | 408 | 431, errorCode: ErrorCode, message: string) => new ApiError(status, errorCode, message);
   switch (code) {
     case "HPE_INVALID_METHOD":
       return notImplemented(methodOf(raw) ?? "(unparsable)");
     case "HPE_HEADER_OVERFLOW":
-      return refuse(431, "header_too_large", "The request line and headers are too large (at most 16 KiB together).");
+      return new ApiError(431, "header_too_large", "The request line and headers are too large (at most 16 KiB together).");
     case "ERR_HTTP_REQUEST_TIMEOUT":
     case "HPE_HEADERS_TIMEOUT":
-      return refuse(408, "request_timeout", "The request was not received in time.");
+      return new ApiError(408, "request_timeout", "The request was not received in time.");
     default:
-      return refuse(400, "bad_request", `The request is not a well-formed HTTP/1.1 message (${code ?? "parse error"}).`);
+      return new ApiError(400, "bad_request", `The request is not a well-formed HTTP/1.1 message (${code ?? "parse error"}).`);
   }
 }
 

@@ -12,12 +12,8 @@ export type ResolveAll = (hostname: string, callback: (error: NodeJS.ErrnoExcept
 
 const systemResolveAll: ResolveAll = (hostname, callback) => dnsLookup(hostname, { all: true }, callback);
 
-/** The error of a resolution that names a refused address. */
-function privateAddressError(hostname: string): NodeJS.ErrnoException {
-  const error: NodeJS.ErrnoException = new Error(`${hostname} resolves to a loopback, private or link-local address.`);
-  error.code = "EPRIVATEADDRESS";
-  return error;
-}
+/** An error with Node's `code`: `ENOTFOUND`, or `EPRIVATEADDRESS` for a resolution that names a refused address. */
+const codedError = (message: string, code: string): NodeJS.ErrnoException => Object.assign(new Error(message), { code });
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
@@ -28,18 +24,16 @@ export interface GuardOptions {
 }
 
 /** A `lookup` for `net.connect`: resolves once with `resolveAll`, fails when any address is refused (unless `allowPrivate`), answers as asked (`options.all`). */
-export function guardedLookup({ allowPrivate, resolveAll = systemResolveAll }: GuardOptions) {
+function guardedLookup({ allowPrivate, resolveAll = systemResolveAll }: GuardOptions) {
   return (hostname: string, options: { all?: boolean; family?: number | string }, callback: LookupCallback): void => {
     resolveAll(hostname, (error, found) => {
       if (error) return callback(error, []);
       const family = options.family === 6 || options.family === "IPv6" ? 6 : options.family === 4 || options.family === "IPv4" ? 4 : 0;
       const addresses = found.filter((a) => family === 0 || a.family === family);
-      if (addresses.length === 0) {
-        const notFound: NodeJS.ErrnoException = new Error(`${hostname} has no address.`);
-        notFound.code = "ENOTFOUND";
-        return callback(notFound, []);
+      if (addresses.length === 0) return callback(codedError(`${hostname} has no address.`, "ENOTFOUND"), []);
+      if (!allowPrivate && addresses.some((a) => isPrivateAddress(a.address))) {
+        return callback(codedError(`${hostname} resolves to a loopback, private or link-local address.`, "EPRIVATEADDRESS"), []);
       }
-      if (!allowPrivate && addresses.some((a) => isPrivateAddress(a.address))) return callback(privateAddressError(hostname), []);
       if (options.all) return callback(null, addresses);
       callback(null, addresses[0]!.address, addresses[0]!.family);
     });

@@ -35,11 +35,6 @@ export interface EdgePurgeOptions {
   log: (line: string) => void;
 }
 
-/** The `ctx.cache` of an execution context, when the runtime has one. */
-export function purgeApiOf(executionCtx: unknown): PurgeApi | undefined {
-  return (executionCtx as { cache?: PurgeApi } | undefined)?.cache;
-}
-
 function executionCtxOf(c: Context<AppEnv>): Context["executionCtx"] | undefined {
   try {
     return c.executionCtx;
@@ -48,11 +43,12 @@ function executionCtxOf(c: Context<AppEnv>): Context["executionCtx"] | undefined
   }
 }
 
-/** Make one purge call for `batch` with `api` (or `fallback` without it): "accepted", or "refused" on a refusal or error (logged, never thrown). */
-export async function sendPurge(batch: PurgeBatch, options: { api?: PurgeApi; fallback?: PurgeFallback; log: (line: string) => void }): Promise<PurgeOutcome> {
+/** Make one purge call for `batch` with `executionCtx`'s `ctx.cache` (or `fallback` without it): "accepted", or "refused" on a refusal or error (logged, never thrown). */
+export async function sendPurge(batch: PurgeBatch, executionCtx: unknown, options: Pick<EdgePurgeOptions, "fallback" | "log">): Promise<PurgeOutcome> {
+  const api = (executionCtx as { cache?: PurgeApi } | undefined)?.cache;
   try {
-    if (options.api) {
-      const result = await options.api.purge({ tags: batch.tags });
+    if (api) {
+      const result = await api.purge({ tags: batch.tags });
       if (!result.success) throw new Error(result.errors.map((e) => `${e.code} ${e.message}`).join("; ") || "purge refused");
     } else {
       await options.fallback?.(batch);
@@ -65,11 +61,12 @@ export async function sendPurge(batch: PurgeBatch, options: { api?: PurgeApi; fa
   }
 }
 
-/** The edge policy of public reads (AppDeps.middleware): `Cloudflare-CDN-Cache-Control` on a public answer. */
+/** The edge policy of public reads (AppDeps.middleware): `Cloudflare-CDN-Cache-Control` on a public answer, short when it shows inventory. */
 export const edgePolicy: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
-  if (c.res.headers.get("Cache-Control") === PUBLIC_CACHE_CONTROL)
-    c.res.headers.set("Cloudflare-CDN-Cache-Control", edgeCacheControl(c.res.headers.get("Cache-Tag")));
+  if (c.res.headers.get("Cache-Control") !== PUBLIC_CACHE_CONTROL) return;
+  const short = (c.res.headers.get("Cache-Tag") ?? "").split(",").some(isShortLivedAtEdge);
+  c.res.headers.set("Cloudflare-CDN-Cache-Control", short ? EDGE_SHORT_CACHE_CONTROL : EDGE_CACHE_CONTROL);
 };
 
 /** The write listener (AppDeps.afterWrite) that hands a write's catalogue tags to the coordinator and purges when granted. */
@@ -83,7 +80,7 @@ export function edgePurge(options: EdgePurgeOptions): WriteListener {
       const batch = await coordinator.submit(tags, requestId);
       if (!batch) return;
       const executionCtx = executionCtxOf(c);
-      const outcome = await sendPurge(batch, { api: purgeApiOf(executionCtx), fallback: options.fallback, log: options.log });
+      const outcome = await sendPurge(batch, executionCtx, options);
       const settled = coordinator.settle(batch.id, outcome).catch((error: unknown) => options.log(`${requestId} purge settle failed: ${String(error)}`));
       if (executionCtx) executionCtx.waitUntil(settled);
       else await settled;
@@ -91,12 +88,6 @@ export function edgePurge(options: EdgePurgeOptions): WriteListener {
       options.log(`${requestId} purge coordinator failed for ${tags.join(",")}: ${error instanceof Error ? error.message : String(error)}`);
     }
   };
-}
-
-/** The edge policy for a public answer with this `Cache-Tag` value (comma-separated): short when it shows inventory. */
-export function edgeCacheControl(cacheTag: string | null): string {
-  const tags = (cacheTag ?? "").split(",");
-  return tags.some(isShortLivedAtEdge) ? EDGE_SHORT_CACHE_CONTROL : EDGE_CACHE_CONTROL;
 }
 
 /** The app's final response as the edge may store it: one marked for the edge loses its per-request headers (`X-Request-Id`, `RateLimit-*`). */

@@ -3,7 +3,7 @@
 /** Rounding slack on fractional tokens. */
 const EPSILON = 1e-9;
 /** Pending entries kept apart; beyond, those due in the same second merge (due ≤ 1 s later), keeping the stored state small. */
-export const MAX_PENDING_ENTRIES = 500;
+const MAX_PENDING_ENTRIES = 500;
 /** Longest `source` kept on a merged entry, characters. */
 const MAX_SOURCE_LENGTH = 200;
 
@@ -13,9 +13,6 @@ export interface PurgeBudget {
   burst: number;
   maxTags: number;
 }
-
-/** Cloudflare's Free-tier purge limits (the purge-cache page's table). */
-export const FREE_TIER_PURGE_LIMITS: PurgeBudget = { perMinute: 5, burst: 25, maxTags: 100 };
 
 export interface PurgePolicy {
   budget: PurgeBudget;
@@ -29,24 +26,12 @@ export interface PurgePolicy {
   settleTimeoutMs: number;
 }
 
-/** Lifetime of catalogue entries at the edge (EDGE_CACHE_CONTROL: max-age=30 + stale-while-revalidate=60), ms. */
-export const CATALOGUE_EDGE_LIFETIME_MS = 90_000;
-
-/** Worst-case staleness after a write, ms: the table of docs/caching.md#staleness-after-a-write-worst-case, where each bound is derived. */
-export const STALENESS_BOUNDS_MS = {
-  catalogue: 15_000,
-  catalogueReadInFlight: 25_000,
-  catalogueWithoutPurge: CATALOGUE_EDGE_LIFETIME_MS,
-  catalogueOnError: 330_000,
-  inventory: 10_000,
-  inventoryOnError: 65_000,
-};
-
 export const DEFAULT_PURGE_POLICY: PurgePolicy = {
   // Below the Free tier, so one token a minute and 5 of the burst stay spare.
   budget: { perMinute: 4, burst: 20, maxTags: 100 },
   repeatAfterMs: 10_000,
-  lifetimeMs: CATALOGUE_EDGE_LIFETIME_MS,
+  // EDGE_CACHE_CONTROL: max-age=30 + stale-while-revalidate=60.
+  lifetimeMs: 90_000,
   retryAfterMs: 60_000,
   settleTimeoutMs: 30_000,
 };

@@ -1,7 +1,7 @@
 /** The purge coordinator: one Durable Object per environment holding the purge state; its alarm calls the Worker back to purge (docs/caching.md). */
 import { DurableObject } from "cloudflare:workers";
 import { DEFAULT_PURGE_POLICY, initialPurgeState, type PurgeBatch, type PurgeOutcome, type PurgePolicy, PurgeScheduler, type PurgeState } from "./purge-budget";
-import { type PurgeFallback, purgeApiOf, sendPurge } from "./cache";
+import { type EdgePurgeOptions, sendPurge } from "./cache";
 import { type WorkerSettings, workerSettings } from "../../config";
 
 /** Path of the alarm's call back into the Worker (never cached: POST). */
@@ -106,14 +106,14 @@ export async function flushPurges(
   request: Request,
   env: CoordinatorEnv,
   ctx: ExecutionContext,
-  options: { fallback?: PurgeFallback; log: (line: string) => void },
+  options: Pick<EdgePurgeOptions, "fallback" | "log">,
 ): Promise<Response> {
   const coordinator = coordinatorOf(env);
   const nonce = request.headers.get(NONCE_HEADER);
   if (coordinator && nonce) {
     const batch = await coordinator.takeForFlush(nonce);
     if (batch) {
-      const outcome = await sendPurge(batch, { api: purgeApiOf(ctx), fallback: options.fallback, log: options.log });
+      const outcome = await sendPurge(batch, ctx, options);
       await coordinator.settle(batch.id, outcome);
     }
   }

@@ -10,7 +10,7 @@ export interface RateLimitBinding {
 export type RateLimitBindings = Partial<Record<"ip" | "key" | "signup", RateLimitBinding | undefined>>;
 
 /** `simple.period` of every binding in wrangler.toml, seconds (the binding allows 10 or 60). */
-export const BINDING_PERIOD_SECONDS = 60;
+const BINDING_PERIOD_SECONDS = 60;
 
 /** The binding that counts each bucket prefix (accounts share the per-key binding: same per-minute limit). */
 const BINDING_OF_PREFIX: Record<string, keyof RateLimitBindings> = { ip: "ip", key: "key", account: "key", signup: "signup" };
@@ -60,9 +60,4 @@ export class WorkersRateLimiter implements RateLimiter {
     if (refusedLimit === undefined) return local;
     return { allowed: false, limit: refusedLimit, remaining: 0, resetSeconds: Math.min(local.resetSeconds, BINDING_PERIOD_SECONDS) };
   }
-}
-
-/** `simple.limit` of the per-minute sign-up binding for an hourly sign-up limit: ceil(hourly / 60). */
-export function signupBindingLimitPerMinute(signupsPerHour: number): number {
-  return Math.max(1, Math.ceil(signupsPerHour / 60));
 }
