@@ -113,16 +113,12 @@ export function scheduleRetention(options: {
   onError?: (error: unknown) => void;
 }): { stop(): Promise<void> } {
   const { db, config, now = () => new Date(), intervalMs = RETENTION_INTERVAL_MS, onError = () => {} } = options;
-  let running: Promise<void> = Promise.resolve();
-  let busy = false;
+  let running: Promise<void> | undefined;
   const tick = () => {
-    if (busy) return;
-    busy = true;
-    running = pruneExpired(db, config.eventRetentionDays, now())
-      .then(() => undefined)
-      .catch(onError)
+    running ??= pruneExpired(db, config.eventRetentionDays, now())
+      .then(() => undefined, onError)
       .finally(() => {
-        busy = false;
+        running = undefined;
       });
   };
   tick();
