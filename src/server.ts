@@ -1,5 +1,6 @@
 /** Node entry point: reads the environment, opens the database, serves the app alone or in a cluster, stops gracefully (docs/operations.md#starting). */
 import cluster from "node:cluster";
+import { once } from "node:events";
 import type { Server } from "node:http";
 import { getRequestListener } from "@hono/node-server";
 import { getConnInfo } from "@hono/node-server/conninfo";
@@ -25,21 +26,17 @@ import { SubscribedTypes } from "./services/webhooks/interest";
 import { nudgeDispatcher } from "./middleware/after-writes";
 
 /** Bind `server` to hostname:port; resolves with the bound port. @throws Error when the address is taken or not allowed. */
-function listen(server: Server, hostname: string, port: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const onError = (error: NodeJS.ErrnoException) => {
-      if (error.code === "EADDRINUSE") reject(new Error(`Port ${port} on ${hostname} is already in use: stop the other server or set PORT.`));
-      else if (error.code === "EACCES" || error.code === "EADDRNOTAVAIL")
-        reject(new Error(`Cannot listen on ${hostname}:${port} (${error.code}): set HOST/PORT.`));
-      else reject(error);
-    };
-    server.once("error", onError);
-    server.listen(port, hostname, () => {
-      server.off("error", onError);
-      const address = server.address();
-      resolve(typeof address === "object" && address ? address.port : port);
-    });
-  });
+async function listen(server: Server, hostname: string, port: number): Promise<number> {
+  try {
+    await once(server.listen(port, hostname), "listening");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EADDRINUSE") throw new Error(`Port ${port} on ${hostname} is already in use: stop the other server or set PORT.`);
+    if (code === "EACCES" || code === "EADDRNOTAVAIL") throw new Error(`Cannot listen on ${hostname}:${port} (${code}): set HOST/PORT.`);
+    throw error;
+  }
+  const address = server.address();
+  return typeof address === "object" && address ? address.port : port;
 }
 
 async function main(settings: NodeSettings): Promise<void> {

@@ -20,10 +20,6 @@ export function nameKey(name: string): string {
 
 const getQuery = selectById(categories, { ...CATEGORY.columns, version: categories.version });
 
-function duplicateName(name: string): Conflict {
-  return new Conflict("duplicate_name", { name });
-}
-
 const page = params<{ afterId: number; limit: number }>();
 const listQuery = page.prepare(
   qb
@@ -106,7 +102,7 @@ export async function createCategoryOnce(db: Database, input: NewCategory, now: 
     if (!replay) throw new Error("a category creation inserted nothing");
     return { replay };
   } catch (error) {
-    if (isConstraintError(error)) throw duplicateName(input.name);
+    if (isConstraintError(error)) throw new Conflict("duplicate_name", { name: input.name });
     throw error;
   }
 }
@@ -145,7 +141,7 @@ export async function updateCategory(db: Database, { categoryId, patch, expected
       const [updated] = (await run(db, change, values)).category;
       if (updated) return CATEGORY.present(updated);
     } catch (error) {
-      if (isConstraintError(error)) throw duplicateName(next.name);
+      if (isConstraintError(error)) throw new Conflict("duplicate_name", { name: next.name });
       throw error;
     }
     if (expected) throw new StaleVersion("category", categoryId);

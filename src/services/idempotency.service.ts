@@ -60,6 +60,9 @@ export function ownClaim<V extends OwnClaim>(p: Params<V>) {
   return and(thisKey(p), eq(idempotencyKeys.claimToken, p("claimToken")), sql`${idempotencyKeys.responseStatus} = 0`);
 }
 
+/** The response columns of a claim not yet answered: status 0, no body, no headers. */
+const unanswered = { responseStatus: sql`0`, responseBody: sql`''`, responseHeaders: sql`'{}'` };
+
 /** Claims the key (`response_status` 0): inserts its row, or takes over one whose response expired or claim was abandoned; `{ claimed: 1 }` when it is this request's. */
 const claimQuery = claiming.prepare(
   qb
@@ -70,9 +73,7 @@ const claimQuery = claiming.prepare(
       method: claiming("method"),
       path: claiming("path"),
       requestHash: claiming("fingerprint"),
-      responseStatus: sql`0`,
-      responseBody: sql`''`,
-      responseHeaders: sql`'{}'`,
+      ...unanswered,
       createdAt: claiming("at"),
       claimToken: claiming("claimToken"),
     })
@@ -82,9 +83,7 @@ const claimQuery = claiming.prepare(
         method: sql`excluded.method`,
         path: sql`excluded.path`,
         requestHash: sql`excluded.request_hash`,
-        responseStatus: sql`0`,
-        responseBody: sql`''`,
-        responseHeaders: sql`'{}'`,
+        ...unanswered,
         createdAt: sql`excluded.created_at`,
         claimToken: sql`excluded.claim_token`,
       },

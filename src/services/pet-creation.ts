@@ -63,19 +63,16 @@ function creationValues(input: NewPet, occurredAt: string) {
 
 /** Create a pet and its inventory row in one batch. @throws InvalidReference when the category does not exist. */
 export async function createPet(db: Database, input: NewPet, now: Date): Promise<Pet> {
-  const [pet] = (await run(db, creation, creationValues(input, now.toISOString()))).pet;
-  if (!pet) throw categoryNotFound(input.categoryId);
-  return PET.present(pet);
+  return (await createPetOnce(db, input, now)).created!;
 }
 
 /** Create a pet honouring `claim` (if any): the pet, or the key's stored response. @throws InvalidReference, IdempotencyKeyInProgress, IdempotencyKeyReused. */
 export async function createPetOnce(db: Database, input: NewPet, now: Date, claim?: KeyClaim): Promise<Creation<Pet>> {
-  if (!claim) return { created: await createPet(db, input, now) };
-  const values = { ...creationValues(input, now.toISOString()), ...claimValues(claim) };
-  const keyed = await run(db, keyedCreation, values);
-  const [pet] = keyed.pet;
+  const values = creationValues(input, now.toISOString());
+  const keyed = claim && (await run(db, keyedCreation, { ...values, ...claimValues(claim) }));
+  const [pet] = (keyed ?? (await run(db, creation, values))).pet;
   if (pet) return { created: PET.present(pet) };
-  const replay = replayUnlessClaimed(keyed.claim, keyed.existing, claim);
+  const replay = claim && keyed ? replayUnlessClaimed(keyed.claim, keyed.existing, claim) : null;
   if (replay) return { replay };
   throw categoryNotFound(input.categoryId);
 }

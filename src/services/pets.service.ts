@@ -84,15 +84,8 @@ const stateQuery = state.prepare(
     .where(eq(pets.id, state("id"))),
 );
 
-interface PetState {
-  pet: Pet;
-  version: number;
-  quantity: number;
-  openOrders: number;
-  categoryExists: boolean;
-}
-
-async function readPetState(db: Database, petId: number, categoryId: number): Promise<PetState> {
+/** The pet `petId` with its version and stock state, and whether category `categoryId` exists. @throws NotFound when absent. */
+async function readPetState(db: Database, petId: number, categoryId: number) {
   const [row] = await execute(db, stateQuery, { id: petId, categoryId });
   if (!row) throw new NotFound("pet", petId);
   const { version, quantity, openOrders, categoryExists, ...pet } = row;

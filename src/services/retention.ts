@@ -92,10 +92,8 @@ async function prune(db: Database, retentionDays: number, now: Date): Promise<Re
   while (report.rounds < MAX_ROUNDS) {
     const result = await run(db, round, { before, storedBefore });
     report.rounds += 1;
-    report.events += result.events.rowsAffected;
-    report.keys += result.keys.rowsAffected;
-    report.idempotency += result.idempotency.rowsAffected;
-    if (Math.max(result.events.rowsAffected, result.keys.rowsAffected, result.idempotency.rowsAffected) < PRUNE_BATCH) break;
+    for (const kind of round.names as (keyof typeof result)[]) report[kind] += result[kind].rowsAffected;
+    if (Math.max(...Object.values(result).map((deleted) => deleted.rowsAffected)) < PRUNE_BATCH) break;
   }
   report.deliveries = await pruneFinishedDeliveries(db, retentionStart(now), MAX_ROUNDS);
   return report;
@@ -115,16 +113,12 @@ export function scheduleRetention(options: {
   onError?: (error: unknown) => void;
 }): { stop(): Promise<void> } {
   const { db, config, now = () => new Date(), intervalMs = RETENTION_INTERVAL_MS, onError = () => {} } = options;
-  let running: Promise<void> = Promise.resolve();
-  let busy = false;
+  let running: Promise<void> | undefined;
   const tick = () => {
-    if (busy) return;
-    busy = true;
-    running = pruneExpired(db, config.eventRetentionDays, now())
-      .then(() => undefined)
-      .catch(onError)
+    running ??= pruneExpired(db, config.eventRetentionDays, now())
+      .then(() => undefined, onError)
       .finally(() => {
-        busy = false;
+        running = undefined;
       });
   };
   tick();

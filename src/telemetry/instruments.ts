@@ -70,12 +70,6 @@ export function exportedName(instrument: Instrument): string {
   return suffix ? `${instrument.name}_${suffix}` : instrument.name;
 }
 
-/** The series name a scrape shows: dots to underscores, the unit's suffix, `_total` on a counter (`petstore_retention_deleted_total`). */
-export function prometheusName(instrument: Instrument): string {
-  const counter = instrument.kind === "counter" || instrument.kind === "observedCounter";
-  return exportedName(instrument).replaceAll(".", "_") + (counter ? "_total" : "");
-}
-
 /** A MeterProvider's views that give every instrument its exported name (`exportedName`); the Prometheus exporter adds only `_total`. */
 export function exportedNames(): { instrumentName: string; name: string }[] {
   return Object.values(INSTRUMENTS).map((instrument) => ({ instrumentName: instrument.name, name: exportedName(instrument) }));

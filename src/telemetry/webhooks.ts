@@ -23,10 +23,7 @@ export type SubscriptionSignals = Omit<SubscriptionOutcome, "oldest"> & { id: nu
 
 const subscriptions = new Map<number, Omit<SubscriptionOutcome, "oldest"> & { backlog: number; oldest: number | null }>();
 
-const entry = (id: number) => {
-  if (!subscriptions.has(id)) subscriptions.set(id, { delivered: 0, failed: 0, givenUp: 0, backlog: 0, oldest: null });
-  return subscriptions.get(id)!;
-};
+const entry = (id: number) => subscriptions.get(id) ?? subscriptions.set(id, { delivered: 0, failed: 0, givenUp: 0, backlog: 0, oldest: null }).get(id)!;
 
 /** Note what a poll found: each subscription's backlog is the events after its place. */
 export function recordWebhookBacklog(seen: WebhookBacklog): void {

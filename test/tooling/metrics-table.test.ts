@@ -4,7 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import { expect, it } from "vitest";
-import { INSTRUMENTS, prometheusName } from "../../src/telemetry/instruments";
+import { exportedName, type Instrument, INSTRUMENTS } from "../../src/telemetry/instruments";
 
 const doc = readFileSync(new URL("../../docs/operations.md", import.meta.url), "utf8");
 
@@ -22,6 +22,12 @@ function tableRows(): Map<string, string> {
     for (const [, name] of names!.matchAll(/`([a-z0-9_]+)`/g)) rows.set(name!, type!);
   }
   return rows;
+}
+
+/** The series name a scrape shows: dots to underscores, the unit's suffix, `_total` on a counter (`petstore_retention_deleted_total`). */
+function prometheusName(instrument: Instrument): string {
+  const counter = instrument.kind === "counter" || instrument.kind === "observedCounter";
+  return exportedName(instrument).replaceAll(".", "_") + (counter ? "_total" : "");
 }
 
 const TYPES = { histogram: "histogram", counter: "counter", observedCounter: "counter", upDown: "gauge", gauge: "gauge" } as const;
