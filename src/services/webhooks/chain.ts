@@ -26,7 +26,9 @@ export interface RoundReport {
   progress: boolean;
   attempted: number;
   delivered: number;
+  /** Failed attempts that were rescheduled. */
   retried: number;
+  /** Deliveries given up after `maxAttempts` (their subscriptions are now `failing`). */
   givenUp: number;
   /** The same by subscription id, with its oldest undelivered event as read (docs/operations.md#metrics). */
   subscriptions: Record<number, SubscriptionOutcome>;
@@ -82,9 +84,8 @@ async function until(at: number): Promise<void> {
 const chainLimit = (s: Pick<Subscription, "ordering" | "maxInFlight">) => (s.ordering === "none" ? Math.max(CHAIN, 2 * s.maxInFlight) : CHAIN);
 
 /**
- * Send `chain` to `s` at `target`: one at a time until an attempt fails with attempts left (`prior`: those of its first stream event), or
- * up to `maxInFlight` at once (ordering `none`); none after `stop()`, the quota or `ROUND_MS`; at most `rateLimit` a second, ending an interval after the last.
- * @returns what was sent, in chain order (a prefix). Never throws (a failed attempt is a result).
+ * Send `chain` to `s`: strict, one at a time until an attempt fails with attempts left (`prior`: its first stream event's); `none`, `maxInFlight` at once.
+ * None after `stop()`, the quota or `ROUND_MS`; at most `rateLimit` a second. @returns what was sent, in chain order. Never throws.
  */
 export async function sendChain(s: Subscription, chain: Link[], target: Target, prior: number, options: ChainOptions): Promise<Sent[]> {
   const links = chain.slice(0, chainLimit(s));

@@ -68,14 +68,8 @@ function waitingOutHolds(shared: HoldWaiter | undefined): { wait(): boolean; sto
   };
 }
 
-/** What one `dispatchDue` run did. */
-export interface DispatchReport {
-  attempted: number;
-  delivered: number;
-  /** Failed attempts that were rescheduled. */
-  retried: number;
-  /** Deliveries given up after `maxAttempts` (their subscriptions are now `failing`). */
-  givenUp: number;
+/** What one `dispatchDue` run did: the counts of its rounds. */
+export interface DispatchReport extends Omit<RoundReport, "progress" | "subscriptions"> {
   /** By subscription: this run's attempts, and its backlog and oldest undelivered event as the run left them (Workers' log line). */
   subscriptions?: SubscriptionSignals[];
 }
@@ -85,10 +79,7 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setTimeout(resolve
 
 /** Add `done`'s counts to `report` and `bySubscription`, and record them. */
 function add(report: DispatchReport, done: RoundReport, bySubscription: Record<number, SubscriptionOutcome>): void {
-  report.attempted += done.attempted;
-  report.delivered += done.delivered;
-  report.retried += done.retried;
-  report.givenUp += done.givenUp;
+  for (const count of ["attempted", "delivered", "retried", "givenUp"] as const) report[count] += done[count];
   for (const [id, { delivered, failed, givenUp }] of Object.entries(done.subscriptions)) {
     const run = bySubscription[Number(id)] ?? { delivered: 0, failed: 0, givenUp: 0 };
     bySubscription[Number(id)] = { delivered: run.delivered + delivered, failed: run.failed + failed, givenUp: run.givenUp + givenUp };
