@@ -159,10 +159,7 @@ const rotating = plan({
   ),
 });
 
-/**
- * Rotate subscription `id`'s secret to `given` or a generated one; the old one signs too for `ROTATION_OVERLAP_MS`.
- * @returns the subscription and its new secret. @throws NotFound, InvalidInput (`secret`).
- */
+/** Rotate subscription `id`'s secret to `given` or a new one; the old one signs for `ROTATION_OVERLAP_MS` more. @throws NotFound, InvalidInput. */
 export async function rotateWebhookSecret(db: Database, id: number, given: string | undefined, now: Date): Promise<{ webhook: Webhook; secret: string }> {
   if (given !== undefined && !isWebhookSecret(given)) throw new InvalidInput("secret", "Must be whsec_ followed by the base64 of 24 to 64 bytes.");
   const secret = given ?? generateWebhookSecret();

@@ -1,7 +1,4 @@
-/**
- * One dispatch round (docs/webhooks.md#design): lease the state, read what is due, start each subscription's chain, record what finished
- * within a short wait with the release in one batch; a chain still out stays leased in its queue entry and records itself when it ends.
- */
+/** One dispatch round (docs/webhooks.md#design): lease the state, start the due chains, record what finished with the release; the rest record themselves. */
 import type { Database } from "../../db/client";
 import { execute, plan, read, readEach, runEach, statement, type PlanRun, withValues } from "../../db/plan";
 import { storedInterest, wants } from "../../domain/webhooks";

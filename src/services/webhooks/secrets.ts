@@ -1,7 +1,4 @@
-/**
- * The secrets that sign a subscription's deliveries (docs/webhooks.md#rotating-the-secret). This module owns `previous_secret`: JSON
- * `[{"secret", "until"}]`, newest first (an older row holds one secret there, with `previous_secret_until`).
- */
+/** The secrets that sign a subscription's deliveries (docs/webhooks.md#rotating-the-secret); owns `previous_secret`: JSON `[{"secret", "until"}]`, newest first. */
 import { type SQL, sql } from "drizzle-orm";
 import { webhooks } from "../../db/schema";
 

@@ -149,19 +149,13 @@ const removal = plan({
   ),
 });
 
-/** A subscription row as `WEBHOOK` selects it. */
-export type WebhookRow = RowOf<typeof WEBHOOK>;
-
-/** The Webhook representation of a row. */
-export function toWebhook(row: WebhookRow): Webhook {
+/** The Webhook representation of a row as `WEBHOOK` selects it. */
+export function toWebhook(row: RowOf<typeof WEBHOOK>): Webhook {
   const present = WEBHOOK_REPRESENTATION.present(row);
   return { ...present, events: JSON.parse(row.events) as Webhook["events"], enabled: Boolean(row.enabled) };
 }
 
-/**
- * Create a subscription honouring `options.claim` (if any): it and its secret, or the key's stored response.
- * @throws InvalidInput (`url`), LimitReached (`MAX_WEBHOOKS`), IdempotencyKeyInProgress, IdempotencyKeyReused.
- */
+/** Create a subscription honouring `options.claim`: it and its secret, or the key's replay. @throws InvalidInput, LimitReached, IdempotencyKey{InProgress,Reused}. */
 export async function createWebhook(
   db: Database,
   input: NewWebhook,
