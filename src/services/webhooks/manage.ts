@@ -7,6 +7,7 @@ import { InvalidInput, NotFound } from "../../domain/errors";
 import { type DeliveryMode, historyAfterChange, storedInterest, type Webhook, type WebhookChange } from "../../domain/webhooks";
 import { generateWebhookSecret, isWebhookSecret } from "./signing";
 import { webhookTargetProblem } from "../../domain/webhook-target";
+import { placeholders } from "./placeholders";
 import { toWebhook, WEBHOOK } from "./subscriptions";
 import { ROTATION_OVERLAP_MS, rotatedSecrets } from "./secrets";
 
@@ -70,12 +71,7 @@ const changing = plan({
     qb
       .update(webhooks)
       .set({
-        url: sql`${c("url")}`,
-        events: sql`${c("events")}`,
-        enabled: sql`${c("enabled")}`,
-        ordering: sql`${c("ordering")}`,
-        maxInFlight: sql`${c("maxInFlight")}`,
-        rateLimit: sql`${c("rateLimit")}`,
+        ...placeholders(c, ["url", "events", "enabled", "ordering", "maxInFlight", "rateLimit"]),
         typesSince: sql`CASE WHEN ${c("retype")} THEN ${c("typesSince")} ELSE ${webhooks.typesSince} END`,
         previousEvents: sql`CASE WHEN ${c("retype")} THEN ${c("previousEvents")} ELSE ${webhooks.previousEvents} END`,
         status: sql`CASE WHEN ${c("resume")} THEN 'active' ELSE ${webhooks.status} END`,
