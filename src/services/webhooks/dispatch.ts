@@ -12,10 +12,11 @@ import {
   type SubscriptionSignals,
   subscriptionSignals,
 } from "../../telemetry/webhooks";
+import type { RoundReport } from "./chain";
 import type { FetchFn } from "./delivery";
 import { isDue, parseQueue, probe } from "./dispatch-state";
 import type { SubscribedTypes } from "./interest";
-import { ROUND_WAIT_MS, type RoundReport, runRound } from "./round";
+import { ROUND_WAIT_MS, runRound } from "./round";
 
 /** What a dispatch run needs, and its limits. */
 export interface DispatchOptions {

@@ -49,8 +49,7 @@ const c = params<ChangeValues>();
 /** Where the subscription's place waits while it is parked (read before the change forgets it). */
 const parkedAt = sql`(SELECT ${webhooks.pausedAfter} FROM ${webhooks} WHERE ${webhooks.id} = ${c("id")})`;
 const changing = plan({
-  // A resumed subscription a round parked goes back to the queue at its place; a re-typed one not queued joins it at the state's event id,
-  // checked against the log (a round may be sending to it): the type index now names only its new types.
+  // A resumed subscription a round parked rejoins the queue at its place; a re-typed one not queued joins at the state's event id, with `verify`.
   queue: c.statement(
     qb
       .update(webhookDispatch)

@@ -37,8 +37,6 @@ import {
 } from "./dispatch-state";
 import { dropRedelivery } from "./outcomes";
 
-export type { RoundReport } from "./chain";
-
 /** Events a round takes past the dispatch state's event id. */
 const NEW_EVENTS = 100;
 /** Events a round reads after a queued subscription's place. */
