@@ -175,21 +175,14 @@ export const subscriptions = involved.prepare(
     ),
 );
 
+/** A redelivery's columns but its due time, and its event's but the id. */
+const { nextAttemptAt: _due, ...REDELIVERY } = getTableColumns(r);
+const { id: _id, ...EVENT } = getTableColumns(events);
 /** Subscription `webhookId`'s redeliveries due at `now`, in the order they were queued, at most `limit`, with their event (absent: pruned, or 0 for a test). */
 const dueP = params<{ webhookId: number; now: string; limit: number }>();
 export const dueRedeliveries = dueP.prepare(
   qb
-    .select({
-      id: r.id,
-      webhookId: r.webhookId,
-      eventId: r.eventId,
-      attempts: r.attempts,
-      createdAt: r.createdAt,
-      type: events.type,
-      occurredAt: events.occurredAt,
-      data: events.data,
-      traceparent: events.traceparent,
-    })
+    .select({ ...REDELIVERY, ...EVENT })
     .from(r)
     .leftJoin(events, eq(events.id, r.eventId))
     .where(and(eq(r.webhookId, dueP("webhookId")), lte(r.nextAttemptAt, dueP("now"))))
