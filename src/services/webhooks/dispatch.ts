@@ -39,8 +39,6 @@ export interface DispatchOptions {
   poll?: boolean;
   /** How long a round waits for its chains before recording what finished, ms (default 200); a chain still out records itself. */
   waitMs?: number;
-  /** While chains are out and nothing else is due, look again this often, ms (default 250). */
-  tickMs?: number;
   /** Most chains out at once (default: no limit): the run's connections for sends (Workers); a round starts no more than are free. */
   slots?: number;
   /** Shared by the runs of one isolate: at most one of them waits out another round's hold, the others end (default: each may wait). */
@@ -105,8 +103,8 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
   const out = new Set<Promise<unknown>>();
   const failures: unknown[] = [];
   const holds = waitingOutHolds(options.holdWaiter);
-  /** Until a chain out records itself, or `tickMs` (something else may have become due). */
-  const awhile = () => Promise.race([...out, delay(options.tickMs ?? 250)]);
+  /** Until a chain out records itself, or 250 ms (something else may have become due). */
+  const awhile = () => Promise.race([...out, delay(250)]);
   try {
     while (budget > 0 && !stop() && failures.length === 0) {
       const slots = (options.slots ?? Number.POSITIVE_INFINITY) - out.size;

@@ -131,8 +131,7 @@ export async function updateWebhook(db: Database, id: number, change: WebhookCha
       resume,
     };
     const [row] = (await run(db, changing, values)).subscription;
-    if (!row) continue;
-    return toWebhook(row);
+    if (row) return toWebhook(row);
   }
 }
 

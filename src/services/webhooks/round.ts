@@ -152,8 +152,7 @@ export async function runRound(db: Database, options: RoundOptions): Promise<Rou
     }
   }
   const writes = [...ledger.writes, withValues(releasing, { token, eventId: upTo, delta: queuePatch(ledger.delta) })];
-  const released = runEach(db, writes);
-  await released;
+  await runEach(db, writes);
   report.progress = report.attempted > 0 || upTo > from || Object.keys(ledger.delta).length > 0 || writes.length > 1;
   const outstanding = out.map((f) => f.promise.then(async (sent) => record(db, f.p, sent, { upTo, token, options })));
   return { claimed: true, report, outstanding };

@@ -21,13 +21,8 @@ function replaced(row: { previousSecret: string | null; previousSecretUntil: str
 
 /** The secrets that sign a delivery at `now`: the current one, then each replaced one whose 24 h have not ended, newest first. */
 export function signingSecrets(row: { secret: string; previousSecret: string | null; previousSecretUntil: string | null }, now: Date): string[] {
-  const at = now.toISOString();
-  return [
-    row.secret,
-    ...replaced(row)
-      .filter((x) => x.until > at)
-      .map((x) => x.secret),
-  ];
+  const signing = replaced(row).filter((x) => x.until > now.toISOString());
+  return [row.secret, ...signing.map((x) => x.secret)];
 }
 
 /** The stored list as JSON in SQL (an older row's single secret as a list of one). */
