@@ -151,16 +151,12 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
         return done;
       });
       for (const chain of round.outstanding) {
-        const tracked: Promise<unknown> = chain.then(
-          (done) => {
-            add(report, done, bySubscription);
-            out.delete(tracked);
-          },
-          (error: unknown) => {
-            failures.push(error);
-            out.delete(tracked);
-          },
-        );
+        const tracked: Promise<unknown> = chain
+          .then(
+            (done) => add(report, done, bySubscription),
+            (error: unknown) => failures.push(error),
+          )
+          .finally(() => out.delete(tracked));
         out.add(tracked);
       }
       budget -= round.report.attempted;

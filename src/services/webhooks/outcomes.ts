@@ -90,13 +90,8 @@ const retrying = plan({
 
 /** The write that retries the stream event of pending `entry` on its own (ordering `none`) as a redelivery created at `now`. */
 export function retryOnItsOwn(entry: Entry, now: string): PlanRun {
-  return withValues(retrying, {
-    webhookId: entry.webhookId,
-    eventId: entry.eventId,
-    attempts: entry.attempts,
-    nextAttemptAt: entry.nextAttemptAt!,
-    createdAt: now,
-  });
+  const { webhookId, eventId, attempts, nextAttemptAt } = entry;
+  return withValues(retrying, { webhookId, eventId, attempts, nextAttemptAt: nextAttemptAt!, createdAt: now });
 }
 
 /** Subscription `id`'s status set, writing nothing when it is already so. */
