@@ -16,7 +16,6 @@ import {
   sendChain,
   type Sent,
   settle,
-  targetOf,
 } from "./chain";
 import {
   claim,
@@ -136,7 +135,7 @@ export async function runRound(db: Database, options: RoundOptions): Promise<Rou
   for (const p of starting.slice(options.slots)) settle(p, [], upTo, ledger, options);
   const flights = starting.slice(0, options.slots).map((p) => {
     const flight: { p: Planned; sent?: Sent[]; promise: Promise<Sent[]> } = { p, promise: Promise.resolve([]) };
-    flight.promise = sendChain(p.s, p.chain, targetOf(p.s, options.now()), p.queued?.attempts ?? 0, chainOptions).then((sent) => (flight.sent = sent));
+    flight.promise = sendChain(p.s, p.chain, p.queued?.attempts ?? 0, chainOptions).then((sent) => (flight.sent = sent));
     return flight;
   });
   await waitFor(
