@@ -1,5 +1,5 @@
 /** OpenAPI route definitions of /webhooks (docs/api.md#events-and-webhooks, Events tag, experimental). */
-import { z } from "@hono/zod-openapi";
+import { type RouteConfig, z } from "@hono/zod-openapi";
 import {
   errorResponses,
   idempotencyKeyHeaders,
@@ -28,8 +28,10 @@ import {
   WebhookWithSecretSchema,
 } from "./webhooks.schemas";
 
-const route = operations(["Events"]);
-const experimentalStaffOnly = { ...protectedOperation("staff"), "x-stability": "experimental" } as const;
+const events = operations(["Events"]);
+/** An Events operation for staff keys only, `x-stability: experimental` (`callbacks` after the marks, as the document lists them). */
+const route = <P extends string, R extends Omit<RouteConfig, "path" | "tags"> & { path: P }>({ callbacks, ...config }: R) =>
+  events({ ...config, ...protectedOperation("staff"), "x-stability": "experimental", callbacks } as const);
 const webhookIdParams = idParams("webhookId");
 
 const header = (name: string, description: string, example: string) => ({
@@ -88,7 +90,6 @@ export const create = route({
   summary: "Subscribe a webhook",
   description:
     "Registers `url` for the given event types (at most 500 subscriptions exist at once by default, WEBHOOKS_MAX). Returns the subscription with its signing secret, shown only in this response. Events committed after this call are delivered, signed per Standard Webhooks; earlier ones are in `GET /events`. Delivered and given-up deliveries are deleted after 7 days. Send `Idempotency-Key` to retry safely: the same key and body within 24 h answers 200 with the subscription created the first time, without its secret (never shown twice), and `Idempotent-Replayed: true`.",
-  ...experimentalStaffOnly,
   request: { headers: idempotencyKeyHeaders, body: jsonBody(NewWebhookSchema, "The subscription.") },
   responses: {
     200: createdContent(WebhookSchema, "Replay of an earlier request with the same Idempotency-Key: the subscription it created, without its secret."),
@@ -108,7 +109,6 @@ export const list = route({
   operationId: "listWebhooks",
   summary: "List webhook subscriptions",
   description: 'Subscriptions ordered by id, without secrets; paginated with `Link: rel="next"`.',
-  ...experimentalStaffOnly,
   request: { query: z.strictObject({ ...paginationQuery }) },
   responses: {
     200: { ...jsonContent(WebhooksSchema, "A page of subscriptions."), headers: { Link: responseHeaders.Link } },
@@ -122,7 +122,6 @@ export const get = route({
   operationId: "getWebhook",
   summary: "Get a webhook subscription",
   description: "The subscription and its status (`failing` after a delivery was given up); the secret is never shown again.",
-  ...experimentalStaffOnly,
   request: { params: webhookIdParams },
   responses: {
     200: jsonContent(WebhookSchema, "The subscription (without its secret)."),
@@ -136,7 +135,6 @@ export const remove = route({
   operationId: "deleteWebhook",
   summary: "Delete a webhook subscription",
   description: "Stops deliveries to the subscription and deletes its delivery log.",
-  ...experimentalStaffOnly,
   request: { params: webhookIdParams },
   responses: {
     204: { description: "Deleted." },
@@ -150,7 +148,6 @@ export const deliveries = route({
   operationId: "listWebhookDeliveries",
   summary: "List a subscription's deliveries",
   description: 'Deliveries in event order with their attempts and last result; paginated with `Link: rel="next"`.',
-  ...experimentalStaffOnly,
   request: {
     params: webhookIdParams,
     query: z.strictObject({
@@ -175,7 +172,6 @@ export const update = route({
   summary: "Change a webhook subscription",
   description:
     "A JSON Merge Patch (RFC 7396) of `url`, `events` and `enabled`: members left out are kept. A new URL passes the same checks as at creation. New event types apply to events committed after the change. `enabled: false` pauses (nothing is sent, nothing is lost: the subscription's place in the event log waits, within event retention); `enabled: true` resumes in order and revives a `failing` subscription. A change that changes nothing writes nothing.",
-  ...experimentalStaffOnly,
   request: { params: webhookIdParams, body: mergePatchBody(WebhookChangeSchema, "The members to change.") },
   responses: {
     200: jsonContent(WebhookSchema, "The subscription after the change."),
@@ -192,7 +188,6 @@ export const rotate = route({
   summary: "Rotate a subscription's signing secret",
   description:
     "Replaces the signing secret with the given one or a generated one, shown only in this response. For 24 h every delivery is signed with both (`webhook-signature: v1,<new> v1,<old>`), then the old secret is forgotten. Rotating to the secret already current changes nothing, so retrying a rotation with a given secret is harmless.",
-  ...experimentalStaffOnly,
   request: { params: webhookIdParams, body: { ...jsonBody(SecretRotationSchema, "The new secret, or nothing to generate one."), required: false } },
   responses: {
     200: jsonContent(WebhookWithSecretSchema, "The subscription and its new secret."),
@@ -207,7 +202,6 @@ export const resend = route({
   summary: "Resend one event to a subscription",
   description:
     "Makes one more delivery of an event the subscription wants and retention still holds, outside the ordered stream, with the event's own `webhook-id` (receivers deduplicate on it). Its outcome replaces the event's entry in the delivery log.",
-  ...experimentalStaffOnly,
   request: { params: eventParams, body: { ...jsonBody(NoOptionsSchema, "Nothing, or `{}`."), required: false } },
   responses: {
     202: jsonContent(WebhookDeliverySchema, "The delivery, queued."),
@@ -224,7 +218,6 @@ export const recover = route({
   summary: "Deliver again what was given up since a time",
   description:
     "Queues, in event order, one more delivery of every event committed at or after `since` whose delivery to this subscription was given up and that retention still holds. Events committed while the subscription was paused are not lost: they wait at its place in the log and are delivered on resume.",
-  ...experimentalStaffOnly,
   request: { params: webhookIdParams, body: jsonBody(RecoverySchema, "Since when.") },
   responses: {
     202: jsonContent(RecoveryResultSchema, "How many deliveries were queued (at most the room left under WEBHOOK_MAX_REDELIVERIES)."),
@@ -239,7 +232,6 @@ export const test = route({
   summary: "Send a test event",
   description:
     "Sends a signed `webhook.test` event (`id` 0, `data: {webhookId}`) at once, retried like any delivery. It appears in the delivery log as event 0 (the latest test only), not in `GET /events`.",
-  ...experimentalStaffOnly,
   request: { params: webhookIdParams, body: { ...jsonBody(NoOptionsSchema, "Nothing, or `{}`."), required: false } },
   responses: {
     202: jsonContent(WebhookDeliverySchema, "The test delivery, queued."),

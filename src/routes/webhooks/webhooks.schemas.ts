@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { mergePatchSchema } from "../../http/merge-patch";
 import { idNumber as id, MAX_ID } from "../../http/schemas";
 import { EVENT_TYPES } from "../../domain/events";
-import { DELIVERY_STATUSES, MAX_IN_FLIGHT, RATE_LIMIT, WEBHOOK_ORDERINGS, WEBHOOK_STATUSES } from "../../domain/webhooks";
+import { DELIVERY_ERRORS, DELIVERY_STATUSES, MAX_IN_FLIGHT, RATE_LIMIT, WEBHOOK_ORDERINGS, WEBHOOK_STATUSES } from "../../domain/webhooks";
 
 const timestamp = z.string().openapi({ format: "date-time", example: "2026-11-21T12:00:00.000Z" });
 
@@ -134,7 +134,7 @@ export const WebhookDeliverySchema = z
     nextAttemptAt: timestamp.optional().openapi({ description: "While pending: when the next attempt is due." }),
     lastAttemptAt: timestamp.optional(),
     lastStatusCode: z.number().int().optional().openapi({ description: "HTTP status of the last response (absent when none was received).", example: 200 }),
-    lastError: z.enum(["http_status", "timeout", "refused", "dns", "tls", "private_address", "network"]).optional().openapi({
+    lastError: z.enum(DELIVERY_ERRORS).optional().openapi({
       description:
         "Why the last attempt failed, coarsely: `http_status` (see `lastStatusCode`), `timeout`, `refused` (connection refused), `dns` (the name did not resolve), `tls` (handshake or certificate), `private_address` (the target is or resolves to a loopback, private or link-local address), `network` (anything else).",
       example: "http_status",

@@ -26,7 +26,9 @@ export interface RoundReport {
   progress: boolean;
   attempted: number;
   delivered: number;
+  /** Failed attempts that were rescheduled. */
   retried: number;
+  /** Deliveries given up after `maxAttempts` (their subscriptions are now `failing`). */
   givenUp: number;
   /** The same by subscription id, with its oldest undelivered event as read (docs/operations.md#metrics). */
   subscriptions: Record<number, SubscriptionOutcome>;
@@ -61,11 +63,6 @@ export function redeliveryMessage(x: Redelivery): Message | undefined {
   return eventMessage({ id: x.eventId, type: x.type, occurredAt: x.occurredAt, data: x.data, traceparent: x.traceparent });
 }
 
-/** Where subscription `s`'s messages go at `now`, signed by its secret and those a rotation replaced in the last 24 h. */
-export function targetOf(s: Subscription, now: Date): Target {
-  return { webhookId: s.id, url: s.url, secrets: signingSecrets(s, now) };
-}
-
 /** One sent link and what came of it. */
 export interface Sent {
   link: Link;
@@ -82,11 +79,12 @@ async function until(at: number): Promise<void> {
 const chainLimit = (s: Pick<Subscription, "ordering" | "maxInFlight">) => (s.ordering === "none" ? Math.max(CHAIN, 2 * s.maxInFlight) : CHAIN);
 
 /**
- * Send `chain` to `s` at `target`: one at a time until an attempt fails with attempts left (`prior`: those of its first stream event), or
- * up to `maxInFlight` at once (ordering `none`); none after `stop()`, the quota or `ROUND_MS`; at most `rateLimit` a second, ending an interval after the last.
- * @returns what was sent, in chain order (a prefix). Never throws (a failed attempt is a result).
+ * Send `chain` to `s`, signed by the secrets that sign now: `strict`, one at a time until an attempt fails with attempts left (`prior`: those
+ * of its first stream event); `none`, `maxInFlight` at once. None after `stop()`, the quota or `ROUND_MS`; at most `rateLimit` a second.
+ * @returns what was sent, in chain order. Never throws.
  */
-export async function sendChain(s: Subscription, chain: Link[], target: Target, prior: number, options: ChainOptions): Promise<Sent[]> {
+export async function sendChain(s: Subscription, chain: Link[], prior: number, options: ChainOptions): Promise<Sent[]> {
+  const target: Target = { webhookId: s.id, url: s.url, secrets: signingSecrets(s, options.now()) };
   const links = chain.slice(0, chainLimit(s));
   const sent: Sent[] = [];
   const interval = s.rateLimit === null ? 0 : 1000 / s.rateLimit;

@@ -1,5 +1,5 @@
 /** A subscription's delivery log (docs/api.md#events-and-webhooks) and its retention; each status is its own range of the log's key. */
-import { and, eq, gt, lt, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, gt, lt, sql } from "drizzle-orm";
 import { alias, unionAll } from "drizzle-orm/sqlite-core";
 import { qb, type Database } from "../../db/client";
 import { execute, params, plan, read, runEach, withValues, type PlanResults } from "../../db/plan";
@@ -11,18 +11,9 @@ import { logRangeDelete, subscriptionExists } from "./subscriptions";
 
 const d = webhookDeliveries;
 
-const LOG_COLUMNS = {
-  webhookId: d.webhookId,
-  eventId: d.eventId,
-  eventType: d.eventType,
-  status: d.status,
-  attempts: d.attempts,
-  nextAttemptAt: d.nextAttemptAt,
-  lastAttemptAt: d.lastAttemptAt,
-  lastStatusCode: d.lastStatusCode,
-  lastError: d.lastError,
-  finishedAt: d.finishedAt,
-};
+/** Every column of an entry, its event before its status. */
+const { webhookId, status, eventId, eventType, ...attempt } = getTableColumns(d);
+const LOG_COLUMNS = { webhookId, eventId, eventType, status, ...attempt };
 
 const p = params<Omit<DeliveryPage, "status"> & { status: DeliveryStatus | null }>();
 

@@ -63,10 +63,7 @@ function classifyFetchError(error: unknown): DeliveryError {
   return "network";
 }
 
-/**
- * Send one signed attempt of `message` to `target` at `at`, in a client span `petstore.webhook.attempt` linked to the committing write's
- * trace, its context carried as W3C `traceparent`. Never throws.
- */
+/** Send one signed attempt of `message` to `target` at `at`, in a client span linked to the committing write's trace (W3C `traceparent`). Never throws. */
 export function attempt(target: Target, message: Message, options: { config: AppConfig; at: Date; fetch: FetchFn }): Promise<AttemptResult> {
   // The target's host only: a URL's path or query may hold a receiver's token.
   const host = new URL(target.url).hostname;

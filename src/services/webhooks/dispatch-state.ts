@@ -5,10 +5,7 @@ import { params, plan } from "../../db/plan";
 import { events, webhookDeliveries, webhookDispatch, webhookEventTypes, webhookRedeliveries, webhooks } from "../../db/schema";
 import { variants } from "../../db/variants";
 
-/**
- * A subscription behind the state's event id: done up to `after`, next due at `due` (absent: now); leased to round `token` until `lease`
- * while its attempts are out; `verify`: what the log holds after `after` is done.
- */
+/** A subscription behind the state's event id: done up to `after`, due at `due` (absent: now), leased to round `token` until `lease`; `verify`: check the log. */
 export interface QueueEntry {
   after: number;
   /** Failed attempts of the event after `after` so far. */
@@ -109,10 +106,7 @@ export const release = releasing.statement(
     .where(and(eq(D.id, 1), eq(D.leaseToken, releasing("token")))),
 );
 
-/**
- * The end of attempts that outlived their round: the entry they hold (`token`) replaced by `patch`, or `removal` when it reached `upTo`,
- * the event id has not moved past it and no round holds the state (a round that read the queue skipped it; its release moves past it).
- */
+/** The end of attempts that outlived their round: the entry they hold (`token`) set to `patch`, or `removal` if no round holds the state and event id ≤ `upTo`. */
 const finishing = params<{ id: string; token: string; patch: string; removal: string | null; upTo: number }>();
 export const finish = finishing.statement(
   qb
@@ -181,21 +175,14 @@ export const subscriptions = involved.prepare(
     ),
 );
 
+/** A redelivery's columns but its due time, and its event's but the id. */
+const { nextAttemptAt: _due, ...REDELIVERY } = getTableColumns(r);
+const { id: _id, ...EVENT } = getTableColumns(events);
 /** Subscription `webhookId`'s redeliveries due at `now`, in the order they were queued, at most `limit`, with their event (absent: pruned, or 0 for a test). */
 const dueP = params<{ webhookId: number; now: string; limit: number }>();
 export const dueRedeliveries = dueP.prepare(
   qb
-    .select({
-      id: r.id,
-      webhookId: r.webhookId,
-      eventId: r.eventId,
-      attempts: r.attempts,
-      createdAt: r.createdAt,
-      type: events.type,
-      occurredAt: events.occurredAt,
-      data: events.data,
-      traceparent: events.traceparent,
-    })
+    .select({ ...REDELIVERY, ...EVENT })
     .from(r)
     .leftJoin(events, eq(events.id, r.eventId))
     .where(and(eq(r.webhookId, dueP("webhookId")), lte(r.nextAttemptAt, dueP("now"))))

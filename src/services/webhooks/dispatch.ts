@@ -12,10 +12,11 @@ import {
   type SubscriptionSignals,
   subscriptionSignals,
 } from "../../telemetry/webhooks";
+import type { RoundReport } from "./chain";
 import type { FetchFn } from "./delivery";
 import { isDue, parseQueue, probe } from "./dispatch-state";
 import type { SubscribedTypes } from "./interest";
-import { ROUND_WAIT_MS, type RoundReport, runRound } from "./round";
+import { ROUND_WAIT_MS, runRound } from "./round";
 
 /** What a dispatch run needs, and its limits. */
 export interface DispatchOptions {
@@ -38,8 +39,6 @@ export interface DispatchOptions {
   poll?: boolean;
   /** How long a round waits for its chains before recording what finished, ms (default 200); a chain still out records itself. */
   waitMs?: number;
-  /** While chains are out and nothing else is due, look again this often, ms (default 250). */
-  tickMs?: number;
   /** Most chains out at once (default: no limit): the run's connections for sends (Workers); a round starts no more than are free. */
   slots?: number;
   /** Shared by the runs of one isolate: at most one of them waits out another round's hold, the others end (default: each may wait). */
@@ -68,14 +67,8 @@ function waitingOutHolds(shared: HoldWaiter | undefined): { wait(): boolean; sto
   };
 }
 
-/** What one `dispatchDue` run did. */
-export interface DispatchReport {
-  attempted: number;
-  delivered: number;
-  /** Failed attempts that were rescheduled. */
-  retried: number;
-  /** Deliveries given up after `maxAttempts` (their subscriptions are now `failing`). */
-  givenUp: number;
+/** What one `dispatchDue` run did: the counts of its rounds. */
+export interface DispatchReport extends Omit<RoundReport, "progress" | "subscriptions"> {
   /** By subscription: this run's attempts, and its backlog and oldest undelivered event as the run left them (Workers' log line). */
   subscriptions?: SubscriptionSignals[];
 }
@@ -85,10 +78,7 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setTimeout(resolve
 
 /** Add `done`'s counts to `report` and `bySubscription`, and record them. */
 function add(report: DispatchReport, done: RoundReport, bySubscription: Record<number, SubscriptionOutcome>): void {
-  report.attempted += done.attempted;
-  report.delivered += done.delivered;
-  report.retried += done.retried;
-  report.givenUp += done.givenUp;
+  for (const count of ["attempted", "delivered", "retried", "givenUp"] as const) report[count] += done[count];
   for (const [id, { delivered, failed, givenUp }] of Object.entries(done.subscriptions)) {
     const run = bySubscription[Number(id)] ?? { delivered: 0, failed: 0, givenUp: 0 };
     bySubscription[Number(id)] = { delivered: run.delivered + delivered, failed: run.failed + failed, givenUp: run.givenUp + givenUp };
@@ -113,8 +103,8 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
   const out = new Set<Promise<unknown>>();
   const failures: unknown[] = [];
   const holds = waitingOutHolds(options.holdWaiter);
-  /** Until a chain out records itself, or `tickMs` (something else may have become due). */
-  const awhile = () => Promise.race([...out, delay(options.tickMs ?? 250)]);
+  /** Until a chain out records itself, or 250 ms (something else may have become due). */
+  const awhile = () => Promise.race([...out, delay(250)]);
   try {
     while (budget > 0 && !stop() && failures.length === 0) {
       const slots = (options.slots ?? Number.POSITIVE_INFINITY) - out.size;
@@ -161,16 +151,12 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
         return done;
       });
       for (const chain of round.outstanding) {
-        const tracked: Promise<unknown> = chain.then(
-          (done) => {
-            add(report, done, bySubscription);
-            out.delete(tracked);
-          },
-          (error: unknown) => {
-            failures.push(error);
-            out.delete(tracked);
-          },
-        );
+        const tracked: Promise<unknown> = chain
+          .then(
+            (done) => add(report, done, bySubscription),
+            (error: unknown) => failures.push(error),
+          )
+          .finally(() => out.delete(tracked));
         out.add(tracked);
       }
       budget -= round.report.attempted;

@@ -7,6 +7,7 @@ import { InvalidInput, NotFound } from "../../domain/errors";
 import { type DeliveryMode, historyAfterChange, storedInterest, type Webhook, type WebhookChange } from "../../domain/webhooks";
 import { generateWebhookSecret, isWebhookSecret } from "./signing";
 import { webhookTargetProblem } from "../../domain/webhook-target";
+import { placeholders } from "./placeholders";
 import { toWebhook, WEBHOOK } from "./subscriptions";
 import { ROTATION_OVERLAP_MS, rotatedSecrets } from "./secrets";
 
@@ -48,8 +49,7 @@ const c = params<ChangeValues>();
 /** Where the subscription's place waits while it is parked (read before the change forgets it). */
 const parkedAt = sql`(SELECT ${webhooks.pausedAfter} FROM ${webhooks} WHERE ${webhooks.id} = ${c("id")})`;
 const changing = plan({
-  // A resumed subscription a round parked goes back to the queue at its place; a re-typed one not queued joins it at the state's event id,
-  // checked against the log (a round may be sending to it): the type index now names only its new types.
+  // A resumed subscription a round parked rejoins the queue at its place; a re-typed one not queued joins at the state's event id, with `verify`.
   queue: c.statement(
     qb
       .update(webhookDispatch)
@@ -70,12 +70,7 @@ const changing = plan({
     qb
       .update(webhooks)
       .set({
-        url: sql`${c("url")}`,
-        events: sql`${c("events")}`,
-        enabled: sql`${c("enabled")}`,
-        ordering: sql`${c("ordering")}`,
-        maxInFlight: sql`${c("maxInFlight")}`,
-        rateLimit: sql`${c("rateLimit")}`,
+        ...placeholders(c, ["url", "events", "enabled", "ordering", "maxInFlight", "rateLimit"]),
         typesSince: sql`CASE WHEN ${c("retype")} THEN ${c("typesSince")} ELSE ${webhooks.typesSince} END`,
         previousEvents: sql`CASE WHEN ${c("retype")} THEN ${c("previousEvents")} ELSE ${webhooks.previousEvents} END`,
         status: sql`CASE WHEN ${c("resume")} THEN 'active' ELSE ${webhooks.status} END`,
@@ -136,8 +131,7 @@ export async function updateWebhook(db: Database, id: number, change: WebhookCha
       resume,
     };
     const [row] = (await run(db, changing, values)).subscription;
-    if (!row) continue;
-    return toWebhook(row);
+    if (row) return toWebhook(row);
   }
 }
 
@@ -159,10 +153,7 @@ const rotating = plan({
   ),
 });
 
-/**
- * Rotate subscription `id`'s secret to `given` or a generated one; the old one signs too for `ROTATION_OVERLAP_MS`.
- * @returns the subscription and its new secret. @throws NotFound, InvalidInput (`secret`).
- */
+/** Rotate subscription `id`'s secret to `given` or a new one; the old one signs for `ROTATION_OVERLAP_MS` more. @throws NotFound, InvalidInput. */
 export async function rotateWebhookSecret(db: Database, id: number, given: string | undefined, now: Date): Promise<{ webhook: Webhook; secret: string }> {
   if (given !== undefined && !isWebhookSecret(given)) throw new InvalidInput("secret", "Must be whsec_ followed by the base64 of 24 to 64 bytes.");
   const secret = given ?? generateWebhookSecret();

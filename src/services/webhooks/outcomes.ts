@@ -3,6 +3,7 @@ import { and, eq, inArray, ne, sql } from "drizzle-orm";
 import { qb } from "../../db/client";
 import { params, plan, type PlanRun, withValues } from "../../db/plan";
 import { webhookDeliveries, webhookRedeliveries, webhooks } from "../../db/schema";
+import { aliasedPlaceholders, placeholders } from "./placeholders";
 import { DELIVERY_STATUSES, type DeliveryError, type WebhookStatus } from "../../domain/webhooks";
 
 const d = webhookDeliveries;
@@ -12,31 +13,18 @@ const r = webhookRedeliveries;
 export type Entry = Omit<typeof d.$inferSelect, "lastError"> & { lastError: DeliveryError | null };
 
 const entryP = params<Entry>();
+/** The columns an attempt sets. */
+const ATTEMPT_COLUMNS = ["attempts", "nextAttemptAt", "lastAttemptAt", "lastStatusCode", "lastError", "finishedAt"] as const;
 /** The entry's values as a row of its subscription: none when the subscription was deleted meanwhile (its work is dropped). */
 const entryRow = qb
   .select({
     webhookId: webhooks.id,
-    status: sql<string>`${entryP("status")}`.as("status"),
-    eventId: sql<number>`${entryP("eventId")}`.as("event_id"),
-    eventType: sql<string>`${entryP("eventType")}`.as("event_type"),
-    attempts: sql<number>`${entryP("attempts")}`.as("attempts"),
-    nextAttemptAt: sql<string | null>`${entryP("nextAttemptAt")}`.as("next_attempt_at"),
-    lastAttemptAt: sql<string>`${entryP("lastAttemptAt")}`.as("last_attempt_at"),
-    lastStatusCode: sql<number | null>`${entryP("lastStatusCode")}`.as("last_status_code"),
-    lastError: sql<string | null>`${entryP("lastError")}`.as("last_error"),
-    finishedAt: sql<string | null>`${entryP("finishedAt")}`.as("finished_at"),
+    ...aliasedPlaceholders(entryP, ["status", "eventId", "eventType", ...ATTEMPT_COLUMNS]),
   })
   .from(webhooks)
   .where(eq(webhooks.id, entryP("webhookId")));
 /** The attempt columns, set from the entry's values: on an insert that finds the entry, and on a move. */
-const ATTEMPT = {
-  attempts: sql`${entryP("attempts")}`,
-  nextAttemptAt: sql`${entryP("nextAttemptAt")}`,
-  lastAttemptAt: sql`${entryP("lastAttemptAt")}`,
-  lastStatusCode: sql`${entryP("lastStatusCode")}`,
-  lastError: sql`${entryP("lastError")}`,
-  finishedAt: sql`${entryP("finishedAt")}`,
-};
+const ATTEMPT = placeholders(entryP, ATTEMPT_COLUMNS);
 
 /** The entry written (first attempt), or its attempt set on the entry of that status; a pending entry that lost its count gives way to a finished one. */
 const writing = plan({
@@ -58,7 +46,7 @@ const moving = plan({
   entry: entryP.statement(
     qb
       .update(d)
-      .set({ status: sql`${entryP("status")}`, eventType: sql`${entryP("eventType")}`, ...ATTEMPT })
+      .set({ ...placeholders(entryP, ["status", "eventType"]), ...ATTEMPT })
       .where(and(eq(d.webhookId, entryP("webhookId")), eq(d.status, "pending"), eq(d.eventId, entryP("eventId")))),
   ),
 });
@@ -92,10 +80,7 @@ const retrying = plan({
         .select({
           id: sql<null>`NULL`.as("id"),
           webhookId: webhooks.id,
-          eventId: sql<number>`${retryingP("eventId")}`.as("event_id"),
-          attempts: sql<number>`${retryingP("attempts")}`.as("attempts"),
-          nextAttemptAt: sql<string>`${retryingP("nextAttemptAt")}`.as("next_attempt_at"),
-          createdAt: sql<string>`${retryingP("createdAt")}`.as("created_at"),
+          ...aliasedPlaceholders(retryingP, ["eventId", "attempts", "nextAttemptAt", "createdAt"]),
         })
         .from(webhooks)
         .where(eq(webhooks.id, retryingP("webhookId"))),
@@ -105,13 +90,8 @@ const retrying = plan({
 
 /** The write that retries the stream event of pending `entry` on its own (ordering `none`) as a redelivery created at `now`. */
 export function retryOnItsOwn(entry: Entry, now: string): PlanRun {
-  return withValues(retrying, {
-    webhookId: entry.webhookId,
-    eventId: entry.eventId,
-    attempts: entry.attempts,
-    nextAttemptAt: entry.nextAttemptAt!,
-    createdAt: now,
-  });
+  const { webhookId, eventId, attempts, nextAttemptAt } = entry;
+  return withValues(retrying, { webhookId, eventId, attempts, nextAttemptAt: nextAttemptAt!, createdAt: now });
 }
 
 /** Subscription `id`'s status set, writing nothing when it is already so. */

@@ -1,7 +1,4 @@
-/**
- * One dispatch round (docs/webhooks.md#design): lease the state, read what is due, start each subscription's chain, record what finished
- * within a short wait with the release in one batch; a chain still out stays leased in its queue entry and records itself when it ends.
- */
+/** One dispatch round (docs/webhooks.md#design): lease the state, start the due chains, record what finished with the release; the rest record themselves. */
 import type { Database } from "../../db/client";
 import { execute, plan, read, readEach, runEach, statement, type PlanRun, withValues } from "../../db/plan";
 import { storedInterest, wants } from "../../domain/webhooks";
@@ -19,7 +16,6 @@ import {
   sendChain,
   type Sent,
   settle,
-  targetOf,
 } from "./chain";
 import {
   claim,
@@ -39,8 +35,6 @@ import {
   subscriptions,
 } from "./dispatch-state";
 import { dropRedelivery } from "./outcomes";
-
-export type { RoundReport } from "./chain";
 
 /** Events a round takes past the dispatch state's event id. */
 const NEW_EVENTS = 100;
@@ -141,7 +135,7 @@ export async function runRound(db: Database, options: RoundOptions): Promise<Rou
   for (const p of starting.slice(options.slots)) settle(p, [], upTo, ledger, options);
   const flights = starting.slice(0, options.slots).map((p) => {
     const flight: { p: Planned; sent?: Sent[]; promise: Promise<Sent[]> } = { p, promise: Promise.resolve([]) };
-    flight.promise = sendChain(p.s, p.chain, targetOf(p.s, options.now()), p.queued?.attempts ?? 0, chainOptions).then((sent) => (flight.sent = sent));
+    flight.promise = sendChain(p.s, p.chain, p.queued?.attempts ?? 0, chainOptions).then((sent) => (flight.sent = sent));
     return flight;
   });
   await waitFor(
@@ -157,8 +151,7 @@ export async function runRound(db: Database, options: RoundOptions): Promise<Rou
     }
   }
   const writes = [...ledger.writes, withValues(releasing, { token, eventId: upTo, delta: queuePatch(ledger.delta) })];
-  const released = runEach(db, writes);
-  await released;
+  await runEach(db, writes);
   report.progress = report.attempted > 0 || upTo > from || Object.keys(ledger.delta).length > 0 || writes.length > 1;
   const outstanding = out.map((f) => f.promise.then(async (sent) => record(db, f.p, sent, { upTo, token, options })));
   return { claimed: true, report, outstanding };

@@ -1,7 +1,4 @@
-/**
- * The secrets that sign a subscription's deliveries (docs/webhooks.md#rotating-the-secret). This module owns `previous_secret`: JSON
- * `[{"secret", "until"}]`, newest first (an older row holds one secret there, with `previous_secret_until`).
- */
+/** The secrets that sign a subscription's deliveries (docs/webhooks.md#rotating-the-secret); owns `previous_secret`: JSON `[{"secret", "until"}]`, newest first. */
 import { type SQL, sql } from "drizzle-orm";
 import { webhooks } from "../../db/schema";
 
@@ -24,13 +21,8 @@ function replaced(row: { previousSecret: string | null; previousSecretUntil: str
 
 /** The secrets that sign a delivery at `now`: the current one, then each replaced one whose 24 h have not ended, newest first. */
 export function signingSecrets(row: { secret: string; previousSecret: string | null; previousSecretUntil: string | null }, now: Date): string[] {
-  const at = now.toISOString();
-  return [
-    row.secret,
-    ...replaced(row)
-      .filter((x) => x.until > at)
-      .map((x) => x.secret),
-  ];
+  const signing = replaced(row).filter((x) => x.until > now.toISOString());
+  return [row.secret, ...signing.map((x) => x.secret)];
 }
 
 /** The stored list as JSON in SQL (an older row's single secret as a list of one). */

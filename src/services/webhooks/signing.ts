@@ -7,9 +7,7 @@ const SECRET_BYTES = 32;
 /** A new subscription secret: `whsec_` + base64 of 32 random bytes (Web Crypto). */
 export function generateWebhookSecret(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(SECRET_BYTES));
-  let binary = "";
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return `whsec_${btoa(binary)}`;
+  return `whsec_${btoa(String.fromCharCode(...bytes))}`;
 }
 
 /** Whether `secret` is a signing secret a subscriber may choose: `whsec_` + base64 of 24..64 bytes (Standard Webhooks). */

@@ -10,6 +10,7 @@ import type { Creation, KeyClaim } from "../../domain/idempotency";
 import { type DeliveryMode, type DeliveryStatus, MAX_IN_FLIGHT, type NewWebhook, type Webhook, type WebhookStatus } from "../../domain/webhooks";
 import { webhookTargetProblem } from "../../domain/webhook-target";
 import { claimStep, claimValues, keyRowStep, recordCreated, releaseStep, replayUnlessClaimed } from "../idempotency.service";
+import { aliasedPlaceholders } from "./placeholders";
 import { generateWebhookSecret } from "./signing";
 
 /** Most subscriptions that may exist at once by default (WEBHOOKS_MAX, docs/api.md#events-and-webhooks). */
@@ -36,9 +37,7 @@ function insertSubscription(guard?: SQL) {
         qb
           .select({
             id: sql<number>`NULL`.as("id"),
-            url: sql<string>`${creating("url")}`.as("url"),
-            events: sql<string>`${creating("events")}`.as("events"),
-            secret: sql<string>`${creating("secret")}`.as("secret"),
+            ...aliasedPlaceholders(creating, ["url", "events", "secret"]),
             previousSecret: sql<null>`NULL`.as("previous_secret"),
             previousSecretUntil: sql<null>`NULL`.as("previous_secret_until"),
             status: sql<WebhookStatus>`'active'`.as("status"),
@@ -48,9 +47,7 @@ function insertSubscription(guard?: SQL) {
             typesSince: sql<number>`0`.as("types_since"),
             previousEvents: sql<null>`NULL`.as("previous_events"),
             pausedAfter: sql<null>`NULL`.as("paused_after"),
-            ordering: sql<string>`${creating("ordering")}`.as("ordering"),
-            maxInFlight: sql<number>`${creating("maxInFlight")}`.as("max_in_flight"),
-            rateLimit: sql<number | null>`${creating("rateLimit")}`.as("rate_limit"),
+            ...aliasedPlaceholders(creating, ["ordering", "maxInFlight", "rateLimit"]),
           })
           .from(subscriptionCount)
           .where(and(lt(subscriptionCount.n, creating("max")), guard)),
@@ -149,19 +146,13 @@ const removal = plan({
   ),
 });
 
-/** A subscription row as `WEBHOOK` selects it. */
-export type WebhookRow = RowOf<typeof WEBHOOK>;
-
-/** The Webhook representation of a row. */
-export function toWebhook(row: WebhookRow): Webhook {
+/** The Webhook representation of a row as `WEBHOOK` selects it. */
+export function toWebhook(row: RowOf<typeof WEBHOOK>): Webhook {
   const present = WEBHOOK_REPRESENTATION.present(row);
   return { ...present, events: JSON.parse(row.events) as Webhook["events"], enabled: Boolean(row.enabled) };
 }
 
-/**
- * Create a subscription honouring `options.claim` (if any): it and its secret, or the key's stored response.
- * @throws InvalidInput (`url`), LimitReached (`MAX_WEBHOOKS`), IdempotencyKeyInProgress, IdempotencyKeyReused.
- */
+/** Create a subscription honouring `options.claim`: it and its secret, or the key's replay. @throws InvalidInput, LimitReached, IdempotencyKey{InProgress,Reused}. */
 export async function createWebhook(
   db: Database,
   input: NewWebhook,
