@@ -21,21 +21,25 @@ export function errorType(error: unknown): string {
 
 /**
  * Run `fn` inside an active span `name` (children started in it are its children); the span ends when `fn` settles, with status ERROR,
- * `error.type` and the exception recorded when it throws; `duration`: a histogram that records its seconds too (with that `error.type`).
+ * `error.type` and the exception recorded when it throws; `failed`: the `error.type` of a result that failed without throwing (set on
+ * the span); `duration`: a histogram that records its seconds too (with either `error.type`).
  * Without a registered SDK the span records nothing. @returns what `fn` returns. @throws what `fn` throws.
  */
 export function inSpan<T>(
   name: string,
   attributes: Attributes,
   fn: (span: Span) => Promise<T>,
-  options: { kind?: SpanKind; links?: Link[]; duration?: Histogram } = {},
+  options: { kind?: SpanKind; links?: Link[]; duration?: Histogram; failed?: (result: T) => string | null } = {},
 ): Promise<T> {
-  const { kind = SpanKind.INTERNAL, links = [], duration } = options;
+  const { kind = SpanKind.INTERNAL, links = [], duration, failed } = options;
   const started = duration && performance.now();
   return trace.getTracer(SCOPE).startActiveSpan(name, { kind, attributes, links }, async (span) => {
-    let failure: string | undefined;
+    let failure: string | null | undefined;
     try {
-      return await fn(span);
+      const result = await fn(span);
+      failure = failed?.(result);
+      if (failure) span.setAttribute("error.type", failure);
+      return result;
     } catch (error) {
       failure = errorType(error);
       span.recordException(error instanceof Error ? error : String(error));

@@ -1,7 +1,8 @@
 /**
  * True latencies (docs/operations.md#metrics): the duration histograms resolve a sub-millisecond answer. Known durations, timed by an
  * injected clock, go through the request log's timing and the metrics the server exports; a real Prometheus scrapes them and its
- * `histogram_quantile` lands within one bucket of the true quantile. The database and webhook-attempt histograms share the buckets.
+ * `histogram_quantile` lands within one bucket of the true quantile. The database and webhook-attempt histograms share the buckets;
+ * an attempt that failed is labelled with its `error_type`.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { consoleSink, elapsedMs, jsonLogger } from "../../src/logger";
@@ -68,5 +69,19 @@ it("database round trips and webhook attempts are measured on the same buckets, 
   for (const name of ["db_client_operation_duration_seconds_bucket", "petstore_webhook_attempt_duration_seconds_bucket"]) {
     const buckets = await prometheus.queryUntil(`${name}{le="0.0001"}`);
     expect(buckets.length, name).toBeGreaterThan(0);
+  }
+}, 30_000);
+
+it("a webhook attempt that failed without throwing is measured under its error.type", async () => {
+  const target = { webhookId: 2, url: "http://127.0.0.1:9/hook", secrets: [`whsec_${btoa("k".repeat(24))}`] };
+  const message = { eventId: 2, eventType: "category.created", messageId: "evt_2", body: "{}", traceparent: null };
+  const config = parseConfig({ ...TEST_ENV, WEBHOOKS_ALLOW_PRIVATE: "true" });
+  const answered = await attempt(target, message, { config, at: new Date(), fetch: async () => new Response(null, { status: 503 }) });
+  expect(answered.error).toBe("http_status");
+  const refused = await attempt(target, message, { config, at: new Date(), fetch: async () => Promise.reject(new Error("connect ECONNREFUSED")) });
+  expect(refused.error).toBe("refused");
+  for (const errorType of ["http_status", "refused"]) {
+    const [count] = await prometheus.queryUntil(`petstore_webhook_attempt_duration_seconds_count{error_type="${errorType}"}`);
+    expect(Number(count!.value[1]), errorType).toBe(1);
   }
 }, 30_000);

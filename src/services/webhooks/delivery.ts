@@ -81,10 +81,9 @@ export function attempt(target: Target, message: Message, options: { config: App
     async (span) => {
       const result = await send(target, host, message, options);
       if (result.statusCode !== null) span.setAttribute("http.response.status_code", result.statusCode);
-      if (result.error) span.setAttribute("error.type", result.error);
       return result;
     },
-    { kind: SpanKind.CLIENT, links: linkTo(message.traceparent), duration: instruments().webhookAttemptDuration },
+    { kind: SpanKind.CLIENT, links: linkTo(message.traceparent), duration: instruments().webhookAttemptDuration, failed: (result) => result.error },
   );
 }
 
