@@ -5,6 +5,7 @@ import { type Database, qb } from "../db/client";
 import { isConstraintError } from "../db/errors";
 import { execute, guarded, type Params, params, plan, run } from "../db/plan";
 import { accounts, apiKeys } from "../db/schema";
+import { aliasedPlaceholders } from "../db/placeholders";
 import { jsonObject } from "../db/select-list";
 import type { Account, ApiKey, NewApiKey } from "../domain/accounts";
 import { Conflict, LimitReached, NotFound } from "../domain/errors";
@@ -25,9 +26,7 @@ function newKeyColumns<V extends KeyMaterial>(p: Params<V>, accountId: SQL<numbe
     id: sql<number>`NULL`.as("id"),
     accountId: accountId.as("account_id"),
     name: name.as("name"),
-    prefix: sql<string>`${p("prefix")}`.as("prefix"),
-    secretHash: sql<string>`${p("secretHash")}`.as("secret_hash"),
-    createdAt: sql<string>`${p("createdAt")}`.as("created_at"),
+    ...aliasedPlaceholders(p, ["prefix", "secretHash", "createdAt"]),
     lastUsedAt: sql<string | null>`NULL`.as("last_used_at"),
     revokedAt: sql<string | null>`NULL`.as("revoked_at"),
   };
@@ -234,8 +233,7 @@ const bootstrap = plan({
         .select({
           id: sql<number>`NULL`.as("id"),
           name: sql<string>`'bootstrap'`.as("name"),
-          email: sql<string>`${booting("email")}`.as("email"),
-          emailKey: sql<string>`${booting("emailKey")}`.as("email_key"),
+          ...aliasedPlaceholders(booting, ["email", "emailKey"]),
           role: sql<Role>`'staff'`.as("role"),
           createdAt: sql<string>`${booting("createdAt")}`.as("created_at"),
         })

@@ -7,7 +7,7 @@ import { InvalidInput, NotFound } from "../../domain/errors";
 import { type DeliveryMode, historyAfterChange, storedInterest, type Webhook, type WebhookChange } from "../../domain/webhooks";
 import { generateWebhookSecret, isWebhookSecret } from "./signing";
 import { webhookTargetProblem } from "../../domain/webhook-target";
-import { placeholders } from "./placeholders";
+import { placeholders } from "../../db/placeholders";
 import { toWebhook, WEBHOOK } from "./subscriptions";
 import { ROTATION_OVERLAP_MS, rotatedSecrets } from "./secrets";
 

@@ -3,7 +3,7 @@ import { and, eq, inArray, ne, sql } from "drizzle-orm";
 import { qb } from "../../db/client";
 import { params, plan, type PlanRun, withValues } from "../../db/plan";
 import { webhookDeliveries, webhookRedeliveries, webhooks } from "../../db/schema";
-import { aliasedPlaceholders, placeholders } from "./placeholders";
+import { aliasedPlaceholders, placeholders } from "../../db/placeholders";
 import { DELIVERY_STATUSES, type DeliveryError, type WebhookStatus } from "../../domain/webhooks";
 
 const d = webhookDeliveries;

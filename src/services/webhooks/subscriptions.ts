@@ -10,7 +10,7 @@ import type { Creation, KeyClaim } from "../../domain/idempotency";
 import { type DeliveryMode, type DeliveryStatus, MAX_IN_FLIGHT, type NewWebhook, type Webhook, type WebhookStatus } from "../../domain/webhooks";
 import { webhookTargetProblem } from "../../domain/webhook-target";
 import { claimStep, claimValues, keyRowStep, recordCreated, releaseStep, replayUnlessClaimed } from "../idempotency.service";
-import { aliasedPlaceholders } from "./placeholders";
+import { aliasedPlaceholders } from "../../db/placeholders";
 import { generateWebhookSecret } from "./signing";
 
 /** Most subscriptions that may exist at once by default (WEBHOOKS_MAX, docs/api.md#events-and-webhooks). */

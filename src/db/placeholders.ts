@@ -1,7 +1,7 @@
 /** Named values of a `params<V>()` statement as SQL: the `set` of an update, or the select list of an insert-select. */
 import { type SQL, sql } from "drizzle-orm";
 import { toSnakeCase } from "drizzle-orm/casing";
-import type { Params } from "../../db/plan";
+import type { Params } from "./plan";
 
 /** `{key: placeholder}` for each of `keys`, in order (an update's `set`). */
 export function placeholders<V, const K extends keyof V & string>(p: Params<V>, keys: readonly K[]): { [k in K]: SQL<V[k]> } {
