@@ -201,6 +201,22 @@ export function idempotencyScenarios(getTarget: () => Target): void {
       expect([replay.status, replay.headers.get("idempotent-replayed"), replay.body]).toEqual([201, "true", category]);
     });
 
+    it("a response stored by an earlier release still replays: the fingerprint's canonical JSON (sorted keys, JSON escapes) is fixed", async () => {
+      const accountId = (await api.get("/accounts/me", { key })).body.id;
+      const stored = uniqueName("stored");
+      // requestFingerprint("POST", "/categories", body) as the release before it stored it.
+      const fingerprint = "b55e9882b28719276fe34ab248d64e7e1e1a74aeed11b38614681b879ae48763";
+      const answer = { id: 999_999, name: 'Pinned é\u2028"q"', description: "b\u0001" };
+      await getTarget().db!.execute({
+        sql: `INSERT INTO idempotency_keys (account_id, key, method, path, request_hash, response_status, response_body, response_headers, created_at, claim_token)
+              VALUES (?, ?, 'POST', '/categories', ?, 201, ?, '{}', ?, 'earlier')`,
+        args: [accountId, stored, fingerprint, JSON.stringify(answer), new Date().toISOString()],
+      });
+      const replay = await api.post("/categories", { description: answer.description, name: answer.name }, { key, headers: { "Idempotency-Key": stored } });
+      expect([replay.status, replay.headers.get("idempotent-replayed")], JSON.stringify(replay.body)).toEqual([201, "true"]);
+      expect(replay.body).toEqual(answer);
+    });
+
     it("a key over 255 characters is 400 validation_error", async () => {
       const res = await api.post("/categories", { name: uniqueName("long") }, { key, headers: { "Idempotency-Key": "k".repeat(256) } });
       expect(res.status).toBe(400);
