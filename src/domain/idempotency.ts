@@ -6,7 +6,7 @@ export interface KeyClaim {
   key: string;
   method: string;
   path: string;
-  /** Hex SHA-256 of the canonical JSON of `[method, path, body]` (src/services/idempotency.service.ts). */
+  /** Hex SHA-256 of `[method, path, body]` as JSON with sorted keys (`requestFingerprint`, src/services/idempotency.service.ts). */
   fingerprint: string;
   /** Random token stored on the claim: only this request records or releases the row. */
   token: string;

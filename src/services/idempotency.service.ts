@@ -1,6 +1,7 @@
 /** `Idempotency-Key` (docs/api.md#idempotency-key): plan steps that claim a key, record the response and release a refused claim in the creating batch. */
 import { and, eq, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import stringify from "safe-stable-stringify";
 import { qb } from "../db/client";
 import { type Params, params, statement } from "../db/plan";
 import { idempotencyKeys } from "../db/schema";
@@ -13,21 +14,12 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** How long an unfinished claim blocks its key, in milliseconds. */
 export const CLAIM_TTL_MS = 60_000;
 
-/** `value` as JSON with object keys sorted at every level and no whitespace (RFC 8785's ordering, JSON.stringify's numbers). */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item === undefined ? null : item)).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([_key, item]) => item !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(",")}}`;
-  }
-  return JSON.stringify(value) ?? "null";
-}
-
-/** A request's fingerprint: hex SHA-256 of the canonical JSON of `[method, path, body]` (the body as validated: whitespace and key order never matter). */
+/**
+ * A request's fingerprint: hex SHA-256 of `[method, path, body]` as JSON with object keys sorted at every level and no whitespace
+ * (safe-stable-stringify; the body as validated: whitespace and key order never matter).
+ */
 export function requestFingerprint(method: string, path: string, body: unknown): Promise<string> {
-  return sha256Hex(canonicalJson([method, path, body ?? null]));
+  return sha256Hex(stringify([method, path, body ?? null]));
 }
 
 /** The columns of a key's row that decide a replay (`existingResponse`). */
