@@ -190,8 +190,13 @@ export function updatedContent<T>(schema: T, description: string) {
   };
 }
 
-/** The 304 response of a conditional GET. */
-export const notModifiedResponse = { 304: { description: "Not modified: If-None-Match matched the current ETag." } };
+/** A conditional GET's 200 (`schema` as JSON with its `ETag` and `headers`) and its 304 (If-None-Match). */
+export function readResponses<T>(schema: T, description: string, headers: Record<string, (typeof responseHeaders)["Link"]> = {}) {
+  return {
+    200: { ...jsonContent(schema, description), headers: { ETag: responseHeaders.ETag, ...headers } },
+    304: { description: "Not modified: If-None-Match matched the current ETag." },
+  };
+}
 
 /** `Idempotency-Key` request header of an authenticated POST (docs/api.md#idempotency-key). */
 export const idempotencyKeyHeaders = z.object({
