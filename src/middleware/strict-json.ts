@@ -87,8 +87,7 @@ export const strictJson: MiddlewareHandler<AppEnv> = createMiddleware<AppEnv>(as
   }
   const duplicate = firstDuplicateKey(document);
   if (duplicate !== undefined) throw invalidJson(`the member name ${JSON.stringify(duplicate)} appears twice in one object.`);
-  // Hono keeps a promise per body type read (typed as the value); without these, `c.req.json()`
-  // would convert the cached bytes through a new Response.
+  // Hono keeps a promise per body type read; without these, `c.req.json()` would convert the cached bytes through a new Response.
   const cache = c.req.bodyCache as Record<string, Promise<unknown>>;
   cache.text ??= Promise.resolve(text);
   cache.json = Promise.resolve(value);
