@@ -11,6 +11,7 @@ import {
   responseHeaders,
   updatedContent,
   operations,
+  optionalParam,
 } from "../../http/schemas";
 import { protectedOperation, publicReadOperation } from "../../middleware/security";
 import { PetStatusSchema } from "../pets/pets.schemas";
@@ -27,9 +28,7 @@ export const list = route({
   ...publicReadOperation(),
   request: {
     query: z.strictObject({
-      status: PetStatusSchema.optional().openapi({
-        param: { name: "status", in: "query", required: false, description: "Only entries whose pet has this status." },
-      }),
+      status: optionalParam(PetStatusSchema, "query", "status", "Only entries whose pet has this status."),
       petId: idListQuery("petId", "Only these pets (repeatable, at most 100)."),
       ...paginationQuery,
     }),

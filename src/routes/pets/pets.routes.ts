@@ -14,6 +14,7 @@ import {
   jsonBody,
   paginationQuery,
   operations,
+  optionalParam,
 } from "../../http/schemas";
 import { mergePatchBody } from "../../http/merge-patch";
 import { protectedOperation, publicReadOperation } from "../../middleware/security";
@@ -33,7 +34,7 @@ export const list = route({
   ...publicReadOperation(),
   request: {
     query: z.strictObject({
-      status: PetStatusSchema.optional().openapi({ param: { name: "status", in: "query", required: false, description: "Only pets with this status." } }),
+      status: optionalParam(PetStatusSchema, "query", "status", "Only pets with this status."),
       categoryId: idQuery("categoryId", "Only pets of this category."),
       id: idListQuery("id", "Only these pets (repeatable, at most 100): batch lookup, successor of GET /pets/{petId}."),
       ...paginationQuery,
