@@ -86,13 +86,11 @@ export function fieldMessage(issue: z.core.$ZodRawIssue): string {
 
 z.config({ customError: fieldMessage });
 
+/** The first segment of a detail's path by validation target, where it differs from the target's name (query, header, cookie). */
 const TARGET_PREFIX: Record<string, string> = {
   json: "body",
-  query: "query",
-  param: "path",
-  header: "header",
-  cookie: "cookie",
   form: "body",
+  param: "path",
 };
 
 /** Dotted detail rows for Zod issues, one per fault (the same row twice is one: `.int()` and `.max()` both refuse 2^53); unrecognised keys get one row each. */

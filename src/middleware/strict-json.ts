@@ -22,25 +22,16 @@ export function firstDuplicateKey(root: AnyNode): string | undefined {
   const stack: AnyNode[] = [root];
   while (stack.length > 0) {
     const node = stack.pop()!;
-    switch (node.type) {
-      case "Document":
-        stack.push(node.body);
-        break;
-      case "Object": {
-        const seen = new Set<string>();
-        for (const member of node.members) {
-          const name = member.name.type === "String" ? member.name.value : member.name.name;
-          if (seen.has(name)) return name;
-          seen.add(name);
-          stack.push(member.value);
-        }
-        break;
+    if (node.type === "Document") stack.push(node.body);
+    else if (node.type === "Array") for (const element of node.elements) stack.push(element.value);
+    else if (node.type === "Object") {
+      const seen = new Set<string>();
+      for (const member of node.members) {
+        const name = member.name.type === "String" ? member.name.value : member.name.name;
+        if (seen.has(name)) return name;
+        seen.add(name);
+        stack.push(member.value);
       }
-      case "Array":
-        for (const element of node.elements) stack.push(element.value);
-        break;
-      default:
-        break;
     }
   }
   return undefined;
