@@ -20,11 +20,6 @@ const publicCachePolicy: MiddlewareHandler = async (c, next) => {
   c.res.headers.append("Vary", "Authorization");
 };
 
-/** Name what a public read shows (`Cache-Tag`, comma-separated, src/http/cache-tags.ts), so that writes purge exactly it. */
-export function setCacheTags(c: Context, tags: readonly string[]): void {
-  c.header("Cache-Tag", tags.join(","));
-}
-
 /** Headers that describe the body; a 304 has none (RFC 9110 §15.4.5), so they are not carried over. */
 export const REPRESENTATION_HEADERS = new Set(["content-type", "content-length", "content-encoding", "content-language", "content-range", "transfer-encoding"]);
 
@@ -60,9 +55,11 @@ export function representationEtag(representation: unknown): string {
   return `"${createHash("sha1").update(JSON.stringify(representation)).digest("hex")}"`;
 }
 
-/** Set the ETag of the JSON `representation` a handler is about to send, so that the etag middleware need not hash the response stream. */
-export function setEtag(c: Context, representation: unknown): void {
+/** Set the ETag of the JSON `representation` about to be sent (the etag middleware need not hash it) and, for a public read, the `Cache-Tag`s naming what it shows (src/http/cache-tags.ts), so writes purge exactly it; returns `representation`. */
+export function withEtag<T>(c: Context, representation: T, cacheTags?: readonly string[]): T {
+  if (cacheTags) c.header("Cache-Tag", cacheTags.join(","));
   c.header("ETag", representationEtag(representation));
+  return representation;
 }
 
 /** The precondition of an `If-Match` header (RFC 9110 §13.1.1), none without it: `*` matches; a list, when one of its strong tags is a current ETag. */

@@ -1,8 +1,10 @@
 /** The one error envelope of the API (docs/api.md#errors), `{ code, message, status, details?, requestId? }`, and the exception that carries it. */
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { ConflictCode } from "../domain/errors";
 
-/** Stable error codes by HTTP status (docs/api.md#errors). */
+/** Stable error codes by HTTP status (docs/api.md#errors); a 409 conflict has its own code. */
 export type ErrorCode =
+  | ConflictCode
   | "invalid_json"
   | "bad_request"
   | "validation_error"
@@ -10,18 +12,9 @@ export type ErrorCode =
   | "forbidden"
   | "not_found"
   | "method_not_allowed"
-  | "duplicate_name"
-  | "duplicate_email"
-  | "category_in_use"
-  | "pet_has_orders"
-  | "pet_not_available"
-  | "insufficient_stock"
-  | "order_complete"
-  | "invalid_transition"
   | "subscription_limit_reached"
   | "key_limit_reached"
   | "redelivery_limit_reached"
-  | "concurrent_update"
   | "endpoint_sunset"
   | "cursor_expired"
   | "request_timeout"

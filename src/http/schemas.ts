@@ -36,6 +36,9 @@ export function idString(label = "id") {
     .refine((n) => n <= MAX_ID, `${label} must be at most ${MAX_ID}.`);
 }
 
+/** OpenAPI keywords of a parameter's schema beside what Zod derives. */
+type SchemaDoc = Record<string, unknown>;
+
 const ID_DOC = { type: "integer", format: "int64", minimum: 1, maximum: MAX_ID, example: 1 } as const;
 
 /** Path parameters object for one id, e.g. `idParams("petId")`. */
@@ -45,11 +48,14 @@ export function idParams<K extends string>(name: K) {
   } as { [P in K]: ReturnType<typeof idString> });
 }
 
+/** `schema`, optional, as the parameter `name` in the query or a header, documented by `description` and `doc` (its type, bounds, …). */
+export function optionalParam<S extends z.ZodType>(schema: S, where: "query" | "header", name: string, description: string, doc: SchemaDoc = {}) {
+  return schema.optional().openapi({ param: { name, in: where, required: false, description }, ...doc });
+}
+
 /** An optional id filter in a query string. */
 export function idQuery(name: string, description: string) {
-  return idString(name)
-    .optional()
-    .openapi({ param: { name, in: "query", required: false, description }, ...ID_DOC });
+  return optionalParam(idString(name), "query", name, description, ID_DOC);
 }
 
 /** A repeatable id filter (`?id=1&id=2`), 1..100 values, parsed to number[]. */
@@ -67,40 +73,24 @@ export function idListQuery(name: string, description: string) {
 
 /** `limit` (1..100, default 20) and opaque `cursor` (docs/api.md#lists-and-pagination). */
 export const paginationQuery = {
-  limit: z
-    .string()
-    .regex(/^[0-9]{1,3}$/, "limit must be an integer from 1 to 100.")
-    .transform(Number)
-    .refine((n) => n >= 1 && n <= 100, "limit must be an integer from 1 to 100.")
-    .optional()
-    .openapi({
-      param: { name: "limit", in: "query", required: false, description: "Page size." },
-      type: "integer",
-      minimum: 1,
-      maximum: 100,
-      default: 20,
-    }),
-  cursor: z
-    .string()
-    .max(200)
-    .optional()
-    .openapi({
-      param: {
-        name: "cursor",
-        in: "query",
-        required: false,
-        description: 'Opaque cursor from the previous page\'s `Link: rel="next"` header.',
-      },
-    }),
+  limit: optionalParam(
+    z
+      .string()
+      .regex(/^[0-9]{1,3}$/, "limit must be an integer from 1 to 100.")
+      .transform(Number)
+      .refine((n) => n >= 1 && n <= 100, "limit must be an integer from 1 to 100."),
+    "query",
+    "limit",
+    "Page size.",
+    { type: "integer", minimum: 1, maximum: 100, default: 20 },
+  ),
+  cursor: optionalParam(z.string().max(200), "query", "cursor", 'Opaque cursor from the previous page\'s `Link: rel="next"` header.'),
 };
 
 /** A boolean query flag written `true` or `false`. */
 export function booleanQuery(name: string, description: string) {
-  return z
-    .enum(["true", "false"])
-    .transform((v) => v === "true")
-    .optional()
-    .openapi({ param: { name, in: "query", required: false, description }, type: "boolean" });
+  const flag = z.enum(["true", "false"]).transform((v) => v === "true");
+  return optionalParam(flag, "query", name, description, { type: "boolean" });
 }
 
 /** Middleware that checks the caller's key: only `protectedOperation` and `protectedRead` (src/middleware/security.ts) make it. */
@@ -155,19 +145,8 @@ export function errorResponses<const S extends readonly number[], const D extend
 
 /** `If-Match` request header (RFC 9110 §13.1.1) guarding a write to `resource`. */
 export function ifMatchHeaders(resource: string, whereToGetIt = "its GET or the response of the last PUT/PATCH") {
-  return z.object({
-    "if-match": z
-      .string()
-      .optional()
-      .openapi({
-        param: {
-          name: "if-match",
-          in: "header",
-          required: false,
-          description: `Apply only if the ${resource}'s ETag still matches (RFC 9110 §13.1.1): the ETag of ${whereToGetIt}.`,
-        },
-      }),
-  });
+  const description = `Apply only if the ${resource}'s ETag still matches (RFC 9110 §13.1.1): the ETag of ${whereToGetIt}.`;
+  return z.object({ "if-match": optionalParam(z.string(), "header", "if-match", description) });
 }
 
 /** Response header docs shared by many operations. */
@@ -190,25 +169,22 @@ export function updatedContent<T>(schema: T, description: string) {
   };
 }
 
-/** The 304 response of a conditional GET. */
-export const notModifiedResponse = { 304: { description: "Not modified: If-None-Match matched the current ETag." } };
+/** A conditional GET's 200 (`schema` as JSON with its `ETag` and `headers`) and its 304 (If-None-Match). */
+export function readResponses<T>(schema: T, description: string, headers: Record<string, (typeof responseHeaders)["Link"]> = {}) {
+  return {
+    200: { ...jsonContent(schema, description), headers: { ETag: responseHeaders.ETag, ...headers } },
+    304: { description: "Not modified: If-None-Match matched the current ETag." },
+  };
+}
 
 /** `Idempotency-Key` request header of an authenticated POST (docs/api.md#idempotency-key). */
 export const idempotencyKeyHeaders = z.object({
-  "idempotency-key": z
-    .string()
-    .min(1)
-    .max(255)
-    .optional()
-    .openapi({
-      param: {
-        name: "idempotency-key",
-        in: "header",
-        required: false,
-        description:
-          "A unique key per intended operation (≤ 255 characters): the same key and body within 24 h replays the first response with `Idempotent-Replayed: true`; another body is 422 `idempotency_key_reused`; while the first request runs, the key is 409 `concurrent_update` on every endpoint. Only POST /pets, /categories, /store/orders, /accounts/me/keys and /webhooks honour it: any other write refuses it (400 `validation_error`).",
-      },
-    }),
+  "idempotency-key": optionalParam(
+    z.string().min(1).max(255),
+    "header",
+    "idempotency-key",
+    "A unique key per intended operation (≤ 255 characters): the same key and body within 24 h replays the first response with `Idempotent-Replayed: true`; another body is 422 `idempotency_key_reused`; while the first request runs, the key is 409 `concurrent_update` on every endpoint. Only POST /pets, /categories, /store/orders, /accounts/me/keys and /webhooks honour it: any other write refuses it (400 `validation_error`).",
+  ),
 });
 
 /** Response header of a replayed POST. */

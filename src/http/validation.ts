@@ -3,23 +3,6 @@ import { z, type Hook } from "@hono/zod-openapi";
 import type { AppEnv } from "./context";
 import { ApiError, type ErrorDetail } from "./errors";
 
-/** The raw issue Zod hands to an error map (the fields used here). */
-interface RawIssue {
-  code?: string;
-  path?: PropertyKey[];
-  input?: unknown;
-  expected?: string;
-  origin?: string;
-  minimum?: number | bigint;
-  maximum?: number | bigint;
-  inclusive?: boolean;
-  format?: string;
-  values?: unknown[];
-  divisor?: number;
-  keys?: string[];
-  inst?: unknown;
-}
-
 const EXPECTED: Record<string, string> = {
   number: "a number",
   int: "an integer",
@@ -51,7 +34,7 @@ function allowedKeys(inst: unknown): string[] {
 }
 
 /** The message of a Zod issue without one of its own (Zod's global error map): the field and what it accepts, e.g. "quantity must be at least 1.". */
-export function fieldMessage(issue: RawIssue): string {
+export function fieldMessage(issue: z.core.$ZodRawIssue): string {
   // "quantity", "events[0]": the last named field, with the index of an array item.
   const path = issue.path ?? [];
   let lastName = path.length - 1;
@@ -101,35 +84,20 @@ export function fieldMessage(issue: RawIssue): string {
   }
 }
 
-z.config({ customError: (issue) => fieldMessage(issue as RawIssue) });
+z.config({ customError: fieldMessage });
 
+/** The first segment of a detail's path by validation target, where it differs from the target's name (query, header, cookie). */
 const TARGET_PREFIX: Record<string, string> = {
   json: "body",
-  query: "query",
-  param: "path",
-  header: "header",
-  cookie: "cookie",
   form: "body",
+  param: "path",
 };
 
-interface IssueLike {
-  path: PropertyKey[];
-  message: string;
-  code?: string;
-  keys?: string[];
-}
-
 /** Dotted detail rows for Zod issues, one per fault (the same row twice is one: `.int()` and `.max()` both refuse 2^53); unrecognised keys get one row each. */
-export function issuesToDetails(target: string, issues: readonly IssueLike[]): ErrorDetail[] {
+export function issuesToDetails(target: string, issues: readonly z.core.$ZodIssue[]): ErrorDetail[] {
   const prefix = TARGET_PREFIX[target] ?? target;
-  const details: ErrorDetail[] = [];
-  const seen = new Set<string>();
-  const push = (detail: ErrorDetail) => {
-    const key = `${detail.path}\n${detail.message}`;
-    if (seen.has(key)) return;
-    seen.add(key);
-    details.push(detail);
-  };
+  const details = new Map<string, ErrorDetail>();
+  const push = (detail: ErrorDetail) => details.set(`${detail.path}\n${detail.message}`, detail);
   for (const issue of issues) {
     const base = [prefix, ...issue.path.map(String)];
     if (issue.code === "unrecognized_keys" && issue.keys) {
@@ -140,7 +108,7 @@ export function issuesToDetails(target: string, issues: readonly IssueLike[]): E
       push({ path: base.join("."), message: issue.message });
     }
   }
-  return details;
+  return [...details.values()];
 }
 
 /** A NUL (U+0000) or a lone surrogate (with the `u` flag a well-formed pair is one code point, not in `Cs`). */
@@ -164,6 +132,6 @@ export function invalidTextDetails(target: string, value: unknown, path: string[
 export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) => {
   const target = (result as { target?: string }).target ?? "request";
   const details = invalidTextDetails(target, (result as { data?: unknown }).data);
-  if (!result.success) details.unshift(...issuesToDetails(target, result.error.issues as IssueLike[]));
+  if (!result.success) details.unshift(...issuesToDetails(target, result.error.issues));
   if (details.length > 0) throw new ApiError(400, "validation_error", "The request is invalid; see details.", details);
 };

@@ -2,11 +2,17 @@
 import type { Role } from "../domain/principal";
 import { requireRole } from "./auth";
 import { strictJson } from "./strict-json";
-import { privateRead, privateResponse } from "../http/caching";
+import type { MiddlewareHandler } from "hono";
+import { privateRead, privateResponse, publicRead } from "../http/caching";
 import type { KeyChecked } from "../http/schemas";
 
 /** Spread into `createRoute({...})` of a public operation. */
 export const publicOperation = { security: [] as Record<string, string[]>[] };
+
+/** `publicOperation` for a GET whose 200 carries an ETag and may be stored by shared caches; `first` runs before the caching middleware. */
+export function publicReadOperation(...first: MiddlewareHandler[]) {
+  return { ...publicOperation, middleware: [...first, ...publicRead] };
+}
 
 type ProtectedMarks = { security: Record<string, string[]>[]; "x-roles": Role[]; middleware: KeyChecked };
 

@@ -22,25 +22,16 @@ export function firstDuplicateKey(root: AnyNode): string | undefined {
   const stack: AnyNode[] = [root];
   while (stack.length > 0) {
     const node = stack.pop()!;
-    switch (node.type) {
-      case "Document":
-        stack.push(node.body);
-        break;
-      case "Object": {
-        const seen = new Set<string>();
-        for (const member of node.members) {
-          const name = member.name.type === "String" ? member.name.value : member.name.name;
-          if (seen.has(name)) return name;
-          seen.add(name);
-          stack.push(member.value);
-        }
-        break;
+    if (node.type === "Document") stack.push(node.body);
+    else if (node.type === "Array") for (const element of node.elements) stack.push(element.value);
+    else if (node.type === "Object") {
+      const seen = new Set<string>();
+      for (const member of node.members) {
+        const name = member.name.type === "String" ? member.name.value : member.name.name;
+        if (seen.has(name)) return name;
+        seen.add(name);
+        stack.push(member.value);
       }
-      case "Array":
-        for (const element of node.elements) stack.push(element.value);
-        break;
-      default:
-        break;
     }
   }
   return undefined;
@@ -87,8 +78,7 @@ export const strictJson: MiddlewareHandler<AppEnv> = createMiddleware<AppEnv>(as
   }
   const duplicate = firstDuplicateKey(document);
   if (duplicate !== undefined) throw invalidJson(`the member name ${JSON.stringify(duplicate)} appears twice in one object.`);
-  // Hono keeps a promise per body type read (typed as the value); without these, `c.req.json()`
-  // would convert the cached bytes through a new Response.
+  // Hono keeps a promise per body type read; without these, `c.req.json()` would convert the cached bytes through a new Response.
   const cache = c.req.bodyCache as Record<string, Promise<unknown>>;
   cache.text ??= Promise.resolve(text);
   cache.json = Promise.resolve(value);

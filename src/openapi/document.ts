@@ -21,12 +21,7 @@ const TAGS = [
   { name: "Meta", description: "Health, this document and its reference page." },
 ];
 
-/** Deprecated operations and the config field holding their sunset instant. */
-const SUNSETS: { path: string; method: string; sunset: (config: AppConfig) => Date }[] = [
-  { path: "/pets/{petId}", method: "get", sunset: (config) => config.petsGetSunsetAt },
-];
-
-/** Build the document for `baseUrl` (the `base_url` server variable's default). */
+/** Build the document for `baseUrl` (the `base_url` server variable's default) and `config` (the sunset of GET /pets/{petId}). */
 export function buildOpenApiDocument(app: OpenAPIHono<AppEnv>, config: AppConfig, baseUrl: string): Record<string, unknown> {
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",
@@ -54,11 +49,9 @@ export function buildOpenApiDocument(app: OpenAPIHono<AppEnv>, config: AppConfig
     ],
   } as Parameters<typeof app.getOpenAPIDocument>[0]) as unknown as Record<string, unknown>;
   dropTypelessNullable(document);
-  const paths = document.paths as Record<string, Record<string, Record<string, unknown>>>;
-  for (const { path, method, sunset } of SUNSETS) {
-    const operation = paths[path]?.[method];
-    if (operation) operation["x-sunset"] = sunset(config).toISOString();
-  }
+  // The deprecated operation names its sunset instant.
+  const getPet = (document.paths as Record<string, Record<string, Record<string, unknown>>>)["/pets/{petId}"]?.get;
+  if (getPet) getPet["x-sunset"] = config.petsGetSunsetAt.toISOString();
   return document;
 }
 

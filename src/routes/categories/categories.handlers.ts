@@ -2,7 +2,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Category } from "../../services/categories.service";
 import { CATEGORIES_LIST_TAG, categoryTag } from "../../http/cache-tags";
-import { ifMatchPrecondition, setCacheTags, setEtag } from "../../http/caching";
+import { ifMatchPrecondition, withEtag } from "../../http/caching";
 import type { AppEnv } from "../../http/context";
 import { decodeCursor, DEFAULT_PAGE_SIZE, pageOf } from "../../http/pagination";
 import { replayed } from "../../middleware/idempotency";
@@ -12,9 +12,7 @@ import type * as routes from "./categories.routes";
 export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
   const { limit = DEFAULT_PAGE_SIZE, cursor } = c.req.valid("query");
   const items = pageOf(c, await service.listCategories(c.get("db"), decodeCursor(cursor), limit + 1), limit);
-  setCacheTags(c, [CATEGORIES_LIST_TAG, ...items.map((category) => categoryTag(category.id))]);
-  setEtag(c, items);
-  return c.json(items, 200);
+  return c.json(withEtag(c, items, [CATEGORIES_LIST_TAG, ...items.map((category) => categoryTag(category.id))]), 200);
 };
 
 export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
@@ -26,9 +24,7 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
 
 export const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
   const category = await service.getCategory(c.get("db"), c.req.valid("param").categoryId);
-  setCacheTags(c, [categoryTag(category.id)]);
-  setEtag(c, category);
-  return c.json(category, 200);
+  return c.json(withEtag(c, category, [categoryTag(category.id)]), 200);
 };
 
 export const patch: RouteHandler<typeof routes.patch, AppEnv> = async (c) => {
@@ -39,8 +35,7 @@ export const patch: RouteHandler<typeof routes.patch, AppEnv> = async (c) => {
     expected: ifMatchPrecondition(c.req.valid("header")["if-match"]),
     now: c.get("now")(),
   });
-  setEtag(c, category);
-  return c.json(category, 200);
+  return c.json(withEtag(c, category), 200);
 };
 
 export const remove: RouteHandler<typeof routes.remove, AppEnv> = async (c) => {

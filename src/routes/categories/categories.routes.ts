@@ -5,18 +5,16 @@ import {
   idempotencyKeyHeaders,
   createdContent,
   ifMatchHeaders,
-  notModifiedResponse,
+  readResponses,
   responseHeaders,
   updatedContent,
   idParams,
   jsonBody,
-  jsonContent,
   paginationQuery,
   operations,
 } from "../../http/schemas";
 import { mergePatchBody } from "../../http/merge-patch";
-import { protectedOperation, publicOperation } from "../../middleware/security";
-import { publicRead } from "../../http/caching";
+import { protectedOperation, publicReadOperation } from "../../middleware/security";
 import { CategoriesSchema, CategoryPatchSchema, CategorySchema, NewCategorySchema } from "./categories.schemas";
 
 const route = operations(["Pets"]);
@@ -29,12 +27,10 @@ export const list = route({
   operationId: "listCategories",
   summary: "List categories",
   description: 'Categories ordered by id; paginated with `Link: rel="next"`.',
-  ...publicOperation,
-  middleware: publicRead,
+  ...publicReadOperation(),
   request: { query: z.strictObject({ ...paginationQuery }) },
   responses: {
-    200: { ...jsonContent(CategoriesSchema, "A page of categories."), headers: { ETag: responseHeaders.ETag, Link: responseHeaders.Link } },
-    ...notModifiedResponse,
+    ...readResponses(CategoriesSchema, "A page of categories.", { Link: responseHeaders.Link }),
     ...errorResponses([400, 429, 500, 503]),
   },
 });
@@ -62,12 +58,10 @@ export const get = route({
   operationId: "getCategory",
   summary: "Get a category",
   description: "One category by id, with a strong `ETag` for conditional requests.",
-  ...publicOperation,
-  middleware: publicRead,
+  ...publicReadOperation(),
   request: { params: categoryIdParams },
   responses: {
-    200: { ...jsonContent(CategorySchema, "The category."), headers: { ETag: responseHeaders.ETag } },
-    ...notModifiedResponse,
+    ...readResponses(CategorySchema, "The category."),
     ...errorResponses([400, 404, 429, 500, 503]),
   },
 });

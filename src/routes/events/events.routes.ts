@@ -1,31 +1,23 @@
 /** OpenAPI route definitions of /events (docs/api.md#events-and-webhooks, Events tag, beta). */
 import { z } from "@hono/zod-openapi";
-import { errorResponses, jsonContent, MAX_ID, paginationQuery, responseHeaders, operations } from "../../http/schemas";
+import { errorResponses, jsonContent, MAX_ID, optionalParam, paginationQuery, responseHeaders, operations } from "../../http/schemas";
 import { protectedOperation } from "../../middleware/security";
 import { EventsSchema } from "./events.schemas";
 
 const staff = protectedOperation("staff");
 
 /** `after`: an event id, or 0 for the start of the log. */
-const afterQuery = z
-  .string()
-  .regex(/^(0|[1-9][0-9]{0,15})$/, "after must be an event id (a non-negative integer).")
-  .transform(Number)
-  .refine((n) => n <= MAX_ID, `after must be at most ${MAX_ID}.`)
-  .optional()
-  .openapi({
-    param: {
-      name: "after",
-      in: "query",
-      required: false,
-      description: "Return events with a larger id than this one (the last id you processed). Default 0: from the start.",
-    },
-    type: "integer",
-    format: "int64",
-    minimum: 0,
-    maximum: MAX_ID,
-    default: 0,
-  });
+const afterQuery = optionalParam(
+  z
+    .string()
+    .regex(/^(0|[1-9][0-9]{0,15})$/, "after must be an event id (a non-negative integer).")
+    .transform(Number)
+    .refine((n) => n <= MAX_ID, `after must be at most ${MAX_ID}.`),
+  "query",
+  "after",
+  "Return events with a larger id than this one (the last id you processed). Default 0: from the start.",
+  { type: "integer", format: "int64", minimum: 0, maximum: MAX_ID, default: 0 },
+);
 
 const route = operations(["Events"]);
 

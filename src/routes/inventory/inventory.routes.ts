@@ -6,15 +6,14 @@ import {
   jsonBody,
   idListQuery,
   idParams,
-  jsonContent,
-  notModifiedResponse,
+  readResponses,
   paginationQuery,
   responseHeaders,
   updatedContent,
   operations,
+  optionalParam,
 } from "../../http/schemas";
-import { protectedOperation, publicOperation } from "../../middleware/security";
-import { publicRead } from "../../http/caching";
+import { protectedOperation, publicReadOperation } from "../../middleware/security";
 import { PetStatusSchema } from "../pets/pets.schemas";
 import { InventoryItemSchema, InventoryItemsSchema, InventoryUpdateSchema } from "./inventory.schemas";
 
@@ -26,20 +25,16 @@ export const list = route({
   operationId: "listInventory",
   summary: "List inventory entries",
   description: 'Stock per pet ordered by petId, filtered by status or pets; paginated with `Link: rel="next"`.',
-  ...publicOperation,
-  middleware: publicRead,
+  ...publicReadOperation(),
   request: {
     query: z.strictObject({
-      status: PetStatusSchema.optional().openapi({
-        param: { name: "status", in: "query", required: false, description: "Only entries whose pet has this status." },
-      }),
+      status: optionalParam(PetStatusSchema, "query", "status", "Only entries whose pet has this status."),
       petId: idListQuery("petId", "Only these pets (repeatable, at most 100)."),
       ...paginationQuery,
     }),
   },
   responses: {
-    200: { ...jsonContent(InventoryItemsSchema, "A page of inventory entries."), headers: { ETag: responseHeaders.ETag, Link: responseHeaders.Link } },
-    ...notModifiedResponse,
+    ...readResponses(InventoryItemsSchema, "A page of inventory entries.", { Link: responseHeaders.Link }),
     ...errorResponses([400, 429, 500, 503]),
   },
 });
@@ -50,12 +45,10 @@ export const get = route({
   operationId: "getInventoryItem",
   summary: "Get a pet's inventory entry",
   description: "Units of the pet that can still be ordered, with the pet's status.",
-  ...publicOperation,
-  middleware: publicRead,
+  ...publicReadOperation(),
   request: { params: idParams("petId") },
   responses: {
-    200: { ...jsonContent(InventoryItemSchema, "The inventory entry."), headers: { ETag: responseHeaders.ETag } },
-    ...notModifiedResponse,
+    ...readResponses(InventoryItemSchema, "The inventory entry."),
     ...errorResponses([400, 404, 429, 500, 503]),
   },
 });

@@ -45,8 +45,7 @@ export function createMetaRouter(root: () => OpenAPIHono<AppEnv>, assets: AssetS
       document = buildOpenApiDocument(root(), config, baseUrl);
       if (documents.size < 16) documents.set(baseUrl, document);
     }
-    // Without PUBLIC_BASE_URL the document names the request's origin; Workers Cache keys ignore
-    // the host, so such a document is for the caller only.
+    // Without PUBLIC_BASE_URL the document names the request's origin, which Workers Cache keys ignore: private to the caller.
     c.header("Cache-Control", config.publicBaseUrl ? "public, max-age=300" : "private, max-age=300");
     return c.json(document, 200);
   };

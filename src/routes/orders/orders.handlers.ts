@@ -1,6 +1,6 @@
 /** Handlers of /store/orders. */
 import type { RouteHandler } from "@hono/zod-openapi";
-import { ifMatchPrecondition, setEtag } from "../../http/caching";
+import { ifMatchPrecondition, withEtag } from "../../http/caching";
 import type { AppEnv } from "../../http/context";
 import { caller } from "../../middleware/auth";
 import { decodeCursor, DEFAULT_PAGE_SIZE, pageOf } from "../../http/pagination";
@@ -14,8 +14,7 @@ export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
   const { petId, complete, limit = DEFAULT_PAGE_SIZE, cursor } = c.req.valid("query");
   const rows = await listOrders(c.get("db"), caller(c), { filter: { petId, complete }, afterId: decodeCursor(cursor), limit: limit + 1 });
   const items = pageOf(c, rows, limit);
-  setEtag(c, items);
-  return c.json(items, 200);
+  return c.json(withEtag(c, items), 200);
 };
 
 export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
@@ -28,16 +27,14 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
 
 export const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
   const order = await getOrder(c.get("db"), caller(c), c.req.valid("param").orderId);
-  setEtag(c, order);
-  return c.json(order, 200);
+  return c.json(withEtag(c, order), 200);
 };
 
 export const patch: RouteHandler<typeof routes.patch, AppEnv> = async (c) => {
   const { orderId } = c.req.valid("param");
   const expected = ifMatchPrecondition(c.req.valid("header")["if-match"]);
   const order = await changeOrder(c.get("db"), { principal: caller(c), orderId, change: c.req.valid("json"), expected, now: c.get("now")() });
-  setEtag(c, order);
-  return c.json(order, 200);
+  return c.json(withEtag(c, order), 200);
 };
 
 export const remove: RouteHandler<typeof routes.remove, AppEnv> = async (c) => {

@@ -9,8 +9,7 @@ import {
   idQuery,
   ifMatchHeaders,
   jsonBody,
-  jsonContent,
-  notModifiedResponse,
+  readResponses,
   paginationQuery,
   responseHeaders,
   updatedContent,
@@ -40,8 +39,7 @@ export const list = route({
     }),
   },
   responses: {
-    200: { ...jsonContent(OrdersSchema, "A page of orders."), headers: { ETag: responseHeaders.ETag, Link: responseHeaders.Link } },
-    ...notModifiedResponse,
+    ...readResponses(OrdersSchema, "A page of orders.", { Link: responseHeaders.Link }),
     ...errorResponses([400, 401, 403, 429, 500, 503]),
   },
 });
@@ -76,8 +74,7 @@ export const get = route({
   ...protectedRead("customer", "staff"),
   request: { params: orderIdParams },
   responses: {
-    200: { ...jsonContent(OrderSchema, "The order."), headers: { ETag: responseHeaders.ETag } },
-    ...notModifiedResponse,
+    ...readResponses(OrderSchema, "The order."),
     ...errorResponses([400, 401, 403, 404, 429, 500, 503]),
   },
 });

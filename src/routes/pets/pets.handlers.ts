@@ -1,7 +1,7 @@
 /** Handlers of /pets: parse (done by the route), call one service function, shape the response. */
 import type { RouteHandler } from "@hono/zod-openapi";
 import { petTag, PETS_LIST_TAG } from "../../http/cache-tags";
-import { ifMatchPrecondition, setCacheTags, setEtag } from "../../http/caching";
+import { ifMatchPrecondition, withEtag } from "../../http/caching";
 import type { AppEnv } from "../../http/context";
 import { decodeCursor, DEFAULT_PAGE_SIZE, pageOf } from "../../http/pagination";
 import { replayed } from "../../middleware/idempotency";
@@ -14,9 +14,7 @@ export const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
   const { status, categoryId, id, limit = DEFAULT_PAGE_SIZE, cursor } = c.req.valid("query");
   const rows = await service.listPets(c.get("db"), { status, categoryId, ids: id }, decodeCursor(cursor), limit + 1);
   const items = pageOf(c, rows, limit);
-  setCacheTags(c, [PETS_LIST_TAG, ...items.map((pet) => petTag(pet.id))]);
-  setEtag(c, items);
-  return c.json(items, 200);
+  return c.json(withEtag(c, items, [PETS_LIST_TAG, ...items.map((pet) => petTag(pet.id))]), 200);
 };
 
 export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
@@ -29,9 +27,7 @@ export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
 export const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
   const { petId } = c.req.valid("param");
   const pet = await service.getPet(c.get("db"), petId);
-  setCacheTags(c, [petTag(pet.id)]);
-  setEtag(c, pet);
-  return c.json(pet, 200);
+  return c.json(withEtag(c, pet, [petTag(pet.id)]), 200);
 };
 
 /** The handler of PUT (`replace`) or PATCH (`!replace`) /pets/{petId}. */
@@ -40,8 +36,7 @@ function updateHandler(replace: boolean): RouteHandler<typeof routes.replace | t
     const { petId } = c.req.valid("param");
     const expected = ifMatchPrecondition(c.req.valid("header")["if-match"]);
     const pet = await service.updatePet(c.get("db"), { petId, change: c.req.valid("json"), replace, expected, now: c.get("now")() });
-    setEtag(c, pet);
-    return c.json(pet, 200);
+    return c.json(withEtag(c, pet), 200);
   };
 }
 

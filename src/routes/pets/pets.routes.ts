@@ -5,20 +5,19 @@ import {
   idempotencyKeyHeaders,
   createdContent,
   ifMatchHeaders,
-  notModifiedResponse,
+  readResponses,
   responseHeaders,
   updatedContent,
   idListQuery,
   idParams,
   idQuery,
   jsonBody,
-  jsonContent,
   paginationQuery,
   operations,
+  optionalParam,
 } from "../../http/schemas";
 import { mergePatchBody } from "../../http/merge-patch";
-import { protectedOperation, publicOperation } from "../../middleware/security";
-import { publicRead } from "../../http/caching";
+import { protectedOperation, publicReadOperation } from "../../middleware/security";
 import { NewPetSchema, PetPatchSchema, PetSchema, PetsSchema, PetStatusSchema } from "./pets.schemas";
 import { deprecatedPetRead } from "./pets.deprecation";
 
@@ -32,19 +31,17 @@ export const list = route({
   operationId: "listPets",
   summary: "List pets",
   description: 'Pets ordered by id, filtered by status, category or a batch of ids; paginated with `Link: rel="next"`.',
-  ...publicOperation,
-  middleware: publicRead,
+  ...publicReadOperation(),
   request: {
     query: z.strictObject({
-      status: PetStatusSchema.optional().openapi({ param: { name: "status", in: "query", required: false, description: "Only pets with this status." } }),
+      status: optionalParam(PetStatusSchema, "query", "status", "Only pets with this status."),
       categoryId: idQuery("categoryId", "Only pets of this category."),
       id: idListQuery("id", "Only these pets (repeatable, at most 100): batch lookup, successor of GET /pets/{petId}."),
       ...paginationQuery,
     }),
   },
   responses: {
-    200: { ...jsonContent(PetsSchema, "A page of pets."), headers: { ETag: responseHeaders.ETag, Link: responseHeaders.Link } },
-    ...notModifiedResponse,
+    ...readResponses(PetsSchema, "A page of pets.", { Link: responseHeaders.Link }),
     ...errorResponses([400, 429, 500, 503]),
   },
 });
@@ -74,20 +71,14 @@ export const get = route({
   description:
     "Deprecated: use `GET /pets?id={petId}` (batch lookup). Responses carry `Deprecation` (RFC 9745), `Sunset` (RFC 8594) and a `successor-version` Link; after the sunset date the endpoint answers 410 `endpoint_sunset`.",
   deprecated: true,
-  ...publicOperation,
-  middleware: [deprecatedPetRead, ...publicRead],
+  ...publicReadOperation(deprecatedPetRead),
   request: { params: petIdParams },
   responses: {
-    200: {
-      ...jsonContent(PetSchema, "The pet."),
-      headers: {
-        ETag: responseHeaders.ETag,
-        Deprecation: { description: "When this endpoint was deprecated (RFC 9745).", schema: { type: "string" } },
-        Sunset: { description: "When this endpoint stops working (RFC 8594).", schema: { type: "string" } },
-        Link: { description: 'The successor endpoint (`rel="successor-version"`).', schema: { type: "string" } },
-      },
-    },
-    ...notModifiedResponse,
+    ...readResponses(PetSchema, "The pet.", {
+      Deprecation: { description: "When this endpoint was deprecated (RFC 9745).", schema: { type: "string" } },
+      Sunset: { description: "When this endpoint stops working (RFC 8594).", schema: { type: "string" } },
+      Link: { description: 'The successor endpoint (`rel="successor-version"`).', schema: { type: "string" } },
+    }),
     ...errorResponses([400, 404, 410, 429, 500, 503]),
   },
 });
