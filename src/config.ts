@@ -34,6 +34,12 @@ const AppSchema = z.object({
   WEBHOOK_POLL_MS: int(1).prefault("1000"),
   WEBHOOKS_MAX: int(1).prefault("500"),
   WEBHOOK_MAX_REDELIVERIES: int(1).prefault("1000"),
+  WEBHOOK_CONCURRENCY: int(1, 10_000).prefault("100"),
+  WEBHOOK_DISABLE_AFTER_HOURS: z
+    .string()
+    .refine((v) => /^\d+(\.\d+)?$/.test(v) && +v > 0, "a number of hours > 0 (fractions allowed)")
+    .transform(Number)
+    .prefault("120"),
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
   KEY_CACHE_TTL_SECONDS: int(0, 30).prefault("30"),
   READ_CACHE_TTL_SECONDS: int(0, 30).prefault("30"),
@@ -129,6 +135,10 @@ function appConfig(e: z.output<typeof AppSchema>) {
       maxSubscriptions: e.WEBHOOKS_MAX,
       /** Most redeliveries (resends, tests, recoveries) queued for one subscription. */
       maxRedeliveries: e.WEBHOOK_MAX_REDELIVERIES,
+      /** Most sends in flight per process (Node) or dispatch run (Workers: also bounded by its connections). */
+      concurrency: e.WEBHOOK_CONCURRENCY,
+      /** A subscription whose every attempt failed for this many hours is disabled. */
+      disableAfterHours: e.WEBHOOK_DISABLE_AFTER_HOURS,
     },
     /** Seconds a verified API key stays cached in memory (0..30). */
     keyCacheTtlSeconds: e.KEY_CACHE_TTL_SECONDS,

@@ -21,7 +21,8 @@ import { guardedWebhookFetch } from "./runtime/node/webhook-fetch";
 import { bootstrapStaffKey } from "./services/accounts.service";
 import { scheduleRetention } from "./services/retention";
 import { createWebhookDispatcher } from "./services/webhooks/dispatch";
-import { listWebhooks } from "./services/webhooks/subscriptions";
+import { readBacklogs } from "./services/webhooks/backlog";
+import { WebhookSignals } from "./telemetry/webhooks";
 import { SubscribedTypes } from "./services/webhooks/interest";
 import { nudgeDispatcher } from "./middleware/after-writes";
 
@@ -50,11 +51,12 @@ async function main(settings: NodeSettings): Promise<void> {
   const telemetry = await startTelemetry(settings.telemetry, logger);
   const database = await openDatabase(settings.database);
   const db = telemetry ? telemetry.database(database.db) : database.db;
-  telemetry?.subscriptions(async () => (await listWebhooks(db, 0, config.webhooks.maxSubscriptions)).map((webhook) => webhook.id));
-  // Webhook deliveries run in this process (docs/webhooks.md#when-deliveries-run).
+  // Webhook deliveries run in this process (docs/webhooks.md#when-deliveries-run); the scrape reads each subscription's backlog.
+  const signals = new WebhookSignals();
+  telemetry?.subscriptions(async () => signals.signals(await readBacklogs(db, Date.now())));
   const interest = new SubscribedTypes();
   const fetchFn = guardedWebhookFetch({ allowPrivate: config.webhooks.allowPrivateTargets });
-  const dispatcher = createWebhookDispatcher(db, { config, interest, fetch: fetchFn });
+  const dispatcher = createWebhookDispatcher(db, { config, interest, signals, fetch: fetchFn });
   /** A dispatch run within 50 ms (a burst of writes or redeliveries becomes one run). */
   const dispatchSoon = () => dispatcher.nudgeSoon(50);
   const rateLimiter = new MemoryRateLimiter();

@@ -185,32 +185,45 @@ export const events = sqliteTable("events", {
   traceparent: text(),
 });
 
-export const webhooks = sqliteTable("webhooks", {
-  id: integer().primaryKey({ autoIncrement: true }),
-  url: text().notNull(),
-  /** JSON array of subscribed event types: they apply to events after `typesSince`. */
-  events: text().notNull(),
-  secret: text().notNull(),
-  /** The secret before the last rotation: it signs too until `previousSecretUntil` (docs/webhooks.md#rotating-the-secret). */
-  previousSecret: text(),
-  previousSecretUntil: text(),
-  status: text({ enum: WEBHOOK_STATUSES }).notNull().default("active"),
-  /** False: paused, nothing is sent and the subscription's place in the log waits. */
-  enabled: integer({ mode: "boolean" }).notNull().default(true),
-  createdAt: text().notNull(),
-  /** The newest event when the subscription was created: it receives the events after this one. */
-  lastEventId: integer().notNull().default(0),
-  /** The newest event when `events` last changed: events up to it are matched against `previousEvents` (JSON array). */
-  typesSince: integer().notNull().default(0),
-  previousEvents: text(),
-  /** Paused with wanted events after this one not yet sent: where its place in the log waits (docs/webhooks.md#design). */
-  pausedAfter: integer(),
-  /** Delivery mode (docs/webhooks.md#delivery-modes). */
-  ordering: text({ enum: WEBHOOK_ORDERINGS }).notNull().default("strict"),
-  maxInFlight: integer().notNull().default(MAX_IN_FLIGHT.default),
-  /** Most deliveries per second; NULL: no limit. */
-  rateLimit: integer(),
-});
+export const webhooks = sqliteTable(
+  "webhooks",
+  {
+    id: integer().primaryKey({ autoIncrement: true }),
+    url: text().notNull(),
+    /** JSON array of subscribed event types: they apply to events after `typesSince`. */
+    events: text().notNull(),
+    secret: text().notNull(),
+    /** The secret before the last rotation: it signs too until `previousSecretUntil` (docs/webhooks.md#rotating-the-secret). */
+    previousSecret: text(),
+    previousSecretUntil: text(),
+    status: text({ enum: WEBHOOK_STATUSES }).notNull().default("active"),
+    /** False: paused, nothing is sent and the subscription's place in the log waits. */
+    enabled: integer({ mode: "boolean" }).notNull().default(true),
+    createdAt: text().notNull(),
+    /** The newest event when the subscription was created: it receives the events after this one. */
+    lastEventId: integer().notNull().default(0),
+    /** The newest event when `events` last changed: events up to it are matched against `previousEvents` (JSON array). */
+    typesSince: integer().notNull().default(0),
+    previousEvents: text(),
+    /** Its delivery state (docs/webhooks.md#design): done up to this event; NULL: up to the dispatch frontier (`webhookDispatch.eventId`). */
+    place: integer(),
+    /** Failed attempts of the first wanted event after `place` (strict order), and when the next one is due. */
+    attempts: integer().notNull().default(0),
+    retryAt: text(),
+    /** When it next has work (a due stream or redelivery; while claimed, the end of the claim); NULL: nothing known to do. */
+    dueAt: text(),
+    /** The claim of the process or isolate sending to it now (NULL: none). */
+    leaseToken: text(),
+    /** Its first failed attempt since its last delivered one (`WEBHOOK_DISABLE_AFTER_HOURS`); NULL: none. */
+    failingSince: text(),
+    /** Delivery mode (docs/webhooks.md#delivery-modes). */
+    ordering: text({ enum: WEBHOOK_ORDERINGS }).notNull().default("strict"),
+    maxInFlight: integer().notNull().default(MAX_IN_FLIGHT.default),
+    /** Most deliveries per second; NULL: no limit. */
+    rateLimit: integer(),
+  },
+  (t) => [index("webhooks_due_at_idx").on(t.dueAt).where(sql`${t.dueAt} IS NOT NULL`)],
+);
 
 /** The Webhook representation (docs/api.md#events-and-webhooks; `events` is JSON text, an array in the API) — never the secret. */
 export const WEBHOOK = representation(webhooks, {
@@ -237,16 +250,12 @@ export const webhookEventTypes = sqliteTable(
   (t) => [primaryKey({ columns: [t.type, t.webhookId] }), index("webhook_event_types_webhook_id_idx").on(t.webhookId)],
 );
 
-/** The dispatch state, one row (docs/webhooks.md#design): subscriptions not in `queue` are done up to `eventId`; a round holds the lease. */
+/** The dispatch frontier, one row (docs/webhooks.md#design): every subscription whose `place` is NULL is done up to `eventId`. */
 export const webhookDispatch = sqliteTable(
   "webhook_dispatch",
   {
     id: integer().primaryKey(),
     eventId: integer().notNull(),
-    /** JSON object `{"<webhookId>": {"after": eventId, "attempts"?: n, "due"?: RFC 3339}}`. */
-    queue: text().notNull().default("{}"),
-    leaseToken: text(),
-    leaseUntil: text(),
   },
   (t) => [check("webhook_dispatch_one_row", sql`${t.id} = 1`)],
 );
@@ -287,5 +296,5 @@ export const webhookRedeliveries = sqliteTable(
     nextAttemptAt: text().notNull(),
     createdAt: text().notNull(),
   },
-  (t) => [index("webhook_redeliveries_webhook_id_idx").on(t.webhookId), index("webhook_redeliveries_due_idx").on(t.nextAttemptAt)],
+  (t) => [index("webhook_redeliveries_webhook_id_idx").on(t.webhookId, t.nextAttemptAt)],
 );

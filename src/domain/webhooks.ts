@@ -1,8 +1,8 @@
 /** Webhook subscriptions and their deliveries (docs/api.md#events-and-webhooks), as the API shows them. */
 import type { EventType } from "./events";
 
-/** Every subscription status: `failing` after a delivery was given up. */
-export const WEBHOOK_STATUSES = ["active", "failing"] as const;
+/** Every subscription status: `failing` after a delivery was given up; `disabled` after every attempt failed for `WEBHOOK_DISABLE_AFTER_HOURS`. */
+export const WEBHOOK_STATUSES = ["active", "failing", "disabled"] as const;
 export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
 
 /** Delivery modes: `strict`, one attempt in flight in commit order; `none`, up to `maxInFlight` at once, each event retried on its own. */
@@ -48,6 +48,24 @@ export type DeliveryError = (typeof DELIVERY_ERRORS)[number];
 /** Every delivery status: `failed` is a delivery given up. */
 export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/**
+ * What an attempt leads to, the one table of the engine's vocabulary: the log entry's `status` after it and the metric `label`
+ * (`petstore.webhook.outcome`). A given-up delivery is `givenUp` in code, `failed` in the log (the API's word), `given_up` in metrics.
+ */
+export const ATTEMPT_OUTCOMES = {
+  delivered: { status: "delivered", label: "delivered" },
+  retried: { status: "pending", label: "retried" },
+  givenUp: { status: "failed", label: "given_up" },
+} as const satisfies Record<string, { status: DeliveryStatus; label: string }>;
+export type AttemptOutcome = keyof typeof ATTEMPT_OUTCOMES;
+/** Every outcome, in the table's order. */
+export const OUTCOMES = Object.keys(ATTEMPT_OUTCOMES) as AttemptOutcome[];
+
+/** The give-up rule: a 2xx delivers; a failure with attempts left (`attempts` made so far, this one included) is retried; else it is given up. */
+export function outcomeOf(ok: boolean, attempts: number, maxAttempts: number): AttemptOutcome {
+  return ok ? "delivered" : attempts >= maxAttempts ? "givenUp" : "retried";
+}
 
 /** One (subscription, event) delivery and its attempts so far; event 0 is a `webhook.test`. */
 export interface WebhookDelivery {
@@ -112,11 +130,13 @@ function common(a: readonly string[], b: readonly string[]): string[] {
   return a.filter((type) => b.includes(type));
 }
 
-/** The history after a change of types at event `newest`, oldest first: intervals before `oldest` go; past `TYPE_HISTORY_MAX` the oldest two merge. */
-export function historyAfterChange(interest: Pick<Interest, "events" | "history">, newest: number, oldest: number): TypesUpTo[] {
+/**
+ * The history a change of types keeps before it appends the interval it ends (`{upTo: newest event, events: the types before it}`, added in the
+ * change's own write batch): intervals before `oldest` go; past `TYPE_HISTORY_MAX` − 1 the oldest two merge into what both wanted.
+ */
+export function historyBeforeChange(interest: Pick<Interest, "history">, oldest: number): TypesUpTo[] {
   const history = interest.history.filter((x) => x.upTo >= oldest);
-  if (!history.some((x) => x.upTo === newest)) history.push({ upTo: newest, events: [...interest.events] });
-  while (history.length > TYPE_HISTORY_MAX) {
+  while (history.length > TYPE_HISTORY_MAX - 1) {
     const [a, b] = history.splice(0, 2) as [TypesUpTo, TypesUpTo];
     history.unshift({ upTo: b.upTo, events: common(a.events, b.events) });
   }

@@ -1,4 +1,5 @@
 /** Metrics through the OpenTelemetry API for every layer (docs/operations.md#metrics); no-ops until a meter provider is registered. */
+import { ATTEMPT_OUTCOMES, type AttemptOutcome, OUTCOMES } from "../domain/webhooks";
 import { type Attributes, type Meter, metrics } from "@opentelemetry/api";
 import { create, INSTRUMENTS, SCOPE } from "./instruments";
 import type { RequestLine } from "./request-metrics";
@@ -50,7 +51,7 @@ export async function activeRequests(c: { req: { method: string } }, next: () =>
 /** Start the counters at 0 for each outcome, so that a rate over them exists before the first event (Prometheus practice). */
 export function zeroCounters(): void {
   const { cacheLookups, deliveries, exportFailures } = instruments();
-  for (const outcome of ["delivered", "retried", "given_up"]) deliveries.add(0, { "petstore.webhook.outcome": outcome });
+  for (const outcome of OUTCOMES) deliveries.add(0, { "petstore.webhook.outcome": ATTEMPT_OUTCOMES[outcome].label });
   for (const outcome of ["hit", "miss"]) cacheLookups.add(0, { "petstore.read_cache.outcome": outcome });
   exportFailures.add(0);
 }
@@ -65,11 +66,9 @@ export function recordRequest(line: RequestLine): void {
 }
 
 /** Count webhook delivery attempts by outcome. */
-export function recordDeliveries(outcomes: { delivered: number; retried: number; givenUp: number }): void {
+export function recordDeliveries(outcomes: Record<AttemptOutcome, number>): void {
   const { deliveries } = instruments();
-  if (outcomes.delivered) deliveries.add(outcomes.delivered, { "petstore.webhook.outcome": "delivered" });
-  if (outcomes.retried) deliveries.add(outcomes.retried, { "petstore.webhook.outcome": "retried" });
-  if (outcomes.givenUp) deliveries.add(outcomes.givenUp, { "petstore.webhook.outcome": "given_up" });
+  for (const outcome of OUTCOMES) if (outcomes[outcome]) deliveries.add(outcomes[outcome], { "petstore.webhook.outcome": ATTEMPT_OUTCOMES[outcome].label });
 }
 
 /** Count the rows a retention run deleted, by kind (events, keys, idempotency, deliveries). */

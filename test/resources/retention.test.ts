@@ -92,7 +92,7 @@ describe("pruning events", () => {
     const ids = await eventIds(t);
     const [hook] = await queries(t.db)
       .insert(webhooks)
-      .values({ url: "https://example.com/h", events: '["*"]', secret: "whsec_x", createdAt: clock.now().toISOString(), enabled: false, pausedAfter: ids[0]! })
+      .values({ url: "https://example.com/h", events: '["*"]', secret: "whsec_x", createdAt: clock.now().toISOString(), enabled: false, place: ids[0]! })
       .returning({ id: webhooks.id });
     expect(hook).toBeDefined();
     clock.advanceDays(31);

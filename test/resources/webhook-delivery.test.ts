@@ -41,8 +41,7 @@ describe("webhook delivery", () => {
     expect(expected.map((e) => e.type)).toEqual(["category.created", "pet.created", "pet.updated", "inventory.updated", "pet.deleted", "category.updated"]);
 
     const report = await rig.h.dispatch();
-    const mine = { id: hook.id, delivered: 6, failed: 0, givenUp: 0, backlog: 0, oldestAgeSeconds: 0 };
-    expect(report).toEqual({ attempted: 6, delivered: 6, retried: 0, givenUp: 0, subscriptions: [mine] });
+    expect(report).toEqual({ attempted: 6, delivered: 6, retried: 0, givenUp: 0, subscriptions: { [hook.id]: { delivered: 6, failed: 0, givenUp: 0 } } });
     const got = rig.receiver.at(`${rig.path}/ok`).map((r) => verified(r, hook.secret));
     expect(got).toEqual(expected);
 

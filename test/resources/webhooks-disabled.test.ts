@@ -47,7 +47,7 @@ async function writeAndDispatch(env: Record<string, string>, path: string) {
 describe("WEBHOOKS_ENABLED=false (previews)", () => {
   it("sends and queues nothing, while the same write is delivered when enabled", async () => {
     const off = await writeAndDispatch({ WEBHOOKS_ENABLED: "false" }, "/off");
-    expect(off.report).toEqual({ attempted: 0, delivered: 0, retried: 0, givenUp: 0 });
+    expect(off.report).toEqual({ attempted: 0, delivered: 0, retried: 0, givenUp: 0, subscriptions: {} });
     expect(off.received).toBe(0);
     expect(off.deliveries).toEqual([]);
 

@@ -52,8 +52,10 @@ export const deliveries: RouteHandler<typeof routes.deliveries, AppEnv> = async 
 
 export const update: RouteHandler<typeof routes.update, AppEnv> = async (c) => {
   const { allowPrivateTargets } = c.get("config").webhooks;
-  const webhook = await updateWebhook(c.get("db"), c.req.valid("param").webhookId, c.req.valid("json"), { allowPrivateTargets });
+  const change = c.req.valid("json");
+  const webhook = await updateWebhook(c.get("db"), c.req.valid("param").webhookId, change, { allowPrivateTargets, now: c.get("now")() });
   c.get("subscriptionsChanged")();
+  if (change.enabled === true) c.get("dispatchSoon")(c);
   return c.json(webhook, 200);
 };
 

@@ -15,6 +15,7 @@ import { activeRequests, instruments, recordRequest, zeroCounters } from "../../
 import type { RequestTelemetry } from "../../telemetry/request-metrics";
 import { answerScrapes, cannotServe } from "./cluster-metrics";
 import { observeProcess } from "./process-metrics";
+import type { SubscriptionSignals } from "../../telemetry/webhooks";
 import { webhookSeries } from "./webhook-series";
 import { requestSpan } from "../request-span";
 
@@ -24,8 +25,8 @@ export interface Telemetry {
   requests: RequestTelemetry & { middleware: MiddlewareHandler<AppEnv>[] };
   /** `db`, traced and measured. */
   database(db: Database): Database;
-  /** Where the scrape learns which subscriptions exist (their series: src/runtime/node/webhook-series.ts). */
-  subscriptions(existing: () => Promise<number[]>): void;
+  /** Where the scrape reads each subscription's signals (their series: src/runtime/node/webhook-series.ts). */
+  subscriptions(source: () => Promise<SubscriptionSignals[]>): void;
   /** Flush the spans still queued and close the metrics listener. */
   shutdown(): Promise<void>;
 }
@@ -101,8 +102,8 @@ export async function startTelemetry(settings: NodeSettings["telemetry"], logger
       observe: prometheus ? recordRequest : undefined,
     },
     database: tracedDatabase,
-    subscriptions: (existing) => {
-      webhooks.existing = existing;
+    subscriptions: (source) => {
+      webhooks.source = source;
     },
     shutdown: () => {
       stopObserving();

@@ -5,21 +5,21 @@
 import { type HrTime, ValueType } from "@opentelemetry/api";
 import type { MetricData, MetricProducer } from "@opentelemetry/sdk-metrics";
 import { exportedName, type Instrument, INSTRUMENTS, SCOPE } from "../../telemetry/instruments";
-import { keepSubscriptions, subscriptionSignals } from "../../telemetry/webhooks";
+import type { SubscriptionSignals } from "../../telemetry/webhooks";
+import { ATTEMPT_OUTCOMES } from "../../domain/webhooks";
 
 /** The SDK's enums, from the module loaded when metrics are on. */
 type Sdk = Pick<typeof import("@opentelemetry/sdk-metrics"), "AggregationTemporality" | "DataPointType" | "InstrumentType">;
 
 const hrTime = (ms: number): HrTime => [Math.floor(ms / 1000), (ms % 1000) * 1e6];
 
-/** A producer of the `petstore_webhook_subscription_*` series; `existing` (set once the database is open) lists the subscriptions at each scrape. */
-export function webhookSeries(sdk: Sdk, now: () => number = Date.now): MetricProducer & { existing?: () => Promise<number[]> } {
+/** A producer of the `petstore_webhook_subscription_*` series; `source` (set once the database is open) reads every subscription's signals at each scrape. */
+export function webhookSeries(sdk: Sdk, now: () => number = Date.now): MetricProducer & { source?: () => Promise<SubscriptionSignals[]> } {
   const started = hrTime(now());
-  const producer: MetricProducer & { existing?: () => Promise<number[]> } = {
+  const producer: MetricProducer & { source?: () => Promise<SubscriptionSignals[]> } = {
     async collect() {
-      if (producer.existing) keepSubscriptions(await producer.existing());
+      const rows = producer.source ? await producer.source() : [];
       const at = now();
-      const rows = subscriptionSignals(at);
       const series = (instrument: Instrument, points: (readonly [number, Record<string, string | number>])[]): MetricData => {
         const sum = instrument.kind === "observedCounter";
         const type = sum ? sdk.InstrumentType.OBSERVABLE_COUNTER : sdk.InstrumentType.OBSERVABLE_GAUGE;
@@ -37,10 +37,11 @@ export function webhookSeries(sdk: Sdk, now: () => number = Date.now): MetricPro
           : { descriptor, aggregationTemporality: temporality, dataPointType: sdk.DataPointType.GAUGE, dataPoints };
       };
       const id = (row: { id: number }) => ({ "petstore.webhook.id": row.id });
+      // Per subscription: delivered, every failed attempt, and the give-ups among them (ATTEMPT_OUTCOMES' label).
       const outcomes = [
-        ["delivered", "delivered"],
+        ["delivered", ATTEMPT_OUTCOMES.delivered.label],
         ["failed", "failed"],
-        ["givenUp", "given_up"],
+        ["givenUp", ATTEMPT_OUTCOMES.givenUp.label],
       ] as const;
       const metrics = [
         series(

@@ -1,10 +1,11 @@
 /** Webhook dispatch runs on Workers, each in its invocation's waitUntil and within its connections (docs/webhooks.md#when-deliveries-run). */
-import pLimit from "p-limit";
 import type { AppConfig } from "../../config";
 import type { Database } from "../../db/client";
 import { type Logger, loggableError } from "../../logger";
-import { dispatchDue } from "../../services/webhooks/dispatch";
+import { readBacklogs } from "../../services/webhooks/backlog";
+import { dispatchDue, SendSlots } from "../../services/webhooks/dispatch";
 import type { SubscribedTypes } from "../../services/webhooks/interest";
+import { WebhookSignals } from "../../telemetry/webhooks";
 import { workerWebhookFetch } from "./webhook-fetch";
 
 /**
@@ -20,22 +21,21 @@ export function isolateDispatch(
   logger: Logger,
   withRoundTrips: (db: Database, n: number) => Database,
 ): (db: Database) => Promise<void> {
-  const guarded = workerWebhookFetch({ egress: config.webhooks.egress, allowPrivate: config.webhooks.allowPrivateTargets });
-  const holdWaiter = { taken: false };
-  return (db) => {
-    const turn = pLimit(DISPATCH_CONNECTIONS.sends);
-    const send: typeof guarded = (input, init) => turn(() => guarded(input, init));
-    return dispatchDue(withRoundTrips(db, DISPATCH_CONNECTIONS.database), {
-      config,
-      interest,
-      now: () => new Date(),
-      fetch: send,
-      slots: DISPATCH_CONNECTIONS.sends,
-      holdWaiter,
-    }).then(
-      // What a run did, per subscription too (attempts, backlog, oldest age): fields Workers Logs can query (docs/operations.md#metrics).
-      (report) => void (report.attempted > 0 && logger.log("info", "webhook dispatch", { ...report })),
-      (error: unknown) => logger.log("error", "webhook dispatch failed", { error: loggableError(error).message }),
-    );
+  const fetch = workerWebhookFetch({ egress: config.webhooks.egress, allowPrivate: config.webhooks.allowPrivateTargets });
+  return async (db) => {
+    const bounded = withRoundTrips(db, DISPATCH_CONNECTIONS.database);
+    // Each run its own slots: an invocation's connections are its own, and a turn's send timeout starts when its slot is free.
+    const slots = new SendSlots(Math.min(DISPATCH_CONNECTIONS.sends, config.webhooks.concurrency));
+    const signals = new WebhookSignals();
+    try {
+      const report = await dispatchDue(bounded, { config, interest, now: () => new Date(), fetch, slots, signals });
+      if (report.attempted === 0) return;
+      // What the run did, per subscription too (attempts, backlog, oldest age): fields Workers Logs can query (docs/operations.md#metrics).
+      const subscriptions = signals.signals(await readBacklogs(bounded, Date.now(), Object.keys(report.subscriptions).map(Number)));
+      const { attempted, delivered, retried, givenUp } = report;
+      logger.log("info", "webhook dispatch", { attempted, delivered, retried, givenUp, subscriptions });
+    } catch (error) {
+      logger.log("error", "webhook dispatch failed", { error: loggableError(error).message });
+    }
   };
 }

@@ -1,49 +1,44 @@
-/** One subscription's share of a round (docs/webhooks.md#design): its messages (redeliveries, then its stream), sent, and what they leave to record. */
+/** One subscription's turn of sends (docs/webhooks.md#design): its messages (redeliveries, then its stream), sent, and what they leave to record. */
 import type { AppConfig } from "../../config";
 import { type PlanRun, type ResultOf, withValues } from "../../db/plan";
 import { backoffDelayMs } from "../../domain/backoff";
+import { ATTEMPT_OUTCOMES, type AttemptOutcome, outcomeOf, type WebhookStatus } from "../../domain/webhooks";
 import type { SubscriptionOutcome } from "../../telemetry/webhooks";
+import type { Claimed, dueRedeliveries, eventSpan, Release } from "./claims";
 import { attempt, type AttemptResult, type FetchFn, type Message, type Target } from "./delivery";
-import type { dueRedeliveries, eventSpan, QueueEntry, subscriptions } from "./dispatch-state";
-import { type Entry, markSubscription, recordEntry, recordRedelivery, rescheduleRedelivery, retryOnItsOwn } from "./outcomes";
+import { type Entry, recordEntry, recordRedelivery, rescheduleRedelivery, retryOnItsOwn } from "./outcomes";
 import { signingSecrets } from "./secrets";
 import { webhookMessageId } from "./signing";
 
-/** Most messages a round sends to one subscription, one after another. */
+/** Most messages one turn sends to a strict subscription, one after another. */
 export const CHAIN = 20;
-/** No send starts later than this after a round began, ms. */
-export const ROUND_MS = 5_000;
+/** No send of a turn starts later than this after its claim, ms; a claim lasts this long plus the attempt timeout. */
+export const TURN_MS = 5_000;
 
-export type Subscription = ResultOf<typeof subscriptions>[number];
 export type EventRow = ResultOf<typeof eventSpan>[number];
 export type Redelivery = ResultOf<typeof dueRedeliveries>[number];
 
-/** A message of a subscription's chain: its place in the ordered stream (`event`), or a redelivery. */
+/** A message of a turn: its place in the ordered stream (`event`), or a redelivery. */
 export type Link = { message: Message; event: EventRow; redelivery?: undefined } | { message: Message; event?: undefined; redelivery: Redelivery };
 
-/** What a round did; `progress` false: nothing was due or the lease was held elsewhere. */
-export interface RoundReport {
-  progress: boolean;
-  attempted: number;
-  delivered: number;
-  /** Failed attempts that were rescheduled. */
-  retried: number;
-  /** Deliveries given up after `maxAttempts` (their subscriptions are now `failing`). */
-  givenUp: number;
-  /** The same by subscription id, with its oldest undelivered event as read (docs/operations.md#metrics). */
+/** Attempts by outcome (keys of `ATTEMPT_OUTCOMES`), and by subscription id. */
+export type Counts = { attempted: number } & Record<AttemptOutcome, number>;
+export interface TurnReport extends Counts {
   subscriptions: Record<number, SubscriptionOutcome>;
 }
 
-/** What sending a chain needs; `stop()` true: no further send starts. */
-export interface ChainOptions {
+/** A report with nothing counted. */
+export const emptyReport = (): TurnReport => ({ attempted: 0, delivered: 0, retried: 0, givenUp: 0, subscriptions: {} });
+
+/** What sending needs; `stop()` true: no further send starts; `slot` runs one send within the process's (or invocation's) sends in flight. */
+export interface SendOptions {
   config: AppConfig;
   now: () => Date;
   fetch: FetchFn;
   random: () => number;
   stop: () => boolean;
-  /** When the round began, ms since the epoch. */
-  began: number;
-  /** Attempts the round may still make (shared by its chains). */
+  slot: <T>(send: () => Promise<T>) => Promise<T>;
+  /** Attempts the run may still make (shared by its turns). */
   quota: { left: number };
 }
 
@@ -75,61 +70,58 @@ async function until(at: number): Promise<void> {
   while (Date.now() < at) await new Promise((resolve) => setTimeout(resolve, at - Date.now()));
 }
 
-/** Most messages of one chain: `CHAIN`, or two waves of an unordered subscription's attempts. */
-const chainLimit = (s: Pick<Subscription, "ordering" | "maxInFlight">) => (s.ordering === "none" ? Math.max(CHAIN, 2 * s.maxInFlight) : CHAIN);
+/** Most messages of one turn: `CHAIN`, or two waves of an unordered subscription's attempts. */
+const chainLimit = (s: Pick<Claimed, "ordering" | "maxInFlight">) => (s.ordering === "none" ? Math.max(CHAIN, 2 * s.maxInFlight) : CHAIN);
 
 /**
- * Send `chain` to `s`, signed by the secrets that sign now: `strict`, one at a time until an attempt fails with attempts left (`prior`: those
- * of its first stream event); `none`, `maxInFlight` at once. None after `stop()`, the quota or `ROUND_MS`; at most `rateLimit` a second.
- * @returns what was sent, in chain order. Never throws.
+ * Send `chain` to `s`, signed by the secrets that sign now: `strict`, one at a time until an attempt fails with attempts left; `none`,
+ * `maxInFlight` at once; each send in a `slot`, none after `stop()`, the quota or `deadline` (ms since the epoch); at most `rateLimit` a second.
+ * @returns what was sent, in chain order (a gapless prefix). Never throws.
  */
-export async function sendChain(s: Subscription, chain: Link[], prior: number, options: ChainOptions): Promise<Sent[]> {
+export async function sendChain(s: Claimed, chain: Link[], deadline: number, options: SendOptions): Promise<Sent[]> {
   const target: Target = { webhookId: s.id, url: s.url, secrets: signingSecrets(s, options.now()) };
   const links = chain.slice(0, chainLimit(s));
   const sent: Sent[] = [];
   const interval = s.rateLimit === null ? 0 : 1000 / s.rateLimit;
+  const firstEvent = links.findIndex((link) => link.event !== undefined);
   let next = 0;
   let blocked = false;
   let nextStart = Date.now();
-  const open = () => !blocked && next < links.length && !options.stop() && options.quota.left > 0 && options.now().getTime() - options.began < ROUND_MS;
+  const open = () => !blocked && next < links.length && !options.stop() && options.quota.left > 0 && options.now().getTime() < deadline;
+  const one = async () => {
+    if (!open()) return;
+    const index = next++;
+    const link = links[index]!;
+    options.quota.left -= 1;
+    const at = options.now();
+    const result = await attempt(target, link.message, { config: options.config, at, fetch: options.fetch });
+    sent[index] = { link, result, at };
+    const attempts = link.redelivery ? link.redelivery.attempts + 1 : index === firstEvent ? s.attempts + 1 : 1;
+    if (s.ordering === "strict" && outcomeOf(result.ok, attempts, options.config.webhooks.maxAttempts) === "retried") blocked = true;
+  };
   const worker = async () => {
     while (open()) {
-      const index = next++;
-      const link = links[index]!;
-      options.quota.left -= 1;
-      const slot = Math.max(nextStart, Date.now());
-      nextStart = slot + interval;
-      await until(slot);
-      const at = options.now();
-      const result = await attempt(target, link.message, { config: options.config, at, fetch: options.fetch });
-      sent[index] = { link, result, at };
-      const attempts = link.redelivery ? link.redelivery.attempts + 1 : index === firstEvent ? prior + 1 : 1;
-      if (s.ordering === "strict" && !result.ok && attempts < options.config.webhooks.maxAttempts) blocked = true;
+      const start = Math.max(nextStart, Date.now());
+      nextStart = start + interval;
+      await until(start);
+      await options.slot(one);
     }
   };
-  const firstEvent = links.findIndex((link) => link.event !== undefined);
   const workers = s.ordering === "none" ? Math.min(s.maxInFlight, links.length) : 1;
   await Promise.all(Array.from({ length: workers }, worker));
   if (interval > 0 && sent.length > 0) await until(nextStart);
   return sent.filter((x) => x !== undefined);
 }
 
-/** Where a chain's outcomes go: writes, the queue entries to set (null: out of the queue), and the counts. */
-export interface Ledger {
-  writes: PlanRun[];
-  delta: Record<string, QueueEntry | null>;
-  report: RoundReport;
-}
-
-/** The log entry of one attempt, `attempts` in all, and what it leads to. */
-function entryOf(s: Subscription, sent: Sent, attempts: number, options: Pick<ChainOptions, "config" | "now" | "random">) {
+/** The log entry of one attempt, `attempts` in all, and its outcome (the give-up rule: `outcomeOf`). */
+function entryOf(s: Claimed, sent: Sent, attempts: number, options: Pick<SendOptions, "config" | "now" | "random">) {
   const { result, at, link } = sent;
   const { maxAttempts, retryBaseMs, retryCapMs } = options.config.webhooks;
-  const outcome = result.ok ? "delivered" : attempts >= maxAttempts ? "givenUp" : "retried";
+  const outcome = outcomeOf(result.ok, attempts, maxAttempts);
   const next = outcome === "retried" ? new Date(at.getTime() + backoffDelayMs(attempts, retryBaseMs, retryCapMs, options.random)).toISOString() : null;
   const entry: Entry = {
     webhookId: s.id,
-    status: outcome === "delivered" ? "delivered" : outcome === "givenUp" ? "failed" : "pending",
+    status: ATTEMPT_OUTCOMES[outcome].status,
     eventId: link.message.eventId,
     eventType: link.message.eventType,
     attempts,
@@ -142,62 +134,90 @@ function entryOf(s: Subscription, sent: Sent, attempts: number, options: Pick<Ch
   return { entry, outcome } as const;
 }
 
-/** A chain as a round planned it: the subscription, its queue entry, its messages and how far its window reached. */
+/** A turn as planned: the claimed subscription, its messages, and how far its window of the log reached (its place if the stream was not due). */
 export interface Planned {
-  s: Subscription;
-  /** Its queue entry (undefined: not queued, its stream is the round's new events). */
-  queued: QueueEntry | undefined;
+  s: Claimed;
   chain: Link[];
-  /** How far a queued subscription's window reached (undefined: not due this round, its place stays). */
-  scanned: number | undefined;
+  scanned: number;
 }
 
-/** Record into `ledger` what was sent of `planned.chain`, and its place: at the first stream event not done, or out once its window reached `upTo`. */
-export function settle(planned: Planned, sent: Sent[], upTo: number, ledger: Ledger, options: Pick<ChainOptions, "config" | "now" | "random">): void {
-  const { s, queued, chain, scanned } = planned;
-  const { writes, delta, report } = ledger;
-  let headAttempts = queued?.attempts ?? 0;
-  let retry: QueueEntry | undefined;
+/** What a turn leaves to write: log entries and redeliveries, the release of the claim, the counts. */
+export interface Settled {
+  writes: PlanRun[];
+  release: Omit<Release, "token" | "now" | "disableBefore">;
+  report: TurnReport;
+}
+
+/** Record what was sent of `planned.chain`: log entries, counts, and the release (next place, head attempts, status, failure times). */
+export function settle(planned: Planned, sent: Sent[], options: Pick<SendOptions, "config" | "now" | "random">): Settled {
+  const { s, chain, scanned } = planned;
+  const report = emptyReport();
+  const own: SubscriptionOutcome = { delivered: 0, failed: 0, givenUp: 0 };
+  report.subscriptions[s.id] = own;
+  const writes: PlanRun[] = [];
+  const state = { head: s.attempts, status: null as WebhookStatus | null, lastOk: null as number | null, failedAt: null as string | null };
+  let retry: { place: number; attempts: number; retryAt: string } | undefined;
   const done = new Set<number>();
-  report.subscriptions[s.id] ??= { delivered: 0, failed: 0, givenUp: 0 };
-  const own = report.subscriptions[s.id]!;
-  const count = (outcome: "delivered" | "retried" | "givenUp") => {
-    report[outcome] += 1;
-    if (outcome === "delivered") own.delivered += 1;
-    else own.failed += 1;
-    if (outcome === "givenUp") own.givenUp += 1;
-  };
   for (const one of sent) {
-    report.attempted += 1;
-    const { link } = one;
-    if (link.redelivery) {
-      const attempts = link.redelivery.attempts + 1;
-      const { entry, outcome } = entryOf(s, one, attempts, options);
-      const { id } = link.redelivery;
-      if (outcome === "retried") writes.push(withValues(rescheduleRedelivery, { id, attempts, next: entry.nextAttemptAt! }), recordEntry(entry, true));
-      else writes.push(withValues(recordRedelivery, { ...entry, id }));
-      if (outcome === "givenUp" && s.ordering === "none" && s.status === "active") writes.push(withValues(markSubscription, { id: s.id, status: "failing" }));
-      count(outcome);
-      continue;
-    }
-    const attempts = headAttempts + 1;
-    const { entry, outcome } = entryOf(s, one, attempts, options);
-    writes.push(recordEntry(entry, headAttempts > 0));
-    count(outcome);
-    if (outcome === "delivered" && s.status === "failing") writes.push(withValues(markSubscription, { id: s.id, status: "active" }));
-    if (outcome === "givenUp" && s.status === "active") writes.push(withValues(markSubscription, { id: s.id, status: "failing" }));
-    if (outcome === "retried" && s.ordering === "none") writes.push(retryOnItsOwn(entry, options.now().toISOString()));
-    if (outcome === "retried" && s.ordering === "strict") retry = { after: link.event.id - 1, attempts, due: entry.nextAttemptAt! };
-    else done.add(link.event.id);
-    headAttempts = 0;
+    const { redelivery } = one.link;
+    const outcome = redelivery ? settleRedelivery(s, one, redelivery, writes, options) : settleEvent(s, one, state, writes, done, options);
+    if (outcome.retry) retry = outcome.retry;
+    count(report, own, outcome.outcome);
+    if (outcome.outcome === "givenUp" && (s.ordering === "none" || !one.link.redelivery) && s.status === "active") state.status = "failing";
+    if (outcome.outcome === "delivered" && !one.link.redelivery && s.status === "failing") state.status = "active";
+    state.lastOk = one.result.ok ? 1 : 0;
+    state.failedAt = one.result.ok ? null : (state.failedAt ?? one.at.toISOString());
   }
   const next = chain.find((link) => link.event && !done.has(link.event.id));
-  own.oldest = next?.event?.occurredAt ?? null;
-  if (retry) {
-    delta[s.id] = retry;
-    return;
-  }
-  // Not reached this round: its place, keeping the failed attempts of a queued head that was not tried again.
-  if (next) delta[s.id] = headAttempts > 0 ? { after: next.event!.id - 1, attempts: headAttempts } : { after: next.event!.id - 1 };
-  else if (queued && scanned !== undefined) delta[s.id] = scanned >= upTo ? null : { after: scanned };
+  // A head that failed before and was not tried again keeps its attempts and retry time.
+  const keepHead = !retry && state.head > 0;
+  const release = {
+    id: s.id,
+    place: retry ? retry.place : next ? next.event!.id - 1 : scanned,
+    attempts: retry ? retry.attempts : keepHead ? state.head : 0,
+    retryAt: retry ? retry.retryAt : keepHead ? s.retryAt : null,
+    status: state.status,
+    lastOk: state.lastOk,
+    failedAt: state.failedAt,
+  };
+  return { writes, release, report };
+}
+
+/** Add a redelivery's writes to `writes` (its entry, and its own retry or its end): its outcome. */
+function settleRedelivery(s: Claimed, one: Sent, redelivery: Redelivery, writes: PlanRun[], options: Pick<SendOptions, "config" | "now" | "random">) {
+  const attempts = redelivery.attempts + 1;
+  const { entry, outcome } = entryOf(s, one, attempts, options);
+  const { id } = redelivery;
+  if (outcome === "retried") writes.push(withValues(rescheduleRedelivery, { id, attempts, next: entry.nextAttemptAt! }), recordEntry(entry, true));
+  else writes.push(withValues(recordRedelivery, { ...entry, id }));
+  return { outcome, retry: undefined };
+}
+
+/** Add a stream event's writes to `writes` and mark it `done` unless a strict head must be retried (then `retry`): its outcome. */
+function settleEvent(
+  s: Claimed,
+  one: Sent,
+  state: { head: number },
+  writes: PlanRun[],
+  done: Set<number>,
+  options: Pick<SendOptions, "config" | "now" | "random">,
+) {
+  const event = one.link.event!;
+  const attempts = state.head + 1;
+  const { entry, outcome } = entryOf(s, one, attempts, options);
+  writes.push(recordEntry(entry, state.head > 0));
+  state.head = 0;
+  if (outcome === "retried" && s.ordering === "strict") return { outcome, retry: { place: event.id - 1, attempts, retryAt: entry.nextAttemptAt! } };
+  if (outcome === "retried") writes.push(retryOnItsOwn(entry, options.now().toISOString()));
+  done.add(event.id);
+  return { outcome, retry: undefined };
+}
+
+/** Count one attempt of `outcome` in `report` and in its subscription's `own` counts. */
+function count(report: TurnReport, own: SubscriptionOutcome, outcome: AttemptOutcome): void {
+  report.attempted += 1;
+  report[outcome] += 1;
+  if (outcome === "delivered") own.delivered += 1;
+  else own.failed += 1;
+  if (outcome === "givenUp") own.givenUp += 1;
 }

@@ -1,22 +1,40 @@
-/** Webhook dispatch runs (docs/webhooks.md#design): rounds until nothing is due, the budget is spent or time is up; `WebhookDispatcher` runs them. */
+/** Webhook dispatch runs (docs/webhooks.md#design): claim due subscriptions up to the free send slots, run their turns; `WebhookDispatcher` runs them. */
+import pLimit, { type LimitFunction } from "p-limit";
 import type { AppConfig } from "../../config";
 import type { Database } from "../../db/client";
-import { execute } from "../../db/plan";
+import { execute, run } from "../../db/plan";
 import { loggableError } from "../../logger";
 import { recordDeliveries } from "../../telemetry/metrics";
-import { detached, inSpan } from "../../telemetry/spans";
-import {
-  recordSubscriptionOutcomes,
-  recordWebhookBacklog,
-  type SubscriptionOutcome,
-  type SubscriptionSignals,
-  subscriptionSignals,
-} from "../../telemetry/webhooks";
-import type { RoundReport } from "./chain";
+import { detached } from "../../telemetry/spans";
+import type { WebhookSignals } from "../../telemetry/webhooks";
+import { emptyReport, type SendOptions, TURN_MS, type TurnReport } from "./chain";
+import { type Claimed, claimDue, fanOut, probe } from "./claims";
 import type { FetchFn } from "./delivery";
-import { isDue, parseQueue, probe } from "./dispatch-state";
 import type { SubscribedTypes } from "./interest";
-import { ROUND_WAIT_MS, runRound } from "./round";
+import { takeTurn } from "./turn";
+
+/** Events one fan-out takes past the frontier. */
+const NEW_EVENTS = 100;
+/** A claim lasts its turn's sending time, the attempt timeout, and this margin for recording, ms. */
+const RECORD_MS = 1_000;
+
+/** The sends a process (Node: `WEBHOOK_CONCURRENCY`) or an invocation (Workers) may have in flight, and the turns it runs. */
+export class SendSlots {
+  private readonly limit: LimitFunction;
+  /** Turns running now (each holds a claimed subscription). */
+  turns = 0;
+  constructor(readonly size: number) {
+    this.limit = pLimit(size);
+  }
+  /** Run one send when a slot is free. */
+  run<T>(send: () => Promise<T>): Promise<T> {
+    return this.limit(send);
+  }
+  /** How many more subscriptions may be claimed now. */
+  free(): number {
+    return Math.max(0, this.size - this.turns);
+  }
+}
 
 /** What a dispatch run needs, and its limits. */
 export interface DispatchOptions {
@@ -29,150 +47,89 @@ export interface DispatchOptions {
   budget?: number;
   /** Jitter source in [0, 1) (default Math.random). */
   random?: () => number;
-  /** When aborted, no further attempt nor round starts (attempts in flight finish and are recorded). */
+  /** When aborted, no further attempt nor claim starts (attempts in flight finish and are recorded). */
   signal?: AbortSignal;
-  /** No attempt nor round starts later than this after the run began, ms (default 20 000; Workers' waitUntil allows about 30 s). */
+  /** No claim starts later than this after the run began, ms (default 20 000; Workers' waitUntil allows about 30 s). */
   maxRunMs?: number;
   /** Learns which event types the subscriptions want (read at the start of the run). */
   interest?: SubscribedTypes;
-  /** A timer's poll: its probe does not ask whether any subscription exists, so an idle poll reads 3 rows. */
+  /** A timer's poll: its probe does not ask what the subscriptions want, so an idle poll reads 3 rows. */
   poll?: boolean;
-  /** How long a round waits for its chains before recording what finished, ms (default 200); a chain still out records itself. */
-  waitMs?: number;
-  /** Most chains out at once (default: no limit): the run's connections for sends (Workers); a round starts no more than are free. */
-  slots?: number;
-  /** Shared by the runs of one isolate: at most one of them waits out another round's hold, the others end (default: each may wait). */
-  holdWaiter?: HoldWaiter;
+  /** The sends in flight it may use (default: `WEBHOOK_CONCURRENCY` of its own). */
+  slots?: SendSlots;
+  /** Where each turn's outcomes per subscription are counted. */
+  signals?: WebhookSignals;
 }
 
-/** Whether some run of an isolate is waiting out another round's hold of the dispatch state. */
-export interface HoldWaiter {
-  taken: boolean;
-}
+/** What one `dispatchDue` run did. */
+export type DispatchReport = TurnReport;
 
-/** This run's turn at waiting out holds: `wait()` is true while it has (or gets) the turn, `stop()` gives it back. */
-function waitingOutHolds(shared: HoldWaiter | undefined): { wait(): boolean; stop(): void } {
-  let mine = false;
-  return {
-    wait: () => {
-      if (!mine && shared?.taken) return false;
-      if (shared) shared.taken = true;
-      mine = true;
-      return true;
-    },
-    stop: () => {
-      if (mine && shared) shared.taken = false;
-      mine = false;
-    },
-  };
-}
+/** A claim: the subscriptions it holds (`token`, from `claimedAt`), or undefined when nothing is due; `progress`: the frontier moved. */
+type Claim = { rows: Claimed[]; progress: boolean; token: string; claimedAt: Date } | undefined;
 
-/** What one `dispatchDue` run did: the counts of its rounds. */
-export interface DispatchReport extends Omit<RoundReport, "progress" | "subscriptions"> {
-  /** By subscription: this run's attempts, and its backlog and oldest undelivered event as the run left them (Workers' log line). */
-  subscriptions?: SubscriptionSignals[];
-}
-
-/** Let pending I/O callbacks (e.g. requests on Node, where the embedded database runs on the main thread) run. */
-const yieldToEventLoop = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
-
-/** Add `done`'s counts to `report` and `bySubscription`, and record them. */
-function add(report: DispatchReport, done: RoundReport, bySubscription: Record<number, SubscriptionOutcome>): void {
-  for (const count of ["attempted", "delivered", "retried", "givenUp"] as const) report[count] += done[count];
-  for (const [id, { delivered, failed, givenUp }] of Object.entries(done.subscriptions)) {
-    const run = bySubscription[Number(id)] ?? { delivered: 0, failed: 0, givenUp: 0 };
-    bySubscription[Number(id)] = { delivered: run.delivered + delivered, failed: run.failed + failed, givenUp: run.givenUp + givenUp };
+/** Fan out new events (claiming up to `n` of the subscriptions that want them), or claim up to `n` due subscriptions. */
+async function claimSome(db: Database, n: number, options: DispatchOptions, learning: boolean): Promise<Claim> {
+  const { interest, now, config } = options;
+  const mark = interest?.mark();
+  const [state] = await execute(db, probe(learning), {});
+  if (mark && state?.types) interest?.learn(mark, [state.types]);
+  if (!state) return undefined;
+  const claimedAt = now();
+  const at = claimedAt.toISOString();
+  const token = crypto.randomUUID();
+  const until = new Date(claimedAt.getTime() + TURN_MS + config.webhooks.timeoutMs + RECORD_MS).toISOString();
+  if (state.newest > state.frontier) {
+    const upTo = Math.min(state.newest, state.frontier + NEW_EVENTS);
+    const { claimed } = await run(db, fanOut, { from: state.frontier, upTo, now: at, until, token, n });
+    return { rows: claimed, progress: true, token, claimedAt };
   }
-  recordDeliveries(done);
-  recordSubscriptionOutcomes(done.subscriptions);
+  if (state.nextDue === null || state.nextDue > at) return undefined;
+  const rows = await execute(db, claimDue, { now: at, until, token, n });
+  return { rows, progress: rows.length > 0, token, claimedAt };
 }
 
-/** Run the delivery pipeline once (all zeros when webhooks are disabled). @throws the driver's error (attempt failures are recorded, not thrown). */
+/** Add `done`'s counts to `report`, and count them in the metrics and `signals`. */
+function add(report: TurnReport, done: TurnReport, signals: WebhookSignals | undefined): void {
+  for (const key of ["attempted", "delivered", "retried", "givenUp"] as const) report[key] += done[key];
+  Object.assign(report.subscriptions, done.subscriptions);
+  recordDeliveries(done);
+  signals?.record(done.subscriptions);
+}
+
+/** Run the delivery pipeline until nothing is due, the budget is spent or time is up (all zeros when webhooks are disabled). @throws the driver's error. */
 export async function dispatchDue(db: Database, options: DispatchOptions): Promise<DispatchReport> {
-  const report: DispatchReport = { attempted: 0, delivered: 0, retried: 0, givenUp: 0 };
-  const bySubscription: Record<number, SubscriptionOutcome> = {};
+  const report = emptyReport();
   const { config, now, signal } = options;
   if (!config.webhooks.enabled) return report;
-  const random = options.random ?? Math.random;
-  let budget = options.budget ?? 2000;
+  const slots = options.slots ?? new SendSlots(config.webhooks.concurrency);
   const deadline = now().getTime() + (options.maxRunMs ?? 20_000);
   const stop = () => signal?.aborted === true || now().getTime() >= deadline;
-
-  let learning = options.poll !== true && options.interest?.stale() === true;
-  // Chains that outlived their round; the run ends once they have recorded themselves.
-  const out = new Set<Promise<unknown>>();
+  const send: SendOptions = { ...options, random: options.random ?? Math.random, stop, slot: (f) => slots.run(f), quota: { left: options.budget ?? 2000 } };
+  const out = new Set<Promise<void>>();
   const failures: unknown[] = [];
-  const holds = waitingOutHolds(options.holdWaiter);
-  /** Until a chain out records itself, or 250 ms (something else may have become due). */
-  const awhile = () => Promise.race([...out, delay(250)]);
-  try {
-    while (budget > 0 && !stop() && failures.length === 0) {
-      const slots = (options.slots ?? Number.POSITIVE_INFINITY) - out.size;
-      if (slots <= 0) {
-        await awhile();
-        continue;
-      }
-      const at = now().toISOString();
-      const mark = options.interest?.mark();
-      const [state] = await execute(db, probe(learning), { now: at });
-      if (mark && state?.types) options.interest?.learn(mark, [state.types]);
-      learning = false;
-      if (!state) break;
-      const queue = parseQueue(state.queue);
-      const due = state.newest > state.eventId || Boolean(state.redeliveries) || Object.values(queue).some((entry) => isDue(entry, at));
-      const places = Object.fromEntries(Object.entries(queue).map(([id, entry]) => [id, entry.after]));
-      recordWebhookBacklog({ places, eventId: state.eventId, newest: state.newest });
-      // Another round holds the state: its run's chains may fill its slots, leaving this run's work undone; wait for its release.
-      const held = state.leaseUntil !== null && state.leaseUntil > at;
-      if (held || !due) {
-        const waiting = held && due && holds.wait();
-        if (!waiting) holds.stop();
-        if (out.size === 0 && !waiting) break;
-        await awhile();
-        continue;
-      }
-      const roundOptions = {
-        config,
-        now,
-        fetch: options.fetch,
-        random,
-        stop,
-        newest: state.newest,
-        recovering: state.leaseUntil !== null,
-        budget,
-        waitMs: options.waitMs ?? ROUND_WAIT_MS,
-        slots,
-      };
-      // A span per round, its sends and round trips inside; an idle poll makes none.
-      holds.stop();
-      const round = await inSpan("petstore.webhook.round", {}, async (span) => {
-        const done = await runRound(db, roundOptions);
-        span.setAttributes({ "petstore.webhook.attempted": done.report.attempted, "petstore.webhook.delivered": done.report.delivered });
-        return done;
-      });
-      for (const chain of round.outstanding) {
-        const tracked: Promise<unknown> = chain
-          .then(
-            (done) => add(report, done, bySubscription),
-            (error: unknown) => failures.push(error),
-          )
-          .finally(() => out.delete(tracked));
-        out.add(tracked);
-      }
-      budget -= round.report.attempted;
-      add(report, round.report, bySubscription);
-      if (round.report.progress) await yieldToEventLoop();
-      else if (out.size === 0 && round.claimed) break;
-      else await awhile();
-    }
-  } finally {
-    holds.stop();
+  let learning = options.poll !== true && options.interest?.stale() === true;
+  while (!stop() && send.quota.left > 0 && failures.length === 0) {
+    const claim = slots.free() > 0 ? await claimSome(db, slots.free(), options, learning) : undefined;
+    learning = false;
+    for (const s of claim?.rows ?? []) out.add(startTurn(db, s, { ...send, token: claim!.token, claimedAt: claim!.claimedAt }));
+    if (claim?.progress) continue;
+    if (out.size === 0 && slots.free() > 0) break;
+    await Promise.race([...out, delay(250)]);
   }
   await Promise.all(out);
   if (failures.length > 0) throw failures[0];
-  const ran = subscriptionSignals(now().getTime(), new Set(Object.keys(bySubscription).map(Number)));
-  if (ran.length > 0) report.subscriptions = ran.map((one) => ({ ...one, ...bySubscription[one.id] }));
   return report;
+
+  function startTurn(db: Database, s: Claimed, turn: Parameters<typeof takeTurn>[2]): Promise<void> {
+    slots.turns += 1;
+    const running: Promise<void> = takeTurn(db, s, turn)
+      .then((done) => add(report, done, options.signals), (error: unknown) => void failures.push(error))
+      .finally(() => {
+        slots.turns -= 1;
+        out.delete(running);
+      });
+    return running;
+  }
 }
 
 /** Resolves after `ms`; the timer does not keep the process alive. */
@@ -260,8 +217,9 @@ export type DispatcherOptions = Omit<DispatchOptions, "now" | "fetch" | "signal"
   log?: (line: string) => void;
 };
 
-/** A dispatcher whose runs are `dispatchDue(db, options)`. */
+/** A dispatcher whose runs are `dispatchDue(db, options)`, sharing one set of send slots (`WEBHOOK_CONCURRENCY`). */
 export function createWebhookDispatcher(db: Database, options: DispatcherOptions): WebhookDispatcher {
   const { log, now = () => new Date(), fetch: fetchFn = (input, init) => fetch(input, init), ...rest } = options;
-  return new WebhookDispatcher((signal, poll) => dispatchDue(db, { ...rest, now, fetch: fetchFn, signal, poll }), log);
+  const slots = rest.slots ?? new SendSlots(rest.config.webhooks.concurrency);
+  return new WebhookDispatcher((signal, poll) => dispatchDue(db, { ...rest, slots, now, fetch: fetchFn, signal, poll }), log);
 }

@@ -4,7 +4,7 @@ import { qb, type Database } from "../../db/client";
 import { params, plan, read, run, statement } from "../../db/plan";
 import { events as eventLog, webhookDispatch, webhookEventTypes, webhooks } from "../../db/schema";
 import { InvalidInput, NotFound } from "../../domain/errors";
-import { type DeliveryMode, historyAfterChange, storedInterest, type Webhook, type WebhookChange } from "../../domain/webhooks";
+import { type DeliveryMode, historyBeforeChange, storedInterest, type Webhook, type WebhookChange } from "../../domain/webhooks";
 import { generateWebhookSecret, isWebhookSecret } from "./signing";
 import { webhookTargetProblem } from "../../domain/webhook-target";
 import { placeholders } from "../../db/placeholders";
@@ -12,23 +12,16 @@ import { toWebhook, WEBHOOK } from "./subscriptions";
 import { ROTATION_OVERLAP_MS, rotatedSecrets } from "./secrets";
 
 const byId = params<{ id: number }>();
-/** The subscription as a change needs it, and the newest and oldest event ids, in one snapshot. */
+/** The subscription as a change needs it, and the oldest event id, in one snapshot. */
 const current = plan({
   subscription: byId.statement(
     qb
-      .select({ ...WEBHOOK, typesSince: webhooks.typesSince, previousEvents: webhooks.previousEvents, pausedAfter: webhooks.pausedAfter })
+      .select({ ...WEBHOOK, typesSince: webhooks.typesSince, previousEvents: webhooks.previousEvents })
       .from(webhooks)
       .where(eq(webhooks.id, byId("id"))),
   ),
   log: statement(
-    params<Record<never, never>>().prepare(
-      qb
-        .select({
-          newest: sql<number>`coalesce((SELECT max(${eventLog.id}) FROM ${eventLog}), 0)`,
-          oldest: sql<number>`coalesce((SELECT min(${eventLog.id}) FROM ${eventLog}), 0)`,
-        })
-        .from(sql`(SELECT 1)`),
-    ),
+    params<Record<never, never>>().prepare(qb.select({ oldest: sql<number>`coalesce((SELECT min(${eventLog.id}) FROM ${eventLog}), 0)` }).from(sql`(SELECT 1)`)),
   ),
 });
 
@@ -38,43 +31,36 @@ type ChangeValues = DeliveryMode & {
   url: string;
   events: string;
   enabled: boolean;
-  typesSince: number;
-  previousEvents: string | null;
+  /** The kept type history (JSON, `historyBeforeChange`) when `retype`. */
+  history: string | null;
   wasEvents: string;
   wasEnabled: boolean;
   retype: boolean;
   resume: boolean;
+  now: string;
 };
 const c = params<ChangeValues>();
-/** Where the subscription's place waits while it is parked (read before the change forgets it). */
-const parkedAt = sql`(SELECT ${webhooks.pausedAfter} FROM ${webhooks} WHERE ${webhooks.id} = ${c("id")})`;
+/** The newest event, read inside the change's batch: the boundary between the old types and the new (no event can commit in between). */
+const newest = sql`(SELECT coalesce(max(${eventLog.id}), 0) FROM ${eventLog})`;
+const frontier = sql`(SELECT ${webhookDispatch.eventId} FROM ${webhookDispatch} WHERE ${webhookDispatch.id} = 1)`;
+/** The history with the interval this change ends, unless no event committed since the last change. */
+const appended = sql`CASE WHEN json_extract(${c("history")}, '$[#-1].upTo') = ${newest} THEN ${c("history")}
+  ELSE json_insert(${c("history")}, '$[#]', json_object('upTo', ${newest}, 'events', json(${webhooks.events}))) END`;
+/** Its next due time: a claim keeps its own; paused, never; resumed or re-typed, now (a re-type makes it read the log itself from its place). */
+const dueAfter = sql`CASE WHEN ${webhooks.leaseToken} IS NOT NULL THEN ${webhooks.dueAt} WHEN NOT ${c("enabled")} THEN NULL
+  WHEN ${c("resume")} THEN ${c("now")} WHEN ${c("retype")} THEN coalesce(${webhooks.dueAt}, ${c("now")}) ELSE ${webhooks.dueAt} END`;
 const changing = plan({
-  // A resumed subscription a round parked rejoins the queue at its place; a re-typed one not queued joins at the state's event id, with `verify`.
-  queue: c.statement(
-    qb
-      .update(webhookDispatch)
-      .set({
-        queue: sql`json_patch(${webhookDispatch.queue}, json_object(CAST(CAST(${c("id")} AS INTEGER) AS TEXT), CASE WHEN ${c("resume")} AND ${parkedAt} IS NOT NULL THEN json_object('after', ${parkedAt}) ELSE json_object('after', ${webhookDispatch.eventId}, 'verify', json('true')) END))`,
-      })
-      .where(
-        and(
-          eq(webhookDispatch.id, 1),
-          sql`EXISTS (SELECT 1 FROM ${webhooks} WHERE ${webhooks.id} = ${c("id")} AND ${webhooks.events} = ${c("wasEvents")} AND ${webhooks.enabled} = ${c("wasEnabled")} AND (
-            (${c("resume")} AND ${webhooks.pausedAfter} IS NOT NULL)
-            OR (${c("retype")} AND ${webhooks.pausedAfter} IS NULL AND ${webhookDispatch.eventId} < ${c("typesSince")}
-              AND json_type(${webhookDispatch.queue}, '$."' || CAST(CAST(${c("id")} AS INTEGER) AS TEXT) || '"') IS NULL)))`,
-        ),
-      ),
-  ),
   subscription: c.statement(
     qb
       .update(webhooks)
       .set({
         ...placeholders(c, ["url", "events", "enabled", "ordering", "maxInFlight", "rateLimit"]),
-        typesSince: sql`CASE WHEN ${c("retype")} THEN ${c("typesSince")} ELSE ${webhooks.typesSince} END`,
-        previousEvents: sql`CASE WHEN ${c("retype")} THEN ${c("previousEvents")} ELSE ${webhooks.previousEvents} END`,
+        typesSince: sql`CASE WHEN ${c("retype")} THEN ${newest} ELSE ${webhooks.typesSince} END`,
+        previousEvents: sql`CASE WHEN ${c("retype")} THEN ${appended} ELSE ${webhooks.previousEvents} END`,
+        place: sql`CASE WHEN ${c("retype")} THEN coalesce(${webhooks.place}, ${frontier}) ELSE ${webhooks.place} END`,
+        dueAt: dueAfter,
         status: sql`CASE WHEN ${c("resume")} THEN 'active' ELSE ${webhooks.status} END`,
-        pausedAfter: sql`CASE WHEN ${c("resume")} THEN NULL ELSE ${webhooks.pausedAfter} END`,
+        failingSince: sql`CASE WHEN ${c("resume")} THEN NULL ELSE ${webhooks.failingSince} END`,
       })
       .where(and(eq(webhooks.id, c("id")), eq(webhooks.events, c("wasEvents")), eq(webhooks.enabled, c("wasEnabled"))))
       .returning(WEBHOOK),
@@ -93,7 +79,7 @@ const changing = plan({
 });
 
 /** Apply `change` to subscription `id` (new types apply to later events): the subscription after it. @throws NotFound, InvalidInput (`url`). */
-export async function updateWebhook(db: Database, id: number, change: WebhookChange, options: { allowPrivateTargets: boolean }): Promise<Webhook> {
+export async function updateWebhook(db: Database, id: number, change: WebhookChange, options: { allowPrivateTargets: boolean; now: Date }): Promise<Webhook> {
   if (change.url !== undefined) {
     const problem = webhookTargetProblem(change.url, { allowPrivate: options.allowPrivateTargets });
     if (problem) throw new InvalidInput("url", problem);
@@ -102,13 +88,13 @@ export async function updateWebhook(db: Database, id: number, change: WebhookCha
     const { subscription, log } = await read(db, current, { id });
     const [was] = subscription;
     if (!was) throw new NotFound("webhook", id);
-    const { newest, oldest } = log[0] ?? { newest: 0, oldest: 0 };
+    const { oldest } = log[0] ?? { oldest: 0 };
     const wasTypes = JSON.parse(was.events) as string[];
     const types = change.events === undefined ? wasTypes : [...new Set(change.events)];
     const retype = JSON.stringify([...types].sort()) !== JSON.stringify([...wasTypes].sort());
     const url = change.url === undefined ? was.url : new URL(change.url).href;
     const enabled = change.enabled ?? Boolean(was.enabled);
-    const resume = change.enabled === true && (!was.enabled || was.status === "failing" || was.pausedAfter !== null);
+    const resume = change.enabled === true && (!was.enabled || was.status !== "active");
     const mode: DeliveryMode = {
       ordering: change.ordering ?? was.ordering,
       maxInFlight: change.maxInFlight ?? was.maxInFlight,
@@ -116,19 +102,19 @@ export async function updateWebhook(db: Database, id: number, change: WebhookCha
     };
     const remode = mode.ordering !== was.ordering || mode.maxInFlight !== was.maxInFlight || mode.rateLimit !== was.rateLimit;
     if (!retype && !remode && url === was.url && enabled === Boolean(was.enabled) && !resume) return toWebhook(was);
-    const history = retype ? historyAfterChange(storedInterest({ ...was, start: 0 }), newest, oldest) : null;
+    const history = retype ? historyBeforeChange(storedInterest({ ...was, start: 0 }), oldest) : null;
     const values: ChangeValues = {
       ...mode,
       id,
       url,
       events: retype ? JSON.stringify(types) : was.events,
       enabled,
-      typesSince: retype ? newest : 0,
-      previousEvents: history === null ? was.previousEvents : JSON.stringify(history),
+      history: history === null ? null : JSON.stringify(history),
       wasEvents: was.events,
       wasEnabled: Boolean(was.enabled),
       retype,
       resume,
+      now: options.now.toISOString(),
     };
     const [row] = (await run(db, changing, values)).subscription;
     if (row) return toWebhook(row);

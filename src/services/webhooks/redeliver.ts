@@ -1,8 +1,8 @@
 /** Deliveries outside the ordered stream (docs/webhooks.md#managing-a-subscription): resend, recover, test; queued here, sent by dispatch rounds. */
-import { and, eq, gt, gte, notExists, type SQL, sql } from "drizzle-orm";
+import { and, eq, gt, gte, isNull, notExists, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { qb, type Database } from "../../db/client";
-import { execute, params, plan, read, run } from "../../db/plan";
+import { execute, type Params, params, plan, read, run } from "../../db/plan";
 import { events as eventLog, webhookDeliveries, webhookRedeliveries, webhooks } from "../../db/schema";
 import { LimitReached, NotFound } from "../../domain/errors";
 import { storedInterest, type WebhookDelivery, wants } from "../../domain/webhooks";
@@ -32,6 +32,16 @@ const lookup = plan({
 const room = (webhookId: SQL | SQLiteColumn, max: SQL) =>
   sql<number>`max(0, ${max} - (SELECT count(*) FROM (SELECT 1 FROM ${r} WHERE ${r.webhookId} = ${webhookId} LIMIT ${max})))`;
 
+/** The step "subscription `webhookId` is due at `now`" (after a redelivery was queued); a claim's release sets its own due time. */
+function dueNow<V extends { webhookId: number; now: string }>(p: Params<V>) {
+  return p.statement(
+    qb
+      .update(webhooks)
+      .set({ dueAt: sql`${p("now")}` })
+      .where(and(eq(webhooks.id, p("webhookId")), eq(webhooks.enabled, true), isNull(webhooks.leaseToken), sql`coalesce(${webhooks.dueAt} > ${p("now")}, 1)`)),
+  );
+}
+
 const queued = params<{ webhookId: number; eventId: number; now: string; max: number }>();
 /** One redelivery of `eventId` (0: a test) for the subscription, if it exists and has fewer than `max` queued. */
 const queueing = plan({
@@ -54,6 +64,7 @@ const queueing = plan({
       )
       .returning({ id: r.id }),
   ),
+  due: dueNow(queued),
 });
 
 /** A redelivery just queued, as the delivery log will show it. */
@@ -124,6 +135,7 @@ const recovering = plan({
         .limit(room(sql`${since("webhookId")}`, sql`${since("max")}`) as unknown as number),
     ),
   ),
+  due: dueNow(since),
 });
 
 /** The room left under `max` for subscription `webhookId`'s redeliveries. */

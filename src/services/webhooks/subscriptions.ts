@@ -46,7 +46,12 @@ function insertSubscription(guard?: SQL) {
             lastEventId: sql<number>`${lastEventId}`.as("last_event_id"),
             typesSince: sql<number>`0`.as("types_since"),
             previousEvents: sql<null>`NULL`.as("previous_events"),
-            pausedAfter: sql<null>`NULL`.as("paused_after"),
+            place: sql<null>`NULL`.as("place"),
+            attempts: sql<number>`0`.as("attempts"),
+            retryAt: sql<null>`NULL`.as("retry_at"),
+            dueAt: sql<null>`NULL`.as("due_at"),
+            leaseToken: sql<null>`NULL`.as("lease_token"),
+            failingSince: sql<null>`NULL`.as("failing_since"),
             ...aliasedPlaceholders(creating, ["ordering", "maxInFlight", "rateLimit"]),
           })
           .from(subscriptionCount)
