@@ -14,8 +14,8 @@ UPDATE `webhooks` SET
   `attempts` = coalesce((SELECT json_extract(q.value, '$.attempts') FROM `webhook_dispatch` d, json_each(d.queue) q WHERE CAST(q.key AS INTEGER) = `webhooks`.`id`), 0),
   `retry_at` = (SELECT CASE WHEN json_extract(q.value, '$.attempts') > 0 THEN json_extract(q.value, '$.due') END FROM `webhook_dispatch` d, json_each(d.queue) q WHERE CAST(q.key AS INTEGER) = `webhooks`.`id`)
 WHERE `id` IN (SELECT CAST(q.key AS INTEGER) FROM `webhook_dispatch` d, json_each(d.queue) q);--> statement-breakpoint
--- Every enabled subscription with a place or a redelivery is due: its first claim sends what is due and sets its next due time.
-UPDATE `webhooks` SET `due_at` = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+-- Every enabled subscription with a place or a redelivery is due (since always): its first claim sends what is due and sets its next due time.
+UPDATE `webhooks` SET `due_at` = '1970-01-01T00:00:00.000Z'
 WHERE `enabled` AND (`place` IS NOT NULL OR EXISTS (SELECT 1 FROM `webhook_redeliveries` r WHERE r.`webhook_id` = `webhooks`.`id`));--> statement-breakpoint
 CREATE INDEX `webhooks_due_at_idx` ON `webhooks` (`due_at`) WHERE "webhooks"."due_at" IS NOT NULL;--> statement-breakpoint
 ALTER TABLE `webhook_dispatch` DROP COLUMN `queue`;--> statement-breakpoint

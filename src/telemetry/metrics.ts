@@ -1,5 +1,4 @@
 /** Metrics through the OpenTelemetry API for every layer (docs/operations.md#metrics); no-ops until a meter provider is registered. */
-import { ATTEMPT_OUTCOMES, type AttemptOutcome, OUTCOMES } from "../domain/webhooks";
 import { type Attributes, type Meter, metrics } from "@opentelemetry/api";
 import { create, INSTRUMENTS, SCOPE } from "./instruments";
 import type { RequestLine } from "./request-metrics";
@@ -48,10 +47,10 @@ export async function activeRequests(c: { req: { method: string } }, next: () =>
   }
 }
 
-/** Start the counters at 0 for each outcome, so that a rate over them exists before the first event (Prometheus practice). */
-export function zeroCounters(): void {
+/** Start the counters at 0 for each outcome (`deliveryLabels`: the webhook outcomes' labels), so that a rate over them exists before the first event (Prometheus practice). */
+export function zeroCounters(deliveryLabels: readonly string[]): void {
   const { cacheLookups, deliveries, exportFailures } = instruments();
-  for (const outcome of OUTCOMES) deliveries.add(0, { "petstore.webhook.outcome": ATTEMPT_OUTCOMES[outcome].label });
+  for (const label of deliveryLabels) deliveries.add(0, { "petstore.webhook.outcome": label });
   for (const outcome of ["hit", "miss"]) cacheLookups.add(0, { "petstore.read_cache.outcome": outcome });
   exportFailures.add(0);
 }
@@ -65,10 +64,10 @@ export function recordRequest(line: RequestLine): void {
   if (line.cache === "HIT" || line.cache === "MISS") cacheLookups.add(1, { "petstore.read_cache.outcome": line.cache.toLowerCase() });
 }
 
-/** Count webhook delivery attempts by outcome. */
-export function recordDeliveries(outcomes: Record<AttemptOutcome, number>): void {
+/** Count webhook delivery attempts by outcome label (`petstore.webhook.outcome`). */
+export function recordDeliveries(byLabel: Readonly<Record<string, number>>): void {
   const { deliveries } = instruments();
-  for (const outcome of OUTCOMES) if (outcomes[outcome]) deliveries.add(outcomes[outcome], { "petstore.webhook.outcome": ATTEMPT_OUTCOMES[outcome].label });
+  for (const [label, count] of Object.entries(byLabel)) if (count > 0) deliveries.add(count, { "petstore.webhook.outcome": label });
 }
 
 /** Count the rows a retention run deleted, by kind (events, keys, idempotency, deliveries). */

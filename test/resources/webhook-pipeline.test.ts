@@ -14,6 +14,10 @@ import { CAP_MS, harness, useDeliveryRig } from "../support/webhook-harness";
 import { type Received, verified } from "../support/webhook-receiver";
 
 const rig = useDeliveryRig();
+
+/** A claim of subscriptions: a fan-out's or a due one's (src/services/webhooks/claims.ts). */
+const isClaim = (sql: string) =>
+  /^update "webhooks" set ("place" = \?, "attempts" = \?, "retry_at" = \?, "due_at" = \?|"due_at" = \?), "lease_token"/.test(sql);
 const DAY_MS = 24 * 3600 * 1000;
 
 /** Which of `secrets` signed `r` (its `webhook-signature` list, checked with the reference library's own signing). */
@@ -103,14 +107,14 @@ describe("dispatch pipeline", () => {
     rig.h.advance(CAP_MS);
     await rig.h.dispatch(); // paused: parked, nothing sent
     expect(rig.receiver.at(at)).toHaveLength(1);
-    const parked = (await rig.h.target.db.execute(`SELECT paused_after FROM webhooks WHERE id = ${hook.id}`)).rows[0]![0];
+    const parked = (await rig.h.target.db.execute(`SELECT place FROM webhooks WHERE id = ${hook.id}`)).rows[0]![0];
     expect(parked).toEqual(expect.any(Number));
     await rig.h.api.patch(`/webhooks/${hook.id}`, { enabled: true }, { key: rig.h.key });
     await rig.h.dispatch();
     expect(rig.receiver.at(at).map((r) => verified(r, hook.secret).data.id)).toEqual([a.id, a.id, b.id]);
   });
 
-  it("resumes in order when the resume commits while a round holds the lease (between its claim and its reads)", async () => {
+  it("resumes in order when the resume commits right after a run's claim", async () => {
     const at = `${rig.path}/race`;
     const hook = await subscribe(rig.h.api, rig.h.key, rig.receiver.url(at), ["category.created"]);
     await rig.h.api.patch(`/webhooks/${hook.id}`, { enabled: false }, { key: rig.h.key });
@@ -120,14 +124,20 @@ describe("dispatch pipeline", () => {
     // The fault: the resume commits right after the next round's claim.
     const { db } = rig.h.target;
     let resumed = false;
+    const resume = async (sql: string) => {
+      if (resumed || !isClaim(sql)) return;
+      resumed = true;
+      expect((await rig.h.api.patch(`/webhooks/${hook.id}`, { enabled: true }, { key: rig.h.key })).status).toBe(200);
+    };
     const racing: Database = {
-      batch: (statements, mode) => db.batch(statements, mode),
+      batch: async (statements, mode) => {
+        const result = await db.batch(statements, mode);
+        for (const statement of statements) if (typeof statement !== "string") await resume(statement.sql);
+        return result;
+      },
       execute: async (statement) => {
         const result = await db.execute(statement);
-        if (!resumed && typeof statement !== "string" && /^update "webhook_dispatch" set "lease_token"/.test(statement.sql)) {
-          resumed = true;
-          expect((await rig.h.api.patch(`/webhooks/${hook.id}`, { enabled: true }, { key: rig.h.key })).status).toBe(200);
-        }
+        if (typeof statement !== "string") await resume(statement.sql);
         return result;
       },
     };
@@ -137,7 +147,7 @@ describe("dispatch pipeline", () => {
     expect(rig.receiver.at(at).map((r) => verified(r, hook.secret).data.id)).toEqual([a.id, b.id]);
   });
 
-  it("starts no send more than 5 s into a round, so the round ends well within its lease; the next round goes on", async () => {
+  it("starts no send more than 5 s into a claim, so the turn ends well within the claim; the next claim goes on", async () => {
     const at = `${rig.path}/slow`;
     const hook = await subscribe(rig.h.api, rig.h.key, rig.receiver.url(at), ["category.created"]);
     const created = [];
@@ -145,13 +155,16 @@ describe("dispatch pipeline", () => {
     const { db } = rig.h.target;
     let claims = 0;
     const counting: Database = {
-      batch: (statements, mode) => db.batch(statements, mode),
+      batch: (statements, mode) => {
+        for (const statement of statements) if (typeof statement !== "string" && isClaim(statement.sql)) claims += 1;
+        return db.batch(statements, mode);
+      },
       execute: (statement) => {
-        if (typeof statement !== "string" && /^update "webhook_dispatch" set "lease_token"/.test(statement.sql)) claims += 1;
+        if (typeof statement !== "string" && isClaim(statement.sql)) claims += 1;
         return db.execute(statement);
       },
     };
-    // Each send takes 2 s of the injected clock: a round sends at 0, 2 and 4 s, then leaves the rest to the next.
+    // Each send takes 2 s of the injected clock: a turn sends at 0, 2 and 4 s, then leaves the rest to the next claim.
     const slowFetch = async (input: string, init: RequestInit) => {
       const res = await fetch(input, init);
       rig.h.advance(2000);
@@ -174,18 +187,18 @@ describe("dispatch pipeline", () => {
     expect(got(at, hook.secret)).toEqual([[0, "webhook.test"]]);
   });
 
-  it("after a round that died before its release, sends nothing it recorded again, and goes on", async () => {
+  it("after a turn that died before its record, its claim ends and the next claim sends its events again (at least once), and goes on", async () => {
     const at = `${rig.path}/lost`;
     const hook = await subscribe(rig.h.api, rig.h.key, rig.receiver.url(at), ["category.created"]);
-    const state = async () => Number((await rig.h.target.db.execute("SELECT event_id FROM webhook_dispatch")).rows[0]![0]);
-    const before = await state();
+    const frontier = async () => Number((await rig.h.target.db.execute("SELECT event_id FROM webhook_dispatch")).rows[0]![0]);
+    const before = await frontier();
     const a = await createCategory(rig.h.api, rig.h.key);
     await rig.h.dispatch();
-    // As if the release had not been written: the state's event id back, a lease that ended.
+    // As if the process died after sending a, before its record: the subscription still at its place, claimed by a claim that ended.
     const ended = new Date(rig.h.clock().getTime() - 1000).toISOString();
-    await rig.h.target.db.execute({ sql: "UPDATE webhook_dispatch SET event_id = ?, lease_token = 'lost', lease_until = ?", args: [before, ended] });
+    await rig.h.target.db.execute({ sql: "UPDATE webhooks SET place = ?, lease_token = 'lost', due_at = ? WHERE id = ?", args: [before, ended, hook.id] });
     const b = await createCategory(rig.h.api, rig.h.key);
     await rig.h.dispatch();
-    expect(rig.receiver.at(at).map((r) => verified(r, hook.secret).data.id)).toEqual([a.id, b.id]);
+    expect(rig.receiver.at(at).map((r) => verified(r, hook.secret).data.id)).toEqual([a.id, a.id, b.id]);
   });
 });

@@ -140,7 +140,7 @@ export class CostMeter {
 }
 
 /** The `n` statements of `cost` that read or wrote most, one line each, for a failing budget's message. */
-export function costliest(cost: Cost, n = 3): string {
+export function costliest(cost: Cost, n = Number(process.env.COSTLIEST ?? 3)): string {
   const top = [...cost.statements].sort((a, b) => b.rowsRead + b.rowsWritten - (a.rowsRead + a.rowsWritten)).slice(0, n);
   return top.map((s) => `  read ${s.rowsRead} written ${s.rowsWritten}: ${s.sql.replace(/\s+/g, " ").slice(0, 400)}`).join("\n");
 }

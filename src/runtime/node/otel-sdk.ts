@@ -15,6 +15,7 @@ import { activeRequests, instruments, recordRequest, zeroCounters } from "../../
 import type { RequestTelemetry } from "../../telemetry/request-metrics";
 import { answerScrapes, cannotServe } from "./cluster-metrics";
 import { observeProcess } from "./process-metrics";
+import { ATTEMPT_OUTCOMES, OUTCOMES } from "../../domain/webhooks";
 import type { SubscriptionSignals } from "../../telemetry/webhooks";
 import { webhookSeries } from "./webhook-series";
 import { requestSpan } from "../request-span";
@@ -94,7 +95,7 @@ export async function startTelemetry(settings: NodeSettings["telemetry"], logger
     else await prometheus.startServer().catch(cannotServe(settings.metrics!));
     const meter = metrics.getMeter(SCOPE);
     stopObserving = observeProcess(meter);
-    zeroCounters();
+    zeroCounters(OUTCOMES.map((outcome) => ATTEMPT_OUTCOMES[outcome].label));
   }
   return {
     requests: {

@@ -151,7 +151,7 @@ export const eventSpan = span.prepare(
 /** A redelivery's columns but its due time, and its event's but the id. */
 const { nextAttemptAt: _due, ...REDELIVERY } = getTableColumns(r);
 const { id: _id, ...EVENT } = getTableColumns(events);
-/** Subscription `webhookId`'s redeliveries due at `now`, in the order they were queued, at most `count`, with their event (absent: pruned, or 0 for a test). */
+/** Subscription `webhookId`'s redeliveries due at `now`, earliest first (then in the order queued), at most `count`, with their event (absent: pruned, or 0 for a test). */
 const dueP = params<{ webhookId: number; now: string; count: number }>();
 export const dueRedeliveries = dueP.prepare(
   qb
@@ -159,6 +159,6 @@ export const dueRedeliveries = dueP.prepare(
     .from(r)
     .leftJoin(events, eq(events.id, r.eventId))
     .where(and(eq(r.webhookId, dueP("webhookId")), lte(r.nextAttemptAt, dueP("now"))))
-    .orderBy(r.id)
+    .orderBy(r.nextAttemptAt, r.id)
     .limit(dueP("count")),
 );

@@ -3,6 +3,7 @@ import pLimit, { type LimitFunction } from "p-limit";
 import type { AppConfig } from "../../config";
 import type { Database } from "../../db/client";
 import { execute, run } from "../../db/plan";
+import { ATTEMPT_OUTCOMES, OUTCOMES } from "../../domain/webhooks";
 import { loggableError } from "../../logger";
 import { recordDeliveries } from "../../telemetry/metrics";
 import { detached } from "../../telemetry/spans";
@@ -81,7 +82,8 @@ async function claimSome(db: Database, n: number, options: DispatchOptions, lear
   if (state.newest > state.frontier) {
     const upTo = Math.min(state.newest, state.frontier + NEW_EVENTS);
     const { claimed } = await run(db, fanOut, { from: state.frontier, upTo, now: at, until, token, n });
-    return { rows: claimed, progress: true, token, claimedAt };
+    // Claimed in the batch that moved the frontier to `upTo` (its RETURNING ran before that step).
+    return { rows: claimed.map((s) => ({ ...s, frontier: upTo })), progress: true, token, claimedAt };
   }
   if (state.nextDue === null || state.nextDue > at) return undefined;
   const rows = await execute(db, claimDue, { now: at, until, token, n });
@@ -90,9 +92,9 @@ async function claimSome(db: Database, n: number, options: DispatchOptions, lear
 
 /** Add `done`'s counts to `report`, and count them in the metrics and `signals`. */
 function add(report: TurnReport, done: TurnReport, signals: WebhookSignals | undefined): void {
-  for (const key of ["attempted", "delivered", "retried", "givenUp"] as const) report[key] += done[key];
+  for (const key of ["attempted", ...OUTCOMES] as const) report[key] += done[key];
   Object.assign(report.subscriptions, done.subscriptions);
-  recordDeliveries(done);
+  recordDeliveries(Object.fromEntries(OUTCOMES.map((outcome) => [ATTEMPT_OUTCOMES[outcome].label, done[outcome]])));
   signals?.record(done.subscriptions);
 }
 
@@ -123,7 +125,10 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
   function startTurn(db: Database, s: Claimed, turn: Parameters<typeof takeTurn>[2]): Promise<void> {
     slots.turns += 1;
     const running: Promise<void> = takeTurn(db, s, turn)
-      .then((done) => add(report, done, options.signals), (error: unknown) => void failures.push(error))
+      .then(
+        (done) => add(report, done, options.signals),
+        (error: unknown) => void failures.push(error),
+      )
       .finally(() => {
         slots.turns -= 1;
         out.delete(running);

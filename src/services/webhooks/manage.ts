@@ -21,7 +21,9 @@ const current = plan({
       .where(eq(webhooks.id, byId("id"))),
   ),
   log: statement(
-    params<Record<never, never>>().prepare(qb.select({ oldest: sql<number>`coalesce((SELECT min(${eventLog.id}) FROM ${eventLog}), 0)` }).from(sql`(SELECT 1)`)),
+    params<Record<never, never>>().prepare(
+      qb.select({ oldest: sql<number>`coalesce((SELECT min(${eventLog.id}) FROM ${eventLog}), 0)` }).from(sql`(SELECT 1)`),
+    ),
   ),
 });
 

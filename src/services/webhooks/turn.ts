@@ -2,7 +2,19 @@
 import type { Database } from "../../db/client";
 import { plan, type PlanRun, read, runEach, statement, withValues } from "../../db/plan";
 import { storedInterest, wants } from "../../domain/webhooks";
-import { CHAIN, eventMessage, type Link, type Planned, type Redelivery, redeliveryMessage, type SendOptions, sendChain, settle, TURN_MS, type TurnReport } from "./chain";
+import {
+  CHAIN,
+  eventMessage,
+  type Link,
+  type Planned,
+  type Redelivery,
+  redeliveryMessage,
+  type SendOptions,
+  sendChain,
+  settle,
+  TURN_MS,
+  type TurnReport,
+} from "./chain";
 import { type Claimed, dueRedeliveries, eventSpan, release } from "./claims";
 import { dropRedelivery } from "./outcomes";
 
