@@ -1,0 +1,84 @@
+/**
+ * The engine's rules on Node (docs/webhooks.md#design): a subscription whose every attempt failed for WEBHOOK_DISABLE_AFTER_HOURS is
+ * disabled and resumes in order; a change of types takes its boundary inside its own write batch; the backlog gauge counts the events
+ * after a subscription's place that it wants, paused ones included. Real receiver, injected clock.
+ */
+import { describe, expect, it } from "vitest";
+import type { Database } from "../../src/db/client";
+import { readBacklogs } from "../../src/services/webhooks/backlog";
+import { updateWebhook } from "../../src/services/webhooks/manage";
+import { createCategory } from "../scenarios/categories.scenarios";
+import { createPet } from "../scenarios/pets.scenarios";
+import { subscribe } from "../scenarios/webhooks.scenarios";
+import { harness, useDeliveryRig } from "../support/webhook-harness";
+import { verified } from "../support/webhook-receiver";
+
+const rig = useDeliveryRig();
+
+describe("webhook engine", () => {
+  it("disables a subscription whose every attempt failed for WEBHOOK_DISABLE_AFTER_HOURS, keeps its place, and resumes it in order", async () => {
+    await rig.h.target.close();
+    rig.h = await harness({ WEBHOOK_DISABLE_AFTER_HOURS: "0.002", WEBHOOK_MAX_ATTEMPTS: "50" });
+    const at = `${rig.path}/down`;
+    let up = false;
+    rig.receiver.on(at, () => (up ? 204 : 503));
+    const hook = await subscribe(rig.h.api, rig.h.key, rig.receiver.url(at), ["category.created"]);
+    const a = await createCategory(rig.h.api, rig.h.key);
+    // Attempts fail for 7.2 s of the injected clock (0.002 h): the attempt after that disables the subscription (backoff ≤ 4 s).
+    for (let i = 0; i < 2; i++) {
+      expect(await rig.h.dispatch()).toMatchObject({ attempted: 1, retried: 1 });
+      expect(await rig.h.webhook(hook.id)).toMatchObject({ enabled: true });
+      rig.h.advance(4_000);
+    }
+    expect(await rig.h.dispatch()).toMatchObject({ attempted: 1, retried: 1 });
+    expect(await rig.h.webhook(hook.id)).toMatchObject({ enabled: false, status: "disabled" });
+    const b = await createCategory(rig.h.api, rig.h.key);
+    rig.h.advance(10_000);
+    expect(await rig.h.dispatch()).toMatchObject({ attempted: 0 });
+    up = true;
+    expect((await rig.h.api.patch(`/webhooks/${hook.id}`, { enabled: true }, { key: rig.h.key })).body).toMatchObject({ enabled: true, status: "active" });
+    expect(await rig.h.dispatch()).toMatchObject({ delivered: 2 });
+    expect(
+      rig.receiver
+        .at(at)
+        .slice(-2)
+        .map((r) => verified(r, hook.secret).data.id),
+    ).toEqual([a.id, b.id]);
+  });
+
+  it("judges an event committed while a change of types is computed by the types before the change", async () => {
+    const at = `${rig.path}/retyped`;
+    const hook = await subscribe(rig.h.api, rig.h.key, rig.receiver.url(at), ["category.created"]);
+    const { db } = rig.h.target;
+    let during: { id: number } | undefined;
+    // The fault: a category is created after the change read the subscription, before its write batch.
+    const racing: Database = {
+      execute: (statement) => db.execute(statement),
+      batch: async (statements, mode, summary) => {
+        if (mode === "write" && !during) during = await createCategory(rig.h.api, rig.h.key);
+        return db.batch(statements, mode, summary);
+      },
+    };
+    await updateWebhook(racing, hook.id, { events: ["pet.created"] }, { allowPrivateTargets: true, now: rig.h.clock() });
+    const after = await createCategory(rig.h.api, rig.h.key);
+    await rig.h.dispatch();
+    const got = rig.receiver.at(at).map((r) => verified(r, hook.secret).data.id);
+    expect(got).toEqual([during!.id]);
+    expect(got).not.toContain(after.id);
+  });
+
+  it("counts a paused subscription's waiting events that it wants as its backlog, with the oldest one's age", async () => {
+    const narrow = await subscribe(rig.h.api, rig.h.key, rig.receiver.url(`${rig.path}/narrow`), ["category.created"]);
+    const all = await subscribe(rig.h.api, rig.h.key, rig.receiver.url(`${rig.path}/all`), ["*"]);
+    for (const id of [narrow.id, all.id]) await rig.h.api.patch(`/webhooks/${id}`, { enabled: false }, { key: rig.h.key });
+    const [first] = [await createCategory(rig.h.api, rig.h.key), await createCategory(rig.h.api, rig.h.key), await createCategory(rig.h.api, rig.h.key)];
+    await createPet(rig.h.api, rig.h.key, first.id);
+    await rig.h.dispatch(); // moves the frontier: the paused subscriptions keep their place
+    const backlogs = await readBacklogs(rig.h.target.db, rig.h.clock().getTime() + 5_000);
+    expect(backlogs.map(({ id, backlog }) => ({ id, backlog }))).toEqual([
+      { id: narrow.id, backlog: 3 },
+      { id: all.id, backlog: 4 },
+    ]);
+    expect(backlogs[0]!.oldestAgeSeconds).toBeGreaterThanOrEqual(5);
+  });
+});
