@@ -15,6 +15,35 @@ const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" |
 const instant = z.iso.datetime({ error: "an RFC 3339 date-time" });
 const url = z.url({ error: "a URL" });
 const protocol = z.enum(["http/protobuf", "http/json", "grpc"]).optional();
+/**
+ * OTEL_TRACES_SAMPLER values the Node SDK implements: the specification's list
+ * (https://opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/#general-sdk-configuration)
+ * less `jaeger_remote`, `parentbased_jaeger_remote` and `xray`, which it would replace by its default without a word.
+ */
+export const TRACES_SAMPLERS = [
+  "always_on",
+  "always_off",
+  "traceidratio",
+  "parentbased_always_on",
+  "parentbased_always_off",
+  "parentbased_traceidratio",
+] as const;
+/** Most server processes per core (WEB_CONCURRENCY): beyond it they only contend for the CPU and multiply the memory. */
+export const PROCESSES_PER_CORE = 2;
+const cores = () => navigator.hardwareConcurrency;
+/** `schema` refusing a WEBHOOK_RETRY_CAP_MS below WEBHOOK_RETRY_BASE_MS (min(cap, base·2^(n−1)) would never reach the base), once both parse. */
+function withRetryCapRule<S extends z.ZodObject>(schema: S): S {
+  type Retry = { WEBHOOK_RETRY_BASE_MS?: unknown; WEBHOOK_RETRY_CAP_MS?: unknown };
+  return schema.refine(
+    (e: Retry) =>
+      typeof e.WEBHOOK_RETRY_BASE_MS !== "number" || typeof e.WEBHOOK_RETRY_CAP_MS !== "number" || e.WEBHOOK_RETRY_CAP_MS >= e.WEBHOOK_RETRY_BASE_MS,
+    {
+      path: ["WEBHOOK_RETRY_CAP_MS"],
+      error: (issue) => `at least WEBHOOK_RETRY_BASE_MS (${(issue.input as Retry).WEBHOOK_RETRY_BASE_MS} ms)`,
+      when: () => true,
+    },
+  );
+}
 
 /** What `createApp` is configured by; a default is what an unset or empty variable reads as. */
 const AppSchema = z.object({
@@ -61,7 +90,10 @@ const NodeSchema = z
     WEB_CONCURRENCY: z
       .string()
       .regex(/^(auto|[1-9]\d*)$/i, 'a whole number ≥ 1 or "auto"')
-      .transform((v) => (v.toLowerCase() === "auto" ? navigator.hardwareConcurrency : Number(v)))
+      .transform((v) => (v.toLowerCase() === "auto" ? cores() : Number(v)))
+      .refine((n) => n <= PROCESSES_PER_CORE * cores(), {
+        error: () => `at most ${PROCESSES_PER_CORE * cores()} (${PROCESSES_PER_CORE} per core, ${cores()} cores)`,
+      })
       .prefault("1"),
     TRUST_PROXY: z
       .string()
@@ -76,6 +108,7 @@ const NodeSchema = z
     OTEL_SDK_DISABLED: z.string().optional(),
     OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
     OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: protocol,
+    OTEL_TRACES_SAMPLER: z.enum(TRACES_SAMPLERS).optional(),
   })
   .refine((e) => !e.DATABASE_SYNC_URL || e.DATABASE_URL.startsWith("file:"), {
     path: ["DATABASE_SYNC_URL"],
@@ -93,6 +126,8 @@ const WorkerSchema = z.object({
 
 /** Every runtime's schema, for the check that docs/configuration.md documents each variable and its default. */
 export const SETTINGS_SCHEMAS = { node: NodeSchema, worker: WorkerSchema };
+/** The schemas `read` parses by: each with the rules across variables. */
+const CHECKED = { app: withRetryCapRule(AppSchema), node: withRetryCapRule(NodeSchema), worker: withRetryCapRule(WorkerSchema) };
 
 /** What a Worker's outbound `fetch` can reach (WEBHOOKS_EGRESS): `public` addresses only, or also the `host`'s private networks (docs/webhooks.md#targets). */
 export type WebhookEgress = "public" | "host";
@@ -108,7 +143,8 @@ function read<S extends z.ZodObject, T>(schema: S, env: Record<string, unknown>,
   });
   if (parsed.success) return build(parsed.data);
   const problems = parsed.error.issues.map(
-    ({ path: [name = ""], message }) => `${String(name)}: must be ${message}, not ${JSON.stringify(env[name as string])}`,
+    ({ path: [name = ""], message }) =>
+      `${String(name)}: must be ${message}, not ${raw(name) === undefined ? "its default" : JSON.stringify(env[name as string])}`,
   );
   throw new Error(`Invalid configuration: ${problems.join("; ")}`);
 }
@@ -157,7 +193,7 @@ export type AppConfig = ReturnType<typeof appConfig>;
 
 /** The app's configuration alone, from `env` (tests and scripts that build an app). @throws Error naming every bad variable. */
 export function parseConfig(env: Record<string, unknown>): AppConfig {
-  return read(AppSchema, env, appConfig);
+  return read(CHECKED.app, env, appConfig);
 }
 
 /**
@@ -165,7 +201,7 @@ export function parseConfig(env: Record<string, unknown>): AppConfig {
  * (traces on with an OTLP endpoint or an exporter other than `none`, unless OTEL_SDK_DISABLED=true). @throws Error naming every bad variable.
  */
 export function nodeSettings(env: Record<string, unknown>) {
-  return read(NodeSchema, env, (e) => {
+  return read(CHECKED.node, env, (e) => {
     const exporter = e.OTEL_TRACES_EXPORTER;
     const traces =
       e.OTEL_SDK_DISABLED?.toLowerCase() !== "true" &&
@@ -190,7 +226,7 @@ export function nodeSettings(env: Record<string, unknown>) {
 
 /** The Worker's settings from its `env`: the app's, the libSQL server's, and the tests' purge overrides (CACHE_PURGE_*). @throws Error naming every bad variable. */
 export function workerSettings(env: Record<string, unknown>) {
-  return read(WorkerSchema, env, (e) => ({
+  return read(CHECKED.worker, env, (e) => ({
     app: appConfig(e),
     database: { url: e.DATABASE_URL, authToken: e.DATABASE_AUTH_TOKEN },
     purge: { perMinute: e.CACHE_PURGE_PER_MINUTE, burst: e.CACHE_PURGE_BURST, repeatAfterMs: e.CACHE_PURGE_REPEAT_MS, captureUrl: e.CACHE_PURGE_CAPTURE_URL },

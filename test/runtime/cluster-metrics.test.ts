@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { freePort, type Prometheus, startPrometheus, until } from "../support/prometheus";
+import { expectHonestMetricsListener } from "../support/metrics-listener";
 import { call, type ServerProcess, startServer } from "../support/server-process";
 
 let dir: string;
@@ -50,6 +51,10 @@ it("one scrape shows every server process and the primary, labelled, in a text p
   }
   expect(lines(text, "# TYPE process_uptime_seconds ")).toHaveLength(1);
   expect(lines(text, "http_server_request_duration_seconds_count{").length).toBeGreaterThan(0);
+}, 30_000);
+
+it("answers another method 405 with Allow and another path 404, each saying what happened", async () => {
+  await expectHonestMetricsListener(metricsPort);
 }, 30_000);
 
 it("a real Prometheus scrapes it as one target with three processes", async () => {

@@ -6,8 +6,9 @@
  * only the first one its module read.
  */
 import { spawn } from "node:child_process";
+import { availableParallelism } from "node:os";
 import { describe, expect, it } from "vitest";
-import { nodeSettings } from "../../src/config";
+import { nodeSettings, parseConfig, workerSettings } from "../../src/config";
 
 const listenSettings = (env: Record<string, string>) => nodeSettings(env).listen;
 import { openDatabase } from "../../src/db/driver/open";
@@ -74,6 +75,44 @@ describe("a start with several bad variables", () => {
     const { code, stderr } = await start(env);
     expect(code).toBe(1);
     expect(stderr.trim().split("\n"), stderr).toEqual([message]);
+  });
+});
+
+describe("settings that were accepted silently (issue 54)", () => {
+  const cores = availableParallelism();
+
+  it("a retry cap below the retry base names WEBHOOK_RETRY_CAP_MS, on every runtime", () => {
+    const message = 'Invalid configuration: WEBHOOK_RETRY_CAP_MS: must be at least WEBHOOK_RETRY_BASE_MS (60000 ms), not "1000"';
+    const env = { WEBHOOK_RETRY_BASE_MS: "60000", WEBHOOK_RETRY_CAP_MS: "1000" };
+    for (const settings of [nodeSettings, workerSettings, parseConfig]) expect(() => settings(env)).toThrow(message);
+    expect(() => parseConfig({ WEBHOOK_RETRY_BASE_MS: "7200000" })).toThrow(
+      "WEBHOOK_RETRY_CAP_MS: must be at least WEBHOOK_RETRY_BASE_MS (7200000 ms), not its default",
+    );
+    expect(parseConfig({ WEBHOOK_RETRY_BASE_MS: "5000", WEBHOOK_RETRY_CAP_MS: "5000" }).webhooks).toMatchObject({ retryBaseMs: 5000, retryCapMs: 5000 });
+  });
+
+  it("OTEL_TRACES_SAMPLER takes the samplers the SDK implements, and names itself otherwise", () => {
+    for (const sampler of ["always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio"])
+      expect(() => nodeSettings({ OTEL_TRACES_SAMPLER: sampler }), sampler).not.toThrow();
+    for (const bad of ["sometimes", "AlwaysOn", "xray"])
+      expect(() => nodeSettings({ OTEL_TRACES_SAMPLER: bad }), bad).toThrow(/^Invalid configuration: OTEL_TRACES_SAMPLER: must be one of always_on, .*, not "/);
+  });
+
+  it(`WEB_CONCURRENCY takes at most ${2 * cores} processes here (2 per core)`, () => {
+    expect(nodeSettings({ WEB_CONCURRENCY: String(2 * cores) }).processes).toBe(2 * cores);
+    for (const bad of [String(2 * cores + 1), "500"])
+      expect(() => nodeSettings({ WEB_CONCURRENCY: bad }), bad).toThrow(
+        `Invalid configuration: WEB_CONCURRENCY: must be at most ${2 * cores} (2 per core, ${cores} cores), not "${bad}"`,
+      );
+  });
+
+  it("npm start with all three exits 1 with one line naming each variable", async () => {
+    const env = { WEBHOOK_RETRY_CAP_MS: "1000", OTEL_TRACES_SAMPLER: "sometimes", WEB_CONCURRENCY: String(2 * cores + 1), PORT: "0" };
+    const { code, stderr } = await start(env);
+    expect(code).toBe(1);
+    const lines = stderr.trim().split("\n");
+    expect(lines, stderr).toHaveLength(1);
+    for (const name of ["WEBHOOK_RETRY_CAP_MS", "OTEL_TRACES_SAMPLER", "WEB_CONCURRENCY"]) expect(lines[0]).toContain(`${name}: must be`);
   });
 });
 

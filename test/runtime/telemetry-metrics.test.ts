@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { nodeSettings } from "../../src/config";
 import { freePort, type Prometheus, startPrometheus, until } from "../support/prometheus";
+import { expectHonestMetricsListener } from "../support/metrics-listener";
 import { call, type ServerProcess, startServer } from "../support/server-process";
 
 let dir: string;
@@ -62,6 +63,10 @@ it("serves the metrics on METRICS_PORT only, in a text promtool accepts", async 
   expect(series('v8js_memory_heap_used_bytes{v8js_heap_space_name="old_space"')).toHaveLength(1);
   expect(series('v8js_memory_heap_limit_bytes{v8js_heap_space_name="old_space"')).toHaveLength(1);
   expect(series("http_server_active_requests")).not.toHaveLength(0);
+}, 30_000);
+
+it("answers another method 405 with Allow and another path 404, each saying what happened", async () => {
+  await expectHonestMetricsListener(metricsPort);
 }, 30_000);
 
 it("a real Prometheus scrapes it: the request histogram by route is queryable", async () => {

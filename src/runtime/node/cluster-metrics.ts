@@ -6,6 +6,7 @@ import type { Worker } from "node:cluster";
 import { createServer } from "node:http";
 import type { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
 import { create, exportedNames, INSTRUMENTS, SCOPE } from "../../telemetry/instruments";
+import { metricsRequests } from "./metrics-listener";
 import { observeProcess } from "./process-metrics";
 
 type Scrape = { petstore: "scrape"; id: number };
@@ -87,7 +88,7 @@ export interface ClusterMetrics {
 }
 
 /**
- * Serve the cluster's metrics on `host:port` (`GET /metrics`; anything else 404); `processes()` are the server processes by slot now.
+ * Serve the cluster's metrics on `host:port` (`GET /metrics`; anything else refused: ./metrics-listener.ts); `processes()` are the server processes by slot now.
  * @throws Error when the port cannot be bound.
  */
 export async function serveClusterMetrics(
@@ -108,20 +109,19 @@ export async function serveClusterMetrics(
     for (const [slot, up] of answered) result.observe(up, bySlot(slot));
   });
   let scrapes = 0;
-  const server = createServer((req, res) => {
-    if (req.method !== "GET" || new URL(req.url ?? "/", "http://metrics").pathname !== "/metrics") return void res.writeHead(404).end();
-    const id = ++scrapes;
-    const now = [...processes()];
-    void Promise.all(now.map(([, worker]) => scrapeOf(worker, id)))
-      .then(async (texts) => {
+  const server = createServer(
+    metricsRequests(() => {
+      const id = ++scrapes;
+      const now = [...processes()];
+      return Promise.all(now.map(([, worker]) => scrapeOf(worker, id))).then(async (texts) => {
         const sources = now.map(([slot], i) => ({ name: String(slot), text: texts[i] ?? null }));
         answered.clear();
         for (const { name, text } of sources) answered.set(Number(name), text === null ? 0 : 1);
         const own = { name: "primary", text: await exposition(exporter) };
         return mergeExpositions([...sources.filter((source): source is { name: string; text: string } => source.text !== null), own]);
-      })
-      .then((text) => res.writeHead(200, { "Content-Type": "text/plain; version=0.0.4; charset=utf-8" }).end(text));
-  });
+      });
+    }),
+  );
   await new Promise<void>((resolve, reject) => server.once("error", reject).listen(address.port, address.host, resolve)).catch(cannotServe(address));
   return {
     restarted: (slot) => restarts.add(1, bySlot(slot)),

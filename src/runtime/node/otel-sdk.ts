@@ -4,6 +4,9 @@
  */
 import cluster from "node:cluster";
 import { readFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { Meter } from "@opentelemetry/api";
+import type { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
 import type { MiddlewareHandler } from "hono";
 import type { NodeSettings } from "../../config";
 import type { Database } from "../../db/client";
@@ -13,7 +16,8 @@ import type { Logger } from "../../logger";
 import { exportedNames, SCOPE } from "../../telemetry/instruments";
 import { activeRequests, instruments, recordRequest, zeroCounters } from "../../telemetry/metrics";
 import type { RequestTelemetry } from "../../telemetry/request-metrics";
-import { answerScrapes, cannotServe } from "./cluster-metrics";
+import { answerScrapes, cannotServe, exposition } from "./cluster-metrics";
+import { metricsRequests } from "./metrics-listener";
 import { observeProcess } from "./process-metrics";
 import { ATTEMPT_OUTCOMES, OUTCOMES } from "../../domain/webhooks";
 import type { SubscriptionSignals } from "../../telemetry/webhooks";
@@ -58,6 +62,27 @@ export function exportFailures(logger: Logger, intervalMs = 60_000, now: () => n
 }
 
 /**
+ * Serve `prometheus`'s metrics: on `address` in a single process (./metrics-listener.ts), or to the primary's scrapes in a cluster's
+ * server process (the primary serves METRICS_PORT: ./cluster-metrics.ts); observe the process on `meter` and zero the counters.
+ * @returns what stops observing and closes the listener. @throws Error when the port cannot be bound.
+ */
+async function startMetrics(prometheus: PrometheusExporter, address: { host: string; port: number }, meter: Meter): Promise<() => Promise<void>> {
+  let server: Server | undefined;
+  if (cluster.isWorker) answerScrapes(prometheus);
+  else {
+    const listener = createServer(metricsRequests(() => exposition(prometheus))).unref();
+    await new Promise<void>((resolve, reject) => listener.once("error", reject).listen(address.port, address.host, resolve)).catch(cannotServe(address));
+    server = listener;
+  }
+  const stopObserving = observeProcess(meter);
+  zeroCounters(OUTCOMES.map((outcome) => ATTEMPT_OUTCOMES[outcome].label));
+  return async () => {
+    stopObserving();
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  };
+}
+
+/**
  * Start what `settings` switch on: the OpenTelemetry SDK (traces: OTLP, configured by the OTEL_* variables; metrics: a Prometheus listener).
  * @returns undefined when everything is off (nothing loaded).
  * @throws Error when the metrics port cannot be bound.
@@ -88,15 +113,7 @@ export async function startTelemetry(settings: NodeSettings["telemetry"], logger
     ...(settings.traces ? {} : { spanProcessors: [] }),
   });
   sdk.start();
-  let stopObserving = () => {};
-  if (prometheus) {
-    // In a cluster the primary serves METRICS_PORT and asks each process for its text (./cluster-metrics.ts).
-    if (cluster.isWorker) answerScrapes(prometheus);
-    else await prometheus.startServer().catch(cannotServe(settings.metrics!));
-    const meter = metrics.getMeter(SCOPE);
-    stopObserving = observeProcess(meter);
-    zeroCounters(OUTCOMES.map((outcome) => ATTEMPT_OUTCOMES[outcome].label));
-  }
+  const stopMetrics = prometheus ? await startMetrics(prometheus, settings.metrics!, metrics.getMeter(SCOPE)) : async () => {};
   return {
     requests: {
       middleware: [...(settings.traces ? [requestSpan()] : []), ...(prometheus ? [activeRequests] : [])],
@@ -106,9 +123,9 @@ export async function startTelemetry(settings: NodeSettings["telemetry"], logger
     subscriptions: (source) => {
       webhooks.source = source;
     },
-    shutdown: () => {
-      stopObserving();
-      return sdk.shutdown();
+    shutdown: async () => {
+      await stopMetrics();
+      await sdk.shutdown();
     },
   };
 }
