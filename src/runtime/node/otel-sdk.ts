@@ -3,7 +3,6 @@
  * (METRICS_PORT). Off, nothing is loaded, registered or installed (docs/operations.md#traces, #metrics; variables: docs/configuration.md).
  */
 import cluster from "node:cluster";
-import { readFileSync } from "node:fs";
 import type { MiddlewareHandler } from "hono";
 import type { NodeSettings } from "../../config";
 import type { Database } from "../../db/client";
@@ -15,6 +14,7 @@ import { activeRequests, instruments, recordRequest, zeroCounters } from "../../
 import type { RequestTelemetry } from "../../telemetry/request-metrics";
 import { answerScrapes, cannotServe } from "./cluster-metrics";
 import { observeProcess } from "./process-metrics";
+import { serviceAttributes } from "./service-resource";
 import { webhookSeries } from "./webhook-series";
 import { requestSpan } from "../request-span";
 
@@ -28,16 +28,6 @@ export interface Telemetry {
   subscriptions(existing: () => Promise<number[]>): void;
   /** Flush the spans still queued and close the metrics listener. */
   shutdown(): Promise<void>;
-}
-
-/** The `version` of the nearest package.json above this module (the source's or the bundle's), for `service.version`. */
-function packageVersion(): string | undefined {
-  for (let dir = new URL(".", import.meta.url); dir.pathname !== "/"; dir = new URL("..", dir)) {
-    try {
-      return (JSON.parse(readFileSync(new URL("package.json", dir), "utf8")) as { version?: string }).version;
-    } catch {}
-  }
-  return undefined;
 }
 
 /** Count every failed export (`petstore.telemetry.export_failures`) and log it, at most one line per `intervalMs` with the failures since the last. */
@@ -77,7 +67,7 @@ export async function startTelemetry(settings: NodeSettings["telemetry"], logger
   const prometheus = settings.metrics && new PrometheusExporter({ ...settings.metrics, preventServerStart: true, metricProducers: [webhooks] });
   const sdk = new NodeSDK({
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES override it.
-    resource: defaultResource().merge(resourceFromAttributes({ "service.name": "petstore", "service.version": packageVersion() })),
+    resource: defaultResource().merge(resourceFromAttributes(serviceAttributes())),
     metricReaders: prometheus ? [prometheus] : [],
     // The Prometheus name gains its unit's suffix, as the OpenTelemetry-to-Prometheus rules write it.
     views: exportedNames(),
