@@ -1,6 +1,6 @@
 /** Structured logs, one JSON object per line (docs/operations.md#logs); callers pass only what may be logged: never keys, secrets or bodies. */
 import { DrizzleQueryError } from "drizzle-orm/errors";
-import type { RequestLine, RequestTelemetry } from "./telemetry/request-metrics";
+import { type RequestLine, type RequestTelemetry, serverFault } from "./telemetry/request-metrics";
 import { traceFields } from "./telemetry/spans";
 
 /** Severity, lowest first. */
@@ -44,7 +44,7 @@ export function loggableError(error: unknown): { name: string; message: string }
 /** Log `line` at its status's level (`error` for 5xx but 501, else `info`), its duration to the µs; `telemetry` observes it first, unrounded. */
 export function logRequest(logger: Logger, line: RequestLine, telemetry?: RequestTelemetry): void {
   telemetry?.observe?.(line);
-  const level = line.status >= 500 && line.status !== 501 ? "error" : "info";
+  const level = serverFault(line.status) ? "error" : "info";
   if (logger.enabled(level)) logger.log(level, "request", { ...line, durationMs: Math.round(line.durationMs * 1000) / 1000 });
 }
 

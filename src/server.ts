@@ -15,6 +15,7 @@ import { announceListening, clusterPurges, reportStartFailure, runPrimary } from
 import { nodeAssets } from "./runtime/node/assets";
 import { nodeEdge } from "./runtime/node/edge";
 import { errorWriter } from "./runtime/node/refusals";
+import { refusalObserver } from "./runtime/node/refusal-log";
 import { pinoLogger } from "./runtime/node/pino-logger";
 import { startTelemetry } from "./runtime/node/otel-sdk";
 import { guardedWebhookFetch } from "./runtime/node/webhook-fetch";
@@ -79,7 +80,7 @@ async function main(settings: NodeSettings): Promise<void> {
   const edge = nodeEdge({
     app: getRequestListener(app.fetch),
     cacheHit: cacheHits({ cache: readCache, rateLimiter, config, logger, clientIp: incomingClientAddress(trustedProxies), telemetry: telemetry?.requests }),
-    errors: errorWriter(await responseHeaders({})),
+    errors: errorWriter(await responseHeaders({}), refusalObserver(logger)),
     requestTimeoutMs,
     maxUnfinishedPerAddress,
   });

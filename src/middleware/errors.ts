@@ -6,6 +6,7 @@ import { DomainError } from "../domain/errors";
 import type { AppEnv } from "../http/context";
 import { ApiError, type ErrorCode, notImplemented } from "../http/errors";
 import { type Logger, loggableError } from "../logger";
+import { serverFault } from "../telemetry/request-metrics";
 import { traceFields } from "../telemetry/spans";
 import { domainErrorResponse } from "./domain-errors";
 
@@ -71,7 +72,7 @@ export function errorHandler(logger: Logger) {
   return (error: Error, c: Context<AppEnv>): Response => {
     if (clientWentAway(error)) return new Response(null, { status: CLIENT_CLOSED });
     const apiError = toApiError(error);
-    if (apiError.status >= 500) {
+    if (serverFault(apiError.status)) {
       const logged = loggableError(error);
       logger.log("error", "unexpected error", {
         requestId: c.get("requestId"),

@@ -5,11 +5,12 @@ import type { AppEnv } from "../http/context";
 import { matchedRoute } from "../http/router";
 import { SCOPE } from "../telemetry/instruments";
 import { httpMethod } from "../telemetry/metrics";
+import { serverFault } from "../telemetry/request-metrics";
 import { errorType } from "../telemetry/spans";
 
 /**
  * The request span, by the HTTP server conventions: named `METHOD /route/:template`, continuing an incoming `traceparent`, `url.path`
- * without the query; a 4xx stays Unset, a 5xx is Error with `error.type`.
+ * without the query; a 4xx stays Unset, and so does a 501 (the client's method or coding); any other 5xx is Error with `error.type`.
  */
 export function requestSpan(): MiddlewareHandler<AppEnv> {
   const tracer = trace.getTracer(SCOPE);
@@ -36,7 +37,7 @@ export function requestSpan(): MiddlewareHandler<AppEnv> {
         const client = c.get("clientIp");
         if (client && client !== "unknown") span.setAttribute("client.address", client);
         span.setAttribute("http.response.status_code", status).setAttribute("http.response.header.x-request-id", c.get("requestId"));
-        if (status >= 500) span.setAttribute("error.type", c.error ? errorType(c.error) : String(status)).setStatus({ code: SpanStatusCode.ERROR });
+        if (serverFault(status)) span.setAttribute("error.type", c.error ? errorType(c.error) : String(status)).setStatus({ code: SpanStatusCode.ERROR });
         span.end();
       }
     });

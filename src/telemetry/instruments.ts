@@ -39,11 +39,14 @@ export const INSTRUMENTS = {
   subscriptionAttempts: declare("petstore.webhook.subscription.attempts", "observedCounter", "Attempts by subscription and outcome", "{attempt}"),
   subscriptionBacklog: declare("petstore.webhook.subscription.backlog", "gauge", "Events after a subscription's place", "{event}"),
   subscriptionOldest: declare("petstore.webhook.subscription.oldest_age", "gauge", "Age of a subscription's oldest undelivered event", "s"),
+  refusals: declare("petstore.http.refusals", "counter", "Requests refused before the app (Node's edge), by reason", "{request}"),
   exportFailures: declare("petstore.telemetry.export_failures", "counter", "Span exports that failed (collector down or refusing)", "{export}"),
   restarts: declare("petstore.cluster.restarts", "counter", "Server processes replaced after exiting while serving, by slot", "{restart}"),
   processUp: declare("petstore.cluster.process.up", "gauge", "Whether a server process answered the primary's last scrape (1) or not (0)"),
   cpu: declare("process.cpu.time", "observedCounter", "CPU seconds by mode (user, system)", "s"),
   uptime: declare("process.uptime", "gauge", "Seconds since the process started", "s"),
+  // The Prometheus clients' `process_start_time_seconds`: a restart shows as a new value, whatever the scrape interval.
+  startTime: declare("process.start_time", "gauge", "When the process started, seconds since the Unix epoch", "s"),
   rss: declare("process.memory.usage", "gauge", "Resident set size", "By"),
   // The Prometheus clients' name: the conventions' `process.open_file_descriptor.count` would end in `_count`, which promtool refuses.
   files: declare("process.open_fds", "gauge", "Open file descriptors"),

@@ -1,7 +1,7 @@
 /** Metrics through the OpenTelemetry API for every layer (docs/operations.md#metrics); no-ops until a meter provider is registered. */
 import { type Attributes, type Meter, metrics } from "@opentelemetry/api";
 import { create, INSTRUMENTS, SCOPE } from "./instruments";
-import type { RequestLine } from "./request-metrics";
+import { type RequestLine, serverFault } from "./request-metrics";
 
 /** The methods the HTTP conventions name; any other is `_OTHER`. */
 const KNOWN_METHODS = new Set(["CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE", "QUERY"]);
@@ -13,7 +13,7 @@ export function httpMethod(method: string): string {
 
 /** The instruments recorded on by the layers, built on the meter of the registered provider. */
 function build(meter: Meter) {
-  const { requestDuration, dbDuration, webhookAttemptDuration, active, cacheLookups, deliveries, retentionDeleted, exportFailures } = INSTRUMENTS;
+  const { requestDuration, dbDuration, webhookAttemptDuration, active, cacheLookups, deliveries, retentionDeleted, exportFailures, refusals } = INSTRUMENTS;
   return {
     requestDuration: create(meter, requestDuration),
     dbDuration: create(meter, dbDuration),
@@ -23,6 +23,7 @@ function build(meter: Meter) {
     deliveries: create(meter, deliveries),
     retentionDeleted: create(meter, retentionDeleted),
     exportFailures: create(meter, exportFailures),
+    refusals: create(meter, refusals),
   };
 }
 
@@ -55,11 +56,13 @@ export function zeroCounters(deliveryLabels: readonly string[]): void {
   exportFailures.add(0);
 }
 
-/** Record one answered request (the request log's line): its duration by route and status, and the read cache's outcome. */
+/** Record one answered request (the request log's line): its duration by route, status and `error.type`, and the read cache's outcome. */
 export function recordRequest(line: RequestLine): void {
   const { requestDuration, cacheLookups } = instruments();
   const attributes: Attributes = { "http.request.method": httpMethod(line.method), "http.response.status_code": line.status };
   if (line.route) attributes["http.route"] = line.route;
+  // The conventions' `error.type` of a request that failed: its status, only when the failure is the service's (alerts select on it).
+  if (serverFault(line.status)) attributes["error.type"] = String(line.status);
   requestDuration.record(line.durationMs / 1000, attributes);
   if (line.cache === "HIT" || line.cache === "MISS") cacheLookups.add(1, { "petstore.read_cache.outcome": line.cache.toLowerCase() });
 }

@@ -1,13 +1,16 @@
 /**
  * Metrics of a cluster in one scrape (docs/operations.md#metrics): with WEB_CONCURRENCY=2 the primary serves METRICS_PORT, every sample
  * labelled with its process (`petstore_process`: the slot, or `primary`), in a text promtool accepts and a real Prometheus scrapes; a
- * server process killed is replaced, and the scrape counts the restart for its slot and shows its successor.
+ * server process killed is replaced, and the scrape counts the restart for its slot and shows its successor; the primary names the
+ * service and its version; a server process stopped (SIGSTOP) does not hold the scrape past the primary's 1 s: it is shown down.
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { version } from "../../package.json";
+import { PROCESS_ANSWER_MS } from "../../src/runtime/node/cluster-metrics";
 import { freePort, type Prometheus, startPrometheus, until } from "../support/prometheus";
 import { expectHonestMetricsListener } from "../support/metrics-listener";
 import { call, type ServerProcess, startServer } from "../support/server-process";
@@ -76,4 +79,35 @@ it("a server process killed is replaced: the scrape counts the restart for its s
   expect(lines(after, 'petstore_cluster_restarts_total{petstore_process="1"')[0]).toMatch(/ 1$/);
   expect(lines(after, 'petstore_cluster_restarts_total{petstore_process="0"')[0]).toMatch(/ 0$/);
   expect(pidOf(after, "0")).toBe(pidOf(before, "0"));
+}, 60_000);
+
+it("the primary names the service and its version; every process has its start time beside its uptime", async () => {
+  const text = await scrape();
+  const primary = lines(text, 'target_info{petstore_process="primary"')[0];
+  expect(primary).toContain('service_name="petstore"');
+  expect(primary).toContain(`service_version="${version}"`);
+  for (const process of ["0", "1", "primary"]) {
+    const started = Number(lines(text, `process_start_time_seconds{petstore_process="${process}"`)[0]?.split(" ").pop());
+    expect(started, process).toBeGreaterThan(Date.now() / 1000 - 600);
+    expect(started, process).toBeLessThanOrEqual(Date.now() / 1000);
+  }
+}, 30_000);
+
+it("a stopped server process: the primary still answers 200 within 1 s, with that process down and the other's series", async () => {
+  // The primary waits PROCESS_ANSWER_MS for each process, all at once, then answers: 1 s in all leaves it 200 ms for its own text.
+  expect(PROCESS_ANSWER_MS).toBeLessThanOrEqual(800);
+  const stopped = Number(pidOf(await scrape(), "0"));
+  process.kill(stopped, "SIGSTOP");
+  try {
+    const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`, { signal: AbortSignal.timeout(20_000) });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(lines(text, 'petstore_cluster_process_up{petstore_process="0"')[0]).toMatch(/ 0$/);
+    expect(lines(text, 'petstore_cluster_process_up{petstore_process="1"')[0]).toMatch(/ 1$/);
+    expect(lines(text, 'process_uptime_seconds{petstore_process="0"')).toEqual([]);
+    expect(lines(text, 'process_uptime_seconds{petstore_process="1"')).toHaveLength(1);
+  } finally {
+    process.kill(stopped, "SIGCONT");
+  }
+  await until("slot 0 answering again", async () => (/petstore_cluster_process_up\{petstore_process="0"[^\n]* 1\n/.test(await scrape()) ? true : undefined));
 }, 60_000);

@@ -85,3 +85,22 @@ it("a webhook attempt that failed without throwing is measured under its error.t
     expect(Number(count!.value[1]), errorType).toBe(1);
   }
 }, 30_000);
+
+it("a request the service failed carries error_type, its status; a 501 (the client's method) and a 4xx carry none", async () => {
+  const line = { requestId: "r", route: "/things", durationMs: 1, dbRoundTrips: 0, cache: null, accountId: null };
+  for (const [method, status] of [
+    ["PUT", 500],
+    ["PUT", 501],
+    ["PUT", 404],
+    ["DELETE", 503],
+  ] as const)
+    recordRequest({ ...line, method, status });
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  const counts = text.split("\n").filter((l) => l.startsWith("http_server_request_duration_seconds_count{") && l.includes('http_route="/things"'));
+  expect(counts.map((l) => [/status_code="(\d+)"/.exec(l)?.[1], /error_type="(\w*)"/.exec(l)?.[1]]).sort()).toEqual([
+    ["404", undefined],
+    ["500", "500"],
+    ["501", undefined],
+    ["503", "503"],
+  ]);
+});

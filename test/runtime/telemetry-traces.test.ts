@@ -120,6 +120,13 @@ describe.each(["http/json", "http/protobuf"])("over %s", (protocol) => {
     expect([span.status, span.events]).toEqual([0, []]);
   });
 
+  it("an unknown method (501) is the client's doing: Unset, with no error.type", async () => {
+    const res = await fetch(`${server.url}/pets`, { method: "PROPFIND" });
+    expect(res.status).toBe(501);
+    const { span } = await requestTrace(res.headers.get("x-request-id")!);
+    expect([span.status, span.attributes["error.type"], span.attributes["http.request.method_original"]]).toEqual([0, undefined, "PROPFIND"]);
+  });
+
   it("idle webhook polls (every 100 ms since the start) and the start-up make no root trace of their own", () => {
     // Retention's run at the start is a trace of its own (internal); a lone round trip is not.
     const roots = receiver.spans.filter((s) => s.parentSpanId === "" && s.kind === 3);

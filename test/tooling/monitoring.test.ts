@@ -30,19 +30,38 @@ function promtool(...args: string[]): { status: number | null; output: string } 
 
 it("promtool checks the rules and passes their unit tests", () => {
   const check = promtool("check", "rules", "alerts.yml");
-  expect(check.output).toContain("SUCCESS: 10 rules found");
+  expect(check.output).toContain("SUCCESS: 11 rules found");
   expect(check.status).toBe(0);
   const test = promtool("test", "rules", "alerts.test.yml");
   expect(test.output).toContain("SUCCESS");
   expect(test.status).toBe(0);
 });
 
-it("every rule has a severity, a summary and a runbook link", () => {
+/** The anchors of docs/operations.md's headings, as GitHub writes them (lower case, punctuation dropped, spaces to hyphens). */
+function operationsAnchors(): Set<string> {
+  const headings = readFileSync(join(REPO_ROOT, "docs/operations.md"), "utf8").match(/^#+ .+$/gm) ?? [];
+  return new Set(
+    headings.map((heading) =>
+      heading
+        .replace(/^#+ /, "")
+        .toLowerCase()
+        .replace(/[^a-z0-9 _-]/g, "")
+        .replace(/ /g, "-"),
+    ),
+  );
+}
+
+it("every rule has a severity, a summary and a runbook link to its own entry in docs/operations.md", () => {
   const text = readFileSync(join(MONITORING, "alerts.yml"), "utf8");
   const alerts = text.split("- alert: ").slice(1);
-  expect(alerts.length).toBe(10);
-  for (const alert of alerts)
-    expect(alert, alert.split("\n")[0]).toMatch(/severity: (critical|warning)[\s\S]*summary:[\s\S]*runbook_url: docs\/operations\.md#/);
+  expect(alerts.length).toBe(11);
+  const anchors = operationsAnchors();
+  for (const alert of alerts) {
+    const name = alert.split("\n")[0]!;
+    expect(alert, name).toMatch(/severity: (critical|warning)[\s\S]*summary:[\s\S]*runbook_url: docs\/operations\.md#/);
+    const anchor = /runbook_url: docs\/operations\.md#(\S+)/.exec(alert)![1]!;
+    expect([anchor, anchors.has(anchor)], name).toEqual([name.toLowerCase(), true]);
+  }
 });
 
 it("every dashboard panel's query returns data from a real Prometheus after a scripted flow", async () => {

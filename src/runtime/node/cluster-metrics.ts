@@ -8,12 +8,16 @@ import type { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
 import { create, exportedNames, INSTRUMENTS, SCOPE } from "../../telemetry/instruments";
 import { metricsRequests } from "./metrics-listener";
 import { observeProcess } from "./process-metrics";
+import { primaryResource } from "./service-resource";
 
 type Scrape = { petstore: "scrape"; id: number };
 type Exposition = { petstore: "metrics"; id: number; text: string };
 
-/** How long a scrape waits for a server process's text, ms: one that has not answered by then is reported down. */
-const ANSWER_MS = 3_000;
+/**
+ * How long a scrape waits for a server process's text, ms: one that has not answered by then is reported down
+ * (`petstore_cluster_process_up` 0), and the primary answers with the others' text, within 1 s in all.
+ */
+export const PROCESS_ANSWER_MS = 800;
 
 /** This process's metrics as Prometheus text (`exporter` serves no port of its own). */
 export async function exposition(exporter: PrometheusExporter): Promise<string> {
@@ -57,7 +61,7 @@ export function mergeExpositions(sources: readonly { name: string; text: string 
   return `${[...families.values()].flatMap(({ help, type, samples }) => [help ?? [], type ?? [], samples].flat()).join("\n")}\n`;
 }
 
-/** Ask `worker` for its text; null when it does not answer within ANSWER_MS or cannot be asked. */
+/** Ask `worker` for its text; null when it does not answer within PROCESS_ANSWER_MS or cannot be asked. */
 function scrapeOf(worker: Worker, id: number): Promise<string | null> {
   if (!worker.isConnected()) return Promise.resolve(null);
   return new Promise((resolve) => {
@@ -67,10 +71,27 @@ function scrapeOf(worker: Worker, id: number): Promise<string | null> {
       resolve(text);
     };
     const onMessage = (message: Partial<Exposition>) => message?.petstore === "metrics" && message.id === id && done(message.text ?? null);
-    const timer = setTimeout(() => done(null), ANSWER_MS);
+    const timer = setTimeout(() => done(null), PROCESS_ANSWER_MS);
     worker.on("message", onMessage);
     worker.send({ petstore: "scrape", id } satisfies Scrape, (error) => error && done(null));
   });
+}
+
+/**
+ * One scrape `id` of the cluster: every server process's text that arrived within PROCESS_ANSWER_MS, then the primary's own, whose
+ * `petstore_cluster_process_up` says (through `answered`, slot → 1 or 0) which processes answered in time.
+ */
+async function scrapeCluster(processes: ReadonlyMap<number, Worker>, id: number, answered: Map<number, number>, exporter: PrometheusExporter) {
+  const now = [...processes];
+  const texts = await Promise.all(now.map(([, worker]) => scrapeOf(worker, id)));
+  answered.clear();
+  const sources: { name: string; text: string }[] = [];
+  now.forEach(([slot], i) => {
+    const text = texts[i] ?? null;
+    answered.set(slot, text === null ? 0 : 1);
+    if (text !== null) sources.push({ name: String(slot), text });
+  });
+  return mergeExpositions([...sources, { name: "primary", text: await exposition(exporter) }]);
 }
 
 /** A rejection handler that throws the start error of a metrics port that cannot be bound at `address`. */
@@ -96,9 +117,13 @@ export async function serveClusterMetrics(
   slots: number,
   processes: () => ReadonlyMap<number, Worker>,
 ): Promise<ClusterMetrics> {
-  const [{ PrometheusExporter }, { MeterProvider }] = await Promise.all([import("@opentelemetry/exporter-prometheus"), import("@opentelemetry/sdk-metrics")]);
+  const [{ PrometheusExporter }, { MeterProvider }, resource] = await Promise.all([
+    import("@opentelemetry/exporter-prometheus"),
+    import("@opentelemetry/sdk-metrics"),
+    primaryResource(),
+  ]);
   const exporter = new PrometheusExporter({ preventServerStart: true });
-  const meter = new MeterProvider({ readers: [exporter], views: exportedNames() }).getMeter(SCOPE);
+  const meter = new MeterProvider({ resource, readers: [exporter], views: exportedNames() }).getMeter(SCOPE);
   const stopObserving = observeProcess(meter);
   const restarts = create(meter, INSTRUMENTS.restarts);
   const bySlot = (slot: number) => ({ "petstore.process": String(slot) });
@@ -109,19 +134,7 @@ export async function serveClusterMetrics(
     for (const [slot, up] of answered) result.observe(up, bySlot(slot));
   });
   let scrapes = 0;
-  const server = createServer(
-    metricsRequests(() => {
-      const id = ++scrapes;
-      const now = [...processes()];
-      return Promise.all(now.map(([, worker]) => scrapeOf(worker, id))).then(async (texts) => {
-        const sources = now.map(([slot], i) => ({ name: String(slot), text: texts[i] ?? null }));
-        answered.clear();
-        for (const { name, text } of sources) answered.set(Number(name), text === null ? 0 : 1);
-        const own = { name: "primary", text: await exposition(exporter) };
-        return mergeExpositions([...sources.filter((source): source is { name: string; text: string } => source.text !== null), own]);
-      });
-    }),
-  );
+  const server = createServer(metricsRequests(() => scrapeCluster(processes(), ++scrapes, answered, exporter)));
   await new Promise<void>((resolve, reject) => server.once("error", reject).listen(address.port, address.host, resolve)).catch(cannotServe(address));
   return {
     restarted: (slot) => restarts.add(1, bySlot(slot)),

@@ -2,8 +2,17 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { Server as NetServer, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import { ApiError, notImplemented } from "../../http/errors";
-import { type ErrorWriter, expectationFailed, localHost, parseErrorAnswer, requestProblem, shuttingDown, tooManyUnfinished } from "./refusals";
+import {
+  type ErrorWriter,
+  expectationFailed,
+  localHost,
+  parseErrorAnswer,
+  type Refusal,
+  requestProblem,
+  shuttingDown,
+  tooManyUnfinished,
+  unknownMethod,
+} from "./refusals";
 
 /** One step of the way in: answer `res`, or call `next` to pass the request on. */
 export type Guard = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
@@ -103,7 +112,7 @@ export function nodeEdge(options: EdgeOptions): Edge {
   /** 4: a request Node or the adapter would answer with an empty 400 or serve wrongly. */
   const wellFormed: Guard = (req, res, next) => {
     const problem = requestProblem(req);
-    if (problem) return errors.toResponse(res, new ApiError(400, "bad_request", problem));
+    if (problem) return errors.toResponse(res, problem);
     req.headers.host ??= localHost(req);
     next();
   };
@@ -117,9 +126,9 @@ export function nodeEdge(options: EdgeOptions): Edge {
   const run = (req: IncomingMessage, res: ServerResponse, at = 0): void => guards[at]!(req, res, () => run(req, res, at + 1));
 
   /** A raw refusal on `socket`, unless an answer has begun there (then it can only be closed). */
-  const refuseRaw = (socket: Duplex, error: ApiError) => {
+  const refuseRaw = (socket: Duplex, refusal: Refusal) => {
     if (connections.get(socket as Socket)?.res?.headersSent) socket.destroy();
-    else errors.toSocket(socket, error);
+    else errors.toSocket(socket, refusal);
   };
 
   /** 2 and 3, for every connection: count the requests still arriving after the grace; once stopping, close idle ones and refuse late ones. */
@@ -173,7 +182,7 @@ export function nodeEdge(options: EdgeOptions): Edge {
     if (error.code === "ECONNRESET") socket.destroy();
     else refuseRaw(socket, parseErrorAnswer(error.code, error.rawPacket));
   });
-  server.on("connect", (_req: IncomingMessage, socket: Duplex) => refuseRaw(socket, notImplemented("CONNECT")));
+  server.on("connect", (_req: IncomingMessage, socket: Duplex) => refuseRaw(socket, unknownMethod("CONNECT")));
   const ticks = setInterval(sweep, Math.min(graceMs, idleGraceMs) / 4).unref();
   server.once("close", () => clearInterval(ticks));
 

@@ -3,7 +3,6 @@
  * (METRICS_PORT). Off, nothing is loaded, registered or installed (docs/operations.md#traces, #metrics; variables: docs/configuration.md).
  */
 import cluster from "node:cluster";
-import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { Meter } from "@opentelemetry/api";
 import type { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
@@ -21,6 +20,7 @@ import { metricsRequests } from "./metrics-listener";
 import { observeProcess } from "./process-metrics";
 import { ATTEMPT_OUTCOMES, OUTCOMES } from "../../domain/webhooks";
 import type { SubscriptionSignals } from "../../telemetry/webhooks";
+import { serviceAttributes } from "./service-resource";
 import { webhookSeries } from "./webhook-series";
 import { requestSpan } from "../request-span";
 
@@ -34,16 +34,6 @@ export interface Telemetry {
   subscriptions(source: () => Promise<SubscriptionSignals[]>): void;
   /** Flush the spans still queued and close the metrics listener. */
   shutdown(): Promise<void>;
-}
-
-/** The `version` of the nearest package.json above this module (the source's or the bundle's), for `service.version`. */
-function packageVersion(): string | undefined {
-  for (let dir = new URL(".", import.meta.url); dir.pathname !== "/"; dir = new URL("..", dir)) {
-    try {
-      return (JSON.parse(readFileSync(new URL("package.json", dir), "utf8")) as { version?: string }).version;
-    } catch {}
-  }
-  return undefined;
 }
 
 /** Count every failed export (`petstore.telemetry.export_failures`) and log it, at most one line per `intervalMs` with the failures since the last. */
@@ -104,7 +94,7 @@ export async function startTelemetry(settings: NodeSettings["telemetry"], logger
   const prometheus = settings.metrics && new PrometheusExporter({ ...settings.metrics, preventServerStart: true, metricProducers: [webhooks] });
   const sdk = new NodeSDK({
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES override it.
-    resource: defaultResource().merge(resourceFromAttributes({ "service.name": "petstore", "service.version": packageVersion() })),
+    resource: defaultResource().merge(resourceFromAttributes(serviceAttributes())),
     metricReaders: prometheus ? [prometheus] : [],
     // The Prometheus name gains its unit's suffix, as the OpenTelemetry-to-Prometheus rules write it.
     views: exportedNames(),

@@ -22,18 +22,19 @@ function openFiles(): number | undefined {
 }
 
 /**
- * Observe the process on `meter`: CPU seconds by mode, uptime, RSS, open files, V8 heap used and limit by space and the heap cap, GC
+ * Observe the process on `meter`: CPU seconds by mode, uptime and start time, RSS, open files, V8 heap used and limit by space and the heap cap, GC
  * pauses, event-loop time by state, and event-loop delay as a histogram of each `windowMs`'s worst delay.
  * @returns a function that stops the observers.
  */
 export function observeProcess(meter: Meter, windowMs = 1000): () => void {
-  const keys = ["cpu", "uptime", "rss", "files", "heapUsed", "heapLimit", "heapCap", "loopTime"] as const;
+  const keys = ["cpu", "uptime", "startTime", "rss", "files", "heapUsed", "heapLimit", "heapCap", "loopTime"] as const;
   const o = Object.fromEntries(keys.map((key) => [key, create(meter, INSTRUMENTS[key])])) as Record<(typeof keys)[number], Observable>;
   meter.addBatchObservableCallback((result) => {
     const { user, system } = process.cpuUsage();
     result.observe(o.cpu, user / 1e6, { "cpu.mode": "user" });
     result.observe(o.cpu, system / 1e6, { "cpu.mode": "system" });
     result.observe(o.uptime, process.uptime());
+    result.observe(o.startTime, performance.timeOrigin / 1000);
     result.observe(o.rss, process.memoryUsage.rss());
     const open = openFiles();
     if (open !== undefined) result.observe(o.files, open);

@@ -3,23 +3,47 @@ import { type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:ht
 import type { Duplex } from "node:stream";
 import { ApiError, notImplemented } from "../../http/errors";
 
+/** Why the edge refused a request before the app: the `petstore_refusal_reason` label of `petstore_http_refusals_total` (docs/operations.md#refused-requests). */
+export const REFUSAL_REASONS = [
+  "bad_request_line",
+  "header_too_large",
+  "timeout",
+  "method",
+  "bad_host",
+  "bad_target",
+  "expectation",
+  "unfinished",
+  "shutting_down",
+] as const;
+export type RefusalReason = (typeof REFUSAL_REASONS)[number];
+
+/** One refusal: why, and the Error object that answers it. */
+export interface Refusal {
+  reason: RefusalReason;
+  error: ApiError;
+}
+
 /** 417 for an `Expect` other than `100-continue`, which is the only expectation HTTP defines (RFC 9110 §10.1.1). */
-export function expectationFailed(expect: string | undefined): ApiError {
-  return new ApiError(417, "expectation_failed", `Expect: ${expect ?? ""} is not supported; the only expectation is 100-continue.`);
+export function expectationFailed(expect: string | undefined): Refusal {
+  const message = `Expect: ${expect ?? ""} is not supported; the only expectation is 100-continue.`;
+  return { reason: "expectation", error: new ApiError(417, "expectation_failed", message) };
 }
 
 /** 429 for a request still arriving past its address's cap of `max`. */
-export function tooManyUnfinished(max: number): ApiError {
-  return new ApiError(429, "rate_limited", `This address already has ${max} requests still arriving; finish or close one first.`, undefined, {
-    "Retry-After": "1",
-  });
+export function tooManyUnfinished(max: number): Refusal {
+  const message = `This address already has ${max} requests still arriving; finish or close one first.`;
+  return { reason: "unfinished", error: new ApiError(429, "rate_limited", message, undefined, { "Retry-After": "1" }) };
 }
 
 /** 503 for a request whose headers or body were still arriving when the server began to stop. */
-export function shuttingDown(): ApiError {
-  return new ApiError(503, "service_unavailable", "The server is stopping and the request had not fully arrived; send the request again.", undefined, {
-    "Retry-After": "1",
-  });
+export function shuttingDown(): Refusal {
+  const message = "The server is stopping and the request had not fully arrived; send the request again.";
+  return { reason: "shutting_down", error: new ApiError(503, "service_unavailable", message, undefined, { "Retry-After": "1" }) };
+}
+
+/** 501 for a method no route of this server supports, refused before the app (`CONNECT`, or a token Node's parser does not know). */
+export function unknownMethod(method: string): Refusal {
+  return { reason: "method", error: notImplemented(method) };
 }
 
 /** The leading method token of a raw request (RFC 9110 §9.1: a token), or undefined. */
@@ -28,17 +52,22 @@ function methodOf(raw: Buffer | undefined): string | undefined {
 }
 
 /** The Error object for a parse error `code` of Node's parser (llhttp `HPE_*` or Node's own): 501 unknown method (RFC 9110 §15.6.2), 431 (RFC 6585 §5), 408, else 400. */
-export function parseErrorAnswer(code: string | undefined, raw?: Buffer): ApiError {
+export function parseErrorAnswer(code: string | undefined, raw?: Buffer): Refusal {
   switch (code) {
     case "HPE_INVALID_METHOD":
-      return notImplemented(methodOf(raw) ?? "(unparsable)");
+      return unknownMethod(methodOf(raw) ?? "(unparsable)");
     case "HPE_HEADER_OVERFLOW":
-      return new ApiError(431, "header_too_large", "The request line and headers are too large (at most 16 KiB together).");
+      return {
+        reason: "header_too_large",
+        error: new ApiError(431, "header_too_large", "The request line and headers are too large (at most 16 KiB together)."),
+      };
     case "ERR_HTTP_REQUEST_TIMEOUT":
     case "HPE_HEADERS_TIMEOUT":
-      return new ApiError(408, "request_timeout", "The request was not received in time.");
-    default:
-      return new ApiError(400, "bad_request", `The request is not a well-formed HTTP/1.1 message (${code ?? "parse error"}).`);
+      return { reason: "timeout", error: new ApiError(408, "request_timeout", "The request was not received in time.") };
+    default: {
+      const message = `The request is not a well-formed HTTP/1.1 message (${code ?? "parse error"}).`;
+      return { reason: "bad_request_line", error: new ApiError(400, "bad_request", message) };
+    }
   }
 }
 
@@ -68,19 +97,23 @@ function hostLines(rawHeaders: string[]): number {
   return lines;
 }
 
+/** A 400 refusal for `reason` saying `message`. */
+const badRequest = (reason: RefusalReason, message: string): Refusal => ({ reason, error: new ApiError(400, "bad_request", message) });
+
 /**
  * Why `req` cannot be served, or undefined: `Host` missing on HTTP/1.1, repeated or invalid (RFC 9112 §3.2, RFC 9110 §7.2), a target that
  * is no path (RFC 9112 §3.2.1) or holds a backslash; Node or the Hono adapter would answer these with an empty 400 or serve them wrongly.
  */
-export function requestProblem(req: IncomingMessage): string | undefined {
+export function requestProblem(req: IncomingMessage): Refusal | undefined {
   const host = req.headers.host;
-  if (host !== undefined && hostLines(req.rawHeaders) > 1) return "A request must not carry more than one Host header (RFC 9112 §3.2).";
-  if (host === undefined) return req.httpVersion === "1.0" ? undefined : "An HTTP/1.1 request must carry a Host header (RFC 9112 §3.2).";
-  if (!isHostValue(host)) return "The Host header must be a host name or address with an optional port (RFC 9110 §7.2).";
+  if (host !== undefined && hostLines(req.rawHeaders) > 1) return badRequest("bad_host", "A request must not carry more than one Host header (RFC 9112 §3.2).");
+  if (host === undefined)
+    return req.httpVersion === "1.0" ? undefined : badRequest("bad_host", "An HTTP/1.1 request must carry a Host header (RFC 9112 §3.2).");
+  if (!isHostValue(host)) return badRequest("bad_host", "The Host header must be a host name or address with an optional port (RFC 9110 §7.2).");
   const target = req.url ?? "";
-  if (!target.startsWith("/")) return "The request target must be a path starting with / (origin-form, RFC 9112 §3.2.1).";
+  if (!target.startsWith("/")) return badRequest("bad_target", "The request target must be a path starting with / (origin-form, RFC 9112 §3.2.1).");
   const query = target.indexOf("?");
-  if ((query < 0 ? target : target.slice(0, query)).includes("\\")) return "The request path must not contain a backslash.";
+  if ((query < 0 ? target : target.slice(0, query)).includes("\\")) return badRequest("bad_target", "The request path must not contain a backslash.");
   return undefined;
 }
 
@@ -92,14 +125,17 @@ export function localHost(req: IncomingMessage): string {
 }
 
 export interface ErrorWriter {
-  /** Answer `res` (not yet begun) with `error`, then close its connection. */
-  toResponse(res: ServerResponse, error: ApiError): void;
-  /** Answer `socket`, which has no response in progress, with `error` as raw HTTP/1.1, then close it. */
-  toSocket(socket: Duplex, error: ApiError): void;
+  /** Answer `res` (not yet begun) with the refusal's Error object, then close its connection. */
+  toResponse(res: ServerResponse, refusal: Refusal): void;
+  /** Answer `socket`, which has no response in progress, with the refusal's Error object as raw HTTP/1.1, then close it. */
+  toSocket(socket: Duplex, refusal: Refusal): void;
 }
 
-/** The edge's one error writer: `appHeaders` (src/app.ts `responseHeaders({})`, what the app adds to its own Error answers) on every answer. */
-export function errorWriter(appHeaders: readonly (readonly [string, string])[]): ErrorWriter {
+/**
+ * The edge's one error writer: `appHeaders` (src/app.ts `responseHeaders({})`, what the app adds to its own Error answers) on every answer;
+ * `refused` sees every refusal first, by reason (src/runtime/node/refusal-log.ts counts and logs them).
+ */
+export function errorWriter(appHeaders: readonly (readonly [string, string])[], refused: (refusal: Refusal) => void = () => {}): ErrorWriter {
   const shared = Object.fromEntries(appHeaders);
   const parts = (error: ApiError) => {
     const requestId = crypto.randomUUID();
@@ -108,15 +144,18 @@ export function errorWriter(appHeaders: readonly (readonly [string, string])[]):
     return { head, body };
   };
   return {
-    toResponse(res, error) {
-      const { head, body } = parts(error);
-      res.writeHead(error.status, head).end(body);
+    toResponse(res, refusal) {
+      refused(refusal);
+      const { head, body } = parts(refusal.error);
+      res.writeHead(refusal.error.status, head).end(body);
     },
-    toSocket(socket, error) {
+    toSocket(socket, refusal) {
+      refused(refusal);
       if (!socket.writable) return void socket.destroy();
-      const { head, body } = parts(error);
+      const { head, body } = parts(refusal.error);
+      const { status } = refusal.error;
       const lines = Object.entries(head).map(([name, value]) => `${name}: ${value}\r\n`);
-      socket.end(`HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? "Error"}\r\n${lines.join("")}\r\n${body}`);
+      socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Error"}\r\n${lines.join("")}\r\n${body}`);
     },
   };
 }
