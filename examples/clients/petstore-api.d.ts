@@ -934,7 +934,7 @@ export interface components {
              * @description `failing` after a delivery was given up (retries exhausted); back to `active` after the next successful delivery, or when resumed with `enabled: true`.
              * @enum {string}
              */
-            status: "active" | "failing";
+            status: "active" | "failing" | "disabled";
             /**
              * Format: uri
              * @example https://example.com/petstore/events

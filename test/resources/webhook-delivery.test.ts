@@ -52,7 +52,7 @@ describe("webhook delivery", () => {
     for (const d of deliveries) expect(d.deliveredAt).toBe(rig.h.clock().toISOString());
 
     // Nothing is due any more: a second run sends nothing.
-    expect(await rig.h.dispatch()).toEqual({ attempted: 0, delivered: 0, retried: 0, givenUp: 0 });
+    expect(await rig.h.dispatch()).toEqual({ attempted: 0, delivered: 0, retried: 0, givenUp: 0, subscriptions: {} });
     expect(rig.receiver.at(`${rig.path}/ok`)).toHaveLength(6);
   });
 
