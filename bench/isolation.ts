@@ -152,7 +152,7 @@ async function workerService(checkout: string, databaseUrl: string): Promise<Ser
 async function dispatchState(url: string): Promise<string> {
   const raw = createClient({ url });
   try {
-    const [state] = (await raw.execute("SELECT event_id, queue, lease_until, (SELECT max(id) FROM events) AS newest FROM webhook_dispatch")).rows;
+    const [state] = (await raw.execute("SELECT *, (SELECT max(id) FROM events) AS newest FROM webhook_dispatch")).rows;
     const log = (await raw.execute("SELECT webhook_id, status, count(*) AS n, sum(attempts) AS attempts FROM webhook_deliveries GROUP BY 1, 2")).rows;
     return `not all arrived; dispatch state ${JSON.stringify(state)}; log ${JSON.stringify(log)}`;
   } finally {

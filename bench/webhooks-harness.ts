@@ -303,7 +303,7 @@ export interface Seeded {
 /**
  * Fill a migrated database through `raw` (straight to sqld, not counted): `subscriptions` subscriptions 1..n to `<receiverUrl>/hook/<id>`
  * for every type (`["*"]`, a `webhook_event_types` row each) from event 0 on, then `events` `category.created` events 1..n; the dispatch
- * cursor of either schema (`webhook_fanout` before 0003, `webhook_dispatch` after) at 0, so every event is delivered. With `staff`, also
+ * cursor of each schema (`webhook_fanout` before 0003, `webhook_dispatch` after) at 0, so every event is delivered. With `staff`, also
  * a staff account and an API key of it (as test/support/database-cost.ts `addKey` makes one).
  */
 export async function seed(raw: Client, options: { subscriptions: number; events: number; receiverUrl: string; staff: boolean }): Promise<Seeded> {
@@ -330,7 +330,10 @@ export async function seed(raw: Client, options: { subscriptions: number; events
   const tables = new Set((await raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")).rows.map((row) => String(row.name)));
   // Migration 0001 made the fan-out cursor min(subscriptions' start), else the newest event, else 0: on an empty database 0; kept explicit.
   if (tables.has("webhook_fanout")) statements.push({ sql: "INSERT OR REPLACE INTO webhook_fanout (id, last_event_id) VALUES (1, 0)", args: [] });
-  if (tables.has("webhook_dispatch")) statements.push({ sql: "UPDATE webhook_dispatch SET event_id = 0, queue = '{}' WHERE id = 1", args: [] });
+  // The dispatch frontier at 0 (and, before 0006, its queue empty).
+  const dispatchColumns = new Set((await raw.execute("SELECT name FROM pragma_table_info('webhook_dispatch')")).rows.map((row) => String(row.name)));
+  const emptyQueue = dispatchColumns.has("queue") ? ", queue = '{}'" : "";
+  if (tables.has("webhook_dispatch")) statements.push({ sql: `UPDATE webhook_dispatch SET event_id = 0${emptyQueue} WHERE id = 1`, args: [] });
   let staffKey: string | undefined;
   if (options.staff) {
     staffKey = `psk_${randomBytes(32).toString("base64url")}`;

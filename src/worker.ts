@@ -17,24 +17,19 @@ import { type CoordinatorEnv, coordinatorOf, flushPurges, isPurgeFlush } from ".
 import { edgePolicy, edgePurge, forEdge, type PurgeFallback } from "./runtime/workers/cache";
 import { WorkersRateLimiter } from "./runtime/workers/rate-limiter";
 import { isolateDispatch } from "./runtime/workers/dispatch-runs";
-import { DISPATCH_CONNECTIONS } from "./runtime/workers/dispatch-runs";
-import { senderOf, type SenderEnv, webhookSenderClass } from "./runtime/workers/webhook-sender";
 import { registerWorkersTracing } from "./runtime/workers/tracing";
 import { requestSpan } from "./runtime/request-span";
 import { pruneExpired } from "./services/retention";
 import { SubscribedTypes } from "./services/webhooks/interest";
-import type { SubscriptionClaim } from "./services/webhooks/claims";
 import { nudgeDispatcher } from "./middleware/after-writes";
 
 /** The Worker's bindings, variables and secrets: `Env` of worker-configuration.d.ts (`wrangler types`); ASSETS is absent without `[assets]` (tests). */
-type WorkerEnv = Omit<Env, "ASSETS" | "DATABASE_AUTH_TOKEN" | "PURGE_COORDINATOR" | "WEBHOOK_SENDER"> &
-  CoordinatorEnv &
-  SenderEnv & { ASSETS?: Env["ASSETS"]; DATABASE_AUTH_TOKEN?: string };
+type WorkerEnv = Omit<Env, "ASSETS" | "DATABASE_AUTH_TOKEN" | "PURGE_COORDINATOR"> & CoordinatorEnv & { ASSETS?: Env["ASSETS"]; DATABASE_AUTH_TOKEN?: string };
 
 // The services' and the database's spans go to the runtime's custom spans ([observability.traces] in wrangler.toml).
 registerWorkersTracing(tracing);
 
-/** A new libSQL HTTP client for one request (or cron run, or alarm), SQLITE_BUSY waited out for 5 s as on Node (src/db/driver/remote.ts), traced. */
+/** A new libSQL HTTP client for one request (or cron run), SQLITE_BUSY waited out for 5 s as on Node (src/db/driver/remote.ts), traced. */
 function databaseFor({ url, authToken }: WorkerSettings["database"]): Database {
   return tracedDatabase(waitingOutBusy(openRemoteDatabase(url, { authToken }), 5_000));
 }
@@ -63,9 +58,7 @@ function appFor(env: WorkerEnv): Isolate {
   // Every line carries the trace id of the invocation (or of the span it was written in).
   const logger = withTraceFields(jsonLogger(config.logLevel, consoleSink));
   // A dispatch run in this request's waitUntil: after a write some subscription may want, or a queued redelivery.
-  // Each claim goes to its subscription's sender (a Durable Object), where the binding exists.
-  const handOff = env.WEBHOOK_SENDER ? (claim: SubscriptionClaim) => senderOf(env, claim.s.id)!.take(claim) : undefined;
-  const dispatch = isolateDispatch(config, interest, logger, withRoundTrips, handOff);
+  const dispatch = isolateDispatch(config, interest, logger, withRoundTrips);
   const dispatchInRequest = (c: Context<AppEnv>) => c.executionCtx.waitUntil(dispatch(c.get("db")));
   // Per-isolate request counts (plain numbers); each request gets a limiter over its own bindings.
   const shadow = new MemoryRateLimiter();
@@ -110,8 +103,6 @@ function purgeFallback(captureUrl: string | undefined): PurgeFallback | undefine
 }
 
 export { PurgeCoordinator } from "./runtime/workers/purge-coordinator";
-/** The webhook senders (src/runtime/workers/webhook-sender.ts), each alarm with a database client of its own and two round trips at once. */
-export const WebhookSender = webhookSenderClass((settings) => withRoundTrips(databaseFor(settings.database), DISPATCH_CONNECTIONS.database));
 
 export default {
   async fetch(request, env, ctx): Promise<Response> {

@@ -103,15 +103,15 @@ function targetAt(info: WorkerSuiteInfo, url: string, stop?: () => Promise<void>
 }
 
 /**
- * Until no dispatch round holds the shared database's dispatch state (polled every 50 ms, 30 s at most): a Worker stopped mid-round
- * leaves its lease for the next files' Workers to wait out (up to 45 s), as a Worker evicted mid-round does in production.
- * @throws Error when a round still holds it after 30 s.
+ * Until no turn holds a claim on the shared database (polled every 50 ms, 30 s at most): a Worker stopped mid-turn leaves its claims
+ * for the next files' Workers to wait out (up to 15 s), as a sender evicted mid-turn does in production.
+ * @throws Error when a claim is still held after 30 s.
  */
 async function untilDispatchFree(client: ReturnType<typeof createClient>): Promise<void> {
   for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50))) {
-    const { rows } = await client.execute("SELECT lease_until FROM webhook_dispatch WHERE id = 1");
-    const until = rows[0]?.lease_until;
+    const { rows } = await client.execute("SELECT max(due_at) AS until FROM webhooks WHERE lease_token IS NOT NULL");
+    const until = rows[0]?.until;
     if (typeof until !== "string" || until <= new Date().toISOString()) return;
   }
-  throw new Error("A dispatch round of this file's Worker still holds the dispatch state after 30 s: stopping it would leave its lease behind.");
+  throw new Error("A turn of this file's Worker still holds a claim after 30 s: stopping it would leave the claim behind.");
 }

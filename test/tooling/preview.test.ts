@@ -27,7 +27,7 @@ describe("preview configuration (wrangler.toml --env preview)", () => {
     const production = unstable_readConfig({ config: configPath });
     const preview = unstable_readConfig({ config: configPath, env: "preview" });
     expect(production.cache).toEqual({ enabled: true });
-    expect(production.durable_objects.bindings.map((b: { name: string }) => b.name)).toEqual(["PURGE_COORDINATOR", "WEBHOOK_SENDER"]);
+    expect(production.durable_objects.bindings.map((b: { name: string }) => b.name)).toEqual(["PURGE_COORDINATOR"]);
     expect(preview.cache).toEqual({ enabled: false });
     expect(preview.durable_objects.bindings).toEqual([]);
     expect(preview.migrations).toEqual([]);

@@ -77,4 +77,19 @@ describe("webhook delivery from the Worker", () => {
     expect(await (await fetch(`${target.url}/__connection-cap`)).json()).toEqual({ count: 0 });
     for (const hook of [...hooks, fast]) expect((await api.delete(`/webhooks/${hook.id}`, { key: target.staffKey })).status).toBe(204);
   });
+
+  it("serves a strict subscription beside an unordered one (maxInFlight 50) whose receiver hangs", async () => {
+    receiver.on("/worker/hang-none", () => "hang");
+    const body = { url: receiver.url("/worker/hang-none"), events: ["category.created"], ordering: "none", maxInFlight: 50 };
+    const unordered = await api.post<{ id: number }>("/webhooks", body, { key: target.staffKey });
+    expect(unordered.status).toBe(201);
+    const strict = await subscribe(api, target.staffKey, receiver.url("/worker/beside-none"), ["category.created"]);
+    const categories = [];
+    for (let i = 0; i < 12; i++) categories.push(await createCategory(api, target.staffKey));
+    // The unordered subscription's sends fill the slots of the runs that claimed it, and no other: the strict one gets every event in order.
+    await receiver.waitFor("/worker/beside-none", categories.length);
+    expect(receiver.at("/worker/beside-none").map((r) => verified(r, strict.secret).data.id)).toEqual(categories.map((c) => c.id));
+    expect(await (await fetch(`${target.url}/__connection-cap`)).json()).toEqual({ count: 0 });
+    for (const id of [unordered.body.id, strict.id]) expect((await api.delete(`/webhooks/${id}`, { key: target.staffKey })).status).toBe(204);
+  });
 });

@@ -1,10 +1,8 @@
-/** Webhook dispatch runs on Workers, each in its invocation's waitUntil and within its connections (docs/webhooks.md#workers). */
+/** Webhook dispatch runs on Workers, each in its invocation's waitUntil and within its connections (docs/webhooks.md#when-deliveries-run). */
 import type { AppConfig } from "../../config";
 import type { Database } from "../../db/client";
 import { type Logger, loggableError } from "../../logger";
 import { readBacklogs } from "../../services/webhooks/backlog";
-import type { TurnReport } from "../../services/webhooks/chain";
-import type { SubscriptionClaim } from "../../services/webhooks/claims";
 import { dispatchDue, SendSlots } from "../../services/webhooks/dispatch";
 import type { SubscribedTypes } from "../../services/webhooks/interest";
 import { WebhookSignals } from "../../telemetry/webhooks";
@@ -12,38 +10,30 @@ import { workerWebhookFetch } from "./webhook-fetch";
 
 /**
  * An invocation has at most six connections waiting for response headers (https://developers.cloudflare.com/workers/platform/limits/#simultaneous-open-connections):
- * a dispatch run or a sender's alarm holds at most four for its attempts and two for its database round trips.
+ * a dispatch run holds at most four for its attempts and two for its database round trips.
  */
 export const DISPATCH_CONNECTIONS = { sends: 4, database: 2 } as const;
 
-/** Log what turns did, per subscription too (attempts, backlog, oldest age): fields Workers Logs can query (docs/operations.md#metrics). */
-export async function logTurns(logger: Logger, db: Database, report: TurnReport): Promise<void> {
-  if (report.attempted === 0) return;
-  const signals = new WebhookSignals();
-  signals.record(report.subscriptions);
-  const subscriptions = signals.signals(await readBacklogs(db, Date.now(), Object.keys(report.subscriptions).map(Number)));
-  const { attempted, delivered, retried, givenUp } = report;
-  logger.log("info", "webhook dispatch", { attempted, delivered, retried, givenUp, subscriptions });
-}
-
-/**
- * The dispatch of an isolate: runs `dispatchDue` on the asking invocation's `db`, round trips bounded by `withRoundTrips`, each claim handed
- * to `handOff` (the subscription's sender) when given, else its turn run here; outcome logged, never thrown.
- */
+/** The dispatch of an isolate: runs `dispatchDue` on the asking invocation's `db`, round trips bounded by `withRoundTrips`; outcome logged, never thrown. */
 export function isolateDispatch(
   config: AppConfig,
   interest: SubscribedTypes,
   logger: Logger,
   withRoundTrips: (db: Database, n: number) => Database,
-  handOff?: (claim: SubscriptionClaim) => Promise<void>,
 ): (db: Database) => Promise<void> {
   const fetch = workerWebhookFetch({ egress: config.webhooks.egress, allowPrivate: config.webhooks.allowPrivateTargets });
   return async (db) => {
     const bounded = withRoundTrips(db, DISPATCH_CONNECTIONS.database);
-    // Each run its own slots: an invocation's connections are its own, and a send's timeout starts when its slot is free.
+    // Each run its own slots: an invocation's connections are its own, and a turn's send timeout starts when its slot is free.
     const slots = new SendSlots(Math.min(DISPATCH_CONNECTIONS.sends, config.webhooks.concurrency));
+    const signals = new WebhookSignals();
     try {
-      await logTurns(logger, bounded, await dispatchDue(bounded, { config, interest, now: () => new Date(), fetch, slots, handOff }));
+      const report = await dispatchDue(bounded, { config, interest, now: () => new Date(), fetch, slots, signals });
+      if (report.attempted === 0) return;
+      // What the run did, per subscription too (attempts, backlog, oldest age): fields Workers Logs can query (docs/operations.md#metrics).
+      const subscriptions = signals.signals(await readBacklogs(bounded, Date.now(), Object.keys(report.subscriptions).map(Number)));
+      const { attempted, delivered, retried, givenUp } = report;
+      logger.log("info", "webhook dispatch", { attempted, delivered, retried, givenUp, subscriptions });
     } catch (error) {
       logger.log("error", "webhook dispatch failed", { error: loggableError(error).message });
     }

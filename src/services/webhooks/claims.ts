@@ -82,34 +82,8 @@ export const claimDue = due.prepare(
     .returning(CLAIMED),
 );
 
-/** Claim subscription `id` if it is due at `now` (a Durable Object's own subscription). */
-const one = params<{ id: number; now: string; until: string; token: string }>();
-export const claimOne = one.prepare(
-  qb
-    .update(w)
-    .set({ dueAt: sql`${one("until")}`, leaseToken: sql`${one("token")}` })
-    .where(and(eq(w.id, one("id")), lte(w.dueAt, one("now")), eq(w.enabled, true)))
-    .returning(CLAIMED),
-);
-
 /** A subscription as a claim returns it. */
 export type Claimed = ResultOf<typeof claimDue>[number];
-
-/** A claim of one subscription: the subscription, the claim's token, and when it was taken (ms since the epoch): a turn's right to send. */
-export interface SubscriptionClaim {
-  s: Claimed;
-  token: string;
-  claimedAt: number;
-}
-
-/** Subscription `id`'s due time (NULL: nothing to do; in the future while claimed: the claim's end). */
-const dueP = params<{ id: number }>();
-export const dueOf = dueP.prepare(
-  qb
-    .select({ dueAt: w.dueAt })
-    .from(w)
-    .where(eq(w.id, dueP("id"))),
-);
 
 /** What a turn leaves of a subscription: its place, its head's failed attempts and retry time, and the outcome of its last attempts. */
 export interface Release {
@@ -168,13 +142,13 @@ export const eventSpan = span.prepare(
 const { nextAttemptAt: _due, ...REDELIVERY } = getTableColumns(r);
 const { id: _id, ...EVENT } = getTableColumns(events);
 /** Subscription `webhookId`'s redeliveries due at `now`, earliest first (then in the order queued), at most `count`, with their event (absent: pruned, or 0 for a test). */
-const redeliveryP = params<{ webhookId: number; now: string; count: number }>();
-export const dueRedeliveries = redeliveryP.prepare(
+const dueP = params<{ webhookId: number; now: string; count: number }>();
+export const dueRedeliveries = dueP.prepare(
   qb
     .select({ ...REDELIVERY, ...EVENT })
     .from(r)
     .leftJoin(events, eq(events.id, r.eventId))
-    .where(and(eq(r.webhookId, redeliveryP("webhookId")), lte(r.nextAttemptAt, redeliveryP("now"))))
+    .where(and(eq(r.webhookId, dueP("webhookId")), lte(r.nextAttemptAt, dueP("now"))))
     .orderBy(r.nextAttemptAt, r.id)
-    .limit(redeliveryP("count")),
+    .limit(dueP("count")),
 );

@@ -9,15 +9,13 @@ import { recordDeliveries } from "../../telemetry/metrics";
 import { detached } from "../../telemetry/spans";
 import type { WebhookSignals } from "../../telemetry/webhooks";
 import { emptyReport, type SendOptions, TURN_MS, type TurnReport } from "./chain";
-import { type Claimed, claimDue, claimOne, dueOf, fanOut, probe, type SubscriptionClaim } from "./claims";
+import { type Claimed, claimDue, fanOut, probe } from "./claims";
 import type { FetchFn } from "./delivery";
 import type { SubscribedTypes } from "./interest";
 import { takeTurn } from "./turn";
 
 /** Events one fan-out takes past the frontier. */
 const NEW_EVENTS = 100;
-/** Subscriptions one claim hands off at most (`DispatchOptions.handOff`). */
-const HAND_OFF = 50;
 /** A claim lasts its turn's sending time, the attempt timeout, and this margin for recording, ms. */
 const RECORD_MS = 1_000;
 
@@ -62,8 +60,6 @@ export interface DispatchOptions {
   slots?: SendSlots;
   /** Where each turn's outcomes per subscription are counted. */
   signals?: WebhookSignals;
-  /** Hand each claim to another runner of turns (Workers: the subscription's Durable Object) instead of running its turn here. */
-  handOff?: (claim: SubscriptionClaim) => Promise<void>;
 }
 
 /** What one `dispatchDue` run did. */
@@ -71,21 +67,6 @@ export type DispatchReport = TurnReport;
 
 /** A claim: the subscriptions it holds (`token`, from `claimedAt`), or undefined when nothing is due; `progress`: the frontier moved. */
 type Claim = { rows: Claimed[]; progress: boolean; token: string; claimedAt: Date } | undefined;
-
-/** A claim's end: the turn's sending time, the attempt timeout, and the margin for recording. */
-const claimEnd = (claimedAt: Date, config: AppConfig) => new Date(claimedAt.getTime() + TURN_MS + config.webhooks.timeoutMs + RECORD_MS).toISOString();
-
-/** Claim subscription `id` if it is due now (its own sender's claim): the claim, or undefined. */
-export async function claimOwn(db: Database, id: number, config: AppConfig, now = new Date()): Promise<SubscriptionClaim | undefined> {
-  const token = crypto.randomUUID();
-  const [s] = await execute(db, claimOne, { id, now: now.toISOString(), until: claimEnd(now, config), token });
-  return s && { s, token, claimedAt: now.getTime() };
-}
-
-/** Subscription `id`'s next due time (RFC 3339), or null: nothing to do, or gone. */
-export async function dueTime(db: Database, id: number): Promise<string | null> {
-  return (await execute(db, dueOf, { id }))[0]?.dueAt ?? null;
-}
 
 /** Fan out new events (claiming up to `n` of the subscriptions that want them), or claim up to `n` due subscriptions. */
 async function claimSome(db: Database, n: number, options: DispatchOptions, learning: boolean): Promise<Claim> {
@@ -97,7 +78,7 @@ async function claimSome(db: Database, n: number, options: DispatchOptions, lear
   const claimedAt = now();
   const at = claimedAt.toISOString();
   const token = crypto.randomUUID();
-  const until = claimEnd(claimedAt, config);
+  const until = new Date(claimedAt.getTime() + TURN_MS + config.webhooks.timeoutMs + RECORD_MS).toISOString();
   if (state.newest > state.frontier) {
     const upTo = Math.min(state.newest, state.frontier + NEW_EVENTS);
     const { claimed } = await run(db, fanOut, { from: state.frontier, upTo, now: at, until, token, n });
@@ -130,8 +111,7 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
   const failures: unknown[] = [];
   let learning = options.poll !== true && options.interest?.stale() === true;
   while (!stop() && send.quota.left > 0 && failures.length === 0) {
-    const free = options.handOff ? HAND_OFF : slots.free();
-    const claim = free > 0 ? await claimSome(db, free, options, learning) : undefined;
+    const claim = slots.free() > 0 ? await claimSome(db, slots.free(), options, learning) : undefined;
     learning = false;
     for (const s of claim?.rows ?? []) out.add(startTurn(db, s, { ...send, token: claim!.token, claimedAt: claim!.claimedAt }));
     if (claim?.progress) continue;

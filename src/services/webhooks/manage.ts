@@ -104,20 +104,10 @@ export async function updateWebhook(db: Database, id: number, change: WebhookCha
     };
     const remode = mode.ordering !== was.ordering || mode.maxInFlight !== was.maxInFlight || mode.rateLimit !== was.rateLimit;
     if (!retype && !remode && url === was.url && enabled === Boolean(was.enabled) && !resume) return toWebhook(was);
-    const history = retype ? historyBeforeChange(storedInterest({ ...was, start: 0 }), oldest) : null;
-    const values: ChangeValues = {
-      ...mode,
-      id,
-      url,
-      events: retype ? JSON.stringify(types) : was.events,
-      enabled,
-      history: history === null ? null : JSON.stringify(history),
-      wasEvents: was.events,
-      wasEnabled: Boolean(was.enabled),
-      retype,
-      resume,
-      now: options.now.toISOString(),
-    };
+    const history = retype ? JSON.stringify(historyBeforeChange(storedInterest({ ...was, start: 0 }), oldest)) : null;
+    const events = retype ? JSON.stringify(types) : was.events;
+    const guard = { wasEvents: was.events, wasEnabled: Boolean(was.enabled) };
+    const values: ChangeValues = { ...mode, ...guard, id, url, events, enabled, history, retype, resume, now: options.now.toISOString() };
     const [row] = (await run(db, changing, values)).subscription;
     if (row) return toWebhook(row);
   }

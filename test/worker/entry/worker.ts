@@ -3,16 +3,9 @@
  * first so that it wraps `fetch` before any module keeps it). `GET /__connection-cap` answers how many connections had to wait.
  */
 import { capped, waited } from "./connection-cap";
-import worker, { WebhookSender as Sender } from "../../../src/worker";
+import worker from "../../../src/worker";
 
 export { PurgeCoordinator } from "../../../src/worker";
-
-/** The webhook sender, each alarm an invocation with production's connections. */
-export class WebhookSender extends Sender {
-  override alarm(): Promise<void> {
-    return capped(() => super.alarm());
-  }
-}
 
 export default {
   fetch: (request, env, ctx) => (new URL(request.url).pathname === "/__connection-cap" ? Response.json(waited) : capped(() => worker.fetch(request, env, ctx))),
