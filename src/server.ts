@@ -18,6 +18,7 @@ import { errorWriter } from "./runtime/node/refusals";
 import { refusalObserver } from "./runtime/node/refusal-log";
 import { pinoLogger } from "./runtime/node/pino-logger";
 import { startTelemetry } from "./runtime/node/otel-sdk";
+import { type StopStep, stopInOrder } from "./runtime/node/stop";
 import { guardedWebhookFetch } from "./runtime/node/webhook-fetch";
 import { bootstrapStaffKey } from "./services/accounts.service";
 import { scheduleRetention } from "./services/retention";
@@ -40,6 +41,9 @@ async function listen(server: Server, hostname: string, port: number): Promise<n
   const address = server.address();
   return typeof address === "object" && address ? address.port : port;
 }
+
+/** How long a stop may take, ms: then it exits 1, naming the step still running. */
+const STOP_MS = 10_000;
 
 async function main(settings: NodeSettings): Promise<void> {
   const {
@@ -107,21 +111,32 @@ async function main(settings: NodeSettings): Promise<void> {
   console.log(`Petstore API listening on http://${hostname}:${boundPort} (docs: /docs, database: ${database.displayUrl})`);
   announceListening();
 
+  stopOnSignal([
+    { name: "stopping the listener", stop: () => edge.stop() },
+    // Let a delivery run in progress record its results before the database closes.
+    { name: "stopping webhook dispatch", stop: () => dispatcher.stop() },
+    { name: "stopping retention", stop: () => retention.stop() },
+    { name: "closing the database", stop: () => database.close() },
+    { name: "flushing traces and closing the metrics listener", stop: () => telemetry?.shutdown() },
+  ]);
+}
+
+/**
+ * On the first SIGTERM or SIGINT, run `steps` (stopInOrder: each attempted, each failure named) and exit 0 when the stop was clean,
+ * else 1; a stop still running after STOP_MS exits 1 naming its step.
+ */
+function stopOnSignal(steps: readonly StopStep[]): void {
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
     console.log(`${signal}: closing`);
-    void edge
-      .stop()
-      // Let a delivery run in progress record its results before the database closes.
-      .then(() => dispatcher.stop())
-      .then(() => retention.stop())
-      .then(() => database.close())
-      .then(() => telemetry?.shutdown())
-      .catch((error: unknown) => console.error(`closing the database: ${error instanceof Error ? error.message : String(error)}`))
-      .finally(() => process.exit(0));
-    setTimeout(() => process.exit(0), 10_000).unref();
+    let running = "";
+    setTimeout(() => {
+      console.error(`stop: ${running} did not finish within ${STOP_MS / 1000} s`);
+      process.exit(1);
+    }, STOP_MS).unref();
+    void stopInOrder(steps, console.error, (name) => (running = name)).then((clean) => process.exit(clean ? 0 : 1));
   };
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));

@@ -23,6 +23,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROLES, type Role } from "../../src/domain/principal";
 import { connect, uniqueName, type ApiClient, type ApiResponse } from "../support/client";
 import { nodeTarget } from "../support/node-target";
+import { STAFF_ONLY } from "../support/staff-only";
 import { uniqueEmail, type NewApiKeyBody, type SignUpBody } from "../scenarios/accounts.scenarios";
 
 type Schema = {
@@ -195,6 +196,11 @@ describe("the served document declares security consistently", () => {
     const undocumented = [...servedRoutes].filter((r) => !documented.has(r)).sort();
     expect(undocumented).toEqual([...UNDOCUMENTED_ROUTES].sort());
     for (const id of documented) expect(servedRoutes.has(id), `${id} is documented but not served`).toBe(true);
+  });
+
+  it("the staff-only operations are exactly STAFF_ONLY (test/support/staff-only.ts)", () => {
+    const staffOnly = operations.filter(({ op }) => JSON.stringify(op["x-roles"]) === '["staff"]').map((o) => o.id);
+    expect(staffOnly.sort()).toEqual([...STAFF_ONLY].sort());
   });
 
   it.each(operations.map((o) => [o.id, o] as const))("%s: marks, roles and documented 401/403/429", (_, { op }) => {

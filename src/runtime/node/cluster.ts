@@ -22,14 +22,19 @@ export function runPrimary(processes: number, options: { afterStop?: () => Promi
   const workers = new Map<number, Worker>();
   let metrics: ClusterMetrics | undefined;
   let stopping = false;
+  /** A server process's stop failed (its own lines say which step), or the primary's last step did: the stop exits 1. */
+  let unclean = false;
 
   const exit = (code: number) => {
-    // Only after a clean stop: a failed start ends with the worker's one line, nothing more.
-    if (code !== 0 || !options.afterStop) process.exit(code);
+    // Only after a stop: a failed start ends with the worker's one line, nothing more.
+    if (code !== 0 || !options.afterStop) process.exit(code || Number(unclean));
     void options
       .afterStop()
-      .catch((error: unknown) => console.error(`after stopping: ${error instanceof Error ? error.message : String(error)}`))
-      .finally(() => process.exit(code));
+      .catch((error: unknown) => {
+        unclean = true;
+        console.error(`stop: closing the database after the server processes failed: ${error instanceof Error ? error.message : String(error)}`);
+      })
+      .finally(() => process.exit(code || Number(unclean)));
   };
 
   const stopAll = (code: number) => {
@@ -38,7 +43,7 @@ export function runPrimary(processes: number, options: { afterStop?: () => Promi
     if (workers.size === 0) return exit(code);
     for (const worker of workers.values()) worker.process.kill("SIGTERM");
     // A worker stuck in its shutdown is ended by its own 10 s timer; this is the primary's.
-    setTimeout(() => process.exit(code), 15_000).unref();
+    setTimeout(() => process.exit(1), 15_000).unref();
     process.exitCode = code;
   };
 
@@ -62,6 +67,7 @@ export function runPrimary(processes: number, options: { afterStop?: () => Promi
     worker.on("exit", (code, signal) => {
       workers.delete(slot);
       if (stopping) {
+        unclean ||= code !== 0;
         if (workers.size === 0) exit(Number(process.exitCode ?? 0));
         return;
       }
