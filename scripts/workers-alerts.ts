@@ -1,5 +1,5 @@
 /**
- * The Worker's alerts (docs/monitoring/workers-alerts.json) evaluated over its JSON log lines (docs/operations.md#alerts-on-workers):
+ * The Worker's alerts (docs/monitoring/workers-alerts.json) evaluated over its JSON log lines (docs/runbook.md#alerts-on-workers):
  * `npm run alerts:workers < lines.jsonl` prints the alerts that fire and exits 1 when any does. It reads the service's own lines, or
  * `wrangler tail --format json` events, or a Workers Logs export, one JSON object a line; test/worker/workers-alerts.test.ts runs the
  * same evaluation on what a real local Worker writes.

@@ -1,5 +1,5 @@
 /**
- * The alerts and the dashboard in docs/monitoring/ (docs/operations.md#alerts): `promtool check rules` accepts the rules and
+ * The alerts and the dashboard in docs/monitoring/ (docs/runbook.md#alerts-on-node): `promtool check rules` accepts the rules and
  * `promtool test rules` passes their unit tests; after a scripted flow against the real server, a real Prometheus that scrapes it and
  * loads the rules answers every dashboard panel's query with data.
  */
@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
+import { loadWorkersAlerts } from "../../scripts/workers-alerts";
 import { freePort, type Prometheus, startPrometheus } from "../support/prometheus";
 import { call, REPO_ROOT, type ServerProcess, startServer } from "../support/server-process";
 
@@ -37,9 +38,9 @@ it("promtool checks the rules and passes their unit tests", () => {
   expect(test.status).toBe(0);
 });
 
-/** The anchors of docs/operations.md's headings, as GitHub writes them (lower case, punctuation dropped, spaces to hyphens). */
-function operationsAnchors(): Set<string> {
-  const headings = readFileSync(join(REPO_ROOT, "docs/operations.md"), "utf8").match(/^#+ .+$/gm) ?? [];
+/** The anchors of docs/runbook.md's headings, as GitHub writes them (lower case, punctuation dropped, spaces to hyphens). */
+function runbookAnchors(): Set<string> {
+  const headings = readFileSync(join(REPO_ROOT, "docs/runbook.md"), "utf8").match(/^#+ .+$/gm) ?? [];
   return new Set(
     headings.map((heading) =>
       heading
@@ -51,16 +52,27 @@ function operationsAnchors(): Set<string> {
   );
 }
 
-it("every rule has a severity, a summary and a runbook link to its own entry in docs/operations.md", () => {
+it("every rule has a severity, a summary and a runbook link to its own entry in docs/runbook.md", () => {
   const text = readFileSync(join(MONITORING, "alerts.yml"), "utf8");
   const alerts = text.split("- alert: ").slice(1);
   expect(alerts.length).toBe(11);
-  const anchors = operationsAnchors();
+  const anchors = runbookAnchors();
   for (const alert of alerts) {
     const name = alert.split("\n")[0]!;
-    expect(alert, name).toMatch(/severity: (critical|warning)[\s\S]*summary:[\s\S]*runbook_url: docs\/operations\.md#/);
-    const anchor = /runbook_url: docs\/operations\.md#(\S+)/.exec(alert)![1]!;
+    expect(alert, name).toMatch(/severity: (critical|warning)[\s\S]*summary:[\s\S]*runbook_url: docs\/runbook\.md#/);
+    const anchor = /runbook_url: docs\/runbook\.md#(\S+)/.exec(alert)![1]!;
     expect([anchor, anchors.has(anchor)], name).toEqual([name.toLowerCase(), true]);
+  }
+});
+
+it("every Workers alert links its own entry in docs/runbook.md, under a name the Node rules also use", () => {
+  const workers = loadWorkersAlerts();
+  const nodeRules = readFileSync(join(MONITORING, "alerts.yml"), "utf8");
+  const anchors = runbookAnchors();
+  expect(workers.length).toBe(5);
+  for (const { alert, runbook_url } of workers) {
+    expect([runbook_url, nodeRules.includes(`- alert: ${alert}\n`)], alert).toEqual([`docs/runbook.md#${alert.toLowerCase()}`, true]);
+    expect(anchors.has(alert.toLowerCase()), alert).toBe(true);
   }
 });
 

@@ -1,5 +1,5 @@
 /**
- * The Worker's alerts (docs/monitoring/workers-alerts.json, docs/operations.md#alerts-on-workers) evaluated by scripts/workers-alerts.ts
+ * The Worker's alerts (docs/monitoring/workers-alerts.json, docs/runbook.md#alerts-on-workers) evaluated by scripts/workers-alerts.ts
  * on the lines a real local Worker writes: each fires under its scripted fault and stays quiet without it. Faults: a 5xx burst (a Worker
  * whose database does not answer), a failing subscriber (a receiver answering 500, with WEBHOOK_MAX_ATTEMPTS=2), an event left
  * undelivered for 10 minutes, and a slow database (a proxy of the test's that holds each answer 30 ms). Waits are for lines or
