@@ -23,6 +23,8 @@ process.env.XDG_CONFIG_HOME = fileURLToPath(new URL(".wrangler/config", import.m
  */
 /** Node test files that run alone (the vitest project "node-alone"). */
 const ALONE = ["test/properties/multi-process.test.ts", "test/tooling/sqld-contention.test.ts"];
+/** Builds the `npm start` bundle the Node server tests start, once per run (test/support/server-bundle.ts). */
+const NODE_SETUP = "test/support/node-global-setup.ts";
 
 export default defineConfig({
   test: {
@@ -33,14 +35,19 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: "node", include: ["test/**/*.test.ts"], exclude: ["test/worker/**", ...ALONE, "**/node_modules/**"] },
+        test: {
+          name: "node",
+          include: ["test/**/*.test.ts"],
+          exclude: ["test/worker/**", ...ALONE, "**/node_modules/**"],
+          globalSetup: [NODE_SETUP],
+        },
       },
       {
         extends: true,
         // Alone, after the others: several processes on one sqld. sqld lets
         // writers wait for its write lock on spinning threads; with other test
         // files taking both cores, the lock holder starved and these timed out.
-        test: { name: "node-alone", include: ALONE, fileParallelism: false, sequence: { groupOrder: 2 } },
+        test: { name: "node-alone", include: ALONE, globalSetup: [NODE_SETUP], fileParallelism: false, sequence: { groupOrder: 2 } },
       },
       {
         extends: true,

@@ -7,6 +7,7 @@
  */
 import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
+import { serverBundle } from "../support/server-bundle";
 import { nodeSettings } from "../../src/config";
 
 const listenSettings = (env: Record<string, string>) => nodeSettings(env).listen;
@@ -79,7 +80,7 @@ describe("a start with several bad variables", () => {
 
 /** Run the Node entry (`npm start`'s script) on an in-memory database with `env` added; its exit code and stderr. */
 async function start(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/server.ts"], {
+  const child = spawn(process.execPath, [serverBundle()], {
     cwd: REPO_ROOT,
     env: { ...process.env, DATABASE_URL: ":memory:", ...env },
     stdio: ["ignore", "pipe", "pipe"],
