@@ -32,7 +32,6 @@ import { bootstrapStaffKey } from "../../src/services/accounts.service";
 import { call, REPO_ROOT, startServer, type ServerProcess } from "../support/server-process";
 
 const run = promisify(execFile);
-const TSX = join(REPO_ROOT, "node_modules/.bin/tsx");
 
 interface Order {
   id: number;
@@ -50,12 +49,12 @@ const servers: ServerProcess[] = [];
 const SCRIPT_TIMEOUT_MS = 20_000;
 
 /**
- * Run a script of package.json (through tsx, as `npm run` does) with DATABASE_URL etc.; resolves with its output.
+ * Run a script of package.json (through tsx, as `npm run` does, in one process: `node --import tsx`) with DATABASE_URL etc.; resolves with its output.
  * @throws Error naming the script, with its output, when it fails or runs longer than {@link SCRIPT_TIMEOUT_MS}.
  */
 async function script(file: string, env: Record<string, string>, args: string[] = []): Promise<{ stdout: string; stderr: string }> {
   try {
-    return await run(TSX, [file, ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, timeout: SCRIPT_TIMEOUT_MS });
+    return await run(process.execPath, ["--import", "tsx", file, ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, timeout: SCRIPT_TIMEOUT_MS });
   } catch (error) {
     const { killed, code, signal, stdout, stderr } = error as { killed?: boolean; code?: unknown; signal?: unknown; stdout?: string; stderr?: string };
     const what = killed ? `did not finish within ${SCRIPT_TIMEOUT_MS} ms (killed)` : `failed (${String(code ?? signal)})`;
@@ -72,7 +71,7 @@ const LOCK_WAIT = { DATABASE_LOCK_TIMEOUT_MS: "20000" };
 
 async function serverOn(env: Record<string, string>): Promise<ServerProcess> {
   const { DATABASE_URL, ...rest } = env;
-  const server = await startServer({ databaseUrl: DATABASE_URL!, bundle: true, env: { ...LOCK_WAIT, ...rest } });
+  const server = await startServer({ databaseUrl: DATABASE_URL!, env: { ...LOCK_WAIT, ...rest } });
   servers.push(server);
   return server;
 }

@@ -8,6 +8,7 @@ import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { RawConnection } from "../support/keep-alive-client";
 import { parseResponse } from "../support/raw-http";
 import { startServer, type ServerProcess } from "../support/server-process";
 import { expectRawError } from "../scenarios/methods.scenarios";
@@ -100,12 +101,18 @@ it("refuses an address's slow requests past MAX_UNFINISHED_PER_ADDRESS: 429 rate
   try {
     const { port, hostname } = new URL(own.url);
     const line = `GET /health HTTP/1.1\r\nHost: ${hostname}:${port}\r\n`;
-    // Three connections whose headers never finish: past the grace, the third to count is refused.
-    const answers = await Promise.all([0, 1, 2].map(() => slowAnswer(own.url, line)));
-    const refused = answers.map((text) => parseResponse(text.toString("latin1"))).filter((res) => res?.status === 429);
-    expect(refused).toHaveLength(1);
-    expectRawError(refused[0]!, 429, "rate_limited");
-    expect(refused[0]!.headers["retry-after"]).toBe("1");
+    // Three connections whose headers do not finish: past the grace, the third to count is refused and closed.
+    const connections = await Promise.all([0, 1, 2].map(() => RawConnection.open(Number(port))));
+    for (const connection of connections) connection.write(line);
+    const first = await Promise.race(connections.map((connection) => connection.ended.then((ended) => ({ connection, ...ended }))));
+    const refused = parseResponse(first.unread);
+    expect(refused, `an answer before the connection closed: ${first.unread}`).toBeDefined();
+    expectRawError(refused!, 429, "rate_limited");
+    expect(refused!.headers["retry-after"]).toBe("1");
+    // The other two, within the cap, were not refused: their headers finished now, each is served on its connection.
+    const within = connections.filter((connection) => connection !== first.connection);
+    expect((await Promise.all(within.map((connection) => connection.send("\r\n")))).map((answer) => answer.status)).toEqual([200, 200]);
+    for (const connection of connections) connection.socket.destroy();
     // A burst within the grace is never refused.
     const burst = await Promise.all(Array.from({ length: 10 }, () => fetch(`${own.url}/health`)));
     expect(burst.map((res) => res.status)).toEqual(Array(10).fill(200));
@@ -113,19 +120,3 @@ it("refuses an address's slow requests past MAX_UNFINISHED_PER_ADDRESS: 429 rate
     await own.stop();
   }
 }, 20_000);
-
-/** Write `head` on a new connection and read until the server closes it or 5 s pass (then close it). */
-function slowAnswer(url: string, head: string): Promise<Buffer> {
-  const { port, hostname } = new URL(url);
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    const socket = connect(Number(port), hostname, () => socket.write(head));
-    const timer = setTimeout(() => socket.destroy(), 5_000);
-    socket.on("data", (chunk: Buffer) => chunks.push(chunk));
-    socket.on("error", () => {});
-    socket.on("close", () => {
-      clearTimeout(timer);
-      resolve(Buffer.concat(chunks));
-    });
-  });
-}

@@ -22,7 +22,6 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "petstore-cache-hits-"));
   server = await startServer({
     databaseUrl: `file:${join(dir, "db.sqlite")}`,
-    bundle: true,
     env: { RATE_LIMIT_ANON_PER_MIN: String(ANON_LIMIT), RATE_LIMIT_KEY_PER_MIN: "1000", LOG_LEVEL: "info" },
   });
   staff = server.bootstrapKey!;

@@ -53,7 +53,7 @@ it("a cluster whose server processes stop uncleanly exits 1 too, after closing t
   const file = join(dir, "cluster.db");
   const collector = `http://127.0.0.1:${await freePort()}`;
   const env = { WEB_CONCURRENCY: "2", OTEL_EXPORTER_OTLP_ENDPOINT: collector, OTEL_BSP_SCHEDULE_DELAY: "600000", OTEL_EXPORTER_OTLP_TIMEOUT: "1000" };
-  const server = await startServer({ databaseUrl: `file:${file}`, bundle: true, env });
+  const server = await startServer({ databaseUrl: `file:${file}`, env });
   expect((await call(server.url, "GET", "/pets")).status).toBe(200);
   expect(await server.stop()).toBe(1);
   expect(server.output()).toMatch(/^stop: flushing traces and closing the metrics listener failed: /m);

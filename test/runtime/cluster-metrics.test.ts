@@ -25,7 +25,6 @@ beforeAll(async () => {
   metricsPort = await freePort();
   server = await startServer({
     databaseUrl: `file:${join(dir, "petstore.db")}`,
-    bundle: true,
     env: { WEB_CONCURRENCY: "2", METRICS_PORT: String(metricsPort) },
   });
 }, 120_000);

@@ -13,7 +13,8 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { alive, childrenOf } from "../support/processes";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildServerBundle, call, REPO_ROOT, startServer, type ServerProcess } from "../support/server-process";
+import { serverBundle } from "../support/server-bundle";
+import { call, REPO_ROOT, startServer, type ServerProcess } from "../support/server-process";
 import { nodeSettings } from "../../src/config";
 
 let dir: string;
@@ -22,7 +23,7 @@ let staff: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "petstore-cluster-"));
-  server = await startServer({ databaseUrl: `file:${join(dir, "cluster.db")}`, bundle: true, env: { WEB_CONCURRENCY: "2" } });
+  server = await startServer({ databaseUrl: `file:${join(dir, "cluster.db")}`, env: { WEB_CONCURRENCY: "2" } });
   staff = server.bootstrapKey!;
 }, 120_000);
 
@@ -98,9 +99,8 @@ describe("WEB_CONCURRENCY", () => {
   });
 
   it("a bad value ends the start with one line and exit code 1", { timeout: 60_000 }, async () => {
-    buildServerBundle();
     const run = promisify(execFile);
-    const failed = await run(process.execPath, ["dist/node/server.mjs"], {
+    const failed = await run(process.execPath, [serverBundle()], {
       cwd: REPO_ROOT,
       env: { ...process.env, DATABASE_URL: `file:${join(dir, "never.db")}`, PORT: "0", WEB_CONCURRENCY: "zero" },
     }).then(

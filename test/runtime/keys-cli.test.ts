@@ -1,10 +1,11 @@
 /**
  * How operators get staff keys (docs/api.md#authentication, issue 3), run as real child
  * processes on a temp database file:
- * - `tsx scripts/keys-create.ts --role staff --name ops` prints exactly one
+ * - `node --import tsx scripts/keys-create.ts --role staff --name ops` (what
+ *   `npm run keys:create` runs, in one process) prints exactly one
  *   `psk_` key on stdout, and it works as a staff key against an app over the
  *   same database file;
- * - the Node server (src/server.ts) on a fresh database prints a bootstrap
+ * - the Node server (`npm start`'s bundle of src/server.ts) on a fresh database prints a bootstrap
  *   staff key once, which works; restarted on the same database it prints none.
  * (Plain boot — /health, /pets — is test/runtime/boot.test.ts.)
  */
@@ -18,10 +19,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { parseConfig } from "../../src/config";
 import { openTestDatabase } from "../support/database";
+import { serverBundle } from "../support/server-bundle";
 import { TEST_ENV } from "../support/node-target";
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const TSX = join(ROOT, "node_modules/.bin/tsx");
 const KEY = /psk_[A-Za-z0-9_-]{43}/g;
 const run = promisify(execFile);
 
@@ -36,7 +37,7 @@ afterAll(() => {
 /** Run `scripts/keys-create.ts` with `args` against `dbFile`; resolves with its exit code and output. */
 async function keysCreate(dbFile: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(TSX, ["scripts/keys-create.ts", ...args], {
+    const { stdout, stderr } = await run(process.execPath, ["--import", "tsx", "scripts/keys-create.ts", ...args], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: `file:${dbFile}` },
       timeout: 60_000,
@@ -129,19 +130,23 @@ describe("npm run keys:create", () => {
 
   it("--help prints the usage (exit 0); no arguments or an unknown option is a usage error (exit 2) that creates nothing", async () => {
     const dbFile = join(dir, "usage.db");
-    for (const flag of ["--help", "-h"]) {
-      const help = await keysCreate(dbFile, [flag]);
+    // Six independent runs, started together (none of them writes).
+    const helps = ["--help", "-h"].map((flag) => keysCreate(dbFile, [flag]));
+    const usageErrors = (
+      [
+        [[], "--role is required"],
+        [["--name", "ops"], "--role is required"],
+        [["--role", "staff", "--verbose"], "Unknown option '--verbose'"],
+        [["--role", "staff", "extra"], "extra"],
+      ] as [string[], string][]
+    ).map(([args, problem]) => ({ args, problem, run: keysCreate(dbFile, args) }));
+    for (const help of await Promise.all(helps)) {
       expect(help.code, help.stderr).toBe(0);
       expect(help.stdout).toMatch(/^Usage: npm run keys:create -- --role <staff\|customer> \[--name <name>\]/);
       expect(help.stdout).not.toMatch(/psk_/);
     }
-    for (const [args, problem] of [
-      [[], "--role is required"],
-      [["--name", "ops"], "--role is required"],
-      [["--role", "staff", "--verbose"], "Unknown option '--verbose'"],
-      [["--role", "staff", "extra"], "extra"],
-    ] as [string[], string][]) {
-      const res = await keysCreate(dbFile, args);
+    for (const { args, problem, run } of usageErrors) {
+      const res = await run;
       expect(res.code, JSON.stringify(args)).toBe(2);
       expect(res.stdout).toBe("");
       expect(res.stderr).toContain(problem);
@@ -202,10 +207,10 @@ afterEach(async () => {
   for (const child of children) await stop(child);
 });
 
-/** Start src/server.ts on `dbFile` and wait until it listens. */
+/** Start the server (`npm start`'s bundle) on `dbFile` and wait until it listens. */
 async function startServer(dbFile: string): Promise<RunningServer> {
   const port = await freePort();
-  const child = spawn(TSX, ["src/server.ts"], {
+  const child = spawn(process.execPath, [serverBundle()], {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: `file:${dbFile}`, HOST: "127.0.0.1", PORT: String(port) },
     stdio: ["ignore", "pipe", "pipe"],

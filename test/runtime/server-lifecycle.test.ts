@@ -2,7 +2,8 @@
  * The Node server process over a database file shared with other processes
  * (issue 14): a taken port, a clean stop, another process holding the write
  * lock, and the file deleted or replaced under the running server. Each test
- * runs `src/server.ts` as a real child process on its own temp database.
+ * runs the Node server (`npm start`'s bundle of src/server.ts) as a real child
+ * process on its own temp database.
  */
 import { spawn } from "node:child_process";
 import { copyFileSync, existsSync, mkdtempSync, renameSync, rmSync, statSync, unlinkSync } from "node:fs";
@@ -10,6 +11,7 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient, type Client } from "@libsql/client";
+import { serverBundle } from "../support/server-bundle";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { call, REPO_ROOT, startServer, UNLIMITED_ENV, type ServerProcess } from "../support/server-process";
 
@@ -65,7 +67,7 @@ describe("PORT already in use on a fresh database", () => {
     await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
     const port = (blocker.address() as { port: number }).port;
     const file = join(dir, "busy-port.db");
-    const child = spawn(process.execPath, ["--import", "tsx", "src/server.ts"], {
+    const child = spawn(process.execPath, [serverBundle()], {
       cwd: REPO_ROOT,
       env: { ...process.env, ...UNLIMITED_ENV, DATABASE_URL: `file:${file}`, HOST: "127.0.0.1", PORT: String(port) },
       stdio: ["ignore", "pipe", "pipe"],

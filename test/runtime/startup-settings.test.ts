@@ -8,6 +8,7 @@
 import { spawn } from "node:child_process";
 import { availableParallelism } from "node:os";
 import { describe, expect, it } from "vitest";
+import { serverBundle } from "../support/server-bundle";
 import { nodeSettings, parseConfig, workerSettings } from "../../src/config";
 
 const listenSettings = (env: Record<string, string>) => nodeSettings(env).listen;
@@ -118,7 +119,7 @@ describe("settings that were accepted silently (issue 54)", () => {
 
 /** Run the Node entry (`npm start`'s script) on an in-memory database with `env` added; its exit code and stderr. */
 async function start(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/server.ts"], {
+  const child = spawn(process.execPath, [serverBundle()], {
     cwd: REPO_ROOT,
     env: { ...process.env, DATABASE_URL: ":memory:", ...env },
     stdio: ["ignore", "pipe", "pipe"],

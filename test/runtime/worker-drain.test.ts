@@ -31,7 +31,7 @@ let petId: number;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "petstore-drain-"));
-  server = await startServer({ databaseUrl: `file:${join(dir, "drain.db")}`, bundle: true, env: { WEB_CONCURRENCY: "2" } });
+  server = await startServer({ databaseUrl: `file:${join(dir, "drain.db")}`, env: { WEB_CONCURRENCY: "2" } });
   staff = server.bootstrapKey!;
   const category = await call(server.url, "POST", "/categories", { name: "Drained" }, { key: staff });
   petId = (await call(server.url, "POST", "/pets", { name: "Steady", categoryId: category.body.id }, { key: staff })).body.id;

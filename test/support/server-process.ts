@@ -3,18 +3,20 @@
  * a real socket, a real database file and real process death (concurrency,
  * crash recovery).
  *
- * The child is `node --import tsx src/server.ts`, or with `bundle: true` the
- * esbuild bundle exactly as `npm start` runs it (`node dist/node/server.mjs`,
- * built once per test process by `buildServerBundle`); ONE process either way:
- * the `tsx` CLI would fork a second node process and relay only SIGINT/SIGTERM,
- * so a SIGKILL sent to it would leave the real server running. The server listens on
+ * The child is the esbuild bundle of src/server.ts exactly as `npm start` runs
+ * it (`node dist/node/server.mjs`; the tests' copy is built once per run:
+ * test/support/server-bundle.ts): one process, which a SIGKILL ends (the `tsx`
+ * CLI would fork a second node process and relay only SIGINT/SIGTERM), and a
+ * start that costs a quarter of the CPU of `node --import tsx src/server.ts`
+ * (which test/runtime/boot.test.ts starts). The server listens on
  * `PORT=0` (the OS picks a free port, no race) and the port is read from its
  * "listening on http://HOST:PORT" line; readiness is then confirmed with
  * `GET /health`. The bootstrap staff key, printed once on a fresh database, is
  * captured from stdout.
  */
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { serverBundle } from "./server-bundle";
 
 /** Repository root (test/support/ → ../..). */
 export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -50,8 +52,6 @@ export interface ServerProcess {
 export interface StartOptions {
   /** DATABASE_URL: `file:<path>`, or a libSQL server's `http://…`. */
   databaseUrl: string;
-  /** Run the `npm start` bundle (dist/node/server.mjs) instead of the TypeScript source. */
-  bundle?: boolean;
   /** HOST (default 127.0.0.1); the returned URL is then reached on 127.0.0.1. */
   host?: string;
   /** Extra environment (defaults: UNLIMITED_ENV). */
@@ -74,24 +74,13 @@ function waitForExit(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => child.once("exit", (code) => resolve(code)));
 }
 
-let bundleBuilt = false;
-
-/** Build dist/node/server.mjs as `npm start` does (`npm run build:server`), once per test process. */
-export function buildServerBundle(): void {
-  if (bundleBuilt) return;
-  execFileSync("npm", ["run", "--silent", "build:server"], { cwd: REPO_ROOT, stdio: "inherit" });
-  bundleBuilt = true;
-}
-
 /**
  * Start the server on 127.0.0.1 with an OS-assigned port and wait until
  * `/health` answers 200.
  * @throws Error with the captured output when it exits or is not ready in time.
  */
 export async function startServer(options: StartOptions): Promise<ServerProcess> {
-  if (options.bundle) buildServerBundle();
-  const args = options.bundle ? ["dist/node/server.mjs"] : ["--import", "tsx", "src/server.ts"];
-  const child = spawn(process.execPath, args, {
+  const child = spawn(process.execPath, [serverBundle()], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...UNLIMITED_ENV, ...(options.env ?? {}), DATABASE_URL: options.databaseUrl, HOST: options.host ?? "127.0.0.1", PORT: "0" },
     stdio: ["ignore", "pipe", "pipe"],
