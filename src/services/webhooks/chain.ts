@@ -40,6 +40,8 @@ export interface SendOptions {
   slot: <T>(send: () => Promise<T>) => Promise<T>;
   /** Attempts the run may still make (shared by its turns). */
   quota: { left: number };
+  /** Most sends of this turn at once (default: `maxInFlight`, or 1 in strict order). */
+  inFlight?: number;
 }
 
 /** The Event JSON, exactly as GET /events shows it. */
@@ -75,7 +77,7 @@ const chainLimit = (s: Pick<Claimed, "ordering" | "maxInFlight">) => (s.ordering
 
 /**
  * Send `chain` to `s`, signed by the secrets that sign now: `strict`, one at a time until an attempt fails with attempts left; `none`,
- * `maxInFlight` at once; each send in a `slot`, none after `stop()`, the quota or `deadline` (ms since the epoch); at most `rateLimit` a second.
+ * `inFlight` (default `maxInFlight`) at once; each send in a `slot`, none after `stop()`, the quota or `deadline` (ms since the epoch); at most `rateLimit` a second.
  * @returns what was sent, in chain order (a gapless prefix). Never throws.
  */
 export async function sendChain(s: Claimed, chain: Link[], deadline: number, options: SendOptions): Promise<Sent[]> {
@@ -107,7 +109,7 @@ export async function sendChain(s: Claimed, chain: Link[], deadline: number, opt
       await options.slot(one);
     }
   };
-  const workers = s.ordering === "none" ? Math.min(s.maxInFlight, links.length) : 1;
+  const workers = s.ordering === "none" ? Math.min(options.inFlight ?? s.maxInFlight, links.length) : 1;
   await Promise.all(Array.from({ length: workers }, worker));
   if (interval > 0 && sent.length > 0) await until(nextStart);
   return sent.filter((x) => x !== undefined);

@@ -19,11 +19,14 @@ const NEW_EVENTS = 100;
 /** A claim lasts its turn's sending time, the attempt timeout, and this margin for recording, ms. */
 const RECORD_MS = 1_000;
 
-/** The sends a process (Node: `WEBHOOK_CONCURRENCY`) or an invocation (Workers) may have in flight, and the turns it runs. */
+/**
+ * The sends a process (Node: `WEBHOOK_CONCURRENCY`) or an invocation (Workers) may have in flight, and the share of them its running turns
+ * hold: a strict turn one, an unordered one all but one, so that one subscription never takes every slot from the others.
+ */
 export class SendSlots {
   private readonly limit: LimitFunction;
-  /** Turns running now (each holds a claimed subscription). */
-  turns = 0;
+  /** Slots the running turns hold (each turn holds a claimed subscription). */
+  held = 0;
   constructor(readonly size: number) {
     this.limit = pLimit(size);
   }
@@ -33,7 +36,11 @@ export class SendSlots {
   }
   /** How many more subscriptions may be claimed now. */
   free(): number {
-    return Math.max(0, this.size - this.turns);
+    return Math.max(0, this.size - this.held);
+  }
+  /** The sends a turn of `s` may have in flight at once: 1 in strict order, else `maxInFlight` up to all slots but one. */
+  share(s: { ordering: string; maxInFlight: number }): number {
+    return s.ordering === "none" ? Math.max(1, Math.min(s.maxInFlight, this.size - 1)) : 1;
   }
 }
 
@@ -123,14 +130,15 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
   return report;
 
   function startTurn(db: Database, s: Claimed, turn: Parameters<typeof takeTurn>[2]): Promise<void> {
-    slots.turns += 1;
-    const running: Promise<void> = takeTurn(db, s, turn)
+    const share = slots.share(s);
+    slots.held += share;
+    const running: Promise<void> = takeTurn(db, s, { ...turn, inFlight: share })
       .then(
         (done) => add(report, done, options.signals),
         (error: unknown) => void failures.push(error),
       )
       .finally(() => {
-        slots.turns -= 1;
+        slots.held -= share;
         out.delete(running);
       });
     return running;
