@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/client";
 import { readBacklogs } from "../../src/services/webhooks/backlog";
+import { dispatchDue } from "../../src/services/webhooks/dispatch";
 import { updateWebhook } from "../../src/services/webhooks/manage";
 import { createCategory } from "../scenarios/categories.scenarios";
 import { createPet } from "../scenarios/pets.scenarios";
@@ -14,6 +15,11 @@ import { harness, useDeliveryRig } from "../support/webhook-harness";
 import { verified } from "../support/webhook-receiver";
 
 const rig = useDeliveryRig();
+
+/** Resolves once `condition()` holds (checked every 10 ms). */
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 10));
+}
 
 describe("webhook engine", () => {
   it("disables a subscription whose every attempt failed for WEBHOOK_DISABLE_AFTER_HOURS, keeps its place, and resumes it in order", async () => {
@@ -80,5 +86,36 @@ describe("webhook engine", () => {
       { id: all.id, backlog: 4 },
     ]);
     expect(backlogs[0]!.oldestAgeSeconds).toBeGreaterThanOrEqual(5);
+  });
+
+  it("holds a dead process's subscriptions only until its claims end (the attempt timeout + 5 s); another process then delivers them", async () => {
+    const at = [`${rig.path}/a`, `${rig.path}/b`];
+    const hooks: { secret: string }[] = [];
+    for (const path of at) hooks.push(await subscribe(rig.h.api, rig.h.key, rig.receiver.url(path), ["category.created"]));
+    const c = await createCategory(rig.h.api, rig.h.key);
+    // The fault: a process claims both subscriptions and dies before any send answers (its sends never return).
+    const dead = new AbortController();
+    let sends = 0;
+    const never = () => {
+      sends += 1;
+      return new Promise<Response>((_resolve, reject) => dead.signal.addEventListener("abort", () => reject(new Error("gone")), { once: true }));
+    };
+    const { db } = rig.h.target;
+    let alive = true;
+    const gone = () => Promise.reject(new Error("the process is gone"));
+    const its: Database = {
+      execute: (st) => (alive ? db.execute(st) : gone()),
+      batch: (sts, mode, summary) => (alive ? db.batch(sts, mode, summary) : gone()),
+    };
+    const dying = dispatchDue(its, { config: rig.h.config, now: rig.h.clock, fetch: never });
+    await until(async () => sends === 2);
+    alive = false;
+    // Another process: nothing to do while the claims last; after them (4 s of starting sends + the 5 s timeout + 1 s), both are delivered.
+    expect(await rig.h.dispatch()).toMatchObject({ attempted: 0 });
+    rig.h.advance(4_000 + 5_000 + 1_000 + 1);
+    expect(await rig.h.dispatch()).toMatchObject({ delivered: 2 });
+    for (const [i, path] of at.entries()) expect(rig.receiver.at(path).map((r) => verified(r, hooks[i]!.secret).data.id)).toEqual([c.id]);
+    dead.abort();
+    await dying.catch(() => undefined);
   });
 });

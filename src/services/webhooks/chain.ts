@@ -13,7 +13,7 @@ import { webhookMessageId } from "./signing";
 /** Most messages one turn sends to a strict subscription, one after another. */
 export const CHAIN = 20;
 /** No send of a turn starts later than this after its claim, ms; a claim lasts this long plus the attempt timeout. */
-export const TURN_MS = 5_000;
+export const TURN_MS = 4_000;
 
 export type EventRow = ResultOf<typeof eventSpan>[number];
 export type Redelivery = ResultOf<typeof dueRedeliveries>[number];
