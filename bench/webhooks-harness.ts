@@ -121,8 +121,8 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-/** Start the receiver on loopback; a delivery verifies when any secret its subscription ever had verifies it (standardwebhooks). */
-export async function startReceiver(): Promise<Receiver> {
+/** Start the receiver on loopback, answering after `latencyMs`; a delivery verifies when any secret its subscription ever had verifies it (standardwebhooks). */
+export async function startReceiver(latencyMs = 0): Promise<Receiver> {
   const arrivals = new Map<number, Arrival[]>();
   const distinct = new Map<number, Set<number>>();
   const secrets = new Map<number, string[]>();
@@ -167,7 +167,8 @@ export async function startReceiver(): Promise<Receiver> {
       }
       arrivals.get(webhookId)!.push({ eventId, at });
       distinct.get(webhookId)!.add(eventId);
-      res.writeHead(204).end();
+      if (latencyMs > 0) setTimeout(() => res.writeHead(204).end(), latencyMs);
+      else res.writeHead(204).end();
     });
   });
   const port = await listen(server);

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:webhooks [-- --subscriptions 50 --events 3000 --processes 2 --timeout 120 --rounds 2 --before /tmp/old]`
+ * `npm run bench:webhooks [-- --subscriptions 50 --events 3000 --processes 2 --timeout 120 --rounds 2 --latency 0 --concurrency N --before /tmp/old]`
  *
  * Deliveries per second and the database rows read and written per delivery while a backlog of `--subscriptions` × `--events`
  * drains through `--processes` server processes sharing one sqld, and `/health` latency meanwhile; for this checkout ("after")
@@ -35,6 +35,8 @@ const HELP = `npm run bench:webhooks -- [flags]
   --processes N      server processes sharing the database (default 2)
   --timeout S        seconds a drain may take before the run fails (default 120)
   --rounds N         rounds; each runs "before" (with --before) then "after" (default 2)
+  --latency MS       the receiver answers each delivery after MS (default 0)
+  --concurrency N    WEBHOOK_CONCURRENCY of each server process (default: its own default)
   --before DIR       a checkout of the older code to compare with (git worktree, node_modules linked)`;
 
 const { values } = parseArgs({
@@ -44,6 +46,8 @@ const { values } = parseArgs({
     processes: { type: "string", default: "2" },
     timeout: { type: "string", default: "120" },
     rounds: { type: "string", default: "2" },
+    latency: { type: "string", default: "0" },
+    concurrency: { type: "string" },
     before: { type: "string" },
     help: { type: "boolean", default: false },
   },
@@ -228,14 +232,15 @@ async function measure(kind: Result["kind"], checkout: string, round: number, o:
     // Four SQLite connections, as test/properties/multi-process.test.ts chose for several processes on one sqld (scripts/sqld.ts).
     sqld = await startSqld({ dataDir: join(dir, "sqld"), maxConcurrentConnections: 4 });
     proxy = await startRowProxy(sqld.url);
-    receiver = await startReceiver();
+    receiver = await startReceiver(Number(values.latency));
     const r = receiver;
     await stopGracefully((await startServer(checkout, { DATABASE_URL: sqld.url, WEBHOOKS_ENABLED: "false" }, children)).child);
     raw = createClient({ url: sqld.url });
     const seeded = await seed(raw, { subscriptions: o.subscriptions, events: o.events, receiverUrl: r.url, staff: kind === "after" });
     for (const [id, secret] of seeded.secrets) r.secrets.set(id, [secret]);
     const url = proxy.url;
-    const servers = await Promise.all(Array.from({ length: o.processes }, () => startServer(checkout, { DATABASE_URL: url }, children)));
+    const concurrency: Record<string, string> = values.concurrency === undefined ? {} : { WEBHOOK_CONCURRENCY: values.concurrency };
+    const servers = await Promise.all(Array.from({ length: o.processes }, () => startServer(checkout, { DATABASE_URL: url, ...concurrency }, children)));
 
     proxy.reset();
     const started = performance.now();

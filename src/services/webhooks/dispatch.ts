@@ -6,7 +6,7 @@ import { execute, run } from "../../db/plan";
 import { ATTEMPT_OUTCOMES, OUTCOMES } from "../../domain/webhooks";
 import { loggableError } from "../../logger";
 import { recordDeliveries } from "../../telemetry/metrics";
-import { detached } from "../../telemetry/spans";
+import { detached, inSpan } from "../../telemetry/spans";
 import type { WebhookSignals } from "../../telemetry/webhooks";
 import { emptyReport, type SendOptions, TURN_MS, type TurnReport } from "./chain";
 import { type Claimed, claimDue, fanOut, probe } from "./claims";
@@ -105,6 +105,21 @@ function add(report: TurnReport, done: TurnReport, signals: WebhookSignals | und
   signals?.record(done.subscriptions);
 }
 
+/** Run the turn of claimed `s` within its share of `slots`, in a span of its own (a poll that finds nothing makes none): its counts. */
+async function turnInSlots(db: Database, s: Claimed, turn: Parameters<typeof takeTurn>[2], slots: SendSlots): Promise<TurnReport> {
+  const share = slots.share(s);
+  slots.held += share;
+  try {
+    return await inSpan("petstore.webhook.round", { "petstore.webhook.id": s.id }, async (span) => {
+      const done = await takeTurn(db, s, { ...turn, inFlight: share });
+      span.setAttributes({ "petstore.webhook.attempted": done.attempted, "petstore.webhook.delivered": done.delivered });
+      return done;
+    });
+  } finally {
+    slots.held -= share;
+  }
+}
+
 /** Run the delivery pipeline until nothing is due, the budget is spent or time is up (all zeros when webhooks are disabled). @throws the driver's error. */
 export async function dispatchDue(db: Database, options: DispatchOptions): Promise<DispatchReport> {
   const report = emptyReport();
@@ -116,11 +131,20 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
   const send: SendOptions = { ...options, random: options.random ?? Math.random, stop, slot: (f) => slots.run(f), quota: { left: options.budget ?? 2000 } };
   const out = new Set<Promise<void>>();
   const failures: unknown[] = [];
+  const start = (s: Claimed, token: string, claimedAt: Date) => {
+    const running: Promise<void> = turnInSlots(db, s, { ...send, token, claimedAt }, slots)
+      .then(
+        (done) => add(report, done, options.signals),
+        (error: unknown) => void failures.push(error),
+      )
+      .finally(() => out.delete(running));
+    out.add(running);
+  };
   let learning = options.poll !== true && options.interest?.stale() === true;
   while (!stop() && send.quota.left > 0 && failures.length === 0) {
     const claim = slots.free() > 0 ? await claimSome(db, slots.free(), options, learning) : undefined;
     learning = false;
-    for (const s of claim?.rows ?? []) out.add(startTurn(db, s, { ...send, token: claim!.token, claimedAt: claim!.claimedAt }));
+    for (const s of claim?.rows ?? []) start(s, claim!.token, claim!.claimedAt);
     if (claim?.progress) continue;
     if (out.size === 0 && slots.free() > 0) break;
     await Promise.race([...out, delay(250)]);
@@ -128,21 +152,6 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
   await Promise.all(out);
   if (failures.length > 0) throw failures[0];
   return report;
-
-  function startTurn(db: Database, s: Claimed, turn: Parameters<typeof takeTurn>[2]): Promise<void> {
-    const share = slots.share(s);
-    slots.held += share;
-    const running: Promise<void> = takeTurn(db, s, { ...turn, inFlight: share })
-      .then(
-        (done) => add(report, done, options.signals),
-        (error: unknown) => void failures.push(error),
-      )
-      .finally(() => {
-        slots.held -= share;
-        out.delete(running);
-      });
-    return running;
-  }
 }
 
 /** Resolves after `ms`; the timer does not keep the process alive. */
