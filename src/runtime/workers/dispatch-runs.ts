@@ -22,13 +22,20 @@ export function isolateDispatch(
   withRoundTrips: (db: Database, n: number) => Database,
 ): (db: Database) => Promise<void> {
   const fetch = workerWebhookFetch({ egress: config.webhooks.egress, allowPrivate: config.webhooks.allowPrivateTargets });
+  // The isolate's run with send slots free, if any (plain data): a write wakes it instead of starting a run that would contend with it.
+  let open: { slots: SendSlots; wake: () => void } | undefined;
   return async (db) => {
+    if (open && open.slots.free() > 0) return open.wake();
     const bounded = withRoundTrips(db, DISPATCH_CONNECTIONS.database);
-    // Each run its own slots: an invocation's connections are its own, and a turn's send timeout starts when its slot is free.
+    // Each run its own slots: an invocation's connections are its own, and a send's timeout starts when its slot is free.
     const slots = new SendSlots(Math.min(DISPATCH_CONNECTIONS.sends, config.webhooks.concurrency));
+    const wakes: (() => void)[] = [];
+    const run = { slots, wake: () => wakes.splice(0).forEach((wake) => wake()) };
+    open ??= run;
     const signals = new WebhookSignals();
     try {
-      const report = await dispatchDue(bounded, { config, interest, now: () => new Date(), fetch, slots, signals });
+      const wake = () => new Promise<void>((resolve) => wakes.push(resolve));
+      const report = await dispatchDue(bounded, { config, interest, now: () => new Date(), fetch, slots, signals, wake });
       if (report.attempted === 0) return;
       // What the run did, per subscription too (attempts, backlog, oldest age): fields Workers Logs can query (docs/operations.md#metrics).
       const subscriptions = signals.signals(await readBacklogs(bounded, Date.now(), Object.keys(report.subscriptions).map(Number)));
@@ -36,6 +43,9 @@ export function isolateDispatch(
       logger.log("info", "webhook dispatch", { attempted, delivered, retried, givenUp, subscriptions });
     } catch (error) {
       logger.log("error", "webhook dispatch failed", { error: loggableError(error).message });
+    } finally {
+      if (open === run) open = undefined;
+      run.wake();
     }
   };
 }

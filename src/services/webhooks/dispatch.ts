@@ -67,6 +67,8 @@ export interface DispatchOptions {
   slots?: SendSlots;
   /** Where each turn's outcomes per subscription are counted. */
   signals?: WebhookSignals;
+  /** Resolves at the next nudge (a write, a redelivery): a run waiting for its turns looks again at once. */
+  wake?: () => Promise<void>;
 }
 
 /** What one `dispatchDue` run did. */
@@ -86,15 +88,19 @@ async function claimSome(db: Database, n: number, options: DispatchOptions, lear
   const at = claimedAt.toISOString();
   const token = crypto.randomUUID();
   const until = new Date(claimedAt.getTime() + TURN_MS + config.webhooks.timeoutMs + RECORD_MS).toISOString();
-  if (state.newest > state.frontier) {
+  const rows: Claimed[] = [];
+  const fresh = state.newest > state.frontier;
+  if (fresh) {
     const upTo = Math.min(state.newest, state.frontier + NEW_EVENTS);
     const { claimed } = await run(db, fanOut, { from: state.frontier, upTo, now: at, until, token, n });
     // Claimed in the batch that moved the frontier to `upTo` (its RETURNING ran before that step).
-    return { rows: claimed.map((s) => ({ ...s, frontier: upTo })), progress: true, token, claimedAt };
+    rows.push(...claimed.map((s) => ({ ...s, frontier: upTo })));
   }
-  if (state.nextDue === null || state.nextDue > at) return undefined;
-  const rows = await execute(db, claimDue, { now: at, until, token, n });
-  return { rows, progress: rows.length > 0, token, claimedAt };
+  // Subscriptions behind the frontier are served beside new events, not after a burst of them.
+  if (rows.length < n && state.nextDue !== null && state.nextDue <= at)
+    rows.push(...(await execute(db, claimDue, { now: at, until, token, n: n - rows.length })));
+  if (!fresh && rows.length === 0) return undefined;
+  return { rows, progress: fresh || rows.length > 0, token, claimedAt };
 }
 
 /** Add `done`'s counts to `report`, and count them in the metrics and `signals`. */
@@ -147,7 +153,7 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
     for (const s of claim?.rows ?? []) start(s, claim!.token, claim!.claimedAt);
     if (claim?.progress) continue;
     if (out.size === 0 && slots.free() > 0) break;
-    await Promise.race([...out, delay(250)]);
+    await Promise.race([...out, delay(250), ...(options.wake ? [options.wake()] : [])]);
   }
   await Promise.all(out);
   if (failures.length > 0) throw failures[0];
@@ -168,10 +174,13 @@ export class WebhookDispatcher {
   private stopped = false;
   private soon: ReturnType<typeof setTimeout> | undefined;
   private readonly stopping = new AbortController();
+  /** The running run's waits for a nudge. */
+  private readonly wakes: (() => void)[] = [];
+  private readonly wake = () => new Promise<void>((resolve) => this.wakes.push(resolve));
 
   /** @param run one dispatch run (`poll`: only a timer asked for it); its signal aborts when `stop()` is called. */
   constructor(
-    private readonly run: (signal: AbortSignal, poll: boolean) => Promise<unknown>,
+    private readonly run: (signal: AbortSignal, poll: boolean, wake: () => Promise<void>) => Promise<unknown>,
     private readonly log: (line: string) => void = (line) => console.error(line),
   ) {}
 
@@ -181,6 +190,7 @@ export class WebhookDispatcher {
     if (!poll) this.pollOnly = false;
     if (this.running) {
       this.again = true;
+      for (const wake of this.wakes.splice(0)) wake();
       return this.running;
     }
     this.running = (async () => {
@@ -191,13 +201,14 @@ export class WebhookDispatcher {
           this.pollOnly = true;
           try {
             // Its own trace, not the request's that nudged it.
-            await detached(() => this.run(this.stopping.signal, pollOnly));
+            await detached(() => this.run(this.stopping.signal, pollOnly, this.wake));
           } catch (error) {
             this.log(`webhook dispatch failed: ${loggableError(error).message}`);
           }
         } while (this.again && !this.stopped);
       } finally {
         this.running = undefined;
+        for (const wake of this.wakes.splice(0)) wake();
       }
     })();
     return this.running;
@@ -243,5 +254,5 @@ export type DispatcherOptions = Omit<DispatchOptions, "now" | "fetch" | "signal"
 export function createWebhookDispatcher(db: Database, options: DispatcherOptions): WebhookDispatcher {
   const { log, now = () => new Date(), fetch: fetchFn = (input, init) => fetch(input, init), ...rest } = options;
   const slots = rest.slots ?? new SendSlots(rest.config.webhooks.concurrency);
-  return new WebhookDispatcher((signal, poll) => dispatchDue(db, { ...rest, slots, now, fetch: fetchFn, signal, poll }), log);
+  return new WebhookDispatcher((signal, poll, wake) => dispatchDue(db, { ...rest, slots, now, fetch: fetchFn, signal, poll, wake }), log);
 }
