@@ -77,34 +77,39 @@ async function faultyDatabase(): Promise<FaultyDatabase> {
   return database;
 }
 
-describe("a 5xx burst: the database goes down", () => {
-  let database: FaultyDatabase;
-  let worker: LoggedWorker;
+/** A Worker on a database proxy whose faults the file's tests set, started before them and stopped after (the proxy healthy again). */
+function useWorkerOnFaultyDatabase(): { database: FaultyDatabase; worker: LoggedWorker } {
+  const rig = {} as { database: FaultyDatabase; worker: LoggedWorker };
   beforeAll(async () => {
-    database = await faultyDatabase();
-    worker = await loggedWorker({}, { databaseUrl: database.url });
+    rig.database = await faultyDatabase();
+    rig.worker = await loggedWorker({}, { databaseUrl: rig.database.url });
   }, 60_000);
   afterAll(async () => {
-    database.down = false;
-    await worker?.target.close();
-    await database?.close();
+    if (rig.database) rig.database.down = false;
+    await rig.worker?.target.close();
+    await rig.database?.close();
   });
+  return rig;
+}
+
+describe("a 5xx burst: the database goes down", () => {
+  const rig = useWorkerOnFaultyDatabase();
 
   it("before: a client's unknown methods and 4xx beside reads stay quiet", async () => {
     for (let i = 0; i < 5; i++) {
-      expect((await worker.target.fetch("/pets", { method: "PROPFIND" })).status).toBe(501);
-      expect((await worker.api.get("/pets/987654321", { key: worker.target.staffKey })).status).toBe(404);
-      expect((await worker.target.fetch("/health")).status).toBe(200);
+      expect((await rig.worker.target.fetch("/pets", { method: "PROPFIND" })).status).toBe(501);
+      expect((await rig.worker.api.get("/pets/987654321", { key: rig.worker.target.staffKey })).status).toBe(404);
+      expect((await rig.worker.target.fetch("/health")).status).toBe(200);
     }
-    await lineWhere(worker.lines, (l) => l.msg === "request" && l.status === 501);
-    expect(firing(worker.lines)).not.toContain("PetstoreErrorRate");
+    await lineWhere(rig.worker.lines, (l) => l.msg === "request" && l.status === 501);
+    expect(firing(rig.worker.lines)).not.toContain("PetstoreErrorRate");
   });
 
   it("then: the requests the Worker fails fire PetstoreErrorRate", async () => {
-    database.down = true;
-    for (let i = 0; i < 5; i++) expect((await worker.target.fetch("/health")).status).toBe(503);
-    await lineWhere(worker.lines, (l) => l.msg === "request" && l.level === "error");
-    expect(firing(worker.lines)).toContain("PetstoreErrorRate");
+    rig.database.down = true;
+    for (let i = 0; i < 5; i++) expect((await rig.worker.target.fetch("/health")).status).toBe(503);
+    await lineWhere(rig.worker.lines, (l) => l.msg === "request" && l.level === "error");
+    expect(firing(rig.worker.lines)).toContain("PetstoreErrorRate");
   });
 });
 
@@ -169,25 +174,16 @@ describe("webhooks: a failing subscriber", () => {
 });
 
 describe("a slow database", () => {
-  let database: FaultyDatabase;
-  let worker: LoggedWorker;
-  beforeAll(async () => {
-    database = await faultyDatabase();
-    worker = await loggedWorker({}, { databaseUrl: database.url });
-  }, 60_000);
-  afterAll(async () => {
-    await worker?.target.close();
-    await database?.close();
-  });
+  const rig = useWorkerOnFaultyDatabase();
 
   it("reads and writes slower than their objectives fire both latency alerts, and no error alert", async () => {
-    database.delayMs = 30;
+    rig.database.delayMs = 30;
     for (let i = 0; i < 3; i++) {
-      expect((await worker.api.get("/pets/987654321", { key: worker.target.staffKey })).status).toBe(404);
-      expect((await worker.api.post("/categories", { name: `Slow ${Date.now()} ${i}` }, { key: worker.target.staffKey })).status).toBe(201);
+      expect((await rig.worker.api.get("/pets/987654321", { key: rig.worker.target.staffKey })).status).toBe(404);
+      expect((await rig.worker.api.post("/categories", { name: `Slow ${Date.now()} ${i}` }, { key: rig.worker.target.staffKey })).status).toBe(201);
     }
-    await lineWhere(worker.lines, (l) => l.msg === "request" && l.method === "POST");
-    expect(firing(worker.lines)).toEqual(expect.arrayContaining(["PetstoreReadLatencyBudgetBurn", "PetstoreWriteLatencyBudgetBurn"]));
-    expect(firing(worker.lines)).not.toContain("PetstoreErrorRate");
+    await lineWhere(rig.worker.lines, (l) => l.msg === "request" && l.method === "POST");
+    expect(firing(rig.worker.lines)).toEqual(expect.arrayContaining(["PetstoreReadLatencyBudgetBurn", "PetstoreWriteLatencyBudgetBurn"]));
+    expect(firing(rig.worker.lines)).not.toContain("PetstoreErrorRate");
   });
 });

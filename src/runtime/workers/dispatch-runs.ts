@@ -30,7 +30,12 @@ export function isolateDispatch(
     // Each run its own slots: an invocation's connections are its own, and a send's timeout starts when its slot is free.
     const slots = new SendSlots(Math.min(DISPATCH_CONNECTIONS.sends, config.webhooks.concurrency));
     const wakes: (() => void)[] = [];
-    const run = { slots, wake: () => wakes.splice(0).forEach((wake) => wake()) };
+    const run = {
+      slots,
+      wake: () => {
+        for (const wake of wakes.splice(0)) wake();
+      },
+    };
     open ??= run;
     const signals = new WebhookSignals();
     try {
