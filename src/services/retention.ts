@@ -10,7 +10,7 @@ import { IDEMPOTENCY_TTL_MS } from "./idempotency.service";
 import { pruneFinishedDeliveries } from "./webhooks/delivery-log";
 import { recordRetention } from "../telemetry/metrics";
 import { inSpan } from "../telemetry/spans";
-import { retentionStart } from "./webhooks/schedule";
+import { retentionStart } from "./webhooks/delivery-log";
 
 /** Most rows one statement deletes. */
 export const PRUNE_BATCH = 500;

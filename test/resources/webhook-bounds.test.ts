@@ -20,7 +20,7 @@ import { createCategory as createCategoryRow } from "../../src/services/categori
 import { createWebhook } from "../../src/services/webhooks/subscriptions";
 import { dispatchDue } from "../../src/services/webhooks/dispatch";
 import { pruneExpired } from "../../src/services/retention";
-import { DELIVERY_RETENTION_MS } from "../../src/services/webhooks/schedule";
+import { DELIVERY_RETENTION_MS } from "../../src/services/webhooks/delivery-log";
 import { connect, type ApiClient } from "../support/client";
 import { nodeTarget, TEST_ENV, type NodeTarget } from "../support/node-target";
 import { startServer, UNLIMITED_ENV, type ServerProcess } from "../support/server-process";

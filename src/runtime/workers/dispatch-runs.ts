@@ -3,7 +3,7 @@ import type { AppConfig } from "../../config";
 import type { Database } from "../../db/client";
 import { type Logger, loggableError } from "../../logger";
 import { readBacklogs } from "../../services/webhooks/backlog";
-import { dispatchDue, SendSlots } from "../../services/webhooks/dispatch";
+import { dispatchDue, Nudges, SendSlots } from "../../services/webhooks/dispatch";
 import type { SubscribedTypes } from "../../services/webhooks/interest";
 import { WebhookSignals } from "../../telemetry/webhooks";
 import { workerWebhookFetch } from "./webhook-fetch";
@@ -23,24 +23,17 @@ export function isolateDispatch(
 ): (db: Database) => Promise<void> {
   const fetch = workerWebhookFetch({ egress: config.webhooks.egress, allowPrivate: config.webhooks.allowPrivateTargets });
   // The isolate's run with send slots free, if any (plain data): a write wakes it instead of starting a run that would contend with it.
-  let open: { slots: SendSlots; wake: () => void } | undefined;
+  let open: { slots: SendSlots; nudges: Nudges } | undefined;
   return async (db) => {
-    if (open && open.slots.free() > 0) return open.wake();
+    if (open && open.slots.free() > 0) return open.nudges.wake();
     const bounded = withRoundTrips(db, DISPATCH_CONNECTIONS.database);
     // Each run its own slots: an invocation's connections are its own, and a send's timeout starts when its slot is free.
     const slots = new SendSlots(Math.min(DISPATCH_CONNECTIONS.sends, config.webhooks.concurrency));
-    const wakes: (() => void)[] = [];
-    const run = {
-      slots,
-      wake: () => {
-        for (const wake of wakes.splice(0)) wake();
-      },
-    };
+    const run = { slots, nudges: new Nudges() };
     open ??= run;
     const signals = new WebhookSignals();
     try {
-      const wake = () => new Promise<void>((resolve) => wakes.push(resolve));
-      const report = await dispatchDue(bounded, { config, interest, now: () => new Date(), fetch, slots, signals, wake });
+      const report = await dispatchDue(bounded, { config, interest, now: () => new Date(), fetch, slots, signals, wake: run.nudges.wait });
       if (report.attempted === 0) return;
       // What the run did, per subscription too (attempts, backlog, oldest age): fields Workers Logs can query (docs/operations.md#metrics).
       const subscriptions = signals.signals(await readBacklogs(bounded, Date.now(), Object.keys(report.subscriptions).map(Number)));
@@ -50,7 +43,7 @@ export function isolateDispatch(
       logger.log("error", "webhook dispatch failed", { error: loggableError(error).message });
     } finally {
       if (open === run) open = undefined;
-      run.wake();
+      run.nudges.wake();
     }
   };
 }

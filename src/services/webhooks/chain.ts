@@ -22,10 +22,9 @@ export type Redelivery = ResultOf<typeof dueRedeliveries>[number];
 export type Link = { message: Message; event: EventRow; redelivery?: undefined } | { message: Message; event?: undefined; redelivery: Redelivery };
 
 /** Attempts by outcome (keys of `ATTEMPT_OUTCOMES`), and by subscription id. */
-export type Counts = { attempted: number } & Record<AttemptOutcome, number>;
-export interface TurnReport extends Counts {
-  subscriptions: Record<number, SubscriptionOutcome>;
-}
+export type TurnReport = { attempted: number } & Record<AttemptOutcome, number> & {
+    subscriptions: Record<number, SubscriptionOutcome>;
+  };
 
 /** A report with nothing counted. */
 export const emptyReport = (): TurnReport => ({ attempted: 0, delivered: 0, retried: 0, givenUp: 0, subscriptions: {} });

@@ -75,6 +75,11 @@ export async function listDeliveries(db: Database, page: DeliveryPage): Promise<
   return deliveries.map(toDelivery);
 }
 
+/** Delivered and given-up deliveries are kept this long, ms (docs/api.md#events-and-webhooks: 7 days). */
+export const DELIVERY_RETENTION_MS = 7 * 24 * 3600 * 1000;
+/** Deliveries that finished before the returned instant are pruned at `now`. */
+export const retentionStart = (now: Date): Date => new Date(now.getTime() - DELIVERY_RETENTION_MS);
+
 /** Finished entries deleted per statement at most. */
 const PRUNE_BATCH = 500;
 const young = alias(webhookDeliveries, "y");

@@ -14,10 +14,8 @@ import type { FetchFn } from "./delivery";
 import type { SubscribedTypes } from "./interest";
 import { takeTurn } from "./turn";
 
-/** Events one fan-out takes past the frontier. */
-const NEW_EVENTS = 100;
-/** A claim lasts its turn's sending time, the attempt timeout, and this margin for recording, ms. */
-const RECORD_MS = 1_000;
+/** Events one fan-out takes past the frontier; a claim lasts its turn's sending time, the attempt timeout and `RECORD_MS` for recording. */
+const [NEW_EVENTS, RECORD_MS] = [100, 1_000];
 
 /**
  * The sends a process (Node: `WEBHOOK_CONCURRENCY`) or an invocation (Workers) may have in flight, and the share of them its running turns
@@ -165,6 +163,13 @@ function delay(ms: number): Promise<void> {
   return new Promise((resolve) => (setTimeout(resolve, ms) as { unref?: () => void }).unref?.());
 }
 
+/** Nudges a run may wait for: `wait()` resolves at the next `wake()`. */
+export class Nudges {
+  private readonly waiting: (() => void)[] = [];
+  readonly wait = () => new Promise<void>((resolve) => this.waiting.push(resolve));
+  readonly wake = () => this.waiting.splice(0).forEach((resolve) => void resolve());
+}
+
 export class WebhookDispatcher {
   private running: Promise<void> | undefined;
   private again = false;
@@ -175,8 +180,7 @@ export class WebhookDispatcher {
   private soon: ReturnType<typeof setTimeout> | undefined;
   private readonly stopping = new AbortController();
   /** The running run's waits for a nudge. */
-  private readonly wakes: (() => void)[] = [];
-  private readonly wake = () => new Promise<void>((resolve) => this.wakes.push(resolve));
+  private readonly nudges = new Nudges();
 
   /** @param run one dispatch run (`poll`: only a timer asked for it); its signal aborts when `stop()` is called. */
   constructor(
@@ -190,7 +194,7 @@ export class WebhookDispatcher {
     if (!poll) this.pollOnly = false;
     if (this.running) {
       this.again = true;
-      for (const wake of this.wakes.splice(0)) wake();
+      this.nudges.wake();
       return this.running;
     }
     this.running = (async () => {
@@ -201,14 +205,14 @@ export class WebhookDispatcher {
           this.pollOnly = true;
           try {
             // Its own trace, not the request's that nudged it.
-            await detached(() => this.run(this.stopping.signal, pollOnly, this.wake));
+            await detached(() => this.run(this.stopping.signal, pollOnly, this.nudges.wait));
           } catch (error) {
             this.log(`webhook dispatch failed: ${loggableError(error).message}`);
           }
         } while (this.again && !this.stopped);
       } finally {
         this.running = undefined;
-        for (const wake of this.wakes.splice(0)) wake();
+        this.nudges.wake();
       }
     })();
     return this.running;
