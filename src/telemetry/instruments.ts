@@ -37,7 +37,7 @@ export const INSTRUMENTS = {
   deliveries: declare("petstore.webhook.deliveries", "counter", "Webhook delivery attempts by outcome (delivered, retried, given_up)"),
   retentionDeleted: declare("petstore.retention.deleted", "counter", "Rows deleted by retention, by kind", "{row}"),
   subscriptionAttempts: declare("petstore.webhook.subscription.attempts", "observedCounter", "Attempts by subscription and outcome", "{attempt}"),
-  subscriptionBacklog: declare("petstore.webhook.subscription.backlog", "gauge", "Events after a subscription's place", "{event}"),
+  subscriptionBacklog: declare("petstore.webhook.subscription.backlog", "gauge", "Events after a subscription's place that it wants", "{event}"),
   subscriptionOldest: declare("petstore.webhook.subscription.oldest_age", "gauge", "Age of a subscription's oldest undelivered event", "s"),
   refusals: declare("petstore.http.refusals", "counter", "Requests refused before the app (Node's edge), by reason", "{request}"),
   exportFailures: declare("petstore.telemetry.export_failures", "counter", "Span exports that failed (collector down or refusing)", "{export}"),
