@@ -51,6 +51,8 @@ async function main(settings: NodeSettings): Promise<void> {
     trustedProxies,
     listen: { hostname, port, requestTimeoutMs, maxUnfinishedPerAddress },
   } = settings;
+  // Before the first await: a signal during the start stops this process once it is started, not by the default kill.
+  const stop = stopOnSignal();
   // Before anything records: off, nothing is started (docs/operations.md#traces, #metrics).
   const logger = pinoLogger(config.logLevel);
   const telemetry = await startTelemetry(settings.telemetry, logger);
@@ -89,6 +91,14 @@ async function main(settings: NodeSettings): Promise<void> {
     maxUnfinishedPerAddress,
   });
   const server = edge.server;
+  if (stop.signalled()) {
+    // Stopped while starting: no listener, so no connection is accepted only to be closed (in a cluster, handed here as this stops).
+    stop.started([
+      { name: "closing the database", stop: () => database.close() },
+      { name: "flushing traces and closing the metrics listener", stop: () => telemetry?.shutdown() },
+    ]);
+    return;
+  }
   let boundPort: number;
   try {
     boundPort = await listen(server, hostname, port);
@@ -111,7 +121,7 @@ async function main(settings: NodeSettings): Promise<void> {
   console.log(`Petstore API listening on http://${hostname}:${boundPort} (docs: /docs, database: ${database.displayUrl})`);
   announceListening();
 
-  stopOnSignal([
+  stop.started([
     { name: "stopping the listener", stop: () => edge.stop() },
     // Let a delivery run in progress record its results before the database closes.
     { name: "stopping webhook dispatch", stop: () => dispatcher.stop() },
@@ -122,24 +132,36 @@ async function main(settings: NodeSettings): Promise<void> {
 }
 
 /**
- * On the first SIGTERM or SIGINT, run `steps` (stopInOrder: each attempted, each failure named) and exit 0 when the stop was clean,
- * else 1; a stop still running after STOP_MS exits 1 naming its step.
+ * Armed as the start begins: on the first SIGTERM or SIGINT, run the steps given to `started` (stopInOrder: each attempted, each failure
+ * named), at once or, when the signal came during the start, as soon as the start has given them; exit 0 when the stop was clean, else 1.
+ * A stop still running after STOP_MS (the rest of the start included) exits 1 naming its step. Without it armed that early, a signal during
+ * the start (a cluster stopped as one of its server processes still starts) would kill the process: connections it had accepted reset,
+ * and its exit by signal an unclean stop.
  */
-function stopOnSignal(steps: readonly StopStep[]): void {
-  let closing = false;
+function stopOnSignal(): { signalled(): boolean; started(steps: readonly StopStep[]): void } {
+  let signalled = false;
+  let steps: readonly StopStep[] | undefined;
+  let running = "the start";
+  const run = (given: readonly StopStep[]) => void stopInOrder(given, console.error, (name) => (running = name)).then((clean) => process.exit(clean ? 0 : 1));
   const shutdown = (signal: string) => {
-    if (closing) return;
-    closing = true;
+    if (signalled) return;
+    signalled = true;
     console.log(`${signal}: closing`);
-    let running = "";
     setTimeout(() => {
       console.error(`stop: ${running} did not finish within ${STOP_MS / 1000} s`);
       process.exit(1);
     }, STOP_MS).unref();
-    void stopInOrder(steps, console.error, (name) => (running = name)).then((clean) => process.exit(clean ? 0 : 1));
+    if (steps) run(steps);
   };
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
+  return {
+    signalled: () => signalled,
+    started: (given) => {
+      steps = given;
+      if (signalled) run(given);
+    },
+  };
 }
 
 /** For the cluster's primary once its workers have exited: open and close a file database, the last user's close removing `-wal`/`-shm`. */

@@ -67,7 +67,8 @@ export function runPrimary(processes: number, options: { afterStop?: () => Promi
     worker.on("exit", (code, signal) => {
       workers.delete(slot);
       if (stopping) {
-        unclean ||= code !== 0;
+        // Ended by the stop's own SIGTERM while still loading (before its stop was armed, src/server.ts): nothing was open or accepted.
+        unclean ||= code !== 0 && !(signal === "SIGTERM" && !ready);
         if (workers.size === 0) exit(Number(process.exitCode ?? 0));
         return;
       }
