@@ -11,6 +11,11 @@ const int = (min: number, max?: number) =>
       max === undefined ? `an integer ≥ ${min}` : `an integer from ${min} to ${max}`,
     )
     .transform(Number);
+/** A number of hours > 0, fractions allowed, written in decimal digits. */
+const hours = z
+  .string()
+  .refine((v) => /^\d+(\.\d+)?$/.test(v) && +v > 0, "a number of hours > 0 (fractions allowed)")
+  .transform(Number);
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 const instant = z.iso.datetime({ error: "an RFC 3339 date-time" });
 const url = z.url({ error: "a URL" });
@@ -64,11 +69,7 @@ const AppSchema = z.object({
   WEBHOOKS_MAX: int(1).prefault("500"),
   WEBHOOK_MAX_REDELIVERIES: int(1).prefault("1000"),
   WEBHOOK_CONCURRENCY: int(1, 10_000).prefault("100"),
-  WEBHOOK_DISABLE_AFTER_HOURS: z
-    .string()
-    .refine((v) => /^\d+(\.\d+)?$/.test(v) && +v > 0, "a number of hours > 0 (fractions allowed)")
-    .transform(Number)
-    .prefault("120"),
+  WEBHOOK_DISABLE_AFTER_HOURS: hours.prefault("120"),
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
   KEY_CACHE_TTL_SECONDS: int(0, 30).prefault("30"),
   READ_CACHE_TTL_SECONDS: int(0, 30).prefault("30"),

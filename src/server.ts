@@ -132,11 +132,8 @@ async function main(settings: NodeSettings): Promise<void> {
 }
 
 /**
- * Armed as the start begins: on the first SIGTERM or SIGINT, run the steps given to `started` (stopInOrder: each attempted, each failure
- * named), at once or, when the signal came during the start, as soon as the start has given them; exit 0 when the stop was clean, else 1.
- * A stop still running after STOP_MS (the rest of the start included) exits 1 naming its step. Without it armed that early, a signal during
- * the start (a cluster stopped as one of its server processes still starts) would kill the process: connections it had accepted reset,
- * and its exit by signal an unclean stop.
+ * Armed as the start begins (docs/operations.md#stopping): on the first SIGTERM or SIGINT, run the steps given to `started` (stopInOrder),
+ * at once or as soon as the start gives them; exit 0 when the stop was clean, else 1, and 1 naming its step after STOP_MS.
  */
 function stopOnSignal(): { signalled(): boolean; started(steps: readonly StopStep[]): void } {
   let signalled = false;

@@ -32,9 +32,5 @@ const backlogs = variants((some: boolean) =>
 /** The backlog of every subscription (or of `ids`), in id order, with the age at `now` (ms since the epoch) of the oldest event it waits for. */
 export async function readBacklogs(db: Database, now: number, ids?: readonly number[]): Promise<SubscriptionBacklog[]> {
   const rows = await execute(db, backlogs(ids !== undefined), { ids: JSON.stringify(ids ?? []) });
-  return rows.map((row) => ({
-    id: row.id,
-    backlog: row.backlog,
-    oldestAgeSeconds: row.oldest === null ? 0 : Math.max(0, now - Date.parse(row.oldest)) / 1000,
-  }));
+  return rows.map(({ id, backlog, oldest }) => ({ id, backlog, oldestAgeSeconds: oldest === null ? 0 : Math.max(0, now - Date.parse(oldest)) / 1000 }));
 }

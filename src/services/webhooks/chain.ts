@@ -114,8 +114,11 @@ export async function sendChain(s: Claimed, chain: Link[], deadline: number, opt
   return sent.filter((x) => x !== undefined);
 }
 
+/** What recording attempts needs: the settings, the clock and the jitter source. */
+type Clock = Pick<SendOptions, "config" | "now" | "random">;
+
 /** The log entry of one attempt, `attempts` in all, and its outcome (the give-up rule: `outcomeOf`). */
-function entryOf(s: Claimed, sent: Sent, attempts: number, options: Pick<SendOptions, "config" | "now" | "random">) {
+function entryOf(s: Claimed, sent: Sent, attempts: number, options: Clock) {
   const { result, at, link } = sent;
   const { maxAttempts, retryBaseMs, retryCapMs } = options.config.webhooks;
   const outcome = outcomeOf(result.ok, attempts, maxAttempts);
@@ -142,15 +145,12 @@ export interface Planned {
   scanned: number;
 }
 
-/** What a turn leaves to write: log entries and redeliveries, the release of the claim, the counts. */
-export interface Settled {
-  writes: PlanRun[];
-  release: Omit<Release, "token" | "now" | "disableBefore">;
-  report: TurnReport;
-}
-
-/** Record what was sent of `planned.chain`: log entries, counts, and the release (next place, head attempts, status, failure times). */
-export function settle(planned: Planned, sent: Sent[], options: Pick<SendOptions, "config" | "now" | "random">): Settled {
+/** Record what was sent of `planned.chain`: `{writes, release, report}`, its log entries, the claim's release (next place, head attempts, status, failure times), its counts. */
+export function settle(
+  planned: Planned,
+  sent: Sent[],
+  options: Clock,
+): { writes: PlanRun[]; release: Omit<Release, "token" | "now" | "disableBefore">; report: TurnReport } {
   const { s, chain, scanned } = planned;
   const report = emptyReport();
   const own: SubscriptionOutcome = { delivered: 0, failed: 0, givenUp: 0 };
@@ -185,7 +185,7 @@ export function settle(planned: Planned, sent: Sent[], options: Pick<SendOptions
 }
 
 /** Add a redelivery's writes to `writes` (its entry, and its own retry or its end): its outcome. */
-function settleRedelivery(s: Claimed, one: Sent, redelivery: Redelivery, writes: PlanRun[], options: Pick<SendOptions, "config" | "now" | "random">) {
+function settleRedelivery(s: Claimed, one: Sent, redelivery: Redelivery, writes: PlanRun[], options: Clock) {
   const attempts = redelivery.attempts + 1;
   const { entry, outcome } = entryOf(s, one, attempts, options);
   const { id } = redelivery;
@@ -195,14 +195,7 @@ function settleRedelivery(s: Claimed, one: Sent, redelivery: Redelivery, writes:
 }
 
 /** Add a stream event's writes to `writes` and mark it `done` unless a strict head must be retried (then `retry`): its outcome. */
-function settleEvent(
-  s: Claimed,
-  one: Sent,
-  state: { head: number },
-  writes: PlanRun[],
-  done: Set<number>,
-  options: Pick<SendOptions, "config" | "now" | "random">,
-) {
+function settleEvent(s: Claimed, one: Sent, state: { head: number }, writes: PlanRun[], done: Set<number>, options: Clock) {
   const event = one.link.event!;
   const attempts = state.head + 1;
   const { entry, outcome } = entryOf(s, one, attempts, options);
@@ -216,9 +209,7 @@ function settleEvent(
 
 /** Count one attempt of `outcome` in `report` and in its subscription's `own` counts. */
 function count(report: TurnReport, own: SubscriptionOutcome, outcome: AttemptOutcome): void {
-  report.attempted += 1;
-  report[outcome] += 1;
-  if (outcome === "delivered") own.delivered += 1;
-  else own.failed += 1;
+  [report.attempted, report[outcome]] = [report.attempted + 1, report[outcome] + 1];
+  own[outcome === "delivered" ? "delivered" : "failed"] += 1;
   if (outcome === "givenUp") own.givenUp += 1;
 }

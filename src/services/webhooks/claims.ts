@@ -43,11 +43,13 @@ const fan = params<{ from: number; upTo: number; now: string; until: string; tok
 const wanting = sql`SELECT ${webhookEventTypes.webhookId} FROM ${webhookEventTypes} WHERE ${webhookEventTypes.type} IN (
   SELECT ${events.type} FROM ${events} WHERE ${events.id} > ${fan("from")} AND ${events.id} <= ${fan("upTo")} UNION ALL SELECT '*')`;
 const atFrontier = sql`${frontier} = ${fan("from")}`;
+/** A subscription at the frontier placed at the events' start, its head fresh. */
+const placed = { place: sql`${fan("from")}`, attempts: 0, retryAt: null };
 export const fanOut = plan({
   claimed: fan.statement(
     qb
       .update(w)
-      .set({ place: sql`${fan("from")}`, attempts: 0, retryAt: null, dueAt: sql`${fan("until")}`, leaseToken: sql`${fan("token")}` })
+      .set({ ...placed, dueAt: sql`${fan("until")}`, leaseToken: sql`${fan("token")}` })
       .where(
         sql`${w.id} IN (SELECT ${w.id} FROM ${w} WHERE ${w.place} IS NULL AND ${w.enabled} AND ${w.leaseToken} IS NULL AND ${w.id} IN (${wanting}) LIMIT ${fan("n")}) AND ${atFrontier}`,
       )
@@ -56,12 +58,7 @@ export const fanOut = plan({
   marked: fan.statement(
     qb
       .update(w)
-      .set({
-        place: sql`${fan("from")}`,
-        attempts: 0,
-        retryAt: null,
-        dueAt: sql`CASE WHEN ${w.leaseToken} IS NOT NULL THEN ${w.dueAt} WHEN ${w.enabled} THEN ${fan("now")} END`,
-      })
+      .set({ ...placed, dueAt: sql`CASE WHEN ${w.leaseToken} IS NOT NULL THEN ${w.dueAt} WHEN ${w.enabled} THEN ${fan("now")} END` })
       .where(sql`${w.place} IS NULL AND ${w.id} IN (${wanting}) AND ${atFrontier}`),
   ),
   frontier: fan.statement(

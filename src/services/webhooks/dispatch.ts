@@ -248,11 +248,8 @@ export class WebhookDispatcher {
 }
 
 /** What `createWebhookDispatcher` needs: the run's options (clock and `fetch` default to the runtime's), and where failures are logged. */
-export type DispatcherOptions = Omit<DispatchOptions, "now" | "fetch" | "signal" | "poll"> & {
-  now?: () => Date;
-  fetch?: FetchFn;
-  log?: (line: string) => void;
-};
+export type DispatcherOptions = Omit<DispatchOptions, "now" | "fetch" | "signal" | "poll"> &
+  Partial<Pick<DispatchOptions, "now" | "fetch">> & { log?: (line: string) => void };
 
 /** A dispatcher whose runs are `dispatchDue(db, options)`, sharing one set of send slots (`WEBHOOK_CONCURRENCY`). */
 export function createWebhookDispatcher(db: Database, options: DispatcherOptions): WebhookDispatcher {

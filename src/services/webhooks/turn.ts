@@ -25,10 +25,7 @@ const WINDOW = 100;
 const turnReads = plan({ window: statement(eventSpan), redeliveries: statement(dueRedeliveries) });
 
 /** What a turn needs beside sending: its claim (`token`, taken at `claimedAt`). */
-export interface TurnOptions extends SendOptions {
-  token: string;
-  claimedAt: Date;
-}
+export type TurnOptions = SendOptions & { token: string; claimedAt: Date };
 
 /** Send what is due to claimed subscription `s` and record it, releasing the claim: the counts. @throws the driver's error. */
 export async function takeTurn(db: Database, s: Claimed, options: TurnOptions): Promise<TurnReport> {
