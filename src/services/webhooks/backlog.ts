@@ -2,7 +2,8 @@
 import { sql } from "drizzle-orm";
 import { qb, type Database } from "../../db/client";
 import { execute, params } from "../../db/plan";
-import { events, webhookDispatch, webhooks } from "../../db/schema";
+import { events, webhooks } from "../../db/schema";
+import { frontier } from "./claims";
 import { variants } from "../../db/variants";
 import type { SubscriptionBacklog } from "../../telemetry/webhooks";
 
@@ -13,7 +14,7 @@ const w = webhooks;
 const e = events;
 const p = params<{ ids: string }>();
 /** Events after the subscription's place (NULL: the frontier) of a type it wants (its current types). */
-const wanted = sql`FROM ${e} WHERE ${e.id} > coalesce(${w.place}, (SELECT ${webhookDispatch.eventId} FROM ${webhookDispatch} WHERE ${webhookDispatch.id} = 1))
+const wanted = sql`FROM ${e} WHERE ${e.id} > coalesce(${w.place}, ${frontier})
   AND EXISTS (SELECT 1 FROM json_each(${w.events}) WHERE value IN ('*', ${e.type}))`;
 const backlogs = variants((some: boolean) =>
   p.prepare(

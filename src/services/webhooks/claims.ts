@@ -11,7 +11,9 @@ const w = webhooks;
 const r = webhookRedeliveries;
 
 /** The frontier: every subscription whose `place` is NULL is done up to this event. */
-const frontier = sql<number>`(SELECT ${D.eventId} FROM ${D} WHERE ${D.id} = 1)`;
+export const frontier = sql<number>`(SELECT ${D.eventId} FROM ${D} WHERE ${D.id} = 1)`;
+/** The newest event's id (0: none). */
+export const newestEvent = sql<number>`coalesce((SELECT max(${events.id}) FROM ${events}), 0)`;
 
 /** The distinct event types some subscription wants, as a JSON array: a skip scan of the type index, a row read per type. */
 const wantedTypes = sql<string>`(WITH RECURSIVE t(type) AS (
@@ -25,7 +27,7 @@ export const probe = variants((learning: boolean) =>
     qb
       .select({
         frontier: D.eventId,
-        newest: sql<number>`coalesce((SELECT max(${events.id}) FROM ${events}), 0)`,
+        newest: newestEvent,
         nextDue: sql<string | null>`(SELECT min(${w.dueAt}) FROM ${w} WHERE ${w.dueAt} IS NOT NULL)`,
         types: learning ? wantedTypes : sql<string | null>`NULL`,
       })

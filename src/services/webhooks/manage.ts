@@ -2,13 +2,14 @@
 import { and, eq, sql } from "drizzle-orm";
 import { qb, type Database } from "../../db/client";
 import { params, plan, read, run, statement } from "../../db/plan";
-import { events as eventLog, webhookDispatch, webhookEventTypes, webhooks } from "../../db/schema";
+import { events as eventLog, webhookEventTypes, webhooks } from "../../db/schema";
 import { InvalidInput, NotFound } from "../../domain/errors";
 import { type DeliveryMode, historyBeforeChange, storedInterest, type Webhook, type WebhookChange } from "../../domain/webhooks";
 import { generateWebhookSecret, isWebhookSecret } from "./signing";
 import { webhookTargetProblem } from "../../domain/webhook-target";
 import { placeholders } from "../../db/placeholders";
 import { toWebhook, WEBHOOK } from "./subscriptions";
+import { frontier, newestEvent } from "./claims";
 import { ROTATION_OVERLAP_MS, rotatedSecrets } from "./secrets";
 
 const byId = params<{ id: number }>();
@@ -42,12 +43,12 @@ type ChangeValues = DeliveryMode & {
   now: string;
 };
 const c = params<ChangeValues>();
-/** The newest event, read inside the change's batch: the boundary between the old types and the new (no event can commit in between). */
-const newest = sql`(SELECT coalesce(max(${eventLog.id}), 0) FROM ${eventLog})`;
-const frontier = sql`(SELECT ${webhookDispatch.eventId} FROM ${webhookDispatch} WHERE ${webhookDispatch.id} = 1)`;
-/** The history with the interval this change ends, unless no event committed since the last change. */
-const appended = sql`CASE WHEN json_extract(${c("history")}, '$[#-1].upTo') = ${newest} THEN ${c("history")}
-  ELSE json_insert(${c("history")}, '$[#]', json_object('upTo', ${newest}, 'events', json(${webhooks.events}))) END`;
+/**
+ * The history with the interval this change ends (up to the newest event, read inside the change's batch: no event can commit in
+ * between), unless no event committed since the last change.
+ */
+const appended = sql`CASE WHEN json_extract(${c("history")}, '$[#-1].upTo') = ${newestEvent} THEN ${c("history")}
+  ELSE json_insert(${c("history")}, '$[#]', json_object('upTo', ${newestEvent}, 'events', json(${webhooks.events}))) END`;
 /** Its next due time: a claim keeps its own; paused, never; resumed or re-typed, now (a re-type makes it read the log itself from its place). */
 const dueAfter = sql`CASE WHEN ${webhooks.leaseToken} IS NOT NULL THEN ${webhooks.dueAt} WHEN NOT ${c("enabled")} THEN NULL
   WHEN ${c("resume")} THEN ${c("now")} WHEN ${c("retype")} THEN coalesce(${webhooks.dueAt}, ${c("now")}) ELSE ${webhooks.dueAt} END`;
@@ -57,7 +58,7 @@ const changing = plan({
       .update(webhooks)
       .set({
         ...placeholders(c, ["url", "events", "enabled", "ordering", "maxInFlight", "rateLimit"]),
-        typesSince: sql`CASE WHEN ${c("retype")} THEN ${newest} ELSE ${webhooks.typesSince} END`,
+        typesSince: sql`CASE WHEN ${c("retype")} THEN ${newestEvent} ELSE ${webhooks.typesSince} END`,
         previousEvents: sql`CASE WHEN ${c("retype")} THEN ${appended} ELSE ${webhooks.previousEvents} END`,
         place: sql`CASE WHEN ${c("retype")} THEN coalesce(${webhooks.place}, ${frontier}) ELSE ${webhooks.place} END`,
         dueAt: dueAfter,
