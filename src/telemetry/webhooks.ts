@@ -7,6 +7,11 @@ export interface SubscriptionOutcome {
   givenUp: number;
 }
 
+/** `a` and `b` added up (`a` absent: nothing yet). */
+export function addOutcome(a: SubscriptionOutcome | undefined, b: SubscriptionOutcome): SubscriptionOutcome {
+  return { delivered: (a?.delivered ?? 0) + b.delivered, failed: (a?.failed ?? 0) + b.failed, givenUp: (a?.givenUp ?? 0) + b.givenUp };
+}
+
 /** One subscription's backlog as the database holds it: the events after its place that it wants, and the age of the oldest (s). */
 export interface SubscriptionBacklog {
   id: number;
@@ -23,10 +28,7 @@ export class WebhookSignals {
 
   /** Add a turn's attempts by subscription id. */
   record(outcomes: Readonly<Record<number, SubscriptionOutcome>>): void {
-    for (const [id, { delivered, failed, givenUp }] of Object.entries(outcomes)) {
-      const one = this.attempts.get(Number(id)) ?? { delivered: 0, failed: 0, givenUp: 0 };
-      this.attempts.set(Number(id), { delivered: one.delivered + delivered, failed: one.failed + failed, givenUp: one.givenUp + givenUp });
-    }
+    for (const [id, outcome] of Object.entries(outcomes)) this.attempts.set(Number(id), addOutcome(this.attempts.get(Number(id)), outcome));
   }
 
   /** The signals of each subscription in `backlogs` (every one that exists), in their order; the counts of the others are forgotten. */

@@ -118,4 +118,10 @@ describe("webhook engine", () => {
     dead.abort();
     await dying.catch(() => undefined);
   });
+
+  it("counts every turn of a subscription in its run's report: 25 events are two turns (20 a turn), 25 delivered", async () => {
+    const hook = await subscribe(rig.h.api, rig.h.key, rig.receiver.url(`${rig.path}/many`), ["category.created"]);
+    for (let i = 0; i < 25; i++) await createCategory(rig.h.api, rig.h.key);
+    expect((await rig.h.dispatch()).subscriptions[hook.id]).toEqual({ delivered: 25, failed: 0, givenUp: 0 });
+  });
 });

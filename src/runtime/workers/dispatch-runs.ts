@@ -31,10 +31,11 @@ export function isolateDispatch(
     const slots = new SendSlots(Math.min(DISPATCH_CONNECTIONS.sends, config.webhooks.concurrency));
     const run = { slots, nudges: new Nudges() };
     open ??= run;
-    const signals = new WebhookSignals();
     try {
-      const report = await dispatchDue(bounded, { config, interest, now: () => new Date(), fetch, slots, signals, wake: run.nudges.wait });
+      const report = await dispatchDue(bounded, { config, interest, now: () => new Date(), fetch, slots, wake: run.nudges.wait });
       if (report.attempted === 0) return;
+      const signals = new WebhookSignals();
+      signals.record(report.subscriptions);
       // What the run did, per subscription too (attempts, backlog, oldest age): fields Workers Logs can query (docs/operations.md#metrics).
       const subscriptions = signals.signals(await readBacklogs(bounded, Date.now(), Object.keys(report.subscriptions).map(Number)));
       const { attempted, delivered, retried, givenUp } = report;

@@ -7,7 +7,7 @@ import { ATTEMPT_OUTCOMES, OUTCOMES } from "../../domain/webhooks";
 import { loggableError } from "../../logger";
 import { recordDeliveries } from "../../telemetry/metrics";
 import { detached, inSpan } from "../../telemetry/spans";
-import type { WebhookSignals } from "../../telemetry/webhooks";
+import { addOutcome, type WebhookSignals } from "../../telemetry/webhooks";
 import { emptyReport, type SendOptions, TURN_MS, type TurnReport } from "./chain";
 import { type Claimed, claimDue, fanOut, probe } from "./claims";
 import type { FetchFn } from "./delivery";
@@ -104,7 +104,7 @@ async function claimSome(db: Database, n: number, options: DispatchOptions, lear
 /** Add `done`'s counts to `report`, and count them in the metrics and `signals`. */
 function add(report: TurnReport, done: TurnReport, signals: WebhookSignals | undefined): void {
   for (const key of ["attempted", ...OUTCOMES] as const) report[key] += done[key];
-  Object.assign(report.subscriptions, done.subscriptions);
+  for (const [id, outcome] of Object.entries(done.subscriptions)) report.subscriptions[Number(id)] = addOutcome(report.subscriptions[Number(id)], outcome);
   recordDeliveries(Object.fromEntries(OUTCOMES.map((outcome) => [ATTEMPT_OUTCOMES[outcome].label, done[outcome]])));
   signals?.record(done.subscriptions);
 }
