@@ -209,7 +209,8 @@ function settleEvent(s: Claimed, one: Sent, state: { head: number }, writes: Pla
 
 /** Count one attempt of `outcome` in `report` and in its subscription's `own` counts. */
 function count(report: TurnReport, own: SubscriptionOutcome, outcome: AttemptOutcome): void {
-  [report.attempted, report[outcome]] = [report.attempted + 1, report[outcome] + 1];
+  report.attempted += 1;
+  report[outcome] += 1;
   own[outcome === "delivered" ? "delivered" : "failed"] += 1;
   if (outcome === "givenUp") own.givenUp += 1;
 }

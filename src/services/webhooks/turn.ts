@@ -6,6 +6,7 @@ import {
   CHAIN,
   eventMessage,
   type Link,
+  type EventRow,
   type Planned,
   type Redelivery,
   redeliveryMessage,
@@ -35,8 +36,7 @@ export async function takeTurn(db: Database, s: Claimed, options: TurnOptions): 
   const upTo = streamDue ? Math.max(from, s.frontier) : from;
   const { window, redeliveries } = await read(db, turnReads, { from, upTo, limit: WINDOW, webhookId: s.id, now, count: CHAIN });
   const drops: PlanRun[] = [];
-  const planned = planTurn(s, window, redeliveries, drops);
-  planned.scanned = window.length < WINDOW ? upTo : window.at(-1)!.id;
+  const planned = planTurn(s, window, redeliveries, drops, window.length < WINDOW ? upTo : window.at(-1)!.id);
   const sent = await sendChain(s, planned.chain, options.claimedAt.getTime() + TURN_MS, options);
   const settled = settle(planned, sent, options);
   const at = options.now();
@@ -46,8 +46,8 @@ export async function takeTurn(db: Database, s: Claimed, options: TurnOptions): 
   return settled.report;
 }
 
-/** The turn's messages: the redeliveries (those whose event retention removed are dropped), then the wanted events of the window. */
-function planTurn(s: Claimed, window: Planned["chain"][number]["event"][], redeliveries: Redelivery[], drops: PlanRun[]): Planned {
+/** The turn's messages: the redeliveries (those whose event retention removed are dropped), then the wanted events of the window, which reached `scanned`. */
+function planTurn(s: Claimed, window: EventRow[], redeliveries: Redelivery[], drops: PlanRun[], scanned: number): Planned {
   const chain: Link[] = [];
   for (const x of redeliveries) {
     const message = redeliveryMessage(x);
@@ -55,6 +55,6 @@ function planTurn(s: Claimed, window: Planned["chain"][number]["event"][], redel
     else drops.push(withValues(dropRedelivery, { id: x.id }));
   }
   const interest = storedInterest({ ...s, start: s.lastEventId });
-  for (const e of window) if (e && wants(interest, e)) chain.push({ message: eventMessage(e), event: e });
-  return { s, chain, scanned: s.place ?? s.frontier };
+  for (const e of window) if (wants(interest, e)) chain.push({ message: eventMessage(e), event: e });
+  return { s, chain, scanned };
 }
