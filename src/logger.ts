@@ -41,6 +41,27 @@ export function loggableError(error: unknown): { name: string; message: string }
   return e instanceof Error ? { name: e.name, message: e.message } : { name: "Error", message: String(e) };
 }
 
+/**
+ * At most one log line per `intervalMs` (ms; `now` the clock) about events `E`: each event is `note`d into what gathered since the last
+ * line (`undefined`: nothing yet); when a line is due, `write(event, since)` writes it with the event that opens it.
+ */
+export function everyInterval<E, N>(
+  intervalMs: number,
+  note: (since: N | undefined, event: E) => N,
+  write: (event: E, since: N) => void,
+  now: () => number = Date.now,
+): (event: E) => void {
+  let last = Number.NEGATIVE_INFINITY;
+  let since: N | undefined;
+  return (event) => {
+    since = note(since, event);
+    if (now() - last < intervalMs) return;
+    last = now();
+    write(event, since);
+    since = undefined;
+  };
+}
+
 /** Log `line` at its status's level (`error` for 5xx but 501, else `info`), its duration to the µs; `telemetry` observes it first, unrounded. */
 export function logRequest(logger: Logger, line: RequestLine, telemetry?: RequestTelemetry): void {
   telemetry?.observe?.(line);

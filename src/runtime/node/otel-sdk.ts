@@ -11,7 +11,7 @@ import type { NodeSettings } from "../../config";
 import type { Database } from "../../db/client";
 import { tracedDatabase } from "../../db/traced";
 import type { AppEnv } from "../../http/context";
-import type { Logger } from "../../logger";
+import { everyInterval, type Logger } from "../../logger";
 import { exportedNames, SCOPE } from "../../telemetry/instruments";
 import { activeRequests, instruments, recordRequest, zeroCounters } from "../../telemetry/metrics";
 import type { RequestTelemetry } from "../../telemetry/request-metrics";
@@ -38,16 +38,18 @@ export interface Telemetry {
 
 /** Count every failed export (`petstore.telemetry.export_failures`) and log it, at most one line per `intervalMs` with the failures since the last. */
 export function exportFailures(logger: Logger, intervalMs = 60_000, now: () => number = Date.now): (error: unknown) => void {
-  let last = Number.NEGATIVE_INFINITY;
-  let unlogged = 0;
+  const log = everyInterval<unknown, number>(
+    intervalMs,
+    (since = 0) => since + 1,
+    (error, failures) => {
+      const message = error instanceof Error ? error.message : typeof error === "string" ? error : JSON.stringify(error);
+      logger.log("warn", "telemetry export failed", { error: message, failures, nextLineAfterSeconds: intervalMs / 1000 });
+    },
+    now,
+  );
   return (error) => {
     instruments().exportFailures.add(1);
-    unlogged += 1;
-    if (now() - last < intervalMs) return;
-    last = now();
-    const message = error instanceof Error ? error.message : typeof error === "string" ? error : JSON.stringify(error);
-    logger.log("warn", "telemetry export failed", { error: message, failures: unlogged, nextLineAfterSeconds: intervalMs / 1000 });
-    unlogged = 0;
+    log(error);
   };
 }
 

@@ -1,5 +1,5 @@
 /** Node: every refusal of the edge counted by reason and logged at a bounded rate (docs/operations.md#refused-requests). */
-import type { Logger } from "../../logger";
+import { everyInterval, type Logger } from "../../logger";
 import { instruments } from "../../telemetry/metrics";
 import { REFUSAL_REASONS, type Refusal, type RefusalReason } from "./refusals";
 
@@ -13,15 +13,15 @@ export function refusalObserver(logger: Logger, intervalMs = 60_000, now: () => 
   const { refusals } = instruments();
   // Every reason's series from the start: the first refusal is an increase Prometheus can see.
   for (const reason of REFUSAL_REASONS) refusals.add(0, { "petstore.refusal.reason": reason });
-  let last = Number.NEGATIVE_INFINITY;
-  let unlogged: Partial<Record<RefusalReason, number>> = {};
-  return ({ reason, error }) => {
-    refusals.add(1, { "petstore.refusal.reason": reason });
-    unlogged[reason] = (unlogged[reason] ?? 0) + 1;
-    if (now() - last < intervalMs) return;
-    last = now();
-    const fields = { reason, status: error.status, code: error.code, refused: unlogged, nextLineAfterSeconds: intervalMs / 1000 };
-    logger.log("info", "requests refused", fields);
-    unlogged = {};
+  const log = everyInterval<Refusal, Partial<Record<RefusalReason, number>>>(
+    intervalMs,
+    (since, { reason }) => ({ ...since, [reason]: (since?.[reason] ?? 0) + 1 }),
+    ({ reason, error }, refused) =>
+      logger.log("info", "requests refused", { reason, status: error.status, code: error.code, refused, nextLineAfterSeconds: intervalMs / 1000 }),
+    now,
+  );
+  return (refusal) => {
+    refusals.add(1, { "petstore.refusal.reason": refusal.reason });
+    log(refusal);
   };
 }
