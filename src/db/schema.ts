@@ -250,12 +250,19 @@ export const webhookEventTypes = sqliteTable(
   (t) => [primaryKey({ columns: [t.type, t.webhookId] }), index("webhook_event_types_webhook_id_idx").on(t.webhookId)],
 );
 
-/** The dispatch frontier, one row (docs/webhooks.md#design): every subscription whose `place` is NULL is done up to `eventId`. */
+/**
+ * The dispatch frontier, one row (docs/webhooks.md#design): every subscription whose `place` is NULL is done up to `eventId`; while a run
+ * holds `leaseToken` (until `leaseUntil`), it sends the events up to `leasedTo` to the `members` (JSON array of ids) and no one else does.
+ */
 export const webhookDispatch = sqliteTable(
   "webhook_dispatch",
   {
     id: integer().primaryKey(),
     eventId: integer().notNull(),
+    leasedTo: integer(),
+    leaseToken: text(),
+    leaseUntil: text(),
+    members: text(),
   },
   (t) => [check("webhook_dispatch_one_row", sql`${t.id} = 1`)],
 );

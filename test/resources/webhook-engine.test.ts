@@ -107,7 +107,8 @@ describe("webhook engine", () => {
       execute: (st) => (alive ? db.execute(st) : gone()),
       batch: (sts, mode, summary) => (alive ? db.batch(sts, mode, summary) : gone()),
     };
-    const dying = dispatchDue(its, { config: rig.h.config, now: rig.h.clock, fetch: never });
+    // Its run fails at its next statement: the failure is the fault, not the finding.
+    const dying = dispatchDue(its, { config: rig.h.config, now: rig.h.clock, fetch: never }).catch(() => undefined);
     await until(async () => sends === 2);
     alive = false;
     // Another process: nothing to do while the claims last; after them (4 s of starting sends + the 5 s timeout + 1 s), both are delivered.
@@ -116,7 +117,35 @@ describe("webhook engine", () => {
     expect(await rig.h.dispatch()).toMatchObject({ delivered: 2 });
     for (const [i, path] of at.entries()) expect(rig.receiver.at(path).map((r) => verified(r, hooks[i]!.secret).data.id)).toEqual([c.id]);
     dead.abort();
-    await dying.catch(() => undefined);
+    await dying;
+  });
+
+  it("a range's member still sending at its close goes on under its own claim: the others get the next events meanwhile, nothing twice", async () => {
+    const [fastAt, slowAt] = [`${rig.path}/fast`, `${rig.path}/slow`];
+    const fast = await subscribe(rig.h.api, rig.h.key, rig.receiver.url(fastAt), ["category.created"]);
+    const slow = await subscribe(rig.h.api, rig.h.key, rig.receiver.url(slowAt), ["category.created"]);
+    const first = await createCategory(rig.h.api, rig.h.key);
+    // The fault: the slow receiver answers only when the test says so; the range waits 50 ms for its members.
+    let answer = () => {};
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    const held = async (input: string, init: RequestInit) => {
+      if (input.includes("/slow")) await answered;
+      return fetch(input, init);
+    };
+    const { db } = rig.h.target;
+    const running = dispatchDue(db, { config: rig.h.config, now: rig.h.clock, fetch: held, rangeMs: 50 });
+    await until(async () => (await db.execute("SELECT lease_token FROM webhook_dispatch")).rows[0]?.lease_token === null);
+    const second = await createCategory(rig.h.api, rig.h.key);
+    // The running run (or this one) sends the next range to the fast subscriber while the slow one's send is still out.
+    await rig.h.dispatch();
+    await until(async () => rig.receiver.at(fastAt).length === 2);
+    expect(rig.receiver.at(fastAt).map((r) => verified(r, fast.secret).data.id)).toEqual([first.id, second.id]);
+    expect(rig.receiver.at(slowAt)).toHaveLength(0);
+    answer();
+    await running;
+    await rig.h.dispatch();
+    expect(rig.receiver.at(slowAt).map((r) => verified(r, slow.secret).data.id)).toEqual([first.id, second.id]);
+    expect((await rig.h.deliveries(slow.id)).map((d) => [d.eventId, d.status])).toEqual([first.id, second.id].map((id) => [id, "delivered"]));
   });
 
   it("counts every turn of a subscription in its run's report: 25 events are two turns (20 a turn), 25 delivered", async () => {

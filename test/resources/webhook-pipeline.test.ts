@@ -16,8 +16,8 @@ import { type Received, verified } from "../support/webhook-receiver";
 const rig = useDeliveryRig();
 
 /** A claim of subscriptions: a fan-out's or a due one's (src/services/webhooks/claims.ts). */
-const isClaim = (sql: string) =>
-  /^update "webhooks" set ("place" = \?, "attempts" = \?, "retry_at" = \?, "due_at" = \?|"due_at" = \?), "lease_token"/.test(sql);
+/** A run's claim: of due subscriptions, or of a range of new events (the fan-out). */
+const isClaim = (sql: string) => /^update "webhooks" set "due_at" = \?, "lease_token"|^update "webhook_dispatch" set "event_id" = CASE/.test(sql);
 const DAY_MS = 24 * 3600 * 1000;
 
 /** Which of `secrets` signed `r` (its `webhook-signature` list, checked with the reference library's own signing). */

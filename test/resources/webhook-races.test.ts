@@ -18,7 +18,7 @@ type Operation = "delete" | "pause" | "retype" | "rotate" | "url";
 
 /** Which step a statement of a turn is: its claim, its read of the log, its release (the recording batch). */
 function stepOf(sql: string): Step | undefined {
-  if (/^update "webhooks" set ("place" = \?, "attempts" = \?, "retry_at" = \?, "due_at" = \?|"due_at" = \?), "lease_token"/.test(sql)) return "claim";
+  if (/^update "webhooks" set "due_at" = \?, "lease_token"|^update "webhook_dispatch" set "event_id" = CASE/.test(sql)) return "claim";
   if (/^select "id", "type", "occurred_at", "data", "traceparent" from "events" where \("events"\."id" > \?/.test(sql)) return "reads";
   if (/^update "webhooks" set "status" = CASE WHEN \(\? = 0 AND coalesce\("webhooks"\."failing_since"/.test(sql)) return "record";
   return undefined;

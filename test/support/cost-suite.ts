@@ -72,11 +72,11 @@ export function judge(operation: string, returned: number | string, cost: Cost, 
 export const readBudget = (returned: number) => ({ read: 3 * (returned + 10), written: 0 });
 export const returnedBy = (body: unknown) => (Array.isArray(body) ? body.length : typeof body === "object" && body !== null ? 1 : 0);
 /**
- * One dispatch run on the metered database. Its rounds wait for their chains (`waitMs` 60 s) unless told otherwise, so the floor measured
- * does not depend on how busy the machine is; a chain that outlives its round's wait costs one more write (docs/webhooks.md#design).
+ * One dispatch run on the metered database. Its ranges wait for their members (`rangeMs` 60 s) unless told otherwise, so the floor measured
+ * does not depend on how busy the machine is; a member that outlives its range's wait costs its own claim and release (docs/webhooks.md#design).
  */
-export const dispatch = (options: { interest?: SubscribedTypes; poll?: boolean; waitMs?: number } = {}) =>
-  dispatchDue(db.meter.database(), { config, now: () => NOW, fetch: (input, init) => fetch(input, init), random: () => 0.5, waitMs: 60_000, ...options });
+export const dispatch = (options: { interest?: SubscribedTypes; poll?: boolean; rangeMs?: number } = {}) =>
+  dispatchDue(db.meter.database(), { config, now: () => NOW, fetch: (input, init) => fetch(input, init), random: () => 0.5, rangeMs: 60_000, ...options });
 /** Rows a DELETE statement removed: its affected rows, or its rows written when a cascade removed more. */
 export const deletedBy = (s: { sql: string; affectedRows: number; rowsWritten: number }) =>
   /\bdelete\s+from\b/i.test(s.sql) ? Math.max(s.affectedRows, s.rowsWritten) : 0;

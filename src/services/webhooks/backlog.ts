@@ -3,7 +3,7 @@ import { sql } from "drizzle-orm";
 import { qb, type Database } from "../../db/client";
 import { execute, params } from "../../db/plan";
 import { events, webhooks } from "../../db/schema";
-import { frontier } from "./claims";
+import { frontier } from "./frontier";
 import { variants } from "../../db/variants";
 import type { SubscriptionBacklog } from "../../telemetry/webhooks";
 

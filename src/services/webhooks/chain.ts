@@ -150,7 +150,7 @@ export function settle(
   planned: Planned,
   sent: Sent[],
   options: Clock,
-): { writes: PlanRun[]; release: Omit<Release, "token" | "now" | "disableBefore">; report: TurnReport } {
+): { writes: PlanRun[]; release: Omit<Release, "token" | "now" | "disableBefore" | "recheckAt" | "keepPlace" | "member" | "clean">; report: TurnReport } {
   const { s, chain, scanned } = planned;
   const report = emptyReport();
   const own: SubscriptionOutcome = { delivered: 0, failed: 0, givenUp: 0 };

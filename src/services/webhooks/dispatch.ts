@@ -9,10 +9,12 @@ import { recordDeliveries } from "../../telemetry/metrics";
 import { detached, inSpan } from "../../telemetry/spans";
 import { addOutcome, type WebhookSignals } from "../../telemetry/webhooks";
 import { emptyReport, type SendOptions, TURN_MS, type TurnReport } from "./chain";
-import { type Claimed, claimDue, fanOut, probe } from "./claims";
+import { type Claimed, claimDue } from "./claims";
 import type { FetchFn } from "./delivery";
 import type { SubscribedTypes } from "./interest";
-import { takeTurn } from "./turn";
+import { fanOut, probe } from "./frontier";
+import { type Range, RANGE_MS, RangeClose } from "./range";
+import { playTurn, takeTurn } from "./turn";
 
 /** Events one fan-out takes past the frontier; a claim lasts its turn's sending time, the attempt timeout and `RECORD_MS` for recording. */
 const [NEW_EVENTS, RECORD_MS] = [100, 1_000];
@@ -65,6 +67,8 @@ export interface DispatchOptions {
   slots?: SendSlots;
   /** Where each turn's outcomes per subscription are counted. */
   signals?: WebhookSignals;
+  /** How long a range of new events waits for its members before those still sending go on under claims of their own, ms (default `RANGE_MS`). */
+  rangeMs?: number;
   /** Resolves at the next nudge (a write, a redelivery): a run waiting for its turns looks again at once. */
   wake?: () => Promise<void>;
 }
@@ -72,10 +76,13 @@ export interface DispatchOptions {
 /** What one `dispatchDue` run did. */
 export type DispatchReport = TurnReport;
 
-/** A claim: the subscriptions it holds (`token`, from `claimedAt`), or undefined when nothing is due; `progress`: the frontier moved. */
-type Claim = { rows: Claimed[]; progress: boolean; token: string; claimedAt: Date } | undefined;
+/**
+ * A claim, or undefined when nothing is due: the due subscriptions it holds (`token`, from `claimedAt`), and the range of new events it holds
+ * for the subscriptions at the frontier; `progress`: it fanned out or claimed something.
+ */
+type Claim = { rows: Claimed[]; range: Range | undefined; progress: boolean; token: string; claimedAt: Date; rangeHeld: boolean } | undefined;
 
-/** Fan out new events (claiming up to `n` of the subscriptions that want them), or claim up to `n` due subscriptions. */
+/** Fan out new events unless a live range holds the frontier (holding up to `n` subscriptions that want them), and claim due ones up to `n` in all. */
 async function claimSome(db: Database, n: number, options: DispatchOptions, learning: boolean): Promise<Claim> {
   const { interest, now, config } = options;
   const mark = interest?.mark();
@@ -84,21 +91,22 @@ async function claimSome(db: Database, n: number, options: DispatchOptions, lear
   if (!state) return undefined;
   const claimedAt = now();
   const at = claimedAt.toISOString();
-  const token = crypto.randomUUID();
   const until = new Date(claimedAt.getTime() + TURN_MS + config.webhooks.timeoutMs + RECORD_MS).toISOString();
-  const rows: Claimed[] = [];
-  const fresh = state.newest > state.frontier;
+  const held = state.leaseUntil !== null && state.leaseUntil > at;
+  const fresh = state.newest > state.frontier && !held;
+  let range: Range | undefined;
   if (fresh) {
-    const upTo = Math.min(state.newest, state.frontier + NEW_EVENTS);
-    const { claimed } = await run(db, fanOut, { from: state.frontier, upTo, now: at, until, token, n });
-    // Claimed in the batch that moved the frontier to `upTo` (its RETURNING ran before that step).
-    rows.push(...claimed.map((s) => ({ ...s, frontier: upTo })));
+    const [from, upTo, token] = [state.frontier, Math.min(state.newest, state.frontier + NEW_EVENTS), crypto.randomUUID()];
+    const { members } = await run(db, fanOut, { from, upTo, now: at, until, token, n });
+    if (members.length > 0) range = { from, upTo, token, claimedAt, until, members: members.map((s) => ({ ...s, reach: upTo })) };
   }
   // Subscriptions behind the frontier are served beside new events, not after a burst of them.
-  if (rows.length < n && state.nextDue !== null && state.nextDue <= at)
-    rows.push(...(await execute(db, claimDue, { now: at, until, token, n: n - rows.length })));
-  if (!fresh && rows.length === 0) return undefined;
-  return { rows, progress: fresh || rows.length > 0, token, claimedAt };
+  const room = n - (range?.members.length ?? 0);
+  const token = crypto.randomUUID();
+  const rows = room > 0 && state.nextDue !== null && state.nextDue <= at ? await execute(db, claimDue, { now: at, until, token, n: room }) : [];
+  const rangeHeld = held && state.newest > state.frontier;
+  if (!fresh && rows.length === 0 && !rangeHeld) return undefined;
+  return { rows, range, progress: fresh || rows.length > 0, token, claimedAt, rangeHeld };
 }
 
 /** Add `done`'s counts to `report`, and count them in the metrics and `signals`. */
@@ -109,19 +117,38 @@ function add(report: TurnReport, done: TurnReport, signals: WebhookSignals | und
   signals?.record(done.subscriptions);
 }
 
-/** Run the turn of claimed `s` within its share of `slots`, in a span of its own (a poll that finds nothing makes none): its counts. */
-async function turnInSlots(db: Database, s: Claimed, turn: Parameters<typeof takeTurn>[2], slots: SendSlots): Promise<TurnReport> {
+/** Run `turn` of claimed `s` within its share of `slots` (the sends it may have in flight), in a span of its own: its counts. */
+async function turnInSlots(s: Claimed, slots: SendSlots, turn: (inFlight: number) => Promise<TurnReport>): Promise<TurnReport> {
   const share = slots.share(s);
   slots.held += share;
   try {
     return await inSpan("petstore.webhook.round", { "petstore.webhook.id": s.id }, async (span) => {
-      const done = await takeTurn(db, s, { ...turn, inFlight: share });
+      const done = await turn(share);
       span.setAttributes({ "petstore.webhook.attempted": done.attempted, "petstore.webhook.delivered": done.delivered });
       return done;
     });
   } finally {
     slots.held -= share;
   }
+}
+
+/** The turns of claim `claim`: each due subscription's, and each member's of its range (recorded by the range's close). */
+function turnsOf(db: Database, claim: NonNullable<Claim>, send: SendOptions, slots: SendSlots, rangeMs?: number): Promise<TurnReport>[] {
+  const { token, claimedAt, range } = claim;
+  const turns = claim.rows.map((s) => turnInSlots(s, slots, (inFlight) => takeTurn(db, s, { ...send, token, claimedAt, inFlight })));
+  if (!range) return turns;
+  const held = { ...send, token: range.token, claimedAt: range.claimedAt };
+  const closing = new RangeClose(db, range, held, rangeMs);
+  const bounds = { from: range.from, upTo: range.upTo, keepPlace: false };
+  for (const s of range.members)
+    turns.push(
+      turnInSlots(s, slots, async (inFlight) => {
+        const played = await playTurn(db, s, bounds, { ...held, inFlight });
+        await closing.finish(s, played);
+        return played.report;
+      }),
+    );
+  return turns;
 }
 
 /** Run the delivery pipeline until nothing is due, the budget is spent or time is up (all zeros when webhooks are disabled). @throws the driver's error. */
@@ -135,8 +162,8 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
   const send: SendOptions = { ...options, random: options.random ?? Math.random, stop, slot: (f) => slots.run(f), quota: { left: options.budget ?? 2000 } };
   const out = new Set<Promise<void>>();
   const failures: unknown[] = [];
-  const start = (s: Claimed, token: string, claimedAt: Date) => {
-    const running: Promise<void> = turnInSlots(db, s, { ...send, token, claimedAt }, slots)
+  const start = (turn: Promise<TurnReport>) => {
+    const running: Promise<void> = turn
       .then(
         (done) => add(report, done, options.signals),
         (error: unknown) => void failures.push(error),
@@ -145,12 +172,18 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
     out.add(running);
   };
   let learning = options.poll !== true && options.interest?.stale() === true;
+  // New events wait for a range another run holds: look again while it may still close (RANGE_MS), not for a dead holder's lease.
+  let heldSince: number | undefined;
+  const waitForRange = (held: boolean): boolean => {
+    heldSince = held ? (heldSince ?? Date.now()) : undefined;
+    return heldSince !== undefined && Date.now() - heldSince <= RANGE_MS + RECORD_MS;
+  };
   while (!stop() && send.quota.left > 0 && failures.length === 0) {
     const claim = slots.free() > 0 ? await claimSome(db, slots.free(), options, learning) : undefined;
     learning = false;
-    for (const s of claim?.rows ?? []) start(s, claim!.token, claim!.claimedAt);
+    if (claim) turnsOf(db, claim, send, slots, options.rangeMs).forEach(start);
     if (claim?.progress) continue;
-    if (out.size === 0 && slots.free() > 0) break;
+    if (out.size === 0 && slots.free() > 0 && !waitForRange(claim?.rangeHeld === true)) break;
     await Promise.race([...out, delay(250), ...(options.wake ? [options.wake()] : [])]);
   }
   await Promise.all(out);

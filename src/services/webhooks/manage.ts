@@ -9,7 +9,7 @@ import { generateWebhookSecret, isWebhookSecret } from "./signing";
 import { webhookTargetProblem } from "../../domain/webhook-target";
 import { placeholders } from "../../db/placeholders";
 import { toWebhook, WEBHOOK } from "./subscriptions";
-import { frontier, newestEvent } from "./claims";
+import { frontier, heldRangeUntil, liveMember, newestEvent, rangeToken, reachAt } from "./frontier";
 import { ROTATION_OVERLAP_MS, rotatedSecrets } from "./secrets";
 
 const byId = params<{ id: number }>();
@@ -49,9 +49,15 @@ const c = params<ChangeValues>();
  */
 const appended = sql`CASE WHEN json_extract(${c("history")}, '$[#-1].upTo') = ${newestEvent} THEN ${c("history")}
   ELSE json_insert(${c("history")}, '$[#]', json_object('upTo', ${newestEvent}, 'events', json(${webhooks.events}))) END`;
+/** A re-type of a live range's member: it becomes the range's own claim, at the range's start (the range's close records it). */
+const memberRetyped = sql`(${c("retype")} AND ${liveMember(sql`${c("now")}`)})`;
 /** Its next due time: a claim keeps its own; paused, never; resumed or re-typed, now (a re-type makes it read the log itself from its place). */
-const dueAfter = sql`CASE WHEN ${webhooks.leaseToken} IS NOT NULL THEN ${webhooks.dueAt} WHEN NOT ${c("enabled")} THEN NULL
-  WHEN ${c("resume")} THEN ${c("now")} WHEN ${c("retype")} THEN coalesce(${webhooks.dueAt}, ${c("now")}) ELSE ${webhooks.dueAt} END`;
+const dueAfter = sql`CASE WHEN ${memberRetyped} THEN ${heldRangeUntil} WHEN ${webhooks.leaseToken} IS NOT NULL THEN ${webhooks.dueAt}
+  WHEN NOT ${c("enabled")} THEN NULL WHEN ${c("resume")} THEN ${c("now")} WHEN ${c("retype")} THEN coalesce(${webhooks.dueAt}, ${c("now")})
+  ELSE ${webhooks.dueAt} END`;
+/** A re-typed subscription reads the log itself: from its place, from the frontier (a live range's member) or from the reach (done up to it). */
+const placeAfter = sql`CASE WHEN NOT ${c("retype")} THEN ${webhooks.place} WHEN ${memberRetyped} THEN ${frontier}
+  ELSE coalesce(${webhooks.place}, ${reachAt(sql`${c("now")}`)}) END`;
 const changing = plan({
   subscription: c.statement(
     qb
@@ -60,8 +66,9 @@ const changing = plan({
         ...placeholders(c, ["url", "events", "enabled", "ordering", "maxInFlight", "rateLimit"]),
         typesSince: sql`CASE WHEN ${c("retype")} THEN ${newestEvent} ELSE ${webhooks.typesSince} END`,
         previousEvents: sql`CASE WHEN ${c("retype")} THEN ${appended} ELSE ${webhooks.previousEvents} END`,
-        place: sql`CASE WHEN ${c("retype")} THEN coalesce(${webhooks.place}, ${frontier}) ELSE ${webhooks.place} END`,
+        place: placeAfter,
         dueAt: dueAfter,
+        leaseToken: sql`CASE WHEN ${memberRetyped} THEN ${rangeToken} ELSE ${webhooks.leaseToken} END`,
         status: sql`CASE WHEN ${c("resume")} THEN 'active' ELSE ${webhooks.status} END`,
         failingSince: sql`CASE WHEN ${c("resume")} THEN NULL ELSE ${webhooks.failingSince} END`,
       })

@@ -19,8 +19,8 @@ import {
 import { type Claimed, dueRedeliveries, eventSpan, release } from "./claims";
 import { dropRedelivery } from "./outcomes";
 
-/** Events a turn reads after its subscription's place. */
-const WINDOW = 100;
+/** Events a turn reads after its subscription's place; how soon a subscription re-typed ahead of the reach looks again, ms. */
+const [WINDOW, RECHECK_MS] = [100, 1_000];
 
 /** A turn's reads, one snapshot: the events after the place (none when the stream is not due) and the redeliveries due. */
 const turnReads = plan({ window: statement(eventSpan), redeliveries: statement(dueRedeliveries) });
@@ -28,22 +28,58 @@ const turnReads = plan({ window: statement(eventSpan), redeliveries: statement(d
 /** What a turn needs beside sending: its claim (`token`, taken at `claimedAt`). */
 export type TurnOptions = SendOptions & { token: string; claimedAt: Date };
 
-/** Send what is due to claimed subscription `s` and record it, releasing the claim: the counts. @throws the driver's error. */
-export async function takeTurn(db: Database, s: Claimed, options: TurnOptions): Promise<TurnReport> {
-  const now = options.claimedAt.toISOString();
+/** A turn's stream: the events after `from` up to `upTo`; `keepPlace`: it sends none (claimed at NULL), a place set meanwhile stays. */
+export interface Bounds {
+  from: number;
+  upTo: number;
+  keepPlace: boolean;
+}
+
+/** A claimed subscription's bounds at `now`: from its place to the reach, if its stream is due; none when it is at NULL. */
+export function claimBounds(s: Claimed, now: string): Bounds {
+  if (s.place === null) return { from: s.reach, upTo: s.reach, keepPlace: true };
   const streamDue = s.attempts === 0 || (s.retryAt !== null && s.retryAt <= now);
-  const from = s.place ?? s.frontier;
-  const upTo = streamDue ? Math.max(from, s.frontier) : from;
+  return { from: s.place, upTo: streamDue ? Math.max(s.place, s.reach) : s.place, keepPlace: false };
+}
+
+/** A turn sent, not yet recorded: its counts, its writes, what its release sets, and whether it is `clean` (see `Release`). */
+export interface Played {
+  report: TurnReport;
+  writes: PlanRun[];
+  release: ReturnType<typeof settle>["release"] & { keepPlace: boolean; clean: boolean };
+}
+
+/** Read what is due to `s` within `bounds`, send it: what to record. Never writes. @throws the driver's error. */
+export async function playTurn(db: Database, s: Claimed, bounds: Bounds, options: TurnOptions): Promise<Played> {
+  const { from, upTo, keepPlace } = bounds;
+  const now = options.claimedAt.toISOString();
   const { window, redeliveries } = await read(db, turnReads, { from, upTo, limit: WINDOW, webhookId: s.id, now, count: CHAIN });
   const drops: PlanRun[] = [];
   const planned = planTurn(s, window, redeliveries, drops, window.length < WINDOW ? upTo : window.at(-1)!.id);
   const sent = await sendChain(s, planned.chain, options.claimedAt.getTime() + TURN_MS, options);
-  const settled = settle(planned, sent, options);
+  const { writes, release, report } = settle(planned, sent, options);
+  const streamOnly = redeliveries.length === 0 && sent.length === planned.chain.length && report.delivered === sent.length;
+  const clean = streamOnly && release.place >= upTo && release.attempts === 0 && release.status === null && s.failingSince === null;
+  return { report, writes: [...drops, ...writes], release: { ...release, keepPlace, clean } };
+}
+
+/** The write that releases `played`'s subscription, claimed by `token` (`member`: its share of the range `token` holds). */
+export function releasing(played: Played, token: string, member: boolean, options: Pick<SendOptions, "config" | "now">): PlanRun {
   const at = options.now();
-  const disableBefore = new Date(at.getTime() - options.config.webhooks.disableAfterHours * 3_600_000).toISOString();
-  const releasing = withValues(release, { ...settled.release, token: options.token, now: at.toISOString(), disableBefore });
-  await runEach(db, [...drops, ...settled.writes, releasing]);
-  return settled.report;
+  const hoursMs = options.config.webhooks.disableAfterHours * 3_600_000;
+  const times = {
+    now: at.toISOString(),
+    recheckAt: new Date(at.getTime() + RECHECK_MS).toISOString(),
+    disableBefore: new Date(at.getTime() - hoursMs).toISOString(),
+  };
+  return withValues(release, { ...played.release, ...times, token, member });
+}
+
+/** Send what is due to claimed subscription `s` and record it, releasing the claim: the counts. @throws the driver's error. */
+export async function takeTurn(db: Database, s: Claimed, options: TurnOptions): Promise<TurnReport> {
+  const played = await playTurn(db, s, claimBounds(s, options.claimedAt.toISOString()), options);
+  await runEach(db, [...played.writes, releasing(played, options.token, false, options)]);
+  return played.report;
 }
 
 /** The turn's messages: the redeliveries (those whose event retention removed are dropped), then the wanted events of the window, which reached `scanned`. */

@@ -1,0 +1,73 @@
+/** A range of the log sent to the subscriptions at the frontier (docs/webhooks.md#design): one write batch closes it with its members' entries. */
+import type { Database } from "../../db/client";
+import { type PlanRun, runEach, withValues } from "../../db/plan";
+import type { Claimed } from "./claims";
+import { closeRange, detach } from "./frontier";
+import { type Played, releasing, type TurnOptions } from "./turn";
+
+/** How long a range waits for its members before those still sending go on under claims of their own, ms. */
+export const RANGE_MS = 1_000;
+
+/** A run's hold on the frontier: events (`from`, `upTo`] for its `members`, held by `token` from `claimedAt` until `until` (ISO 8601). */
+export interface Range {
+  from: number;
+  upTo: number;
+  token: string;
+  claimedAt: Date;
+  until: string;
+  members: Claimed[];
+}
+
+/**
+ * The close of a range: when every member's turn is played, or `RANGE_MS` after it began, one batch records the finished members' entries
+ * (writing a member's row only when its turn left more than a caught-up place), gives each member still sending a claim of its own, and
+ * moves the frontier to the range's end. A member that finishes later records itself with its own claim's release.
+ */
+export class RangeClose {
+  private readonly played = new Map<number, Played>();
+  private closed: Promise<void> | undefined;
+  private readonly timer: ReturnType<typeof setTimeout>;
+  private started = () => {};
+  private readonly closing = new Promise<void>((resolve) => (this.started = resolve));
+
+  constructor(
+    private readonly db: Database,
+    private readonly range: Range,
+    private readonly options: TurnOptions,
+    waitMs = RANGE_MS,
+  ) {
+    this.timer = setTimeout(() => void this.close().catch(() => undefined), waitMs);
+    (this.timer as { unref?: () => void }).unref?.();
+  }
+
+  /** Record member `s`'s `played` turn: in the close, or after it under its own claim. Resolves when it is written. @throws the driver's error. */
+  async finish(s: Claimed, played: Played): Promise<void> {
+    if (this.closed) {
+      await this.closed;
+      await runEach(this.db, [...played.writes, releasing(played, this.range.token, false, this.options)]);
+      return;
+    }
+    this.played.set(s.id, played);
+    await (this.played.size === this.range.members.length ? this.close() : this.whenClosed());
+  }
+
+  /** Resolves when the close is written (it starts `RANGE_MS` after the range at the latest). */
+  private async whenClosed(): Promise<void> {
+    await this.closing;
+    await this.closed;
+  }
+
+  /** Write the close once. @throws the driver's error. */
+  private close(): Promise<void> {
+    this.closed ??= (async () => {
+      clearTimeout(this.timer);
+      this.started();
+      const { token, from, until } = this.range;
+      const writes: PlanRun[] = [];
+      for (const played of this.played.values()) writes.push(...played.writes, releasing(played, token, true, this.options));
+      for (const s of this.range.members) if (!this.played.has(s.id)) writes.push(withValues(detach, { id: s.id, token, from, until }));
+      await runEach(this.db, [...writes, withValues(closeRange, { token })]);
+    })();
+    return this.closed;
+  }
+}
