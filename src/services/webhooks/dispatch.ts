@@ -9,12 +9,12 @@ import { recordDeliveries } from "../../telemetry/metrics";
 import { detached, inSpan } from "../../telemetry/spans";
 import { addOutcome, type WebhookSignals } from "../../telemetry/webhooks";
 import { emptyReport, type SendOptions, TURN_MS, type TurnReport } from "./chain";
-import { type Claimed, claimDue } from "./claims";
+import { type Claimed, claimDue, eventSpan } from "./claims";
 import type { FetchFn } from "./delivery";
 import type { SubscribedTypes } from "./interest";
 import { fanOut, probe } from "./frontier";
 import { type Range, RANGE_MS, RangeClose } from "./range";
-import { playTurn, takeTurn } from "./turn";
+import { playTurn, takeTurn, WINDOW } from "./turn";
 
 /** Events one fan-out takes past the frontier; a claim lasts its turn's sending time, the attempt timeout and `RECORD_MS` for recording. */
 const [NEW_EVENTS, RECORD_MS] = [100, 1_000];
@@ -140,10 +140,12 @@ function turnsOf(db: Database, claim: NonNullable<Claim>, send: SendOptions, slo
   const held = { ...send, token: range.token, claimedAt: range.claimedAt };
   const closing = new RangeClose(db, range, held, rangeMs);
   const bounds = { from: range.from, upTo: range.upTo, keepPlace: false };
+  const window = execute(db, eventSpan, { from: range.from, upTo: range.upTo, limit: WINDOW });
+  window.catch(() => undefined); // each member's turn meets the failure
   for (const s of range.members)
     turns.push(
       turnInSlots(s, slots, async (inFlight) => {
-        const played = await playTurn(db, s, bounds, { ...held, inFlight });
+        const played = await playTurn(db, s, bounds, { ...held, inFlight }, window);
         await closing.finish(s, played);
         return played.report;
       }),

@@ -20,7 +20,7 @@ import { type Claimed, dueRedeliveries, eventSpan, release } from "./claims";
 import { dropRedelivery } from "./outcomes";
 
 /** Events a turn reads after its subscription's place; how soon a subscription re-typed ahead of the reach looks again, ms. */
-const [WINDOW, RECHECK_MS] = [100, 1_000];
+export const [WINDOW, RECHECK_MS] = [100, 1_000];
 
 /** A turn's reads, one snapshot: the events after the place (none when the stream is not due) and the redeliveries due. */
 const turnReads = plan({ window: statement(eventSpan), redeliveries: statement(dueRedeliveries) });
@@ -49,11 +49,17 @@ export interface Played {
   release: ReturnType<typeof settle>["release"] & { keepPlace: boolean; clean: boolean };
 }
 
-/** Read what is due to `s` within `bounds`, send it: what to record. Never writes. @throws the driver's error. */
-export async function playTurn(db: Database, s: Claimed, bounds: Bounds, options: TurnOptions): Promise<Played> {
+/**
+ * Read what is due to `s` within `bounds`, send it: what to record. Never writes. `shared`: the window, read once for a range's members
+ * (then only a member with redeliveries due reads). @throws the driver's error.
+ */
+export async function playTurn(db: Database, s: Claimed, bounds: Bounds, options: TurnOptions, shared?: Promise<EventRow[]>): Promise<Played> {
   const { from, upTo, keepPlace } = bounds;
   const now = options.claimedAt.toISOString();
-  const { window, redeliveries } = await read(db, turnReads, { from, upTo, limit: WINDOW, webhookId: s.id, now, count: CHAIN });
+  const { window, redeliveries } =
+    shared && (s.dueAt === null || s.dueAt > now)
+      ? { window: await shared, redeliveries: [] }
+      : await read(db, turnReads, { from, upTo, limit: WINDOW, webhookId: s.id, now, count: CHAIN });
   const drops: PlanRun[] = [];
   const planned = planTurn(s, window, redeliveries, drops, window.length < WINDOW ? upTo : window.at(-1)!.id);
   const sent = await sendChain(s, planned.chain, options.claimedAt.getTime() + TURN_MS, options);
