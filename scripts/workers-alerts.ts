@@ -2,7 +2,7 @@
  * The Worker's alerts (docs/monitoring/workers-alerts.json) evaluated over its JSON log lines (docs/runbook.md#alerts-on-workers):
  * `npm run alerts:workers < lines.jsonl` prints the alerts that fire and exits 1 when any does. It reads the service's own lines, or
  * `wrangler tail --format json` events, or a Workers Logs export, one JSON object a line; test/worker/workers-alerts.test.ts runs the
- * same evaluation on what a real local Worker writes.
+ * same evaluation on what a real local Worker writes, and scripts/workers-alerts-page.ts on a schedule, on Workers Logs.
  */
 import { readFileSync } from "node:fs";
 
@@ -39,15 +39,16 @@ export interface Firing {
   runbook_url: string;
 }
 
-type Line = Record<string, unknown>;
+/** One JSON line the Worker logged, parsed. */
+export type Line = Record<string, unknown>;
 
 /** The alerts of docs/monitoring/workers-alerts.json. */
 export function loadWorkersAlerts(path = new URL("../docs/monitoring/workers-alerts.json", import.meta.url)): WorkersAlert[] {
   return (JSON.parse(readFileSync(path, "utf8")) as { alerts: WorkersAlert[] }).alerts;
 }
 
-/** Milliseconds of a window such as `5m`, `1h`, `30s`. */
-function windowMs(window: string): number {
+/** Milliseconds of a window such as `5m`, `1h`, `30s`. @throws Error for another form. */
+export function windowMs(window: string): number {
   const [, amount, unit] = /^(\d+)([smh])$/.exec(window) ?? [];
   if (!amount || !unit) throw new Error(`a window is a number and s, m or h: ${window}`);
   return Number(amount) * { s: 1_000, m: 60_000, h: 3_600_000 }[unit as "s" | "m" | "h"];

@@ -1,8 +1,9 @@
 /**
  * A local fake of the Cloudflare API v4 (https://developers.cloudflare.com/api/)
  * for the endpoints `wrangler deploy` and `wrangler delete` call, plus the
- * Workers list that `npm run preview -- --prune` reads. Point wrangler at it
- * with `CLOUDFLARE_API_BASE_URL=<fake.baseUrl>`.
+ * Workers list that `npm run preview -- --prune` reads and the Workers
+ * Observability telemetry query that `npm run alerts:workers:page` reads. Point
+ * wrangler (or the script) at it with `CLOUDFLARE_API_BASE_URL=<fake.baseUrl>`.
  *
  * It keeps state (Workers with their bindings and schedules, one account with
  * a workers.dev subdomain), answers in the API's envelope
@@ -52,6 +53,15 @@ export interface FakeCloudflareOptions {
   workers?: string[];
 }
 
+/** A Workers Logs event as the telemetry query's `result.events.events` holds it (the members the fake reads). */
+export interface FakeTelemetryEvent {
+  $metadata: { id: string; service: string; [key: string]: unknown };
+  timestamp: number;
+  source: unknown;
+  dataset: string;
+  [key: string]: unknown;
+}
+
 const API_PREFIX = "/client/v4";
 
 export class FakeCloudflareApi {
@@ -61,6 +71,12 @@ export class FakeCloudflareApi {
   readonly workers = new Map<string, FakeWorker>();
   /** When set, deleting a Worker answers 500 with this message. */
   failDeletes: string | undefined;
+  /** The account's Workers Logs events, for the telemetry query. */
+  telemetryEvents: FakeTelemetryEvent[] = [];
+  /** Events per answer at most, whatever the request's `limit`: a client must follow the cursor. */
+  telemetryPageSize = 10;
+  /** When set, the telemetry query answers this status with this error. */
+  failTelemetry: { status: number; code: number; message: string } | undefined;
   private port = 0;
 
   private constructor(
@@ -141,6 +157,7 @@ export class FakeCloudflareApi {
     if (method === "GET" && rest === "/workers/subdomain") return ok({ subdomain: this.options.subdomain });
     if (method === "GET" && rest === "/workers/scripts") return ok([...this.workers.keys()].map((id) => ({ id })));
     if (method === "GET" && (rest === "/storage/kv/namespaces" || rest === "/workers/durable_objects/namespaces")) return ok([]);
+    if (method === "POST" && rest === "/workers/observability/telemetry/query") return this.telemetryQuery(r.json);
 
     const service = /^\/workers\/services\/([^/]+)$/.exec(rest);
     if (service) {
@@ -222,6 +239,43 @@ export class FakeCloudflareApi {
     }
     return undefined;
   }
+
+  /**
+   * "Run a query" (https://developers.cloudflare.com/api/resources/workers/subresources/observability/subresources/telemetry/methods/query/),
+   * view `events`: the events of the timeframe that pass every `$metadata.service` `eq` filter, newest first, from the one after
+   * `offset` (an event's `$metadata.id`), `limit` (and `telemetryPageSize`) at most. Another view or filter answers 400.
+   */
+  private telemetryQuery(body: unknown): { status: number; body: unknown } {
+    const bad = (message: string) => ({ status: 400, body: envelope(null, [{ code: 10001, message: `fake: ${message}` }]) });
+    if (this.failTelemetry)
+      return { status: this.failTelemetry.status, body: envelope(null, [{ code: this.failTelemetry.code, message: this.failTelemetry.message }]) };
+    const query = (body ?? {}) as TelemetryQuery;
+    const { from, to } = query.timeframe ?? {};
+    if (typeof query.queryId !== "string" || !query.queryId || typeof from !== "number" || typeof to !== "number" || from >= to) {
+      return bad("a query needs queryId and timeframe {from, to} (ms)");
+    }
+    if (query.view !== "events") return bad(`view ${String(query.view)} is not served`);
+    const filters = query.parameters?.filters ?? [];
+    if (filters.some((f) => f.key !== "$metadata.service" || f.operation !== "eq" || f.type !== "string")) return bad("only $metadata.service eq filters");
+    const matching = this.telemetryEvents
+      .filter((event) => event.timestamp >= from && event.timestamp <= to && filters.every((f) => event.$metadata.service === f.value))
+      .sort((a, b) => b.timestamp - a.timestamp);
+    const start = query.offset === undefined ? 0 : matching.findIndex((event) => event.$metadata.id === query.offset) + 1;
+    const events = matching.slice(start, start + Math.min(query.limit ?? 50, this.telemetryPageSize));
+    const run = { id: `run-${this.requests.length}`, dry: false, status: "COMPLETED", timeframe: { from, to } };
+    const statistics = { bytes_read: 0, elapsed: 0, rows_read: matching.length };
+    return { status: 200, body: envelope({ run, statistics, events: { count: matching.length, events } }) };
+  }
+}
+
+/** A telemetry query's body: the members of "Run a query" the fake serves (view `events`, `$metadata.service` filters, cursor). */
+interface TelemetryQuery {
+  queryId?: unknown;
+  timeframe?: { from?: unknown; to?: unknown };
+  view?: unknown;
+  limit?: number;
+  offset?: string;
+  parameters?: { filters?: { key?: string; operation?: string; type?: string; value?: unknown }[] };
 }
 
 function envelope(result: unknown, errors: { code: number; message: string }[] = []) {
