@@ -65,6 +65,11 @@ export class Receiver {
     return new Promise((resolve) => this.waiters.push({ path, count, resolve }));
   }
 
+  /** Requests to `path` that arrived, answered or still hanging. */
+  arrivals(path: string): number {
+    return this.counts.get(path) ?? 0;
+  }
+
   /** Answer requests to `path` with `behaviour(n)` for the n-th request. */
   on(path: string, behaviour: Behaviour): this {
     this.behaviours.set(path, behaviour);

@@ -22,7 +22,7 @@ export function isolateDispatch(
   withRoundTrips: (db: Database, n: number) => Database,
 ): (db: Database) => Promise<void> {
   const fetch = workerWebhookFetch({ egress: config.webhooks.egress, allowPrivate: config.webhooks.allowPrivateTargets });
-  // The isolate's run with send slots free, if any (plain data): a write wakes it instead of starting a run that would contend with it.
+  // The isolate's newest run, if it has send slots free (plain data): a write wakes it instead of starting a run that would contend with it.
   let open: { slots: SendSlots; nudges: Nudges } | undefined;
   return async (db) => {
     if (open && open.slots.free() > 0) return open.nudges.wake();
@@ -30,7 +30,8 @@ export function isolateDispatch(
     // Each run its own slots: an invocation's connections are its own, and a send's timeout starts when its slot is free.
     const slots = new SendSlots(Math.min(DISPATCH_CONNECTIONS.sends, config.webhooks.concurrency));
     const run = { slots, nudges: new Nudges() };
-    open ??= run;
+    // A run whose slots its sends fill (receivers that hang) leaves the next writes to this one.
+    if (!open || open.slots.free() === 0) open = run;
     try {
       const report = await dispatchDue(bounded, { config, interest, now: () => new Date(), fetch, slots, wake: run.nudges.wait });
       if (report.attempted === 0) return;

@@ -5,8 +5,8 @@ import type { Claimed } from "./claims";
 import { closeRange, detach } from "./frontier";
 import { type Played, releasing, type TurnOptions } from "./turn";
 
-/** How long a range waits for its members before those still sending go on under claims of their own, ms. */
-export const RANGE_MS = 1_000;
+/** How long a range waits for its members before those still sending go on under claims of their own, ms: new events wait at most this long. */
+export const RANGE_MS = 250;
 
 /** A run's hold on the frontier: events (`from`, `upTo`] for its `members`, held by `token` from `claimedAt` until `until` (ISO 8601). */
 export interface Range {
