@@ -5,7 +5,8 @@
  * Isolation between subscribers: three fast subscriptions beside a fourth that is slow, never answers, fails, is deleted or is
  * changed mid-round, under a burst of POST /pets from 8 clients; the fast ones' lag (arrival − the write's response) per kind, on
  * Node (one server process) and on the Worker (workerd), each on sqld; and the deliveries per second to one `ordering: "none"`
- * subscription whose receiver answers in 100 ms. With `--before DIR`, an older checkout runs before each run of this one.
+ * subscription whose receiver answers in 100 ms; and (Node, kind `killed`) two server processes on one sqld, one SIGKILLed mid-burst.
+ * With `--before DIR`, an older checkout runs before each run of this one.
  * README: bench/README.md#isolation.
  */
 import type { ChildProcess } from "node:child_process";
@@ -20,7 +21,7 @@ import { type Behaviour, burst, call, type HookReceiver, percentile, startHookRe
 import { UNLIMITED } from "./scenarios";
 import { seed, startServer, stopGracefully } from "./webhooks-harness";
 
-const KINDS = ["alone", "slow", "hang", "failing", "deleted", "changed", "none"] as const;
+const KINDS = ["alone", "slow", "hang", "failing", "deleted", "changed", "none", "killed"] as const;
 type Kind = (typeof KINDS)[number];
 type Runtime = "node" | "worker";
 
@@ -51,6 +52,8 @@ interface Plan {
   fourth?: { behaviour: Behaviour; settings?: Record<string, unknown>; actions?: Action[] };
   /** Only the fourth, unordered (kind `none`): its rate is the result. */
   alone?: boolean;
+  /** Node: a second server process on the same database that polls every 100 ms, SIGKILLed this long into the burst. */
+  killAtMs?: number;
 }
 
 const patch = (atMs: number, body: unknown): Action => ({ atMs, method: "PATCH", path: (id) => `/webhooks/${id}`, body });
@@ -75,6 +78,11 @@ const PLANS: Record<Kind, Plan> = {
         { atMs: 2000, method: "POST", path: (id) => `/webhooks/${id}/secret/rotate`, body: {} },
       ],
     },
+  },
+  killed: {
+    label: "3 fast + 1 answering in 9 s; of 2 processes, one SIGKILLed at 1 s",
+    fourth: { behaviour: { delayMs: 9000, status: 204 } },
+    killAtMs: 1000,
   },
   none: {
     label: '1 `ordering: "none"`, answering in 100 ms',
@@ -101,22 +109,31 @@ interface Result {
 const number = (name: keyof typeof values) => Number(values[name]);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The service under test: its base URL, a count of its `dispatch failed` lines, and how to stop it. */
+/** The service under test: its base URL, a count of its `dispatch failed` lines, how to stop it, and (kind `killed`) to SIGKILL its second process. */
 interface Service {
   base: string;
   failedLines(): number;
   stop(): Promise<void>;
+  kill?: () => void;
 }
 
-/** One Node server process of `checkout` on `databaseUrl`. */
-async function nodeService(checkout: string, databaseUrl: string): Promise<Service> {
+/** One Node server process of `checkout` on `databaseUrl`; `second`: and another on it that polls every 100 ms. */
+async function nodeService(checkout: string, databaseUrl: string, second = false): Promise<Service> {
   const children: ChildProcess[] = [];
-  const server = await startServer(checkout, { DATABASE_URL: databaseUrl }, children);
+  const env = { DATABASE_URL: databaseUrl, ...(second ? { WEBHOOK_POLL_MS: "100" } : {}) };
+  const servers = [await startServer(checkout, env, children)];
+  if (second) servers.push(await startServer(checkout, env, children));
   let failed = 0;
   const count = (chunk: Buffer) => (failed += chunk.toString("utf8").split("dispatch failed").length - 1);
-  server.child.stdout!.on("data", count);
-  server.child.stderr!.on("data", count);
-  return { base: server.base, failedLines: () => failed, stop: () => stopGracefully(server.child) };
+  for (const { child } of servers) child.stdout!.on("data", count);
+  for (const { child } of servers) child.stderr!.on("data", count);
+  const live = () => servers.filter(({ child }) => child.exitCode === null && child.signalCode === null);
+  return {
+    base: servers[0]!.base,
+    failedLines: () => failed,
+    stop: async () => void (await Promise.all(live().map(({ child }) => stopGracefully(child)))),
+    kill: second ? () => servers[1]!.child.kill("SIGKILL") : undefined,
+  };
 }
 
 /** `checkout`'s Worker under workerd (its scripts/local-worker.ts) on `databaseUrl`; its log lines pass through this process. */
@@ -181,7 +198,8 @@ async function measure(runtime: Runtime, code: Result["code"], checkout: string,
     const behaviours = new Map<string, Behaviour>(fast.map((name) => [name, latency]));
     if (plan.fourth) behaviours.set("fourth", plan.fourth.behaviour);
     receiver = await startHookReceiver(behaviours);
-    service = runtime === "node" ? await nodeService(checkout, sqld.url) : await workerService(checkout, sqld.url);
+    if (plan.killAtMs !== undefined && runtime !== "node") throw new Error(`kind ${kind} runs on Node only`);
+    service = runtime === "node" ? await nodeService(checkout, sqld.url, plan.killAtMs !== undefined) : await workerService(checkout, sqld.url);
     const { base } = service;
     const ids = new Map<string, number>();
     for (const name of behaviours.keys()) {
@@ -195,7 +213,9 @@ async function measure(runtime: Runtime, code: Result["code"], checkout: string,
       const res = await call(base, key, action.method, action.path(ids.get("fourth")!), action.body);
       if (res.status >= 300) problems.push(`${action.method} ${action.path(ids.get("fourth")!)} answered ${res.status}`);
     });
+    const killing = plan.killAtMs === undefined ? undefined : sleep(plan.killAtMs).then(() => service!.kill!());
     const answered = await burst(base, key, writes, number("clients"));
+    await killing;
     await Promise.all(actions);
     const watched = plan.alone ? ["fourth"] : fast;
     const distinct = (name: string) => new Set((receiver!.arrivals.get(name) ?? []).map((a) => a.petId)).size;
@@ -262,6 +282,7 @@ async function main(): Promise<void> {
   for (let round = 1; round <= number("rounds"); round++) {
     for (const runtime of runtimes) {
       for (const kind of kinds) {
+        if (runtime === "worker" && PLANS[kind].killAtMs !== undefined) continue; // a Worker has no process to kill
         const codes: [Result["code"], string][] = values.before && kind !== "none" ? [["before", resolve(values.before)]] : [];
         codes.push(["after", ROOT]);
         for (const [code, checkout] of codes) {

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/client";
 import { readBacklogs } from "../../src/services/webhooks/backlog";
 import { dispatchDue } from "../../src/services/webhooks/dispatch";
+import { CLAIM_MS } from "../../src/services/webhooks/hold";
 import { updateWebhook } from "../../src/services/webhooks/manage";
 import { createCategory } from "../scenarios/categories.scenarios";
 import { createPet } from "../scenarios/pets.scenarios";
@@ -88,7 +89,7 @@ describe("webhook engine", () => {
     expect(backlogs[0]!.oldestAgeSeconds).toBeGreaterThanOrEqual(5);
   });
 
-  it("holds a dead process's subscriptions only until its claims end (the attempt timeout + 5 s); another process then delivers them", async () => {
+  it("holds a dead process's subscriptions only until its claims end (2 s after their last extension); another process then delivers them", async () => {
     const at = [`${rig.path}/a`, `${rig.path}/b`];
     const hooks: { secret: string }[] = [];
     for (const path of at) hooks.push(await subscribe(rig.h.api, rig.h.key, rig.receiver.url(path), ["category.created"]));
@@ -111,9 +112,9 @@ describe("webhook engine", () => {
     const dying = dispatchDue(its, { config: rig.h.config, now: rig.h.clock, fetch: never }).catch(() => undefined);
     await until(async () => sends === 2);
     alive = false;
-    // Another process: nothing to do while the claims last; after them (4 s of starting sends + the 5 s timeout + 1 s), both are delivered.
+    // Another process: nothing to do while the claims last; 2 s after them (the dead one extends nothing), both are delivered.
     expect(await rig.h.dispatch()).toMatchObject({ attempted: 0 });
-    rig.h.advance(4_000 + 5_000 + 1_000 + 1);
+    rig.h.advance(CLAIM_MS + 1);
     expect(await rig.h.dispatch()).toMatchObject({ delivered: 2 });
     for (const [i, path] of at.entries()) expect(rig.receiver.at(path).map((r) => verified(r, hooks[i]!.secret).data.id)).toEqual([c.id]);
     dead.abort();

@@ -12,7 +12,7 @@ import { webhookMessageId } from "./signing";
 
 /** Most messages one turn sends to a strict subscription, one after another. */
 export const CHAIN = 20;
-/** No send of a turn starts later than this after its claim, ms; a claim lasts this long plus the attempt timeout. */
+/** No send of a turn starts later than this after its claim, ms (its holder extends the claim while it sends). */
 export const TURN_MS = 4_000;
 
 export type EventRow = ResultOf<typeof eventSpan>[number];

@@ -4,7 +4,7 @@ import { qb } from "../../db/client";
 import { params, plan, type ResultOf } from "../../db/plan";
 import { events, webhookRedeliveries, webhooks } from "../../db/schema";
 import type { WebhookStatus } from "../../domain/webhooks";
-import { heldRange, liveMember, reachAt, SUBSCRIPTION } from "./frontier";
+import { heldRange, liveMember, reach, SUBSCRIPTION } from "./frontier";
 
 const w = webhooks;
 const r = webhookRedeliveries;
@@ -18,7 +18,7 @@ export const claimDue = due.prepare(
     .where(
       sql`${w.id} IN (SELECT ${w.id} FROM ${w} WHERE ${w.dueAt} <= ${due("now")} AND ${w.enabled} AND NOT ${liveMember(sql`${due("now")}`)} ORDER BY ${w.dueAt} LIMIT ${due("n")})`,
     )
-    .returning({ ...SUBSCRIPTION, reach: reachAt(sql`${due("now")}`) }),
+    .returning({ ...SUBSCRIPTION, reach }),
 );
 
 /** A subscription as a claim returns it. */
@@ -50,7 +50,6 @@ export interface Release {
   disableBefore: string;
 }
 const rel = params<Release>();
-const reach = reachAt(sql`${rel("now")}`);
 /** Its place after the turn (before NULL is considered). */
 const place = sql`CASE WHEN ${rel("keepPlace")} THEN coalesce(${w.place}, ${rel("place")}) ELSE ${rel("place")} END`;
 /** Every attempt failed for long enough: the subscription is disabled. */

@@ -8,15 +8,16 @@ import { loggableError } from "../../logger";
 import { recordDeliveries } from "../../telemetry/metrics";
 import { detached, inSpan } from "../../telemetry/spans";
 import { addOutcome, type WebhookSignals } from "../../telemetry/webhooks";
-import { emptyReport, type SendOptions, TURN_MS, type TurnReport } from "./chain";
+import { emptyReport, type SendOptions, type TurnReport } from "./chain";
 import { type Claimed, claimDue, eventSpan } from "./claims";
 import type { FetchFn } from "./delivery";
 import type { SubscribedTypes } from "./interest";
 import { fanOut, probe } from "./frontier";
+import { claimEnd, holding } from "./hold";
 import { type Range, RANGE_MS, RangeClose } from "./range";
 import { playTurn, takeTurn, WINDOW } from "./turn";
 
-/** Events one fan-out takes past the frontier; a claim lasts its turn's sending time, the attempt timeout and `RECORD_MS` for recording. */
+/** Events one fan-out takes past the frontier; how long past a range's wait a run waits for the range's close, ms. */
 const [NEW_EVENTS, RECORD_MS] = [100, 1_000];
 
 /**
@@ -91,14 +92,14 @@ async function claimSome(db: Database, n: number, options: DispatchOptions, lear
   if (!state) return undefined;
   const claimedAt = now();
   const at = claimedAt.toISOString();
-  const until = new Date(claimedAt.getTime() + TURN_MS + config.webhooks.timeoutMs + RECORD_MS).toISOString();
+  const until = claimEnd(claimedAt);
   const held = state.leaseUntil !== null && state.leaseUntil > at;
   const fresh = state.newest > state.frontier && !held;
   let range: Range | undefined;
   if (fresh) {
     const [from, upTo, token] = [state.frontier, Math.min(state.newest, state.frontier + NEW_EVENTS), crypto.randomUUID()];
     const { members } = await run(db, fanOut, { from, upTo, now: at, until, token, n });
-    if (members.length > 0) range = { from, upTo, token, claimedAt, until, members: members.map((s) => ({ ...s, reach: upTo })) };
+    if (members.length > 0) range = { from, upTo, token, claimedAt, members: members.map((s) => ({ ...s, reach: upTo })) };
   }
   // Subscriptions behind the frontier are served beside new events, not after a burst of them.
   const room = n - (range?.members.length ?? 0);
@@ -135,7 +136,9 @@ async function turnInSlots(s: Claimed, slots: SendSlots, turn: (inFlight: number
 /** The turns of claim `claim`: each due subscription's, and each member's of its range (recorded by the range's close). */
 function turnsOf(db: Database, claim: NonNullable<Claim>, send: SendOptions, slots: SendSlots, rangeMs?: number): Promise<TurnReport>[] {
   const { token, claimedAt, range } = claim;
-  const turns = claim.rows.map((s) => turnInSlots(s, slots, (inFlight) => takeTurn(db, s, { ...send, token, claimedAt, inFlight })));
+  const turns = claim.rows.map((s) =>
+    turnInSlots(s, slots, (inFlight) => holding(db, { id: s.id, token }, send.now, () => takeTurn(db, s, { ...send, token, claimedAt, inFlight }))),
+  );
   if (!range) return turns;
   const held = { ...send, token: range.token, claimedAt: range.claimedAt };
   const closing = new RangeClose(db, range, held, rangeMs);
@@ -144,11 +147,14 @@ function turnsOf(db: Database, claim: NonNullable<Claim>, send: SendOptions, slo
   window.catch(() => undefined); // each member's turn meets the failure
   for (const s of range.members)
     turns.push(
-      turnInSlots(s, slots, async (inFlight) => {
-        const played = await playTurn(db, s, bounds, { ...held, inFlight }, window);
-        await closing.finish(s, played);
-        return played.report;
-      }),
+      // A member's row is claimed only if it is still sending at the range's close: then its turn keeps that claim.
+      turnInSlots(s, slots, (inFlight) =>
+        holding(db, { id: s.id, token: range.token }, send.now, async () => {
+          const played = await playTurn(db, s, bounds, { ...held, inFlight }, window);
+          await closing.finish(s, played);
+          return played.report;
+        }),
+      ),
     );
   return turns;
 }

@@ -13,11 +13,15 @@ const one = <T>(column: SQL | typeof D.eventId | typeof D.leasedTo) => sql<T>`(S
 export const frontier = one<number>(sql`${D.eventId}`);
 /** The newest event's id (0: none). */
 export const newestEvent = sql<number>`coalesce((SELECT max(${events.id}) FROM ${events}), 0)`;
-/** How far the log is fanned out at `now`: the live range's end, else the frontier. A subscription at NULL that is no member is done up to it. */
-export const reachAt = (now: SQL) => one<number>(sql`coalesce(CASE WHEN ${D.leaseUntil} > ${now} THEN ${D.leasedTo} END, ${D.eventId})`);
-/** Whether the subscription (`webhooks` row in scope) is a member of the range live at `now`: its sends of the range are the range's. */
-export const liveMember = (now: SQL) =>
-  sql`(${w.place} IS NULL AND ${w.leaseToken} IS NULL AND ${w.id} IN (SELECT value FROM json_each(${one(sql`${D.members}`)})) AND ${one(sql`${D.leaseUntil}`)} > ${now})`;
+/**
+ * How far the log is fanned out: the range's end while one is taken (even past its lease: a range taken again after a crash reaches at
+ * least as far), else the frontier. A subscription at NULL that is no member of the range is done up to it.
+ */
+export const reach = one<number>(sql`coalesce(${D.leasedTo}, ${D.eventId})`);
+/** Whether the subscription (`webhooks` row in scope) is a member of the range, still to be sent it by the range's holder (or its successor). */
+export const member = sql`(${w.place} IS NULL AND ${w.leaseToken} IS NULL AND ${w.id} IN (SELECT value FROM json_each(${one(sql`${D.members}`)})))`;
+/** Whether it is a member of the range live at `now`: its sends of the range are the range's holder's. */
+export const liveMember = (now: SQL) => sql`(${member} AND ${one(sql`${D.leaseUntil}`)} > ${now})`;
 
 /** The range's holder and the end of its lease. */
 export const [rangeToken, heldRangeUntil] = [one<string | null>(sql`${D.leaseToken}`), one<string | null>(sql`${D.leaseUntil}`)];

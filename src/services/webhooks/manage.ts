@@ -9,7 +9,7 @@ import { generateWebhookSecret, isWebhookSecret } from "./signing";
 import { webhookTargetProblem } from "../../domain/webhook-target";
 import { placeholders } from "../../db/placeholders";
 import { toWebhook, WEBHOOK } from "./subscriptions";
-import { frontier, heldRangeUntil, liveMember, newestEvent, rangeToken, reachAt } from "./frontier";
+import { frontier, heldRangeUntil, liveMember, member, newestEvent, rangeToken, reach } from "./frontier";
 import { ROTATION_OVERLAP_MS, rotatedSecrets } from "./secrets";
 
 const byId = params<{ id: number }>();
@@ -55,9 +55,9 @@ const memberRetyped = sql`(${c("retype")} AND ${liveMember(sql`${c("now")}`)})`;
 const dueAfter = sql`CASE WHEN ${memberRetyped} THEN ${heldRangeUntil} WHEN ${webhooks.leaseToken} IS NOT NULL THEN ${webhooks.dueAt}
   WHEN NOT ${c("enabled")} THEN NULL WHEN ${c("resume")} THEN ${c("now")} WHEN ${c("retype")} THEN coalesce(${webhooks.dueAt}, ${c("now")})
   ELSE ${webhooks.dueAt} END`;
-/** A re-typed subscription reads the log itself: from its place, from the frontier (a live range's member) or from the reach (done up to it). */
-const placeAfter = sql`CASE WHEN NOT ${c("retype")} THEN ${webhooks.place} WHEN ${memberRetyped} THEN ${frontier}
-  ELSE coalesce(${webhooks.place}, ${reachAt(sql`${c("now")}`)}) END`;
+/** A re-typed subscription reads the log itself: from its place, from the frontier (a range's member) or from the reach (done up to it). */
+const placeAfter = sql`CASE WHEN NOT ${c("retype")} THEN ${webhooks.place} WHEN ${member} THEN ${frontier}
+  ELSE coalesce(${webhooks.place}, ${reach}) END`;
 const changing = plan({
   subscription: c.statement(
     qb

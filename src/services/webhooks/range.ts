@@ -3,18 +3,18 @@ import type { Database } from "../../db/client";
 import { type PlanRun, runEach, withValues } from "../../db/plan";
 import type { Claimed } from "./claims";
 import { closeRange, detach } from "./frontier";
+import { claimEnd, holding } from "./hold";
 import { type Played, releasing, type TurnOptions } from "./turn";
 
 /** How long a range waits for its members before those still sending go on under claims of their own, ms: new events wait at most this long. */
 export const RANGE_MS = 250;
 
-/** A run's hold on the frontier: events (`from`, `upTo`] for its `members`, held by `token` from `claimedAt` until `until` (ISO 8601). */
+/** A run's hold on the frontier: events (`from`, `upTo`] for its `members`, held by `token` from `claimedAt`. */
 export interface Range {
   from: number;
   upTo: number;
   token: string;
   claimedAt: Date;
-  until: string;
   members: Claimed[];
 }
 
@@ -37,6 +37,8 @@ export class RangeClose {
     waitMs = RANGE_MS,
   ) {
     this.timer = setTimeout(() => void this.close().catch(() => undefined), waitMs);
+    // Kept while the close is late (a slow database): the range's lease is short.
+    void holding(db, { token: range.token }, options.now, () => this.closing.then(() => this.closed)).catch(() => undefined);
     (this.timer as { unref?: () => void }).unref?.();
   }
 
@@ -62,7 +64,8 @@ export class RangeClose {
     this.closed ??= (async () => {
       clearTimeout(this.timer);
       this.started();
-      const { token, from, until } = this.range;
+      const { token, from } = this.range;
+      const until = claimEnd(this.options.now());
       const writes: PlanRun[] = [];
       for (const played of this.played.values()) writes.push(...played.writes, releasing(played, token, true, this.options));
       for (const s of this.range.members) if (!this.played.has(s.id)) writes.push(withValues(detach, { id: s.id, token, from, until }));

@@ -1,0 +1,52 @@
+/** Claims that end soon after their holder stops (docs/webhooks.md#design): a claim or a range lasts `CLAIM_MS`, and its holder extends it while it works. */
+import { and, eq, sql } from "drizzle-orm";
+import { qb, type Database } from "../../db/client";
+import { params, plan, type PlanRun, runEach, withValues } from "../../db/plan";
+import { webhookDispatch, webhooks } from "../../db/schema";
+
+/** How long a claim or a range lasts past its taking or its last extension, ms; its holder extends it every half of this. */
+export const CLAIM_MS = 2_000;
+
+/** The end of a claim taken or extended at `at`, ISO 8601. */
+export const claimEnd = (at: Date): string => new Date(at.getTime() + CLAIM_MS).toISOString();
+
+const p = params<{ id: number; token: string; until: string }>();
+/** Subscription `id`'s claim by `token`, extended to `until` (nothing when the claim is gone). */
+const extendClaim = plan({
+  subscription: p.statement(
+    qb
+      .update(webhooks)
+      .set({ dueAt: sql`${p("until")}` })
+      .where(and(eq(webhooks.id, p("id")), eq(webhooks.leaseToken, p("token")))),
+  ),
+});
+/** The range held by `token`, extended to `until`. */
+const extendRange = plan({
+  frontier: p.statement(
+    qb
+      .update(webhookDispatch)
+      .set({ leaseUntil: sql`${p("until")}` })
+      .where(and(eq(webhookDispatch.id, 1), eq(webhookDispatch.leaseToken, p("token")))),
+  ),
+});
+
+/** What a holder holds: subscription `id`'s claim, or (no `id`) the range, by `token`. */
+export type Held = { id?: number; token: string };
+
+/**
+ * Keep `held` while `work` runs: every `CLAIM_MS / 2` of real time its end moves to `now()` + `CLAIM_MS`. A failed extension is not retried
+ * (the claim ends, and another holder may take it). @returns `work`'s result. @throws `work`'s error.
+ */
+export async function holding<T>(db: Database, held: Held, now: () => Date, work: () => Promise<T>): Promise<T> {
+  const extend = (): PlanRun =>
+    held.id === undefined
+      ? withValues(extendRange, { id: 1, token: held.token, until: claimEnd(now()) })
+      : withValues(extendClaim, { id: held.id, token: held.token, until: claimEnd(now()) });
+  const timer = setInterval(() => void runEach(db, [extend()]).catch(() => undefined), CLAIM_MS / 2);
+  (timer as { unref?: () => void }).unref?.();
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}
