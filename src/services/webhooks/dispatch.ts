@@ -8,7 +8,7 @@ import { loggableError } from "../../logger";
 import { recordDeliveries } from "../../telemetry/metrics";
 import { detached, inSpan } from "../../telemetry/spans";
 import { addOutcome, type WebhookSignals } from "../../telemetry/webhooks";
-import { emptyReport, type SendOptions, type TurnReport } from "./chain";
+import { CHAIN, emptyReport, type SendOptions, type TurnReport } from "./chain";
 import { type Claimed, claimDue, eventSpan } from "./claims";
 import type { FetchFn } from "./delivery";
 import type { SubscribedTypes } from "./interest";
@@ -17,8 +17,8 @@ import { claimEnd, holding } from "./hold";
 import { type Range, RANGE_MS, RangeClose } from "./range";
 import { playTurn, takeTurn, WINDOW } from "./turn";
 
-/** Events one fan-out takes past the frontier; how long past a range's wait a run waits for the range's close, ms. */
-const [NEW_EVENTS, RECORD_MS] = [100, 1_000];
+/** Events one fan-out takes past the frontier (a strict member sends a whole range in one turn); how long past a range's wait a run waits for its close, ms. */
+const [NEW_EVENTS, RECORD_MS] = [CHAIN, 1_000];
 
 /**
  * The sends a process (Node: `WEBHOOK_CONCURRENCY`) or an invocation (Workers) may have in flight, and the share of them its running turns
@@ -85,7 +85,7 @@ type Claim = { rows: Claimed[]; range: Range | undefined; progress: boolean; tok
 
 /** Fan out new events unless a live range holds the frontier (holding up to `n` subscriptions that want them), and claim due ones up to `n` in all. */
 async function claimSome(db: Database, n: number, options: DispatchOptions, learning: boolean): Promise<Claim> {
-  const { interest, now, config } = options;
+  const { interest, now } = options;
   const mark = interest?.mark();
   const [state] = await execute(db, probe(learning), {});
   if (mark && state?.types) interest?.learn(mark, [state.types]);
