@@ -7,7 +7,10 @@
  */
 import { type WorkersAlert, windowMs } from "./workers-alerts";
 
-/** The Infinity data source plugin, and its first version with the JQ parser (its CHANGELOG, 3.3.0); that version needs Grafana 10.4.8. */
+/**
+ * The Infinity data source plugin, and its first version with the JQ parser (3.3.0 in its CHANGELOG,
+ * https://github.com/grafana/grafana-infinity-datasource/blob/main/CHANGELOG.md), which needs Grafana 10.4.8 (its plugin.json).
+ */
 export const INFINITY = { id: "yesoreyeram-infinity-datasource", name: "Infinity", version: "3.3.0", grafana: "10.4.8" } as const;
 
 /** `${name}`: a Grafana variable reference, interpolated by Grafana (dashboard variables) or by Infinity (its macros). */
@@ -81,6 +84,7 @@ function requestBody(request: Record<string, unknown>, granularity?: string): st
     .replace('"@granularity"', granularity ?? "");
 }
 
+/** A JSON query POSTing `body` to the query API, its answer turned into rows by the JQ program `jq` and typed by `columns`. */
 function target(refId: string, body: string, jq: string, columns: InfinityTarget["columns"]): InfinityTarget {
   return {
     refId,

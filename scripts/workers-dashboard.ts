@@ -68,11 +68,12 @@ function rule(alert: WorkersAlert, point: string): string {
   const windows = alert.windows.join(" and ");
   return (
     `${alert.alert} (${alert.severity}) fires when the value is above ${alert.above} over ${alert.windows.length > 1 ? "each of " : ""}` +
-    `the last ${windows} (the red line). ${point} Generated from docs/monitoring/workers-alerts.json by npm run dashboard:workers.`
+    `the last ${windows} (the red line). ${point} ${GENERATED}`
   );
 }
 
 const BUCKETS = "A bucket lasts the window at the time picker's ranges up to 24 h (one bucket when the range is shorter).";
+const GENERATED = "Generated from docs/monitoring/workers-alerts.json by npm run dashboard:workers.";
 
 /** The alert's share per bucket of `window`: the lines of the value's filter over the alert's lines, joined by time (none counts 0). */
 function sharePanel(alert: WorkersAlert, window: string): PanelBody {
@@ -128,6 +129,7 @@ function objectivePanel(alert: WorkersAlert): PanelBody | undefined {
   );
   if (!bound) return undefined;
   const [key, { above }] = bound;
+  const [unit, objective] = key.endsWith("Ms") ? ["ms", `${above} ms`] : ["none", String(above)];
   const window = alert.windows.reduce((a, b) => (windowMs(a) <= windowMs(b) ? a : b));
   const p99 = calculationTarget({
     refId: "A",
@@ -139,12 +141,12 @@ function objectivePanel(alert: WorkersAlert): PanelBody | undefined {
   });
   return {
     type: "timeseries",
-    title: `${alert.alert}: p99 ${key} of ${inWords(alert.lines)}, objective ${above}, per ${window}`,
+    title: `${alert.alert}: p99 ${key} of ${inWords(alert.lines)}, objective ${objective}, per ${window}`,
     description:
-      `The objective: 99 % of these lines within ${above} (the red line); p99 above it spends the budget that ${alert.alert} watches. ` +
-      `Each point: p99 over one ${window} bucket. ${BUCKETS} Generated from docs/monitoring/workers-alerts.json by npm run dashboard:workers.`,
+      `The objective: 99 % of these lines within ${objective} (the red line); p99 above it spends the budget that ${alert.alert} watches. ` +
+      `Each point: p99 over one ${window} bucket. ${BUCKETS} ${GENERATED}`,
     links: [runbookLink(alert)],
-    fieldConfig: { defaults: fieldDefaults(key.endsWith("Ms") ? "ms" : "none", above), overrides: [] },
+    fieldConfig: { defaults: fieldDefaults(unit, above), overrides: [] },
     targets: [p99],
   };
 }
@@ -156,7 +158,7 @@ function ratePanel(alert: WorkersAlert, window: string): PanelBody | undefined {
   return {
     type: "timeseries",
     title: `${alert.alert}: ${inWords(alert.lines)} per second, by ${key}`,
-    description: `The traffic behind ${alert.alert}, by ${key}. Each point: the mean over one ${window} bucket. ${BUCKETS}`,
+    description: `The traffic behind ${alert.alert}, by ${key}. Each point: the mean over one ${window} bucket. ${BUCKETS} ${GENERATED}`,
     links: [runbookLink(alert)],
     fieldConfig: { defaults: { ...fieldDefaults("reqps", undefined), displayName: grafanaVariable(`__field.labels.${key}`) }, overrides: [] },
     targets: [rateTarget("A", `petstore-dashboard-${alert.alert}-rate`, apiFilters(alert.lines), key, window)],
