@@ -2,7 +2,8 @@
  * A local fake of the Cloudflare API v4 (https://developers.cloudflare.com/api/)
  * for the endpoints `wrangler deploy` and `wrangler delete` call, plus the
  * Workers list that `npm run preview -- --prune` reads and the Workers
- * Observability telemetry query that `npm run alerts:workers:page` reads. Point
+ * Observability telemetry query that `npm run alerts:workers:page` and the
+ * panels of docs/monitoring/workers-dashboard.json read. Point
  * wrangler (or the script) at it with `CLOUDFLARE_API_BASE_URL=<fake.baseUrl>`.
  *
  * It keeps state (Workers with their bindings and schedules, one account with
@@ -16,6 +17,9 @@
  */
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { envelope, type FakeTelemetryEvent, telemetryQuery } from "./fake-telemetry-query";
+
+export type { FakeTelemetryEvent } from "./fake-telemetry-query";
 
 /** A Worker binding as the upload metadata carries it (`plain_text` var, `secret_text` secret, ...). */
 export interface UploadedBinding {
@@ -51,15 +55,6 @@ export interface FakeCloudflareOptions {
   subdomain: string;
   /** Workers that exist before the test (e.g. the production one). */
   workers?: string[];
-}
-
-/** A Workers Logs event as the telemetry query's `result.events.events` holds it (the members the fake reads). */
-export interface FakeTelemetryEvent {
-  $metadata: { id: string; service: string; [key: string]: unknown };
-  timestamp: number;
-  source: unknown;
-  dataset: string;
-  [key: string]: unknown;
 }
 
 const API_PREFIX = "/client/v4";
@@ -240,46 +235,12 @@ export class FakeCloudflareApi {
     return undefined;
   }
 
-  /**
-   * "Run a query" (https://developers.cloudflare.com/api/resources/workers/subresources/observability/subresources/telemetry/methods/query/),
-   * view `events`: the events of the timeframe that pass every `$metadata.service` `eq` filter, newest first, from the one after
-   * `offset` (an event's `$metadata.id`), `limit` (and `telemetryPageSize`) at most. Another view or filter answers 400.
-   */
+  /** "Run a query" (test/support/fake-telemetry-query.ts), or the error of `failTelemetry`. */
   private telemetryQuery(body: unknown): { status: number; body: unknown } {
-    const bad = (message: string) => ({ status: 400, body: envelope(null, [{ code: 10001, message: `fake: ${message}` }]) });
     if (this.failTelemetry)
       return { status: this.failTelemetry.status, body: envelope(null, [{ code: this.failTelemetry.code, message: this.failTelemetry.message }]) };
-    const query = (body ?? {}) as TelemetryQuery;
-    const { from, to } = query.timeframe ?? {};
-    if (typeof query.queryId !== "string" || !query.queryId || typeof from !== "number" || typeof to !== "number" || from >= to) {
-      return bad("a query needs queryId and timeframe {from, to} (ms)");
-    }
-    if (query.view !== "events") return bad(`view ${String(query.view)} is not served`);
-    const filters = query.parameters?.filters ?? [];
-    if (filters.some((f) => f.key !== "$metadata.service" || f.operation !== "eq" || f.type !== "string")) return bad("only $metadata.service eq filters");
-    const matching = this.telemetryEvents
-      .filter((event) => event.timestamp >= from && event.timestamp <= to && filters.every((f) => event.$metadata.service === f.value))
-      .sort((a, b) => b.timestamp - a.timestamp);
-    const start = query.offset === undefined ? 0 : matching.findIndex((event) => event.$metadata.id === query.offset) + 1;
-    const events = matching.slice(start, start + Math.min(query.limit ?? 50, this.telemetryPageSize));
-    const run = { id: `run-${this.requests.length}`, dry: false, status: "COMPLETED", timeframe: { from, to } };
-    const statistics = { bytes_read: 0, elapsed: 0, rows_read: matching.length };
-    return { status: 200, body: envelope({ run, statistics, events: { count: matching.length, events } }) };
+    return telemetryQuery(this.telemetryEvents, body, this.telemetryPageSize);
   }
-}
-
-/** A telemetry query's body: the members of "Run a query" the fake serves (view `events`, `$metadata.service` filters, cursor). */
-interface TelemetryQuery {
-  queryId?: unknown;
-  timeframe?: { from?: unknown; to?: unknown };
-  view?: unknown;
-  limit?: number;
-  offset?: string;
-  parameters?: { filters?: { key?: string; operation?: string; type?: string; value?: unknown }[] };
-}
-
-function envelope(result: unknown, errors: { code: number; message: string }[] = []) {
-  return { success: errors.length === 0, errors, messages: [], result };
 }
 
 function versionId(n: number): string {

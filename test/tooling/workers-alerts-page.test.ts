@@ -2,50 +2,20 @@
  * `npm run alerts:workers:page` (scripts/workers-alerts-page.ts, docs/runbook.md#running-them-on-a-schedule) run for real, as a child
  * process, against local stand-ins: the Workers Observability telemetry query of the fake Cloudflare API
  * (test/support/fake-cloudflare-api.ts) and a pager receiver (test/support/webhook-receiver.ts). The events are built from lines a real
- * local Worker wrote (test/tooling/recorded/, the rig of test/worker/workers-alerts.test.ts: healthy requests and a subscriber, then a
- * subscriber answering 500 with WEBHOOK_MAX_ATTEMPTS=2 and a database that stopped answering), moved to the last minute.
+ * local Worker wrote (test/support/recorded-telemetry.ts), moved to the last minute.
  */
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "../../scripts/sqld";
 import { FakeCloudflareApi, type FakeTelemetryEvent } from "../support/fake-cloudflare-api";
+import { recorded, telemetryEvents as events } from "../support/recorded-telemetry";
 import { Receiver } from "../support/webhook-receiver";
-
-type Line = Record<string, unknown> & { time: string };
 
 const ACCOUNT = "0123456789abcdef0123456789abcdef";
 const TOKEN = "observability-read-token-7f3a9c";
 /** The pager's URL holds its own secret, as real webhook URLs do: neither may be printed. */
 const PAGER_SECRET = "pager-key-51d0e2";
 const QUERY_PATH = `/accounts/${ACCOUNT}/workers/observability/telemetry/query`;
-
-/** The recorded lines of `name`, moved so that the newest is a minute old (their spacing kept). */
-function recorded(name: "healthy" | "faults", newestAt = Date.now() - 60_000): Line[] {
-  const lines = readFileSync(`${ROOT}/test/tooling/recorded/worker-${name}.jsonl`, "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((text) => JSON.parse(text) as Line);
-  const shift = newestAt - Math.max(...lines.map((line) => Date.parse(line.time)));
-  return lines.map((line) => ({ ...line, time: new Date(Date.parse(line.time) + shift).toISOString() }));
-}
-
-/**
- * Workers Logs events of `lines` logged by Worker `service`. The API types `source` as a string or an object: the events take, turn
- * by turn, the line's fields, the line as a string, and `{ message: line }` (a line Workers Logs kept as text).
- */
-function events(lines: Line[], service = "petstore"): FakeTelemetryEvent[] {
-  return lines.map((line, i) => {
-    const text = JSON.stringify(line);
-    return {
-      dataset: "cloudflare-workers",
-      timestamp: Date.parse(line.time),
-      source: [line, text, { message: text }][i % 3],
-      $metadata: { id: `${service}-${i}`, service, level: String(line.level), message: text },
-      $workers: { scriptName: service, eventType: "fetch", requestId: String(line.requestId ?? i) },
-    };
-  });
-}
 
 /** The invocation log Workers Logs adds to every request: no line of the Worker's. */
 const invocationLog = (): FakeTelemetryEvent => ({
