@@ -1,7 +1,7 @@
 /**
  * The list operations of a served OpenAPI document and the lists each offers (docs/database-cost.md#deep-pages):
  * every GET that takes `limit`, per role that may call it, unfiltered and under each filter value the document
- * names. test/architecture/deep-page-cost.test.ts walks each of them to its last full page.
+ * names. test/architecture/deep-page-cost.test.ts walks each of them deep.
  */
 
 interface Schema {
