@@ -96,11 +96,12 @@ describe("delivery modes", () => {
     await subscribeWith(at, { ordering: "none", maxInFlight: 10, rateLimit: 20 });
     for (let i = 0; i < 6; i++) await createCategory(rig.h.api, rig.h.key);
     const { seen, fetchFn } = slowFetch(0);
+    const began = Date.now();
     await dispatchDue(rig.h.target.db, { config: rig.h.config, now: rig.h.clock, fetch: fetchFn });
     expect(seen.starts).toHaveLength(6);
-    const gaps = seen.starts.slice(1).map((t, i) => t - seen.starts[i]!);
-    // 20 a second: one every 50 ms (a late start may shorten a gap by a little, never the whole run).
-    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(40);
-    expect(seen.starts.at(-1)! - seen.starts[0]!).toBeGreaterThanOrEqual(5 * 50 - 20);
+    // 20 a second: the i-th start is due 50 ms × i after the run began, never sooner. A lower bound only: a busy machine starts
+    // one later than due, and the gap after it is then shorter (a check of the gaps failed so, with 21 ms, docs/testing.md#time).
+    const early = seen.starts.map((t, i) => ({ start: i, msAfterRunBegan: t - began })).filter(({ start, msAfterRunBegan }) => msAfterRunBegan < start * 50);
+    expect(early).toEqual([]);
   });
 });

@@ -35,6 +35,8 @@ afterAll(async () => {
 describe("WEB_CONCURRENCY=2", { timeout: 120_000 }, () => {
   it("runs two server processes under the primary; exactly one bootstrap key is printed", () => {
     expect(childrenOf(server.pid)).toHaveLength(2);
+    // startServer waits for both: the first to listen is not the last (a scrape then missed the other, docs/testing.md#time).
+    expect(server.output().match(/listening on/g)).toHaveLength(2);
     expect(staff).toMatch(/^psk_/);
     expect(server.output().match(/psk_[A-Za-z0-9_-]{43}/g)).toHaveLength(1);
   });

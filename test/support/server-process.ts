@@ -60,6 +60,11 @@ export interface StartOptions {
   timeoutMs?: number;
 }
 
+/** The server processes a start waits for: WEB_CONCURRENCY of `env` when a number (each prints its own "listening on" line), else 1. */
+function processesOf(env: NodeJS.ProcessEnv): number {
+  return Number.parseInt(env.WEB_CONCURRENCY ?? "", 10) || 1;
+}
+
 const KEY_PATTERN = /psk_[A-Za-z0-9_-]{43}/;
 const LISTENING = /listening on (http:\/\/[^\s:]+:\d+)/;
 
@@ -76,15 +81,13 @@ function waitForExit(child: ChildProcess): Promise<number | null> {
 
 /**
  * Start the server on 127.0.0.1 with an OS-assigned port and wait until
+ * every server process listens (a cluster's each print their line) and
  * `/health` answers 200.
  * @throws Error with the captured output when it exits or is not ready in time.
  */
 export async function startServer(options: StartOptions): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [serverBundle()], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, ...UNLIMITED_ENV, ...(options.env ?? {}), DATABASE_URL: options.databaseUrl, HOST: options.host ?? "127.0.0.1", PORT: "0" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const env = { ...process.env, ...UNLIMITED_ENV, ...(options.env ?? {}), DATABASE_URL: options.databaseUrl, HOST: options.host ?? "127.0.0.1", PORT: "0" };
+  const child = spawn(process.execPath, [serverBundle()], { cwd: REPO_ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   alive.add(child);
   child.once("exit", () => alive.delete(child));
   let output = "";
@@ -93,14 +96,16 @@ export async function startServer(options: StartOptions): Promise<ServerProcess>
 
   const timeoutMs = options.timeoutMs ?? 30_000;
   const deadline = Date.now() + timeoutMs;
+  const processes = processesOf(env);
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
       reject(new Error(`server not listening after ${timeoutMs} ms:\n${output}`));
     }, timeoutMs);
     const onData = () => {
+      // A cluster's first process to listen is not the last: a scrape or a request meant for every process waits for all.
       const match = LISTENING.exec(output);
-      if (!match) return;
+      if (!match || (output.match(new RegExp(LISTENING, "g"))?.length ?? 0) < processes) return;
       clearTimeout(timer);
       child.stdout!.off("data", onData);
       child.off("exit", onExit);
