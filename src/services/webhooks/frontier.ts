@@ -7,7 +7,7 @@ import { variants } from "../../db/variants";
 
 const D = webhookDispatch;
 const w = webhooks;
-const one = <T>(column: SQL | typeof D.eventId | typeof D.leasedTo) => sql<T>`(SELECT ${column} FROM ${D} WHERE ${D.id} = 1)`;
+const one = <T>(expression: SQL) => sql<T>`(SELECT ${expression} FROM ${D} WHERE ${D.id} = 1)`;
 
 /** The frontier: every subscription whose `place` is NULL is done up to this event (a live range's members are being sent what follows). */
 export const frontier = one<number>(sql`${D.eventId}`);
@@ -18,15 +18,15 @@ export const newestEvent = sql<number>`coalesce((SELECT max(${events.id}) FROM $
  * least as far), else the frontier. A subscription at NULL that is no member of the range is done up to it.
  */
 export const reach = one<number>(sql`coalesce(${D.leasedTo}, ${D.eventId})`);
-/** Whether the subscription (`webhooks` row in scope) is a member of the range, still to be sent it by the range's holder (or its successor). */
-export const member = sql`(${w.place} IS NULL AND ${w.leaseToken} IS NULL AND ${w.id} IN (SELECT value FROM json_each(${one(sql`${D.members}`)})))`;
-/** Whether it is a member of the range live at `now`: its sends of the range are the range's holder's. */
-export const liveMember = (now: SQL) => sql`(${member} AND ${one(sql`${D.leaseUntil}`)} > ${now})`;
-
-/** The range's holder and the end of its lease. */
+/** The range's holder, the end of its lease, and its members' ids (JSON array). */
 export const [rangeToken, heldRangeUntil] = [one<string | null>(sql`${D.leaseToken}`), one<string | null>(sql`${D.leaseUntil}`)];
+const memberIds = sql`SELECT value FROM json_each(${one(sql`${D.members}`)})`;
+/** Whether the subscription (`webhooks` row in scope) is a member of the range, still to be sent it by the range's holder (or its successor). */
+export const member = sql`(${w.place} IS NULL AND ${w.leaseToken} IS NULL AND ${w.id} IN (${memberIds}))`;
+/** Whether it is a member of the range live at `now`: its sends of the range are the range's holder's. */
+export const liveMember = (now: SQL) => sql`(${member} AND ${heldRangeUntil} > ${now})`;
 /** Whether the range is held by `token`. */
-export const heldRange = (token: SQL) => sql`${one(sql`${D.leaseToken}`)} = ${token}`;
+export const heldRange = (token: SQL) => sql`${rangeToken} = ${token}`;
 
 /** The distinct event types some subscription wants, as a JSON array: a skip scan of the type index, a row read per type. */
 const wantedTypes = sql<string>`(WITH RECURSIVE t(type) AS (
@@ -98,7 +98,7 @@ export const fanOut = plan({
     qb
       .select(SUBSCRIPTION)
       .from(w)
-      .where(sql`${w.id} IN (SELECT value FROM json_each(${one(sql`${D.members}`)})) AND ${heldRange(sql`${fan("token")}`)}`)
+      .where(sql`${w.id} IN (${memberIds}) AND ${heldRange(sql`${fan("token")}`)}`)
       .orderBy(w.id),
   ),
 });

@@ -21,12 +21,13 @@ const extendClaim = plan({
   ),
 });
 /** The range held by `token`, extended to `until`. */
+const r = params<{ token: string; until: string }>();
 const extendRange = plan({
-  frontier: p.statement(
+  frontier: r.statement(
     qb
       .update(webhookDispatch)
-      .set({ leaseUntil: sql`${p("until")}` })
-      .where(and(eq(webhookDispatch.id, 1), eq(webhookDispatch.leaseToken, p("token")))),
+      .set({ leaseUntil: sql`${r("until")}` })
+      .where(and(eq(webhookDispatch.id, 1), eq(webhookDispatch.leaseToken, r("token")))),
   ),
 });
 
@@ -40,7 +41,7 @@ export type Held = { id?: number; token: string };
 export async function holding<T>(db: Database, held: Held, now: () => Date, work: () => Promise<T>): Promise<T> {
   const extend = (): PlanRun =>
     held.id === undefined
-      ? withValues(extendRange, { id: 1, token: held.token, until: claimEnd(now()) })
+      ? withValues(extendRange, { token: held.token, until: claimEnd(now()) })
       : withValues(extendClaim, { id: held.id, token: held.token, until: claimEnd(now()) });
   const timer = setInterval(() => void runEach(db, [extend()]).catch(() => undefined), CLAIM_MS / 2);
   (timer as { unref?: () => void }).unref?.();
