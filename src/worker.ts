@@ -1,6 +1,6 @@
 /**
- * Cloudflare Workers entry point: `fetch` serves the app behind Workers Cache, `scheduled` runs the webhook dispatch every minute and retention
- * hourly. The isolate keeps plain data only; what does I/O is built per request (docs/architecture.md#workers-what-may-outlive-a-request).
+ * Cloudflare Workers entry point: `fetch` serves the app behind Workers Cache, `queue` runs the webhook dispatch at due times, `scheduled`
+ * runs it every minute and retention hourly. The isolate keeps plain data only; what does I/O is built per request (docs/architecture.md#workers-what-may-outlive-a-request).
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
@@ -16,7 +16,8 @@ import { MemoryRateLimiter } from "./http/rate-limiter";
 import { type CoordinatorEnv, coordinatorOf, flushPurges, isPurgeFlush } from "./runtime/workers/purge-coordinator";
 import { edgePolicy, edgePurge, forEdge, type PurgeFallback } from "./runtime/workers/cache";
 import { WorkersRateLimiter } from "./runtime/workers/rate-limiter";
-import { isolateDispatch } from "./runtime/workers/dispatch-runs";
+import { type IsolateDispatch, isolateDispatch } from "./runtime/workers/dispatch-runs";
+import { RunTimer } from "./runtime/workers/run-queue";
 import { registerWorkersTracing } from "./runtime/workers/tracing";
 import { requestSpan } from "./runtime/request-span";
 import { pruneExpired } from "./services/retention";
@@ -40,7 +41,7 @@ const workerEnv = (c: Context<AppEnv>) => c.env as unknown as WorkerEnv;
 const RETENTION_CRON = "0 * * * *";
 
 /** Kept per isolate and configuration: plain data and `env`, which is isolate-wide (https://developers.cloudflare.com/workers/runtime-apis/bindings/#importing-env-as-a-global). */
-type Isolate = { app: OpenAPIHono<AppEnv>; settings: WorkerSettings; logger: Logger; dispatch: (db: Database) => Promise<void> };
+type Isolate = { app: OpenAPIHono<AppEnv>; settings: WorkerSettings; logger: Logger; dispatch: IsolateDispatch };
 let cached: (Isolate & { env: WorkerEnv; key: string }) | undefined;
 
 /** The app of this isolate and configuration: built on the first request, then reused. @throws Error naming every bad variable. */
@@ -57,9 +58,10 @@ function appFor(env: WorkerEnv): Isolate {
   const interest = new SubscribedTypes();
   // Every line carries the trace id of the invocation (or of the span it was written in).
   const logger = withTraceFields(jsonLogger(config.logLevel, consoleSink));
-  // A dispatch run in this request's waitUntil: after a write some subscription may want, or a queued redelivery.
-  const dispatch = isolateDispatch(config, interest, logger, withRoundTrips);
-  const dispatchInRequest = (c: Context<AppEnv>) => c.executionCtx.waitUntil(dispatch(c.get("db")));
+  // A dispatch run in this request's waitUntil: after a write some subscription may want, or a queued redelivery; later ones from the queue.
+  const timer = new RunTimer(env.WEBHOOK_RUNS, (error) => logger.log("error", "webhook run not queued", { error: loggableError(error).message }));
+  const dispatch = isolateDispatch(config, interest, logger, withRoundTrips, timer);
+  const dispatchInRequest = (c: Context<AppEnv>) => c.executionCtx.waitUntil(dispatch.inInvocation(c.get("db")));
   // Per-isolate request counts (plain numbers); each request gets a limiter over its own bindings.
   const shadow = new MemoryRateLimiter();
   const onBindingError = (error: unknown) => logger.log("error", "rate limit binding failed", { error: String(error) });
@@ -120,6 +122,11 @@ export default {
       const run = pruneExpired(databaseFor(settings.database), settings.app.eventRetentionDays, new Date(controller.scheduledTime));
       const failed = (error: unknown) => logger.log("error", "retention failed", { error: loggableError(error).message });
       ctx.waitUntil(run.then((report) => logger.log("info", "retention", { ...report }), failed));
-    } else ctx.waitUntil(dispatch(databaseFor(settings.database)));
+    } else ctx.waitUntil(dispatch.inInvocation(databaseFor(settings.database)));
+  },
+  /** The queue consumer (wrangler.toml `[[queues.consumers]]`): a batch of `WEBHOOK_RUNS` messages is one dispatch run; the queue retries a failed one. */
+  async queue(_batch, env, _ctx): Promise<void> {
+    const { settings, dispatch } = appFor(env);
+    await dispatch.queued(databaseFor(settings.database));
   },
 } satisfies ExportedHandler<WorkerEnv>;

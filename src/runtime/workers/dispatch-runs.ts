@@ -1,11 +1,13 @@
-/** Webhook dispatch runs on Workers, each in its invocation's waitUntil and within its connections (docs/webhooks.md#when-deliveries-run). */
+/** Webhook dispatch runs on Workers, in an invocation's waitUntil or a queue consumer, within its connections (docs/webhooks.md#workers). */
 import type { AppConfig } from "../../config";
 import type { Database } from "../../db/client";
 import { type Logger, loggableError } from "../../logger";
 import { readBacklogs } from "../../services/webhooks/backlog";
 import { dispatchDue, Nudges, SendSlots } from "../../services/webhooks/dispatch";
 import type { SubscribedTypes } from "../../services/webhooks/interest";
+import { nextRunAt } from "../../services/webhooks/next-run";
 import { WebhookSignals } from "../../telemetry/webhooks";
+import type { RunTimer } from "./run-queue";
 import { workerWebhookFetch } from "./webhook-fetch";
 
 /**
@@ -14,17 +16,26 @@ import { workerWebhookFetch } from "./webhook-fetch";
  */
 export const DISPATCH_CONNECTIONS = { sends: 4, database: 2 } as const;
 
-/** The dispatch of an isolate: runs `dispatchDue` on the asking invocation's `db`, round trips bounded by `withRoundTrips`; outcome logged, never thrown. */
+/** The dispatch of an isolate, each run on the asking invocation's `db` (round trips bounded by `withRoundTrips`). */
+export interface IsolateDispatch {
+  /** A run in a request's or a cron's waitUntil, a queued message kept ahead of it while it lasts; outcome logged, never thrown. */
+  inInvocation(db: Database): Promise<void>;
+  /** A run in a queue consumer's invocation. @throws the run's error (logged too), so that the queue retries its message. */
+  queued(db: Database): Promise<void>;
+}
+
+/** The dispatch of an isolate: runs of `dispatchDue`, each followed by a queued message at the next due time (`timer`). */
 export function isolateDispatch(
   config: AppConfig,
   interest: SubscribedTypes,
   logger: Logger,
   withRoundTrips: (db: Database, n: number) => Database,
-): (db: Database) => Promise<void> {
+  timer: RunTimer,
+): IsolateDispatch {
   const fetch = workerWebhookFetch({ egress: config.webhooks.egress, allowPrivate: config.webhooks.allowPrivateTargets });
   // The isolate's newest run, if it has send slots free (plain data): a write wakes it instead of starting a run that would contend with it.
   let open: { slots: SendSlots; nudges: Nudges } | undefined;
-  return async (db) => {
+  const dispatch = async (db: Database, watched: boolean): Promise<void> => {
     if (open && open.slots.free() > 0) return open.nudges.wake();
     const bounded = withRoundTrips(db, DISPATCH_CONNECTIONS.database);
     // Each run its own slots: an invocation's connections are its own, and a send's timeout starts when its slot is free.
@@ -32,8 +43,11 @@ export function isolateDispatch(
     const run = { slots, nudges: new Nudges() };
     // A run whose slots its sends fill (receivers that hang) leaves the next writes to this one.
     if (!open || open.slots.free() === 0) open = run;
+    const work = () => dispatchDue(bounded, { config, interest, now: () => new Date(), fetch, slots, wake: run.nudges.wait });
     try {
-      const report = await dispatchDue(bounded, { config, interest, now: () => new Date(), fetch, slots, wake: run.nudges.wait });
+      const report = await (watched ? timer.watching(work) : work());
+      const next = await nextRunAt(bounded, new Date());
+      if (next !== null) await timer.ensure(Date.parse(next), Date.now());
       if (report.attempted === 0) return;
       const signals = new WebhookSignals();
       signals.record(report.subscriptions);
@@ -41,11 +55,18 @@ export function isolateDispatch(
       const subscriptions = signals.signals(await readBacklogs(bounded, Date.now(), Object.keys(report.subscriptions).map(Number)));
       const { attempted, delivered, retried, givenUp } = report;
       logger.log("info", "webhook dispatch", { attempted, delivered, retried, givenUp, subscriptions });
-    } catch (error) {
-      logger.log("error", "webhook dispatch failed", { error: loggableError(error).message });
     } finally {
       if (open === run) open = undefined;
       run.nudges.wake();
     }
+  };
+  const failed = (error: unknown) => logger.log("error", "webhook dispatch failed", { error: loggableError(error).message });
+  return {
+    inInvocation: (db) => dispatch(db, true).catch(failed),
+    queued: (db) =>
+      dispatch(db, false).catch((error: unknown) => {
+        failed(error);
+        throw error;
+      }),
   };
 }

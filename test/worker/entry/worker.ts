@@ -10,4 +10,5 @@ export { PurgeCoordinator } from "../../../src/worker";
 export default {
   fetch: (request, env, ctx) => (new URL(request.url).pathname === "/__connection-cap" ? Response.json(waited) : capped(() => worker.fetch(request, env, ctx))),
   scheduled: (controller, env, ctx) => capped(() => worker.scheduled(controller, env, ctx)),
+  queue: (batch, env, ctx) => capped(() => worker.queue(batch, env, ctx)),
 } satisfies ExportedHandler<Parameters<typeof worker.fetch>[1]>;

@@ -1,0 +1,51 @@
+/** The Worker's webhook runs on a Cloudflare Queue (docs/webhooks.md#workers): delayed messages start a run at a due time or after a run that died. */
+
+/** While a run lasts, a message is kept due at most `horizonMs` ahead, renewed every `everyMs`: a run that dies is followed within the horizon. */
+export const WATCH = { everyMs: 5_000, horizonMs: 10_000 } as const;
+/** The longest delay of a message, s (https://developers.cloudflare.com/queues/platform/limits/). */
+const MAX_DELAY_S = 86_400;
+
+/** The producer binding as used here (wrangler.toml `WEBHOOK_RUNS`, a `Queue`): the body names when the run is meant to start. */
+export interface RunQueue {
+  send(body: { at: string }, options: { delaySeconds: number }): Promise<unknown>;
+}
+
+/** An isolate's messages: a new one only when none of its own is due in the window asked for, so a burst of runs sends few. */
+export class RunTimer {
+  /** When this isolate's latest message is due, ms since the epoch. */
+  private dueAt = 0;
+
+  /** @param queue the producer binding (none: no message is sent, as in previews); @param failed receives a send's error. */
+  constructor(
+    private readonly queue: RunQueue | undefined,
+    private readonly failed: (error: unknown) => void,
+  ) {}
+
+  /**
+   * Make sure a message starts a run between `notBefore` and `at` (ms since the epoch; whole seconds late at most, at least 1 s from
+   * `now`): sends one unless this isolate's latest is due in that window. Never throws.
+   */
+  async ensure(at: number, notBefore: number, now = Date.now()): Promise<void> {
+    if (!this.queue || (this.dueAt >= notBefore && this.dueAt < at + 1_000)) return;
+    const delaySeconds = Math.min(MAX_DELAY_S, Math.max(1, Math.ceil((at - now) / 1_000)));
+    this.dueAt = now + delaySeconds * 1_000;
+    await this.queue.send({ at: new Date(this.dueAt).toISOString() }, { delaySeconds }).then(() => undefined, this.failed);
+  }
+
+  /** Run `work`, keeping a message due within `WATCH.horizonMs` while it lasts: its result. @throws what `work` throws. */
+  async watching<T>(work: () => Promise<T>): Promise<T> {
+    let sent = Promise.resolve();
+    const tick = () => {
+      const now = Date.now();
+      sent = sent.then(() => this.ensure(now + WATCH.horizonMs, now + WATCH.everyMs, now));
+    };
+    tick();
+    const timer = setInterval(tick, WATCH.everyMs);
+    try {
+      return await work();
+    } finally {
+      clearInterval(timer);
+      await sent;
+    }
+  }
+}
