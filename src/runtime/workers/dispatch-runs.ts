@@ -43,9 +43,13 @@ export function isolateDispatch(
     const run = { slots, nudges: new Nudges() };
     // A run whose slots its sends fill (receivers that hang) leaves the next writes to this one.
     if (!open || open.slots.free() === 0) open = run;
-    const work = () => dispatchDue(bounded, { config, interest, now: () => new Date(), fetch, slots, wake: run.nudges.wait });
+    // A run whose slots are full leaves the rest to a queued run in an invocation of its own.
+    const queued: Promise<void>[] = [];
+    const full = () => void queued.push(timer.soon());
+    const work = () => dispatchDue(bounded, { config, interest, now: () => new Date(), fetch, slots, wake: run.nudges.wait, full });
     try {
       const report = await (watched ? timer.watching(work) : work());
+      await Promise.all(queued);
       const next = await nextRunAt(bounded, new Date());
       if (next !== null) await timer.ensure(Date.parse(next), Date.now());
       if (report.attempted === 0) return;

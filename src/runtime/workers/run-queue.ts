@@ -22,14 +22,19 @@ export class RunTimer {
   ) {}
 
   /**
-   * Make sure a message starts a run between `notBefore` and `at` (ms since the epoch; whole seconds late at most, at least 1 s from
-   * `now`): sends one unless this isolate's latest is due in that window. Never throws.
+   * Make sure a message starts a run between `notBefore` and `at` (ms since the epoch; less than a second late, at least `minDelayS`
+   * from `now`): sends one unless this isolate's latest is due in that window. Never throws.
    */
-  async ensure(at: number, notBefore: number, now = Date.now()): Promise<void> {
+  async ensure(at: number, notBefore: number, now = Date.now(), minDelayS = 1): Promise<void> {
     if (!this.queue || (this.dueAt >= notBefore && this.dueAt < at + 1_000)) return;
-    const delaySeconds = Math.min(MAX_DELAY_S, Math.max(1, Math.ceil((at - now) / 1_000)));
+    const delaySeconds = Math.min(MAX_DELAY_S, Math.max(minDelayS, Math.ceil((at - now) / 1_000)));
     this.dueAt = now + delaySeconds * 1_000;
     await this.queue.send({ at: new Date(this.dueAt).toISOString() }, { delaySeconds }).then(() => undefined, this.failed);
+  }
+
+  /** A run as soon as the queue delivers: sends a message unless one of this isolate's was due within the last second or is due within the next. */
+  soon(now = Date.now()): Promise<void> {
+    return this.ensure(now, now - 1_000, now, 0);
   }
 
   /** Run `work`, keeping a message due within `WATCH.horizonMs` while it lasts: its result. @throws what `work` throws. */

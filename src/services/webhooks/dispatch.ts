@@ -72,6 +72,8 @@ export interface DispatchOptions {
   rangeMs?: number;
   /** Resolves at the next nudge (a write, a redelivery): a run waiting for its turns looks again at once. */
   wake?: () => Promise<void>;
+  /** Called when a claim left the run no free send slot: work it leaves may be another run's to take (Workers: a queued run). */
+  full?: () => void;
 }
 
 /** What one `dispatchDue` run did. */
@@ -190,6 +192,7 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
     const claim = slots.free() > 0 ? await claimSome(db, slots.free(), options, learning) : undefined;
     learning = false;
     if (claim) turnsOf(db, claim, send, slots, options.rangeMs).forEach(start);
+    if (claim && slots.free() === 0) options.full?.();
     if (claim?.progress) continue;
     if (out.size === 0 && slots.free() > 0 && !waitForRange(claim?.rangeHeld === true)) break;
     await Promise.race([...out, delay(250), ...(options.wake ? [options.wake()] : [])]);
