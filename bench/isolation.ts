@@ -5,7 +5,8 @@
  * Isolation between subscribers: three fast subscriptions beside a fourth that is slow, never answers, fails, is deleted or is
  * changed mid-round, under a burst of POST /pets from 8 clients; the fast ones' lag (arrival − the write's response) per kind, on
  * Node (one server process) and on the Worker (workerd), each on sqld; and the deliveries per second to one `ordering: "none"`
- * subscription whose receiver answers in 100 ms; and (Node, kind `killed`) two server processes on one sqld, one SIGKILLed mid-burst.
+ * subscription whose receiver answers in 100 ms; (kind `hang4`) four that never answer, made before the fast ones; and (Node, kind
+ * `killed`) two server processes on one sqld, one SIGKILLed mid-burst.
  * With `--before DIR`, an older checkout runs before each run of this one.
  * README: bench/README.md#isolation.
  */
@@ -21,7 +22,7 @@ import { type Behaviour, burst, call, type HookReceiver, percentile, startHookRe
 import { UNLIMITED } from "./scenarios";
 import { seed, startServer, stopGracefully } from "./webhooks-harness";
 
-const KINDS = ["alone", "slow", "hang", "failing", "deleted", "changed", "none", "killed"] as const;
+const KINDS = ["alone", "slow", "hang", "hang4", "failing", "deleted", "changed", "none", "killed"] as const;
 type Kind = (typeof KINDS)[number];
 type Runtime = "node" | "worker";
 
@@ -54,6 +55,8 @@ interface Plan {
   alone?: boolean;
   /** Node: a second server process on the same database that polls every 100 ms, SIGKILLed this long into the burst. */
   killAtMs?: number;
+  /** Subscribers whose receivers never answer, made before the fast ones (their ids first: they fill a run's send slots). */
+  hangingFirst?: number;
 }
 
 const patch = (atMs: number, body: unknown): Action => ({ atMs, method: "PATCH", path: (id) => `/webhooks/${id}`, body });
@@ -62,6 +65,7 @@ const PLANS: Record<Kind, Plan> = {
   alone: { label: "3 fast" },
   slow: { label: "3 fast + 1 answering in 9 s", fourth: { behaviour: { delayMs: 9000, status: 204 } } },
   hang: { label: "3 fast + 1 never answering (10 s timeout)", fourth: { behaviour: { delayMs: 0, status: 204, hang: true } } },
+  hang4: { label: "4 never answering, made first, + 3 fast", hangingFirst: 4 },
   failing: { label: "3 fast + 1 answering 503", fourth: { behaviour: { delayMs: 0, status: 503 } } },
   deleted: {
     label: "3 fast + 1 answering in 9 s, deleted at 2 s",
@@ -195,7 +199,8 @@ async function measure(runtime: Runtime, code: Result["code"], checkout: string,
     raw.close();
     const fast = plan.alone ? [] : ["fast-1", "fast-2", "fast-3"];
     const latency: Behaviour = { delayMs: number("latency"), status: 204 };
-    const behaviours = new Map<string, Behaviour>(fast.map((name) => [name, latency]));
+    const hanging = Array.from({ length: plan.hangingFirst ?? 0 }, (_, i): [string, Behaviour] => [`hang-${i + 1}`, { delayMs: 0, status: 204, hang: true }]);
+    const behaviours = new Map<string, Behaviour>([...hanging, ...fast.map((name): [string, Behaviour] => [name, latency])]);
     if (plan.fourth) behaviours.set("fourth", plan.fourth.behaviour);
     receiver = await startHookReceiver(behaviours);
     if (plan.killAtMs !== undefined && runtime !== "node") throw new Error(`kind ${kind} runs on Node only`);
@@ -270,7 +275,7 @@ const s = (ms: number) => `${n(ms / 1000, 2)} s`;
 /** The table row of a run. */
 function row(r: Result): string {
   const lag = `${s(percentile(r.lags, 50))} / ${s(percentile(r.lags, 95))} / ${s(percentile(r.lags, 99))}`;
-  const other = r.kind === "none" ? `${n(r.rate)}/s` : r.kind === "alone" ? "–" : `${n(r.fourthArrivals)} arrivals`;
+  const other = r.kind === "none" ? `${n(r.rate)}/s` : !PLANS[r.kind].fourth ? "–" : `${n(r.fourthArrivals)} arrivals`;
   return `| ${r.runtime} | ${r.code} | ${PLANS[r.kind].label} | ${n(r.arrived)}/${n(r.expected)} | ${lag} | ${other} | ${r.duplicates} | ${r.failedLines} |`;
 }
 
