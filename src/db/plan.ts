@@ -202,18 +202,3 @@ export async function execute<Q extends AnyQuery, A extends ValuesOf<Q>>(db: Dat
 export async function ping(db: Database): Promise<void> {
   await db.execute("SELECT 1");
 }
-
-/** `query` run once per item with `values(item)`, as one read transaction (one snapshot; no round trip for no items): each item's result. */
-export async function readEach<Q extends AnyQuery, T>(
-  db: Database,
-  query: Q,
-  items: readonly T[],
-  values: (item: T) => ValuesOf<Q>,
-): Promise<Map<T, ResultOf<Q>>> {
-  if (items.length === 0) return new Map();
-  const results = await db.batch(
-    items.map((item) => bind(statement(query), values(item))),
-    "read",
-  );
-  return new Map(items.map((item, index) => [item, query.mapResult(results[index]!, true) as ResultOf<Q>]));
-}
