@@ -37,6 +37,17 @@ describe("background work", () => {
     judge(operation, `${attempted} sent`, cost, { read: 20 * attempted + 40, written, label: `r≤20/sent+40 w≤${written}` });
   }
 
+  /**
+   * A run that serves new events to subscriptions at the frontier as one range (docs/database-cost.md#budgets): ≤ 2 rows read per delivery
+   * (its entry: the subscription's row, and its key checked), 5 per subscription (read once to take the range, its row and its place in
+   * the range for the turn, its release) + 30 (the probes, the range's events, taking and closing it).
+   */
+  function judgeRangeRun(operation: string, report: { attempted: number; subscriptions: Record<number, unknown> }, cost: Cost) {
+    const served = Object.keys(report.subscriptions).length;
+    const read = 2 * report.attempted + 5 * served + 30;
+    judge(`${operation}: as one range`, `${report.attempted} sent to ${served}`, cost, { read, written: 2 + report.attempted, label: "r≤2/sent+5/sub+30" });
+  }
+
   /** Measure a background job that deletes rows: ≤ 20 rows read per row deleted, + 20. */
   async function pruning(operation: string, job: () => Promise<unknown>): Promise<number> {
     const before = await db.counts();
@@ -70,11 +81,12 @@ describe("background work", () => {
     judge("dispatchDue: a timer's poll, interest unknown", 0, cost, { read: 3, written: 0 });
   });
 
-  it("the dispatch run after POST /store/orders: ≤ 20 read per delivery + 40, ≤ 1 written per delivery + 2", async () => {
+  it("the dispatch run after POST /store/orders: ≤ 2 read per delivery + 5 per subscription + 30, ≤ 1 written per delivery + 2", async () => {
     const { report, cost } = await orderThenDispatch(ids.stockA!);
     expect(report.delivered, "the order's events are wanted by the 14 `*` subscriptions").toBeGreaterThanOrEqual(14);
     afterOrder = cost;
     judgeRun("dispatchDue after POST /store/orders", report.attempted, cost);
+    judgeRangeRun("dispatchDue after POST /store/orders", report, cost);
   });
 
   it("29 more subscriptions that do not want the order's events write nothing and read ≤ 1 row each in that run", async () => {
@@ -95,6 +107,7 @@ describe("background work", () => {
     expect(await db.scalar("SELECT count(*) FROM webhooks")).toBe(MAX_WEBHOOKS);
     const { report, cost } = await orderThenDispatch(ids.stockB!);
     judgeRun("dispatchDue after POST /store/orders, 500 subscriptions", report.attempted, cost);
+    judgeRangeRun("dispatchDue after POST /store/orders, 500 subscriptions", report, cost);
     const { cost: idle } = await db.meter.measure(dispatch);
     judge("dispatchDue: idle, 500 subscriptions", 0, idle, { read: 3, written: 0 });
   });

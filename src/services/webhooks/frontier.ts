@@ -60,28 +60,27 @@ export const SUBSCRIPTION = columns;
  * `place = from` (enabled ones due `now`). With no member, the frontier moves to `upTo` at once.
  */
 const fan = params<{ from: number; upTo: number; now: string; until: string; token: string; n: number }>();
-const wanting = sql`SELECT ${webhookEventTypes.webhookId} FROM ${webhookEventTypes} WHERE ${webhookEventTypes.type} IN (
-  SELECT ${events.type} FROM ${events} WHERE ${events.id} > ${fan("from")} AND ${events.id} <= ${fan("upTo")} UNION ALL SELECT '*')`;
+const t = webhookEventTypes;
+/** The events' types: with `*`, the keys of the type index that a subscription wanting one of the events lists. */
+const eventTypes = sql`SELECT ${events.type} FROM ${events} WHERE ${events.id} > ${fan("from")} AND ${events.id} <= ${fan("upTo")}`;
+const wanting = sql`SELECT ${t.webhookId} FROM ${t} WHERE ${t.type} IN (${eventTypes} UNION ALL SELECT '*')`;
 const free = sql`${D.eventId} = ${fan("from")} AND (${D.leaseToken} IS NULL OR ${D.leaseUntil} <= ${fan("now")})`;
 const eligible = sql`SELECT ${w.id} FROM ${w} WHERE ${w.place} IS NULL AND ${w.enabled} AND ${w.leaseToken} IS NULL AND ${w.id} IN (${wanting}) ORDER BY ${w.id} LIMIT ${fan("n")}`;
-/** After the marking, the subscriptions at the frontier that want the events are the members: their count `k` and ids `m` (JSON). */
-const atFrontier = sql`(SELECT count(*) AS k, json_group_array(${w.id}) AS m FROM ${w} WHERE ${w.place} IS NULL AND ${w.id} IN (${wanting})) x`;
-const anyMember = sql`x.k > 0`;
-export const fanOut = plan({
-  marked: fan.statement(
-    qb
-      .update(w)
-      .set({
-        place: sql`${fan("from")}`,
-        attempts: 0,
-        retryAt: null,
-        dueAt: sql`CASE WHEN ${w.leaseToken} IS NOT NULL THEN ${w.dueAt} WHEN ${w.enabled} THEN ${fan("now")} END`,
-      })
-      .where(
-        sql`${w.place} IS NULL AND ${w.id} IN (${wanting}) AND ${w.id} NOT IN (${eligible}) AND EXISTS (SELECT 1 FROM ${D} WHERE ${D.id} = 1 AND ${free})`,
-      ),
-  ),
-  range: fan.statement(
+/**
+ * The subscriptions at the frontier that want the events, each row read once (a join on the type index): their ids `m` (JSON, each
+ * once), and `r`, how many of them are paused or claimed (more than none: not all of them can be members).
+ */
+const atFrontier = sql`(SELECT json_group_array(DISTINCT ${w.id}) AS m, count(*) FILTER (WHERE NOT (${w.enabled} AND ${w.leaseToken} IS NULL)) AS r
+  FROM ${t} JOIN ${w} ON ${w.id} = ${t.webhookId} WHERE (${t.type} = '*' OR ${t.type} IN (${eventTypes})) AND ${w.place} IS NULL) x`;
+const anyMember = sql`x.m <> '[]'`;
+/** The frontier while it is free, as a row source: a statement over it reads one row once a step before took the frontier. */
+const whileFree = sql`(SELECT 1 FROM ${D} WHERE ${D.id} = 1 AND ${free}) f`;
+/**
+ * While the frontier is free and every subscription at it that wants the events can be a member: the range taken from `source`, which
+ * names `x` (with no member, the frontier moved).
+ */
+const take = (source: SQL) =>
+  fan.statement(
     qb
       .update(D)
       .set({
@@ -91,15 +90,37 @@ export const fanOut = plan({
         leaseUntil: sql`CASE WHEN ${anyMember} THEN ${fan("until")} END`,
         members: sql`CASE WHEN ${anyMember} THEN x.m END`,
       })
-      .from(atFrontier)
-      .where(and(eq(D.id, 1), free)),
+      .from(source)
+      .where(and(eq(D.id, 1), free, sql`x.r = 0 AND json_array_length(x.m) <= ${fan("n")}`)),
+  );
+/**
+ * The fan-out, one batch. Usually every subscription at the frontier that wants the events can be a member: `whole` takes the range, and
+ * the next two steps find the frontier taken. Otherwise `marked` gives those that cannot be members a place, and `rest` takes the range
+ * for the others. `members`: the members' rows, if the range is this run's.
+ */
+export const fanOut = plan({
+  whole: take(atFrontier),
+  marked: fan.statement(
+    qb
+      .update(w)
+      .set({
+        place: sql`${fan("from")}`,
+        attempts: 0,
+        retryAt: null,
+        dueAt: sql`CASE WHEN ${w.leaseToken} IS NOT NULL THEN ${w.dueAt} WHEN ${w.enabled} THEN ${fan("now")} END`,
+      })
+      .from(whileFree)
+      .where(sql`${w.place} IS NULL AND ${w.id} IN (${wanting}) AND ${w.id} NOT IN (${eligible})`),
   ),
+  // The frontier read first: once `whole` took it, this reads its row and nothing else.
+  rest: take(sql`${whileFree} CROSS JOIN ${atFrontier}`),
   members: fan.statement(
     qb
       .select(SUBSCRIPTION)
-      .from(w)
-      .where(sql`${w.id} IN (${memberIds}) AND ${heldRange(sql`${fan("token")}`)}`)
-      .orderBy(w.id),
+      .from(D)
+      .innerJoin(sql`json_each(${D.members}) j`, sql`true`)
+      .innerJoin(w, sql`${w.id} = j.value`)
+      .where(and(eq(D.id, 1), eq(D.leaseToken, fan("token")))),
   ),
 });
 
