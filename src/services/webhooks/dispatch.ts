@@ -12,7 +12,7 @@ import { CHAIN, emptyReport, type SendOptions, type TurnReport } from "./chain";
 import { type Claimed, claimDue, eventSpan } from "./claims";
 import type { FetchFn } from "./delivery";
 import type { SubscribedTypes } from "./interest";
-import { fanOut, probe } from "./frontier";
+import { fanOut, fanOutRest, probe } from "./frontier";
 import { claimEnd, holding } from "./hold";
 import { type Range, RANGE_MS, RangeClose } from "./range";
 import { playTurn, takeTurn, WINDOW } from "./turn";
@@ -81,12 +81,16 @@ export type DispatchReport = TurnReport;
 
 /**
  * A claim, or undefined when nothing is due: the due subscriptions it holds (`token`, from `claimedAt`), and the range of new events it holds
- * for the subscriptions at the frontier; `progress`: it fanned out or claimed something.
+ * for the subscriptions at the frontier; `again`: more may be claimable at once (more events past a frontier it moved, or as many due
+ * subscriptions as it had room for), else the run looks again when a turn ends or a nudge comes.
  */
-type Claim = { rows: Claimed[]; range: Range | undefined; progress: boolean; token: string; claimedAt: Date; rangeHeld: boolean } | undefined;
+type Claim = { rows: Claimed[]; range: Range | undefined; again: boolean; token: string; claimedAt: Date; rangeHeld: boolean } | undefined;
 
-/** Fan out new events unless a live range holds the frontier (holding up to `n` subscriptions that want them), and claim due ones up to `n` in all. */
-async function claimSome(db: Database, n: number, options: DispatchOptions, learning: boolean): Promise<Claim> {
+/**
+ * Fan out new events unless a live range holds the frontier (holding up to `n` subscriptions that want them), and claim due ones up to `n`
+ * in all. `fanning.whole`: try `fanOut` first (every subscription that wants the events can be a member); false once it took nothing.
+ */
+async function claimSome(db: Database, n: number, options: DispatchOptions, learning: boolean, fanning: { whole: boolean }): Promise<Claim> {
   const { interest, now } = options;
   const mark = interest?.mark();
   const [state] = await execute(db, probe(learning), {});
@@ -100,7 +104,10 @@ async function claimSome(db: Database, n: number, options: DispatchOptions, lear
   let range: Range | undefined;
   if (fresh) {
     const [from, upTo, token] = [state.frontier, Math.min(state.newest, state.frontier + NEW_EVENTS), crypto.randomUUID()];
-    const { members } = await run(db, fanOut, { from, upTo, now: at, until, token, n });
+    const values = { from, upTo, now: at, until, token, n };
+    const taken = fanning.whole ? await run(db, fanOut, values) : undefined;
+    fanning.whole = taken !== undefined && taken.whole.rowsAffected > 0;
+    const { members } = taken && fanning.whole ? taken : await run(db, fanOutRest, values);
     if (members.length > 0) range = { from, upTo, token, claimedAt, members: members.map((s) => ({ ...s, reach: upTo })) };
   }
   // Subscriptions behind the frontier are served beside new events, not after a burst of them.
@@ -109,7 +116,8 @@ async function claimSome(db: Database, n: number, options: DispatchOptions, lear
   const rows = room > 0 && state.nextDue !== null && state.nextDue <= at ? await execute(db, claimDue, { now: at, until, token, n: room }) : [];
   const rangeHeld = held && state.newest > state.frontier;
   if (!fresh && rows.length === 0 && !rangeHeld) return undefined;
-  return { rows, range, progress: fresh || rows.length > 0, token, claimedAt, rangeHeld };
+  const again = (fresh && !range && state.newest > state.frontier + NEW_EVENTS) || (room > 0 && rows.length === room);
+  return { rows, range, again, token, claimedAt, rangeHeld };
 }
 
 /** Add `done`'s counts to `report`, and count them in the metrics and `signals`. */
@@ -182,6 +190,7 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
     out.add(running);
   };
   let learning = options.poll !== true && options.interest?.stale() === true;
+  const fanning = { whole: true };
   // New events wait for a range another run holds: look again while it may still close (RANGE_MS), not for a dead holder's lease.
   let heldSince: number | undefined;
   const waitForRange = (held: boolean): boolean => {
@@ -189,11 +198,11 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
     return heldSince !== undefined && Date.now() - heldSince <= RANGE_MS + RECORD_MS;
   };
   while (!stop() && send.quota.left > 0 && failures.length === 0) {
-    const claim = slots.free() > 0 ? await claimSome(db, slots.free(), options, learning) : undefined;
+    const claim = slots.free() > 0 ? await claimSome(db, slots.free(), options, learning, fanning) : undefined;
     learning = false;
     if (claim) turnsOf(db, claim, send, slots, options.rangeMs).forEach(start);
     if (claim && slots.free() === 0) options.full?.();
-    if (claim?.progress) continue;
+    if (claim?.again) continue;
     if (out.size === 0 && slots.free() > 0 && !waitForRange(claim?.rangeHeld === true)) break;
     await Promise.race([...out, delay(250), ...(options.wake ? [options.wake()] : [])]);
   }

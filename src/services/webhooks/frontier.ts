@@ -93,13 +93,22 @@ const take = (source: SQL) =>
       .from(source)
       .where(and(eq(D.id, 1), free, sql`x.r = 0 AND json_array_length(x.m) <= ${fan("n")}`)),
   );
+/** The members' rows, if the range is `token`'s. */
+const members = fan.statement(
+  qb
+    .select(SUBSCRIPTION)
+    .from(D)
+    .innerJoin(sql`json_each(${D.members}) j`, sql`true`)
+    .innerJoin(w, sql`${w.id} = j.value`)
+    .where(and(eq(D.id, 1), eq(D.leaseToken, fan("token")))),
+);
 /**
- * The fan-out, one batch. Usually every subscription at the frontier that wants the events can be a member: `whole` takes the range, and
- * the next two steps find the frontier taken. Otherwise `marked` gives those that cannot be members a place, and `rest` takes the range
- * for the others. `members`: the members' rows, if the range is this run's.
+ * The fan-out, one batch, when every subscription at the frontier that wants the events can be a member (the usual case): `whole` takes
+ * the range (it changes no row otherwise), `members` reads the members' rows.
  */
-export const fanOut = plan({
-  whole: take(atFrontier),
+export const fanOut = plan({ whole: take(atFrontier), members });
+/** The fan-out's second batch, when `fanOut` took nothing: `marked` gives those that cannot be members a place, `rest` takes the range for the others. */
+export const fanOutRest = plan({
   marked: fan.statement(
     qb
       .update(w)
@@ -112,16 +121,9 @@ export const fanOut = plan({
       .from(whileFree)
       .where(sql`${w.place} IS NULL AND ${w.id} IN (${wanting}) AND ${w.id} NOT IN (${eligible})`),
   ),
-  // The frontier read first: once `whole` took it, this reads its row and nothing else.
+  // The frontier read first: once another run took it, this reads its row and nothing else.
   rest: take(sql`${whileFree} CROSS JOIN ${atFrontier}`),
-  members: fan.statement(
-    qb
-      .select(SUBSCRIPTION)
-      .from(D)
-      .innerJoin(sql`json_each(${D.members}) j`, sql`true`)
-      .innerJoin(w, sql`${w.id} = j.value`)
-      .where(and(eq(D.id, 1), eq(D.leaseToken, fan("token")))),
-  ),
+  members,
 });
 
 /** The range of `token` given up by its member `id` still sending at its close: the member's own claim now, at the range's start. */
