@@ -10,8 +10,10 @@ import { type Entry, recordEntry, recordRedelivery, rescheduleRedelivery, retryO
 import { signingSecrets } from "./secrets";
 import { webhookMessageId } from "./signing";
 
-/** Most messages one turn sends to a strict subscription, one after another. */
+/** Events in a range (its members' turns), and redeliveries one turn takes. */
 export const CHAIN = 20;
+/** Events a turn reads after its subscription's place, and most messages it sends (strict: one after another; `none`: `maxInFlight` at once). */
+export const WINDOW = 100;
 /** No send of a turn starts later than this after its claim, ms (its holder extends the claim while it sends). */
 export const TURN_MS = 4_000;
 
@@ -71,9 +73,6 @@ async function until(at: number): Promise<void> {
   while (Date.now() < at) await new Promise((resolve) => setTimeout(resolve, at - Date.now()));
 }
 
-/** Most messages of one turn: `CHAIN`, or two waves of an unordered subscription's attempts. */
-const chainLimit = (s: Pick<Claimed, "ordering" | "maxInFlight">) => (s.ordering === "none" ? Math.max(CHAIN, 2 * s.maxInFlight) : CHAIN);
-
 /**
  * Send `chain` to `s`, signed by the secrets that sign now: `strict`, one at a time until an attempt fails with attempts left; `none`,
  * `inFlight` (default `maxInFlight`) at once; each send in a `slot`, none after `stop()`, the quota or `deadline` (ms since the epoch); at most `rateLimit` a second.
@@ -81,7 +80,7 @@ const chainLimit = (s: Pick<Claimed, "ordering" | "maxInFlight">) => (s.ordering
  */
 export async function sendChain(s: Claimed, chain: Link[], deadline: number, options: SendOptions): Promise<Sent[]> {
   const target: Target = { webhookId: s.id, url: s.url, secrets: signingSecrets(s, options.now()) };
-  const links = chain.slice(0, chainLimit(s));
+  const links = chain.slice(0, WINDOW);
   const sent: Sent[] = [];
   const interval = s.rateLimit === null ? 0 : 1000 / s.rateLimit;
   const firstEvent = links.findIndex((link) => link.event !== undefined);

@@ -8,14 +8,14 @@ import { loggableError } from "../../logger";
 import { recordDeliveries } from "../../telemetry/metrics";
 import { detached, inSpan } from "../../telemetry/spans";
 import { addOutcome, type WebhookSignals } from "../../telemetry/webhooks";
-import { CHAIN, emptyReport, type SendOptions, type TurnReport } from "./chain";
+import { CHAIN, emptyReport, type SendOptions, type TurnReport, WINDOW } from "./chain";
 import { type Claimed, claimDue, eventSpan } from "./claims";
 import type { FetchFn } from "./delivery";
 import type { SubscribedTypes } from "./interest";
 import { fanOut, fanOutRest, probe } from "./frontier";
 import { claimEnd, holding } from "./hold";
 import { type Range, RANGE_MS, RangeClose } from "./range";
-import { playTurn, takeTurn, WINDOW } from "./turn";
+import { playTurn, takeTurn } from "./turn";
 
 /** Events one fan-out takes past the frontier (a strict member sends a whole range in one turn); how long past a range's wait a run waits for its close, ms. */
 const [NEW_EVENTS, RECORD_MS] = [CHAIN, 1_000];

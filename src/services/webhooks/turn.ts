@@ -14,13 +14,14 @@ import {
   sendChain,
   settle,
   TURN_MS,
+  WINDOW,
   type TurnReport,
 } from "./chain";
 import { type Claimed, dueRedeliveries, eventSpan, release } from "./claims";
 import { dropRedelivery } from "./outcomes";
 
-/** Events a turn reads after its subscription's place; how soon a subscription re-typed ahead of the reach looks again, ms. */
-export const [WINDOW, RECHECK_MS] = [100, 1_000];
+/** How soon a subscription re-typed ahead of the reach looks again, ms. */
+export const RECHECK_MS = 1_000;
 
 /** A turn's reads, one snapshot: the events after the place (none when the stream is not due) and the redeliveries due. */
 const turnReads = plan({ window: statement(eventSpan), redeliveries: statement(dueRedeliveries) });
