@@ -3,7 +3,7 @@ import type { AppConfig } from "../../config";
 import type { Database } from "../../db/client";
 import { type Logger, loggableError } from "../../logger";
 import { readBacklogs } from "../../services/webhooks/backlog";
-import { dispatchDue, Nudges, SendSlots } from "../../services/webhooks/dispatch";
+import { type DispatchReport, dispatchDue, Nudges, SendSlots } from "../../services/webhooks/dispatch";
 import type { SubscribedTypes } from "../../services/webhooks/interest";
 import { nextRunAt } from "../../services/webhooks/next-run";
 import { WebhookSignals } from "../../telemetry/webhooks";
@@ -22,6 +22,22 @@ export interface IsolateDispatch {
   inInvocation(db: Database): Promise<void>;
   /** A run in a queue consumer's invocation. @throws the run's error (logged too), so that the queue retries its message. */
   queued(db: Database): Promise<void>;
+}
+
+/**
+ * After a run: wait for the messages it `queued`, queue the next run at the next due time (`timer`), and log what `report` says it did,
+ * per subscription too (attempts, backlog, oldest age): fields Workers Logs can query (docs/operations.md#metrics). @throws the driver's error.
+ */
+async function afterRun(db: Database, report: DispatchReport, queued: Promise<void>[], timer: RunTimer, logger: Logger): Promise<void> {
+  await Promise.all(queued);
+  const next = await nextRunAt(db, new Date());
+  if (next !== null) await timer.ensure(Date.parse(next), Date.now());
+  if (report.attempted === 0) return;
+  const signals = new WebhookSignals();
+  signals.record(report.subscriptions);
+  const subscriptions = signals.signals(await readBacklogs(db, Date.now(), Object.keys(report.subscriptions).map(Number)));
+  const { attempted, delivered, retried, givenUp } = report;
+  logger.log("info", "webhook dispatch", { attempted, delivered, retried, givenUp, subscriptions });
 }
 
 /** The dispatch of an isolate: runs of `dispatchDue`, each followed by a queued message at the next due time (`timer`). */
@@ -48,17 +64,7 @@ export function isolateDispatch(
     const full = () => void queued.push(timer.soon());
     const work = () => dispatchDue(bounded, { config, interest, now: () => new Date(), fetch, slots, wake: run.nudges.wait, full });
     try {
-      const report = await (watched ? timer.watching(work) : work());
-      await Promise.all(queued);
-      const next = await nextRunAt(bounded, new Date());
-      if (next !== null) await timer.ensure(Date.parse(next), Date.now());
-      if (report.attempted === 0) return;
-      const signals = new WebhookSignals();
-      signals.record(report.subscriptions);
-      // What the run did, per subscription too (attempts, backlog, oldest age): fields Workers Logs can query (docs/operations.md#metrics).
-      const subscriptions = signals.signals(await readBacklogs(bounded, Date.now(), Object.keys(report.subscriptions).map(Number)));
-      const { attempted, delivered, retried, givenUp } = report;
-      logger.log("info", "webhook dispatch", { attempted, delivered, retried, givenUp, subscriptions });
+      await afterRun(bounded, await (watched ? timer.watching(work) : work()), queued, timer, logger);
     } finally {
       if (open === run) open = undefined;
       run.nudges.wake();
