@@ -2,7 +2,8 @@
  * Metrics of a cluster in one scrape (docs/operations.md#metrics): with WEB_CONCURRENCY=2 the primary serves METRICS_PORT, every sample
  * labelled with its process (`petstore_process`: the slot, or `primary`), in a text promtool accepts and a real Prometheus scrapes; a
  * server process killed is replaced, and the scrape counts the restart for its slot and shows its successor; the primary names the
- * service and its version; a server process stopped (SIGSTOP) does not hold the scrape past the primary's 1 s: it is shown down.
+ * service and its version; a server process stopped (SIGSTOP) does not hold the scrape past the primary's 1 s: it is shown down; a
+ * subscription's backlog and oldest age, which every process reads from the database, are one series each, not one per process.
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -110,3 +111,26 @@ it("a stopped server process: the primary still answers 200 within 1 s, with tha
   }
   await until("slot 0 answering again", async () => (/petstore_cluster_process_up\{petstore_process="0"[^\n]* 1\n/.test(await scrape()) ? true : undefined));
 }, 60_000);
+
+it("shows a subscription's backlog and oldest age once, without a process label; its attempts per process", async () => {
+  const key = server.bootstrapKey!;
+  const created = await call(server.url, "POST", "/webhooks", { url: "https://hooks.example.com/petstore", events: ["category.created"] }, { key });
+  expect(created.status).toBe(201);
+  const id = `petstore_webhook_id="${(created.body as { id: number }).id}"`;
+  const of = (text: string, name: string) => lines(text, `${name}{`).filter((line) => line.includes(id));
+  const text = await until("the subscription's series", async () => {
+    const body = await scrape();
+    return of(body, "petstore_webhook_subscription_attempts_total").length === 6 ? body : undefined;
+  });
+  const check = spawnSync("promtool", ["check", "metrics"], { input: text, encoding: "utf8" });
+  expect(check.stderr + check.stdout).toBe("");
+  for (const name of ["petstore_webhook_subscription_backlog", "petstore_webhook_subscription_oldest_age_seconds"]) {
+    const samples = of(text, name);
+    expect(samples, name).toHaveLength(1);
+    expect(samples[0], name).not.toContain("petstore_process=");
+    expect(samples[0], name).toMatch(/ 0$/);
+  }
+  // Attempts are each process's own: 3 outcomes × 2 server processes.
+  expect(of(text, "petstore_webhook_subscription_attempts_total").filter((line) => line.includes('petstore_process="0"'))).toHaveLength(3);
+  expect((await call(server.url, "DELETE", `/webhooks/${(created.body as { id: number }).id}`, undefined, { key })).status).toBe(204);
+}, 30_000);

@@ -5,7 +5,7 @@
 import type { Worker } from "node:cluster";
 import { createServer } from "node:http";
 import type { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
-import { create, exportedNames, INSTRUMENTS, SCOPE } from "../../telemetry/instruments";
+import { create, exportedName, exportedNames, INSTRUMENTS, SCOPE } from "../../telemetry/instruments";
 import { metricsRequests } from "./metrics-listener";
 import { observeProcess } from "./process-metrics";
 import { primaryResource } from "./service-resource";
@@ -43,19 +43,32 @@ function labelled(line: string, name: string): string {
   return `${line.slice(0, brace + 1)}${label}${line[brace + 1] === "}" ? "" : ","}${line.slice(brace + 1)}`;
 }
 
-/** Several processes' text expositions as one: each family's HELP and TYPE once, then every process's samples, labelled with its name. */
-export function mergeExpositions(sources: readonly { name: string; text: string }[]): string {
-  const families = new Map<string, { help?: string; type?: string; samples: string[] }>();
+/** Families every process reads from the database at its scrape (each subscription's backlog and oldest age): one value, not one per process. */
+const SHARED = new Set([INSTRUMENTS.subscriptionBacklog, INSTRUMENTS.subscriptionOldest].map((i) => exportedName(i).replaceAll(".", "_")));
+
+/**
+ * Several processes' text expositions as one: each family's HELP and TYPE once, then every process's samples, labelled with its name; a
+ * `shared` family's samples come from the first process that has them, unlabelled.
+ */
+export function mergeExpositions(sources: readonly { name: string; text: string }[], shared: ReadonlySet<string> = SHARED): string {
+  const families = new Map<string, { help?: string; type?: string; samples: string[]; from?: string }>();
   for (const { name, text } of sources) {
-    let family: { help?: string; type?: string; samples: string[] } | undefined;
+    let family: { help?: string; type?: string; samples: string[]; from?: string } | undefined;
+    let familyName = "";
     for (const line of text.split("\n")) {
       const meta = /^# (HELP|TYPE) (\S+)/.exec(line);
       if (meta) {
-        family = families.get(meta[2]!) ?? { samples: [] };
-        families.set(meta[2]!, family);
+        familyName = meta[2]!;
+        family = families.get(familyName) ?? { samples: [] };
+        families.set(familyName, family);
         if (meta[1] === "HELP") family.help ??= line;
         else family.type ??= line;
-      } else if (line !== "" && !line.startsWith("#")) family?.samples.push(labelled(line, name));
+      } else if (line === "" || line.startsWith("#") || !family) continue;
+      else if (!shared.has(familyName)) family.samples.push(labelled(line, name));
+      else {
+        family.from ??= name;
+        if (family.from === name) family.samples.push(line);
+      }
     }
   }
   return `${[...families.values()].flatMap(({ help, type, samples }) => [help ?? [], type ?? [], samples].flat()).join("\n")}\n`;
