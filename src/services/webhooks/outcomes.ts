@@ -1,10 +1,10 @@
-/** What a round records of its attempts (docs/webhooks.md#design) in one write batch: log entries, subscription statuses, redeliveries. */
-import { and, eq, inArray, ne, sql } from "drizzle-orm";
+/** What a round records of its attempts (docs/webhooks.md#design) in one write batch: log entries and redeliveries. */
+import { and, eq, inArray, sql } from "drizzle-orm";
 import { qb } from "../../db/client";
 import { params, plan, type PlanRun, withValues } from "../../db/plan";
 import { webhookDeliveries, webhookRedeliveries, webhooks } from "../../db/schema";
 import { aliasedPlaceholders, placeholders } from "../../db/placeholders";
-import { DELIVERY_STATUSES, type DeliveryError, type WebhookStatus } from "../../domain/webhooks";
+import { DELIVERY_STATUSES, type DeliveryError } from "../../domain/webhooks";
 
 const d = webhookDeliveries;
 const r = webhookRedeliveries;
@@ -93,17 +93,6 @@ export function retryOnItsOwn(entry: Entry, now: string): PlanRun {
   const { webhookId, eventId, attempts, nextAttemptAt } = entry;
   return withValues(retrying, { webhookId, eventId, attempts, nextAttemptAt: nextAttemptAt!, createdAt: now });
 }
-
-/** Subscription `id`'s status set, writing nothing when it is already so. */
-const statusP = params<{ id: number; status: WebhookStatus }>();
-export const markSubscription = plan({
-  subscription: statusP.statement(
-    qb
-      .update(webhooks)
-      .set({ status: sql`${statusP("status")}` })
-      .where(and(eq(webhooks.id, statusP("id")), ne(webhooks.status, statusP("status")))),
-  ),
-});
 
 /** The write that records `entry`: in place when it was pending before (`wasPending`), else as written. */
 export function recordEntry(entry: Entry, wasPending: boolean): PlanRun {
