@@ -29,7 +29,12 @@ export class RunTimer {
     if (!this.queue || (this.dueAt >= notBefore && this.dueAt < at + 1_000)) return;
     const delaySeconds = Math.min(MAX_DELAY_S, Math.max(minDelayS, Math.ceil((at - now) / 1_000)));
     this.dueAt = now + delaySeconds * 1_000;
-    await this.queue.send({ at: new Date(this.dueAt).toISOString() }, { delaySeconds }).then(() => undefined, this.failed);
+    try {
+      await this.queue.send({ at: new Date(this.dueAt).toISOString() }, { delaySeconds });
+    } catch (error) {
+      this.dueAt = 0; // none is due: the next call sends again
+      this.failed(error);
+    }
   }
 
   /** A run as soon as the queue delivers: sends a message unless one of this isolate's was due within the last second or is due within the next. */
