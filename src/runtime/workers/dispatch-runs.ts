@@ -30,7 +30,7 @@ export interface IsolateDispatch {
  */
 async function afterRun(db: Database, report: DispatchReport, queued: Promise<void>[], timer: RunTimer, logger: Logger): Promise<void> {
   await Promise.all(queued);
-  const next = await nextRunAt(db, new Date());
+  const next = await nextRunAt(db);
   if (next !== null) await timer.ensure(Date.parse(next), Date.now());
   if (report.attempted === 0) return;
   const signals = new WebhookSignals();
