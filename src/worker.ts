@@ -1,6 +1,7 @@
 /**
  * Cloudflare Workers entry point: `fetch` serves the app behind Workers Cache, `queue` runs the webhook dispatch at due times, `scheduled`
- * runs it every minute and retention hourly. The isolate keeps plain data only; what does I/O is built per request (docs/architecture.md#workers-what-may-outlive-a-request).
+ * runs it every minute and retention hourly. The isolate keeps plain data only; what does I/O is built per request
+ * (docs/architecture.md#workers-what-may-outlive-a-request).
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
