@@ -22,7 +22,7 @@ import { type Behaviour, burst, call, type HookReceiver, percentile, startHookRe
 import { UNLIMITED } from "./scenarios";
 import { seed, startServer, stopGracefully } from "./webhooks-harness";
 
-const KINDS = ["alone", "slow", "hang", "hang4", "failing", "deleted", "changed", "none", "killed"] as const;
+const KINDS = ["alone", "slow", "hang", "hangnone", "hang4", "failing", "deleted", "changed", "none", "killed"] as const;
 type Kind = (typeof KINDS)[number];
 type Runtime = "node" | "worker";
 
@@ -65,6 +65,10 @@ const PLANS: Record<Kind, Plan> = {
   alone: { label: "3 fast" },
   slow: { label: "3 fast + 1 answering in 9 s", fourth: { behaviour: { delayMs: 9000, status: 204 } } },
   hang: { label: "3 fast + 1 never answering (10 s timeout)", fourth: { behaviour: { delayMs: 0, status: 204, hang: true } } },
+  hangnone: {
+    label: '3 fast + 1 `ordering: "none"`, `maxInFlight` 50, never answering',
+    fourth: { behaviour: { delayMs: 0, status: 204, hang: true }, settings: { ordering: "none", maxInFlight: 50 } },
+  },
   hang4: { label: "4 never answering, made first, + 3 fast", hangingFirst: 4 },
   failing: { label: "3 fast + 1 answering 503", fourth: { behaviour: { delayMs: 0, status: 503 } } },
   deleted: {
