@@ -13,7 +13,7 @@ import { type Claimed, claimDue, eventSpan } from "./claims";
 import type { FetchFn } from "./delivery";
 import type { SubscribedTypes } from "./interest";
 import { fanOut, fanOutRest, probe } from "./frontier";
-import { claimEnd, holding } from "./hold";
+import { claimEnd, holding, rangeEnd } from "./hold";
 import { type Range, RANGE_MS, RangeClose } from "./range";
 import { playTurn, takeTurn } from "./turn";
 
@@ -104,7 +104,7 @@ async function claimSome(db: Database, n: number, options: DispatchOptions, lear
   let range: Range | undefined;
   if (fresh) {
     const [from, upTo, token] = [state.frontier, Math.min(state.newest, state.frontier + NEW_EVENTS), crypto.randomUUID()];
-    const values = { from, upTo, now: at, until, token, n };
+    const values = { from, upTo, now: at, until: rangeEnd(claimedAt), token, n };
     const taken = fanning.whole ? await run(db, fanOut, values) : undefined;
     fanning.whole = taken !== undefined && taken.whole.rowsAffected > 0;
     const { members } = taken && fanning.whole ? taken : await run(db, fanOutRest, values);
@@ -191,7 +191,7 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
   };
   let learning = options.poll !== true && options.interest?.stale() === true;
   const fanning = { whole: true };
-  // New events wait for a range another run holds: look again while it may still close (RANGE_MS), not for a dead holder's lease.
+  // New events behind another run's range: look again every 100 ms while it may close (RANGE_MS) or its dead holder's short lease end.
   let heldSince: number | undefined;
   const waitForRange = (held: boolean): boolean => {
     heldSince = held ? (heldSince ?? Date.now()) : undefined;
@@ -204,7 +204,7 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
     if (claim && slots.free() === 0) options.full?.();
     if (claim?.again) continue;
     if (out.size === 0 && slots.free() > 0 && !waitForRange(claim?.rangeHeld === true)) break;
-    await Promise.race([...out, delay(250), ...(options.wake ? [options.wake()] : [])]);
+    await Promise.race([...out, delay(out.size === 0 && claim?.rangeHeld ? 100 : 250), ...(options.wake ? [options.wake()] : [])]);
   }
   await Promise.all(out);
   if (failures.length > 0) throw failures[0];

@@ -1,4 +1,4 @@
-/** Claims that end soon after their holder stops (docs/webhooks.md#design): a claim or a range lasts `CLAIM_MS`, and its holder extends it while it works. */
+/** Claims that end soon after their holder stops (docs/webhooks.md#design): a claim lasts `CLAIM_MS`, a range `RANGE_LEASE_MS`, and their holders extend them while they work. */
 import { and, eq, sql } from "drizzle-orm";
 import { qb, type Database } from "../../db/client";
 import { params, plan, type PlanRun, runEach, withValues } from "../../db/plan";
@@ -7,8 +7,13 @@ import { webhookDispatch, webhooks } from "../../db/schema";
 /** How long a claim or a range lasts past its taking or its last extension, ms; its holder extends it every half of this. */
 export const CLAIM_MS = 2_000;
 
+/** How long a range lasts past its taking or its last extension, ms: a range closes within `RANGE_MS` (250), so a dead holder's stops new events briefly. */
+export const RANGE_LEASE_MS = 500;
+
 /** The end of a claim taken or extended at `at`, ISO 8601. */
 export const claimEnd = (at: Date): string => new Date(at.getTime() + CLAIM_MS).toISOString();
+/** The end of a range taken or extended at `at`, ISO 8601. */
+export const rangeEnd = (at: Date): string => new Date(at.getTime() + RANGE_LEASE_MS).toISOString();
 
 const p = params<{ id: number; token: string; until: string }>();
 /** Subscription `id`'s claim by `token`, extended to `until` (nothing when the claim is gone). */
@@ -35,15 +40,17 @@ const extendRange = plan({
 export type Held = { id?: number; token: string };
 
 /**
- * Keep `held` while `work` runs: every `CLAIM_MS / 2` of real time its end moves to `now()` + `CLAIM_MS`. A failed extension is not retried
- * (the claim ends, and another holder may take it). @returns `work`'s result. @throws `work`'s error.
+ * Keep `held` while `work` runs: every `CLAIM_MS / 2` of real time a claim's end moves to `now()` + `CLAIM_MS` (a range's: every
+ * `RANGE_LEASE_MS / 2.5`, to `now()` + `RANGE_LEASE_MS`). A failed extension is not retried (the claim ends, and another holder may take
+ * it). @returns `work`'s result. @throws `work`'s error.
  */
 export async function holding<T>(db: Database, held: Held, now: () => Date, work: () => Promise<T>): Promise<T> {
   const extend = (): PlanRun =>
     held.id === undefined
-      ? withValues(extendRange, { token: held.token, until: claimEnd(now()) })
+      ? withValues(extendRange, { token: held.token, until: rangeEnd(now()) })
       : withValues(extendClaim, { id: held.id, token: held.token, until: claimEnd(now()) });
-  const timer = setInterval(() => void runEach(db, [extend()]).catch(() => undefined), CLAIM_MS / 2);
+  const every = held.id === undefined ? RANGE_LEASE_MS / 2.5 : CLAIM_MS / 2;
+  const timer = setInterval(() => void runEach(db, [extend()]).catch(() => undefined), every);
   (timer as { unref?: () => void }).unref?.();
   try {
     return await work();
