@@ -4,12 +4,11 @@
  * sandbox for the test file (removed afterwards) and returns `runPreview`.
  * Also the branch the tests deploy and the names derived from it.
  */
-import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll } from "vitest";
-import { ROOT } from "../../scripts/sqld";
+import { type Run, runScript } from "./run-script";
 
 /** The production database of the fake Turso organisation. */
 export const MAIN_DB = "petstore-main";
@@ -17,11 +16,7 @@ export const MAIN_DB = "petstore-main";
 export const BRANCH = "feature/Add_Cats!!";
 export const WORKER = "petstore-feature-add-cats";
 
-export interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+export type { Run } from "./run-script";
 
 /**
  * Make a sandbox (wrangler's home, config and logs) for this test file, removed
@@ -42,28 +37,15 @@ export function usePreviewRunner(): (args: string[], env?: Record<string, string
 
 /** `node --import tsx scripts/preview.ts …` in `sandbox`, with `env` added. */
 function runPreviewIn(sandbox: string, args: string[], env: Record<string, string>): Promise<Run> {
-  const childEnv: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) {
-    if (!/^(CLOUDFLARE_|TURSO_|DATABASE_|PREVIEW_|WRANGLER_|CF_|CORPORA_)/.test(name)) childEnv[name] = value;
-  }
-  Object.assign(childEnv, {
-    HOME: join(sandbox, "home"),
-    XDG_CONFIG_HOME: join(sandbox, "home", ".config"),
-    WRANGLER_LOG_PATH: join(sandbox, "wrangler-logs"),
-    WRANGLER_SEND_METRICS: "false",
-    ...env,
-  });
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "scripts/preview.ts", ...args], { cwd: ROOT, env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 150_000);
-    child.on("error", reject);
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? -1, stdout, stderr });
-    });
+  return runScript("scripts/preview.ts", args, {
+    dropped: /^(CLOUDFLARE_|TURSO_|DATABASE_|PREVIEW_|WRANGLER_|CF_|CORPORA_)/,
+    env: {
+      HOME: join(sandbox, "home"),
+      XDG_CONFIG_HOME: join(sandbox, "home", ".config"),
+      WRANGLER_LOG_PATH: join(sandbox, "wrangler-logs"),
+      WRANGLER_SEND_METRICS: "false",
+      ...env,
+    },
+    timeoutMs: 150_000,
   });
 }

@@ -4,12 +4,11 @@
  * (test/support/fake-cloudflare-api.ts) and a pager receiver (test/support/webhook-receiver.ts). The events are built from lines a real
  * local Worker wrote (test/support/recorded-telemetry.ts), moved to the last minute.
  */
-import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ROOT } from "../../scripts/sqld";
 import { FakeCloudflareApi, type FakeTelemetryEvent } from "../support/fake-cloudflare-api";
 import { recorded, telemetryEvents as events } from "../support/recorded-telemetry";
 import { Receiver } from "../support/webhook-receiver";
+import { type Run, runScript } from "../support/run-script";
 
 const ACCOUNT = "0123456789abcdef0123456789abcdef";
 const TOKEN = "observability-read-token-7f3a9c";
@@ -25,12 +24,6 @@ const invocationLog = (): FakeTelemetryEvent => ({
   $metadata: { id: "petstore-invocation", service: "petstore", type: "cf-worker-event", message: "GET https://petstore.example/health" },
 });
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 /** The script as `npm run alerts:workers:page` runs it, with none of this process's Cloudflare, pager or GitHub settings but `env`; it never prints a secret. */
 async function runPage(env: Record<string, string>): Promise<Run> {
   const run = await spawnPage(env);
@@ -39,25 +32,7 @@ async function runPage(env: Record<string, string>): Promise<Run> {
 }
 
 function spawnPage(env: Record<string, string>): Promise<Run> {
-  const childEnv: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) if (!/^(CLOUDFLARE_|PAGER_|GITHUB_)/.test(name)) childEnv[name] = value;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "scripts/workers-alerts-page.ts"], {
-      cwd: ROOT,
-      env: { ...childEnv, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-    child.on("error", reject);
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? -1, stdout, stderr });
-    });
-  });
+  return runScript("scripts/workers-alerts-page.ts", [], { dropped: /^(CLOUDFLARE_|PAGER_|GITHUB_)/, env, timeoutMs: 60_000 });
 }
 
 describe("npm run alerts:workers:page against a local query API and pager", () => {
