@@ -1,7 +1,7 @@
 /** What a round records of its attempts (docs/webhooks.md#design) in one write batch: log entries and redeliveries. */
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
 import { qb } from "../../db/client";
-import { params, plan, type PlanRun, withValues } from "../../db/plan";
+import { type Params, params, plan, type PlanRun, withValues } from "../../db/plan";
 import { webhookDeliveries, webhookRedeliveries, webhooks } from "../../db/schema";
 import { aliasedPlaceholders, placeholders } from "../../db/placeholders";
 import { DELIVERY_STATUSES, type DeliveryError } from "../../domain/webhooks";
@@ -72,21 +72,22 @@ export const rescheduleRedelivery = plan({
   ),
 });
 
-const retryingP = params<{ webhookId: number; eventId: number; attempts: number; nextAttemptAt: string; createdAt: string }>();
-const retrying = plan({
-  redelivery: retryingP.statement(
-    qb.insert(r).select(
-      qb
-        .select({
-          id: sql<null>`NULL`.as("id"),
-          webhookId: webhooks.id,
-          ...aliasedPlaceholders(retryingP, ["eventId", "attempts", "nextAttemptAt", "createdAt"]),
-        })
-        .from(webhooks)
-        .where(eq(webhooks.id, retryingP("webhookId"))),
-    ),
-  ),
-});
+/** What a redelivery is queued with: for subscription `webhookId` (if it exists), event `eventId`, due at `nextAttemptAt`. */
+export type QueuedRedelivery = { webhookId: number; eventId: number; attempts: number; nextAttemptAt: string; createdAt: string };
+
+/** The insert of one redelivery with `p`'s values, if subscription `webhookId` exists and `where` holds. */
+export function insertRedelivery<V extends QueuedRedelivery>(p: Params<V>, where?: SQL) {
+  const columns = { id: sql<null>`NULL`.as("id"), webhookId: webhooks.id, ...aliasedPlaceholders(p, ["eventId", "attempts", "nextAttemptAt", "createdAt"]) };
+  return qb.insert(r).select(
+    qb
+      .select(columns)
+      .from(webhooks)
+      .where(and(eq(webhooks.id, p("webhookId")), where)),
+  );
+}
+
+const retryingP = params<QueuedRedelivery>();
+const retrying = plan({ redelivery: retryingP.statement(insertRedelivery(retryingP)) });
 
 /** The write that retries the stream event of pending `entry` on its own (ordering `none`) as a redelivery created at `now`. */
 export function retryOnItsOwn(entry: Entry, now: string): PlanRun {

@@ -6,6 +6,7 @@ import { execute, type Params, params, plan, read, run } from "../../db/plan";
 import { events as eventLog, webhookDeliveries, webhookRedeliveries, webhooks } from "../../db/schema";
 import { LimitReached, NotFound } from "../../domain/errors";
 import { storedInterest, type WebhookDelivery, wants } from "../../domain/webhooks";
+import { insertRedelivery, type QueuedRedelivery } from "./outcomes";
 import { subscriptionExists } from "./subscriptions";
 
 const r = webhookRedeliveries;
@@ -42,28 +43,11 @@ function dueNow<V extends { webhookId: number; now: string }>(p: Params<V>) {
   );
 }
 
-const queued = params<{ webhookId: number; eventId: number; now: string; max: number }>();
+const queued = params<QueuedRedelivery & { now: string; max: number }>();
 /** One redelivery of `eventId` (0: a test) for the subscription, if it exists and has fewer than `max` queued. */
 const queueing = plan({
   subscription: subscriptionExists(queued),
-  redelivery: queued.statement(
-    qb
-      .insert(r)
-      .select(
-        qb
-          .select({
-            id: sql<null>`NULL`.as("id"),
-            webhookId: webhooks.id,
-            eventId: sql<number>`${queued("eventId")}`.as("event_id"),
-            attempts: sql<number>`0`.as("attempts"),
-            nextAttemptAt: sql<string>`${queued("now")}`.as("next_attempt_at"),
-            createdAt: sql<string>`${queued("now")}`.as("created_at"),
-          })
-          .from(webhooks)
-          .where(and(eq(webhooks.id, queued("webhookId")), sql`${room(webhooks.id, sql`${queued("max")}`)} > 0`)),
-      )
-      .returning({ id: r.id }),
-  ),
+  redelivery: queued.statement(insertRedelivery(queued, sql`${room(webhooks.id, sql`${queued("max")}`)} > 0`).returning({ id: r.id })),
   due: dueNow(queued),
 });
 
@@ -94,7 +78,7 @@ export async function sendTestEvent(db: Database, webhookId: number, now: Date, 
 
 /** Queue one redelivery. @throws NotFound (no such subscription), LimitReached (`max` already queued for it). */
 async function queue(db: Database, values: { webhookId: number; eventId: number; now: string; max: number }): Promise<void> {
-  const { subscription, redelivery } = await run(db, queueing, values);
+  const { subscription, redelivery } = await run(db, queueing, { ...values, attempts: 0, nextAttemptAt: values.now, createdAt: values.now });
   if (subscription.length === 0) throw new NotFound("webhook", values.webhookId);
   if (redelivery.length === 0) throw new LimitReached("redeliveries", values.max);
 }
