@@ -11,7 +11,7 @@ import { ApiError } from "./http/errors";
 import { MemoryRateLimiter, type RateLimiter } from "./http/rate-limiter";
 import { authenticate } from "./middleware/auth";
 import { KeyCache } from "./http/key-cache";
-import { compileRoutes, errorHandler, notFoundHandler } from "./middleware/errors";
+import { errorHandler, notFoundHandler } from "./middleware/errors";
 import { idempotency } from "./middleware/idempotency";
 import { afterWrites } from "./middleware/after-writes";
 import { requestLog } from "./middleware/request-log";
@@ -191,8 +191,7 @@ export function createApp(deps: AppDeps) {
       createMetaRouter(() => app, deps.assets, deps.checkDatabase ?? ((c) => ping(c.get("db")))),
     );
 
-  let patterns: ReturnType<typeof compileRoutes> | undefined;
-  app.notFound(notFoundHandler(() => (patterns ??= compileRoutes(app.routes))));
+  app.notFound(notFoundHandler(() => app.routes));
   app.onError(errorHandler(logger));
   return routed;
 }
