@@ -177,6 +177,7 @@ export function createApp(deps: AppDeps) {
   app.use(idempotency);
   for (const handler of deps.middleware ?? []) app.use(handler);
 
+  const meta = createMetaRouter(() => app, deps.assets, deps.checkDatabase ?? ((c) => ping(c.get("db"))));
   // One chain, so that the returned router's type (`AppType`) carries every route (https://hono.dev/docs/guides/rpc).
   const routed = app
     .route("/", petsRouter)
@@ -186,10 +187,7 @@ export function createApp(deps: AppDeps) {
     .route("/", accountsRouter)
     .route("/", eventsRouter)
     .route("/", webhooksRouter)
-    .route(
-      "/",
-      createMetaRouter(() => app, deps.assets, deps.checkDatabase ?? ((c) => ping(c.get("db")))),
-    );
+    .route("/", meta);
 
   app.notFound(notFoundHandler(() => app.routes));
   app.onError(errorHandler(logger));
