@@ -8,6 +8,9 @@ export const MAX_ID = Number.MAX_SAFE_INTEGER;
 /** An id in a JSON body or representation: an integer in 1..`MAX_ID`. */
 export const idNumber = z.number().int().min(1).max(MAX_ID).openapi({ format: "int64", example: 1 });
 
+/** An instant in a representation: RFC 3339 text in UTC. */
+export const timestamp = z.string().openapi({ format: "date-time", example: "2026-11-21T12:00:00.000Z" });
+
 export const ErrorDetailSchema = z
   .object({
     path: z.string().openapi({ example: "body.name" }),
