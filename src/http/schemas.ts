@@ -124,7 +124,6 @@ const DEFAULT_ERROR_TEXT: Record<number, string> = {
   412: "`If-Match` does not match the current ETag (`precondition_failed`).",
   413: "The body is larger than 64 KiB (`payload_too_large`).",
   415: "The body is not `application/json`, or has a `Content-Encoding` other than `identity` (`unsupported_media_type`).",
-  422: "The body refers to something that does not exist.",
   429: "Too many requests (`rate_limited`); see `Retry-After`.",
   500: "Unexpected error (`internal_error`); quote the requestId.",
   503: "The database is unavailable (`database_unavailable`).",
