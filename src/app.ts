@@ -11,7 +11,7 @@ import { ApiError } from "./http/errors";
 import { MemoryRateLimiter, type RateLimiter } from "./http/rate-limiter";
 import { authenticate } from "./middleware/auth";
 import { KeyCache } from "./http/key-cache";
-import { compileRoutes, errorHandler, notFoundHandler } from "./middleware/errors";
+import { errorHandler, notFoundHandler } from "./middleware/errors";
 import { idempotency } from "./middleware/idempotency";
 import { afterWrites } from "./middleware/after-writes";
 import { requestLog } from "./middleware/request-log";
@@ -177,6 +177,7 @@ export function createApp(deps: AppDeps) {
   app.use(idempotency);
   for (const handler of deps.middleware ?? []) app.use(handler);
 
+  const meta = createMetaRouter(() => app, deps.assets, deps.checkDatabase ?? ((c) => ping(c.get("db"))));
   // One chain, so that the returned router's type (`AppType`) carries every route (https://hono.dev/docs/guides/rpc).
   const routed = app
     .route("/", petsRouter)
@@ -186,13 +187,9 @@ export function createApp(deps: AppDeps) {
     .route("/", accountsRouter)
     .route("/", eventsRouter)
     .route("/", webhooksRouter)
-    .route(
-      "/",
-      createMetaRouter(() => app, deps.assets, deps.checkDatabase ?? ((c) => ping(c.get("db")))),
-    );
+    .route("/", meta);
 
-  let patterns: ReturnType<typeof compileRoutes> | undefined;
-  app.notFound(notFoundHandler(() => (patterns ??= compileRoutes(app.routes))));
+  app.notFound(notFoundHandler(() => app.routes));
   app.onError(errorHandler(logger));
   return routed;
 }

@@ -8,21 +8,17 @@ import type { KeyCache } from "./key-cache";
 import type { CacheOutcome } from "../telemetry/request-metrics";
 import type { RateLimiter } from "./rate-limiter";
 
-/** Services and settings one request can reach. */
-export interface RequestServices {
-  db: Database;
-  config: AppConfig;
-  /** Current time; injected so tests control it. */
-  now: () => Date;
-  /** Start a webhook dispatch run soon (after a redelivery was queued); the runtime's, or nothing (the next poll or cron runs it). */
-  dispatchSoon: (c: Context<AppEnv>) => void;
-  /** A subscription was created, changed or deleted: the runtime's dispatch knowledge of their types is stale. */
-  subscriptionsChanged: () => void;
-}
-
 export interface AppEnv {
   Bindings: Record<string, unknown>;
-  Variables: RequestServices & {
+  Variables: {
+    db: Database;
+    config: AppConfig;
+    /** Current time; injected so tests control it. */
+    now: () => Date;
+    /** Start a webhook dispatch run soon (after a redelivery was queued); the runtime's, or nothing (the next poll or cron runs it). */
+    dispatchSoon: (c: Context<AppEnv>) => void;
+    /** A subscription was created, changed or deleted: the runtime's dispatch knowledge of their types is stale. */
+    subscriptionsChanged: () => void;
     requestId: string;
     /** The authenticated caller, set by the authentication middleware. */
     principal?: Principal;

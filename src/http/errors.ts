@@ -38,15 +38,6 @@ export interface ErrorDetail {
   message: string;
 }
 
-/** Wire shape of the Error object. */
-export interface ErrorBody {
-  code: ErrorCode;
-  message: string;
-  status: number;
-  details?: ErrorDetail[];
-  requestId?: string;
-}
-
 /** An error that becomes an Error response, with `headers` added; thrown by handlers and middleware (services throw domain errors, src/domain/errors.ts). */
 export class ApiError extends Error {
   constructor(
@@ -60,8 +51,8 @@ export class ApiError extends Error {
     this.name = "ApiError";
   }
 
-  /** The JSON body of this error, stamped with the request id. */
-  toBody(requestId?: string): ErrorBody {
+  /** The JSON body of this error (the Error object), stamped with the request id. */
+  toBody(requestId?: string) {
     return {
       code: this.code,
       message: this.message,

@@ -4,11 +4,8 @@ import { z } from "@hono/zod-openapi";
 type Shape = Record<string, z.ZodType>;
 /** A member's schema without its `.optional()`. */
 type Unwrapped<S extends z.ZodType> = S extends z.ZodOptional<infer Inner extends z.ZodType> ? Inner : S;
-/** The patch member of `S`: optional, and nullable when `Removable`. */
-type PatchMember<S extends z.ZodType, Removable extends boolean> = Removable extends true
-  ? z.ZodOptional<z.ZodNullable<Unwrapped<S>>>
-  : z.ZodOptional<Unwrapped<S>>;
-export type PatchShape<S extends Shape, O extends string> = { [K in keyof S]: PatchMember<S[K], K extends O ? true : false> };
+/** The patch members of `S`: each optional, and nullable when its key is in `O`. */
+type PatchShape<S extends Shape, O extends string> = { [K in keyof S]: z.ZodOptional<K extends O ? z.ZodNullable<Unwrapped<S[K]>> : Unwrapped<S[K]>> };
 
 /** The names in `names` joined for prose: "a", "a and b", "a, b and c" (or `conjunction`). */
 function prose(names: readonly string[], conjunction = "and"): string {

@@ -5,16 +5,12 @@ import { matchedRoutes } from "hono/route";
 import type { AppEnv } from "./context";
 import { validationHook } from "./validation";
 
-const NO_QUERY = z.strictObject({});
-
 /** `route` with a strict query (unknown parameters are 400). @throws Error when the query is not an object schema or no 400 is documented. */
 export function withStrictQuery<R extends RouteConfig>(route: R): R {
   if (!("400" in route.responses))
     throw new Error(`${route.method.toUpperCase()} ${route.path}: rejects unknown query parameters, so it must document a 400 response.`);
-  const query = route.request?.query;
-  if (query === undefined) return { ...route, request: { ...route.request, query: NO_QUERY } };
+  const query = route.request?.query ?? z.object({});
   if (!(query instanceof z.ZodObject)) throw new Error(`${route.method.toUpperCase()} ${route.path}: the query must be an object schema.`);
-  if (query._zod.def.catchall?._zod.def.type === "never") return route;
   return { ...route, request: { ...route.request, query: query.strict() } };
 }
 
@@ -26,9 +22,8 @@ export function createRouter(): OpenAPIHono<AppEnv> {
   return router;
 }
 
-/** The template of the route that answered `c` (`/pets/:petId`) and its index among `matchedRoutes(c)`; undefined when only middleware matched (404, 405). */
-export function matchedRoute(c: Context): { index: number; path: string } | undefined {
-  const routes = matchedRoutes(c);
-  const path = routes.at(-1)?.path;
-  return path && path !== "*" && path !== "/*" ? { index: routes.length - 1, path } : undefined;
+/** The template of the route that answered `c` (`/pets/:petId`); undefined when only middleware matched (404, 405). */
+export function matchedRoute(c: Context): { path: string } | undefined {
+  const path = matchedRoutes(c).at(-1)?.path;
+  return path && path !== "*" && path !== "/*" ? { path } : undefined;
 }

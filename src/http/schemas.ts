@@ -8,6 +8,9 @@ export const MAX_ID = Number.MAX_SAFE_INTEGER;
 /** An id in a JSON body or representation: an integer in 1..`MAX_ID`. */
 export const idNumber = z.number().int().min(1).max(MAX_ID).openapi({ format: "int64", example: 1 });
 
+/** An instant in a representation: RFC 3339 text in UTC. */
+export const timestamp = z.string().openapi({ format: "date-time", example: "2026-11-21T12:00:00.000Z" });
+
 export const ErrorDetailSchema = z
   .object({
     path: z.string().openapi({ example: "body.name" }),
@@ -36,9 +39,6 @@ export function idString(label = "id") {
     .refine((n) => n <= MAX_ID, `${label} must be at most ${MAX_ID}.`);
 }
 
-/** OpenAPI keywords of a parameter's schema beside what Zod derives. */
-type SchemaDoc = Record<string, unknown>;
-
 const ID_DOC = { type: "integer", format: "int64", minimum: 1, maximum: MAX_ID, example: 1 } as const;
 
 /** Path parameters object for one id, e.g. `idParams("petId")`. */
@@ -48,8 +48,8 @@ export function idParams<K extends string>(name: K) {
   } as { [P in K]: ReturnType<typeof idString> });
 }
 
-/** `schema`, optional, as the parameter `name` in the query or a header, documented by `description` and `doc` (its type, bounds, …). */
-export function optionalParam<S extends z.ZodType>(schema: S, where: "query" | "header", name: string, description: string, doc: SchemaDoc = {}) {
+/** `schema`, optional, as the parameter `name` in the query or a header, documented by `description` and `doc` (OpenAPI keywords beside what Zod derives: its type, bounds, …). */
+export function optionalParam<S extends z.ZodType>(schema: S, where: "query" | "header", name: string, description: string, doc: Record<string, unknown> = {}) {
   return schema.optional().openapi({ param: { name, in: where, required: false, description }, ...doc });
 }
 
@@ -124,7 +124,6 @@ const DEFAULT_ERROR_TEXT: Record<number, string> = {
   412: "`If-Match` does not match the current ETag (`precondition_failed`).",
   413: "The body is larger than 64 KiB (`payload_too_large`).",
   415: "The body is not `application/json`, or has a `Content-Encoding` other than `identity` (`unsupported_media_type`).",
-  422: "The body refers to something that does not exist.",
   429: "Too many requests (`rate_limited`); see `Retry-After`.",
   500: "Unexpected error (`internal_error`); quote the requestId.",
   503: "The database is unavailable (`database_unavailable`).",
@@ -149,24 +148,20 @@ export function ifMatchHeaders(resource: string, whereToGetIt = "its GET or the 
   return z.object({ "if-match": optionalParam(z.string(), "header", "if-match", description) });
 }
 
+/** The doc of a response header with a string value. */
+const stringHeader = (description: string) => ({ description, schema: { type: "string" as const } });
+
 /** Response header docs shared by many operations. */
 export const responseHeaders = {
-  ETag: { description: "Strong entity tag of the representation (RFC 9110 §8.8.3).", schema: { type: "string" as const } },
-  Link: { description: 'The next page, `rel="next"` (RFC 8288).', schema: { type: "string" as const } },
-  Location: { description: "URL of the created resource.", schema: { type: "string" as const } },
+  ETag: stringHeader("Strong entity tag of the representation (RFC 9110 §8.8.3)."),
+  Link: stringHeader('The next page, `rel="next"` (RFC 8288).'),
+  Location: stringHeader("URL of the created resource."),
 };
 
 /** The 200 of a conditional write (PUT/PATCH): the new representation and its `ETag`, for `If-Match` next time (RFC 9110 §8.8.3). */
 export function updatedContent<T>(schema: T, description: string) {
-  return {
-    ...jsonContent(schema, description),
-    headers: {
-      ETag: {
-        ...responseHeaders.ETag,
-        description: "Strong entity tag of the new representation (RFC 9110 §8.8.3): send it as `If-Match` with the next write.",
-      },
-    },
-  };
+  const etag = stringHeader("Strong entity tag of the new representation (RFC 9110 §8.8.3): send it as `If-Match` with the next write.");
+  return { ...jsonContent(schema, description), headers: { ETag: etag } };
 }
 
 /** A conditional GET's 200 (`schema` as JSON with its `ETag` and `headers`) and its 304 (If-None-Match). */
@@ -189,10 +184,7 @@ export const idempotencyKeyHeaders = z.object({
 
 /** Response header of a replayed POST. */
 export const idempotentReplayedHeader = {
-  "Idempotent-Replayed": {
-    description: "`true` when this is the replay of an earlier response to the same Idempotency-Key.",
-    schema: { type: "string" as const },
-  },
+  "Idempotent-Replayed": stringHeader("`true` when this is the replay of an earlier response to the same Idempotency-Key."),
 };
 
 /** The answer of a POST that honours Idempotency-Key: `schema` as JSON, its `Location`, and `Idempotent-Replayed` on a replay. */

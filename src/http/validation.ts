@@ -37,15 +37,10 @@ function allowedKeys(inst: unknown): string[] {
 export function fieldMessage(issue: z.core.$ZodRawIssue): string {
   // "quantity", "events[0]": the last named field, with the index of an array item.
   const path = issue.path ?? [];
-  let lastName = path.length - 1;
-  while (lastName >= 0 && typeof path[lastName] !== "string") lastName -= 1;
-  const field =
-    lastName < 0
-      ? "The value"
-      : `${String(path[lastName])}${path
-          .slice(lastName + 1)
-          .map((i) => `[${String(i)}]`)
-          .join("")}`;
+  let last = path.length - 1;
+  while (last >= 0 && typeof path[last] !== "string") last -= 1;
+  const [name, ...indices] = last < 0 ? [] : path.slice(last);
+  const field = name === undefined ? "The value" : `${String(name)}${indices.map((i) => `[${String(i)}]`).join("")}`;
   const size = (n: number | bigint | undefined, unit: string) => `${n} ${unit}${Number(n) === 1 ? "" : "s"}`;
   switch (issue.code) {
     case "invalid_type": {

@@ -17,8 +17,7 @@ export function authenticate(cache: KeyCache): MiddlewareHandler<AppEnv> {
     const header = c.req.header("Authorization");
     // Another scheme (Basic, …) counts as a missing key: the challenge carries no error code (RFC 6750 §3.1).
     if (header !== undefined && /^Bearer(\s|$)/i.test(header)) {
-      const match = /^Bearer +(\S+)\s*$/i.exec(header);
-      const token = match?.[1];
+      const token = /^Bearer +(\S+)\s*$/i.exec(header)?.[1];
       if (!token || !looksLikeApiKey(token)) {
         c.set("authProblem", "malformed");
       } else {

@@ -1,33 +1,21 @@
 /** The app's error and fallback handlers: every failure is the Error object of docs/api.md#errors, with no stack trace or SQL. */
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
-import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { DomainError } from "../domain/errors";
 import type { AppEnv } from "../http/context";
-import { ApiError, type ErrorCode, notImplemented } from "../http/errors";
+import { ApiError, notImplemented } from "../http/errors";
 import { type Logger, loggableError } from "../logger";
 import { serverFault } from "../telemetry/request-metrics";
 import { traceFields } from "../telemetry/spans";
 import { domainErrorResponse } from "./domain-errors";
 
-const HTTP_EXCEPTION_CODES: Partial<Record<number, ErrorCode>> = {
-  400: "validation_error",
-  401: "unauthorized",
-  403: "forbidden",
-  404: "not_found",
-  413: "payload_too_large",
-  415: "unsupported_media_type",
-};
+/** Codes of libSQL errors of the database connection, not of a statement. */
+const CONNECTION_ERROR = /^(SERVER_ERROR|HRANA_|HTTP_|WEBSOCKET|SQLITE_(BUSY|LOCKED|CANTOPEN|IOERR|FULL|READONLY)|CLIENT_CLOSED|STREAM_|URL_|TRANSACTION_)/;
 
 /** True for errors of the database connection (not of a statement), anywhere in the `cause` chain: answer 503. */
 function isDatabaseUnavailable(error: unknown): boolean {
   for (let e = error as { name?: string; code?: string; cause?: unknown; message?: string } | undefined, depth = 0; e && depth < 4; depth++) {
-    const code = String(e.code ?? "");
-    if (e.name === "LibsqlError" || e.name === "LibsqlBatchError") {
-      return /^(SERVER_ERROR|HRANA_|HTTP_|WEBSOCKET|SQLITE_BUSY|SQLITE_LOCKED|SQLITE_CANTOPEN|SQLITE_IOERR|SQLITE_FULL|SQLITE_READONLY|CLIENT_CLOSED|STREAM_|URL_|TRANSACTION_)/.test(
-        code,
-      );
-    }
+    if (e.name === "LibsqlError" || e.name === "LibsqlBatchError") return CONNECTION_ERROR.test(String(e.code ?? ""));
     // fetch() to a remote libSQL server that is down.
     if (e instanceof TypeError && /fetch failed|network|ECONNREFUSED/i.test(String(e.message))) return true;
     // A request to the libSQL server past its time limit (src/db/driver/remote.ts, `timeLimited`).
@@ -41,14 +29,11 @@ function isDatabaseUnavailable(error: unknown): boolean {
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof DomainError) return domainErrorResponse(error);
-  if (error instanceof HTTPException) {
-    if (error.status === 400 && /json/i.test(error.message)) {
-      return new ApiError(400, "invalid_json", "The request body is not valid JSON.");
-    }
-    const code = HTTP_EXCEPTION_CODES[error.status];
-    if (code === "payload_too_large") return new ApiError(413, code, "The request body is larger than 64 KiB.");
-    if (code === "unsupported_media_type") return new ApiError(415, code, "The request body must be application/json.");
-    if (code) return new ApiError(error.status as ContentfulStatusCode, code, error.message || code);
+  // Thrown by Hono's validator (400: a body that is not JSON) and zod-openapi's (415: a body of another media type); nothing here throws other statuses.
+  if (error instanceof HTTPException && error.status === 415) return new ApiError(415, "unsupported_media_type", "The request body must be application/json.");
+  if (error instanceof HTTPException && error.status === 400) {
+    if (/json/i.test(error.message)) return new ApiError(400, "invalid_json", "The request body is not valid JSON.");
+    return new ApiError(400, "validation_error", error.message || "validation_error");
   }
   if (isDatabaseUnavailable(error))
     return new ApiError(503, "database_unavailable", "The database is unavailable; try again shortly.", undefined, { "Retry-After": "1" });
@@ -94,14 +79,8 @@ export function renderError(c: Context<AppEnv>, apiError: ApiError): Response {
   return res;
 }
 
-/** A route table entry used to tell 404 from 405. */
-interface RoutePattern {
-  method: string;
-  regex: RegExp;
-}
-
 /** Compile Hono route paths (`/pets/:petId`) to exact regular expressions, as the strict router matches: `/pets/` is a 404, not a 405. */
-export function compileRoutes(routes: readonly { method: string; path: string }[]): RoutePattern[] {
+function compileRoutes(routes: readonly { method: string; path: string }[]): { method: string; regex: RegExp }[] {
   return routes
     .filter((r) => r.method !== "ALL" && !r.path.includes("*"))
     .map((r) => ({
@@ -110,11 +89,12 @@ export function compileRoutes(routes: readonly { method: string; path: string }[
     }));
 }
 
-/** Hono `notFound` handler: 501 `not_implemented` for a method no route supports, 405 with `Allow` when the path exists (RFC 9110 §15.5.6), else 404. */
-export function notFoundHandler(routes: () => RoutePattern[]) {
+/** Hono `notFound` handler over `routes()`, compiled at its first call: 501 `not_implemented` for a method no route supports, 405 with `Allow` when the path exists (RFC 9110 §15.5.6), else 404. */
+export function notFoundHandler(routes: () => readonly { method: string; path: string }[]) {
+  let all: ReturnType<typeof compileRoutes> | undefined;
   let methods: Set<string> | undefined;
   return (c: Context<AppEnv>): Response => {
-    const all = routes();
+    all ??= compileRoutes(routes());
     methods ??= new Set([...all.map((r) => r.method), "HEAD", "OPTIONS"]);
     if (!methods.has(c.req.method)) return renderError(c, notImplemented(c.req.method));
     const allowed = new Set(all.filter((r) => r.regex.test(c.req.path)).map((r) => r.method));
@@ -123,10 +103,8 @@ export function notFoundHandler(routes: () => RoutePattern[]) {
       if (allowed.has("GET")) allowed.add("HEAD");
       allowed.add("OPTIONS");
       const allow = [...allowed].sort().join(", ");
-      return renderError(
-        c,
-        new ApiError(405, "method_not_allowed", `${c.req.method} is not allowed on ${c.req.path}; allowed: ${allow}.`, undefined, { Allow: allow }),
-      );
+      const message = `${c.req.method} is not allowed on ${c.req.path}; allowed: ${allow}.`;
+      return renderError(c, new ApiError(405, "method_not_allowed", message, undefined, { Allow: allow }));
     }
     return renderError(c, new ApiError(404, "not_found", `No route matches ${c.req.method} ${c.req.path}.`));
   };

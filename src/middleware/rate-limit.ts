@@ -18,7 +18,6 @@ export function rateLimited(d: RateLimitDecision, what: string): ApiError {
 
 /** Global middleware, after `authenticate`: one request of the caller's budget (`requestBudget`). @throws ApiError 429 `rate_limited`. */
 export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
-  if (c.req.method === "OPTIONS") return next();
   const limits = requestBudget(c.get("config").rateLimits, c.get("principal")?.accountId, c.get("clientIp"));
   const decision = await c.get("rateLimiter").consume(limits, c.get("now")());
   if (!decision.allowed) throw rateLimited(decision, "requests");

@@ -43,15 +43,8 @@ export const strictJson: MiddlewareHandler<AppEnv> = createMiddleware<AppEnv>(as
   if (method === "GET" || method === "HEAD" || method === "OPTIONS") return next();
   const coding = otherCoding(c.req.header("Content-Encoding"), "identity");
   if (coding !== undefined) {
-    throw new ApiError(
-      415,
-      "unsupported_media_type",
-      `Content-Encoding ${coding} is not supported: send the body without a content coding (identity).`,
-      undefined,
-      {
-        "Accept-Encoding": "identity",
-      },
-    );
+    const message = `Content-Encoding ${coding} is not supported: send the body without a content coding (identity).`;
+    throw new ApiError(415, "unsupported_media_type", message, undefined, { "Accept-Encoding": "identity" });
   }
   const contentType = c.req.header("Content-Type");
   if (contentType === undefined || !JSON_LIKE.test(contentType)) return next();

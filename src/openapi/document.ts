@@ -48,25 +48,8 @@ export function buildOpenApiDocument(app: OpenAPIHono<AppEnv>, config: AppConfig
       { name: "Platform", tags: ["Accounts", "Events", "Meta"] },
     ],
   } as Parameters<typeof app.getOpenAPIDocument>[0]) as unknown as Record<string, unknown>;
-  dropTypelessNullable(document);
   // The deprecated operation names its sunset instant.
   const getPet = (document.paths as Record<string, Record<string, Record<string, unknown>>>)["/pets/{petId}"]?.get;
   if (getPet) getPet["x-sunset"] = config.petsGetSunsetAt.toISOString();
   return document;
-}
-
-/** Drop, in place, every `nullable: true` without a `type` (zod-to-openapi's `z.unknown()`; invalid in 3.0.3: docs/internals.md#the-openapi-document). */
-function dropTypelessNullable(node: unknown): void {
-  if (!node || typeof node !== "object") return;
-  if (Array.isArray(node)) {
-    for (const item of node) dropTypelessNullable(item);
-    return;
-  }
-  const schema = node as Record<string, unknown>;
-  if (schema.nullable === true && !("type" in schema) && !("$ref" in schema) && !("allOf" in schema) && !("oneOf" in schema) && !("anyOf" in schema)) {
-    delete schema.nullable;
-  }
-  for (const [key, value] of Object.entries(schema)) {
-    if (key !== "example" && key !== "examples" && key !== "default" && key !== "enum") dropTypelessNullable(value);
-  }
 }

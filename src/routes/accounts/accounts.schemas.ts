@@ -1,9 +1,7 @@
 /** Payload shapes of accounts and API keys (docs/api.md#authentication). */
 import { z } from "@hono/zod-openapi";
 import { ROLES } from "../../domain/principal";
-import { idNumber as id } from "../../http/schemas";
-
-const timestamp = z.string().openapi({ format: "date-time", example: "2026-11-21T12:00:00.000Z" });
+import { idNumber as id, timestamp } from "../../http/schemas";
 
 export const NewAccountSchema = z
   .strictObject({

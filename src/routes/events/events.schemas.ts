@@ -18,7 +18,9 @@ export const EventSchema = z
     }),
     type: EventTypeSchema,
     occurredAt: z.string().openapi({ format: "date-time", description: "When the change was committed (UTC).", example: "2026-11-21T12:00:00.000Z" }),
+    // `additionalProperties: {}`: any values; zod-to-openapi's own `{ nullable: true }` without a type is invalid in OpenAPI 3.0.3.
     data: z.record(z.string(), z.unknown()).openapi({
+      additionalProperties: {},
       description: "The resource after the change, in its API representation (for `*.deleted`: its last state).",
       example: { id: 7, name: "Rex", categoryId: 1, status: "available" },
     }),

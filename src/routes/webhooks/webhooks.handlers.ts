@@ -44,10 +44,8 @@ export const deliveries: RouteHandler<typeof routes.deliveries, AppEnv> = async 
   // Event 0 (the latest webhook.test) comes first: a page without a cursor starts below it.
   const afterEventId = cursor === undefined ? -1 : decodeCursor(cursor);
   const rows = await listDeliveries(c.get("db"), { webhookId, afterEventId, limit: limit + 1, status });
-  return c.json(
-    pageOf(c, rows, limit, (delivery) => delivery.eventId),
-    200,
-  );
+  const page = pageOf(c, rows, limit, (delivery) => delivery.eventId);
+  return c.json(page, 200);
 };
 
 export const update: RouteHandler<typeof routes.update, AppEnv> = async (c) => {

@@ -1,11 +1,9 @@
 /** Payload shapes of webhook subscriptions and deliveries (docs/api.md#events-and-webhooks, experimental). */
 import { z } from "@hono/zod-openapi";
 import { mergePatchSchema } from "../../http/merge-patch";
-import { idNumber as id, MAX_ID } from "../../http/schemas";
+import { idNumber as id, MAX_ID, timestamp } from "../../http/schemas";
 import { EVENT_TYPES } from "../../domain/events";
 import { DELIVERY_ERRORS, DELIVERY_STATUSES, MAX_IN_FLIGHT, RATE_LIMIT, WEBHOOK_ORDERINGS, WEBHOOK_STATUSES } from "../../domain/webhooks";
-
-const timestamp = z.string().openapi({ format: "date-time", example: "2026-11-21T12:00:00.000Z" });
 
 const eventTypes = z
   .array(z.enum([...EVENT_TYPES, "*"]))
