@@ -49,10 +49,7 @@ export type DeliveryError = (typeof DELIVERY_ERRORS)[number];
 export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
-/**
- * What an attempt leads to, the one table of the engine's vocabulary: the log entry's `status` after it and the metric `label`
- * (`petstore.webhook.outcome`). A given-up delivery is `givenUp` in code, `failed` in the log (the API's word), `given_up` in metrics.
- */
+/** The engine's one table of outcomes: what an attempt leads to, the log entry's `status` after it, and its metric `label` (`petstore.webhook.outcome`). */
 export const ATTEMPT_OUTCOMES = {
   delivered: { status: "delivered", label: "delivered" },
   retried: { status: "pending", label: "retried" },

@@ -10,10 +10,7 @@ import { WebhookSignals } from "../../telemetry/webhooks";
 import type { RunTimer } from "./run-queue";
 import { workerWebhookFetch } from "./webhook-fetch";
 
-/**
- * An invocation has at most six connections waiting for response headers (https://developers.cloudflare.com/workers/platform/limits/#simultaneous-open-connections):
- * a dispatch run holds at most four for its attempts and two for its database round trips.
- */
+/** Six connections per invocation (https://developers.cloudflare.com/workers/platform/limits/): a run's four for sends, two for the database. */
 export const DISPATCH_CONNECTIONS = { sends: 4, database: 2 } as const;
 
 /** The dispatch of an isolate, each run on the asking invocation's `db` (round trips bounded by `withRoundTrips`). */
@@ -24,10 +21,7 @@ export interface IsolateDispatch {
   queued(db: Database): Promise<void>;
 }
 
-/**
- * After a run: wait for the messages it `queued`, queue the next run at the next due time (`timer`), and log what `report` says it did,
- * per subscription too (attempts, backlog, oldest age): fields Workers Logs can query (docs/operations.md#metrics). @throws the driver's error.
- */
+/** After a run: await `queued`, queue a run at the next due time, log `report` per subscription (docs/operations.md#metrics). @throws the driver's error. */
 async function afterRun(db: Database, report: DispatchReport, queued: Promise<void>[], timer: RunTimer, logger: Logger): Promise<void> {
   await Promise.all(queued);
   const next = await nextRunAt(db);

@@ -1,10 +1,7 @@
 /** The Worker's webhook runs on a Cloudflare Queue (docs/webhooks.md#workers): delayed messages start a run at a due time or after a run that died. */
 import { CLAIM_MS } from "../../services/webhooks/hold";
 
-/**
- * While a run lasts, every `everyMs` a message is made due at most `horizonMs` ahead and after the run's claims would end were it to die
- * before the next renewal (`everyMs` + `CLAIM_MS`): a run that dies is followed within about the horizon.
- */
+/** While a run lasts, every `everyMs` a message is made due within `horizonMs`, after its claims would end were it to die (`everyMs` + `CLAIM_MS`). */
 export const WATCH = { everyMs: 5_000, horizonMs: 10_000 } as const;
 
 /** The longest delay of a message, s (https://developers.cloudflare.com/queues/platform/limits/). */

@@ -1,7 +1,4 @@
-/**
- * Workers: the OpenTelemetry API every layer calls over the runtime's custom spans (`tracing` of "cloudflare:workers"), so the spans are
- * Node's (docs/operations.md#traces); the runtime keeps the active span across awaits and exports what it samples.
- */
+/** Workers: the OpenTelemetry API over the runtime's custom spans (`tracing` of "cloudflare:workers"; docs/operations.md#traces). */
 import {
   type Attributes,
   type ContextManager,
@@ -64,10 +61,7 @@ class WorkersSpan {
 /** As `Span` of the API: what it calls of one, the rest no-ops. */
 const asSpan = (span: WorkersSpan) => span as unknown as Span;
 
-/**
- * Register `tracing` behind the OpenTelemetry API, once per isolate: a SERVER span is the invocation's own, renamed; the active span is the
- * runtime's (outside any: the invocation's); W3C `traceparent` carries it. Span links are not recorded.
- */
+/** Register `tracing` behind the OpenTelemetry API once per isolate: a SERVER span renames the invocation's; `traceparent` carries the active one; no links. */
 export function registerWorkersTracing(tracing: RuntimeTracing): void {
   const contextManager: ContextManager = {
     active: () => {

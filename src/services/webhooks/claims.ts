@@ -60,10 +60,7 @@ const stream = sql`CASE WHEN ${rel("attempts")} > 0 THEN ${rel("retryAt")} WHEN 
 const redelivery = sql`(SELECT min(${r.nextAttemptAt}) FROM ${r} WHERE ${r.webhookId} = ${w.id})`;
 /** Claimed by `token`, or a member of its range that must be written. */
 const held = sql`(${w.leaseToken} = ${rel("token")} OR (${rel("member")} AND NOT ${rel("clean")} AND ${w.leaseToken} IS NULL AND ${heldRange(sql`${rel("token")}`)}))`;
-/**
- * The end of a claim held by `token` (or of a member's share of a range): the subscription's next place (NULL when caught up with the reach
- * and past its last re-type) and due time, its status; nothing when another claim or a delete came first.
- */
+/** The end of `token`'s claim (or a member's share of its range): next place (NULL: caught up), due time, status; none if another claim or delete won. */
 export const release = plan({
   subscription: rel.statement(
     qb

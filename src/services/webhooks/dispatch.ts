@@ -20,10 +20,7 @@ import { playTurn, takeTurn } from "./turn";
 /** Events one fan-out takes past the frontier (a strict member sends a whole range in one turn); how long past a range's wait a run waits for its close, ms. */
 const [NEW_EVENTS, RECORD_MS] = [CHAIN, 1_000];
 
-/**
- * The sends a process (Node: `WEBHOOK_CONCURRENCY`) or an invocation (Workers) may have in flight, and the share of them its running turns
- * hold: a strict turn one, an unordered one all but one, so that one subscription never takes every slot from the others.
- */
+/** Sends a process (`WEBHOOK_CONCURRENCY`) or an invocation may have in flight, and the share its turns hold: strict one, unordered all but one. */
 export class SendSlots {
   private readonly limit: LimitFunction;
   /** Slots the running turns hold (each turn holds a claimed subscription). */
@@ -86,10 +83,7 @@ export type DispatchReport = TurnReport;
  */
 type Claim = { rows: Claimed[]; range: Range | undefined; again: boolean; token: string; claimedAt: Date; rangeHeld: boolean } | undefined;
 
-/**
- * Fan out new events unless a live range holds the frontier (holding up to `n` subscriptions that want them), and claim due ones up to `n`
- * in all. `fanning.whole`: try `fanOut` first (every subscription that wants the events can be a member); false once it took nothing.
- */
+/** Fan out new events unless a live range holds the frontier, and claim due subscriptions, `n` in all; `fanning.whole`: try `fanOut` first. */
 async function claimSome(db: Database, n: number, options: DispatchOptions, learning: boolean, fanning: { whole: boolean }): Promise<Claim> {
   const { interest, now } = options;
   const mark = interest?.mark();

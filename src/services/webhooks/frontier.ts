@@ -13,10 +13,7 @@ const one = <T>(expression: SQL) => sql<T>`(SELECT ${expression} FROM ${D} WHERE
 export const frontier = one<number>(sql`${D.eventId}`);
 /** The newest event's id (0: none). */
 export const newestEvent = sql<number>`coalesce((SELECT max(${events.id}) FROM ${events}), 0)`;
-/**
- * How far the log is fanned out: the range's end while one is taken (even past its lease: a range taken again after a crash reaches at
- * least as far), else the frontier. A subscription at NULL that is no member of the range is done up to it.
- */
+/** How far the log is fanned out (a subscription at NULL that is no range member is done up to it): the range's end while one is taken, else the frontier. */
 export const reach = one<number>(sql`coalesce(${D.leasedTo}, ${D.eventId})`);
 /** The range's holder, the end of its lease, and its members' ids (JSON array). */
 export const [rangeToken, heldRangeUntil] = [one<string | null>(sql`${D.leaseToken}`), one<string | null>(sql`${D.leaseUntil}`)];
@@ -66,19 +63,13 @@ const eventTypes = sql`SELECT ${events.type} FROM ${events} WHERE ${events.id} >
 const wanting = sql`SELECT ${t.webhookId} FROM ${t} WHERE ${t.type} IN (${eventTypes} UNION ALL SELECT '*')`;
 const free = sql`${D.eventId} = ${fan("from")} AND (${D.leaseToken} IS NULL OR ${D.leaseUntil} <= ${fan("now")})`;
 const eligible = sql`SELECT ${w.id} FROM ${w} WHERE ${w.place} IS NULL AND ${w.enabled} AND ${w.leaseToken} IS NULL AND ${w.id} IN (${wanting}) ORDER BY ${w.id} LIMIT ${fan("n")}`;
-/**
- * The subscriptions at the frontier that want the events, each row read once (a join on the type index): their ids `m` (JSON, each
- * once), and `r`, how many of them are paused or claimed (more than none: not all of them can be members).
- */
+/** The subscriptions at the frontier that want the events (a join on the type index): their ids `m` (JSON), and `r`, how many are paused or claimed. */
 const atFrontier = sql`(SELECT json_group_array(DISTINCT ${w.id}) AS m, count(*) FILTER (WHERE NOT (${w.enabled} AND ${w.leaseToken} IS NULL)) AS r
   FROM ${t} JOIN ${w} ON ${w.id} = ${t.webhookId} WHERE (${t.type} = '*' OR ${t.type} IN (${eventTypes})) AND ${w.place} IS NULL) x`;
 const anyMember = sql`x.m <> '[]'`;
 /** The frontier while it is free, as a row source: a statement over it reads one row once a step before took the frontier. */
 const whileFree = sql`(SELECT 1 FROM ${D} WHERE ${D.id} = 1 AND ${free}) f`;
-/**
- * While the frontier is free and every subscription at it that wants the events can be a member: the range taken from `source`, which
- * names `x` (with no member, the frontier moved).
- */
+/** While the frontier is free and every subscription at it that wants the events can be a member: the range taken from `source` (naming `x`). */
 const take = (source: SQL) =>
   fan.statement(
     qb
@@ -102,10 +93,7 @@ const members = fan.statement(
     .innerJoin(w, sql`${w.id} = j.value`)
     .where(and(eq(D.id, 1), eq(D.leaseToken, fan("token")))),
 );
-/**
- * The fan-out, one batch, when every subscription at the frontier that wants the events can be a member (the usual case): `whole` takes
- * the range (it changes no row otherwise), `members` reads the members' rows.
- */
+/** The fan-out, one batch, when every subscription that wants the events can be a member: `whole` takes the range, `members` reads their rows. */
 export const fanOut = plan({ whole: take(atFrontier), members });
 /** The fan-out's second batch, when `fanOut` took nothing: `marked` gives those that cannot be members a place, `rest` takes the range for the others. */
 export const fanOutRest = plan({

@@ -39,11 +39,7 @@ const extendRange = plan({
 /** What a holder holds: subscription `id`'s claim, or (no `id`) the range, by `token`. */
 export type Held = { id?: number; token: string };
 
-/**
- * Keep `held` while `work` runs: every `CLAIM_MS / 2` of real time a claim's end moves to `now()` + `CLAIM_MS` (a range's: every
- * `RANGE_LEASE_MS / 2.5`, to `now()` + `RANGE_LEASE_MS`). A failed extension is not retried (the claim ends, and another holder may take
- * it). @returns `work`'s result. @throws `work`'s error.
- */
+/** Keep `held` while `work` runs, extended every `CLAIM_MS / 2` (a range: `RANGE_LEASE_MS / 2.5`; a failed extension ends it): its result. @throws its error. */
 export async function holding<T>(db: Database, held: Held, now: () => Date, work: () => Promise<T>): Promise<T> {
   const extend = (): PlanRun =>
     held.id === undefined

@@ -43,10 +43,7 @@ type ChangeValues = DeliveryMode & {
   now: string;
 };
 const c = params<ChangeValues>();
-/**
- * The history with the interval this change ends (up to the newest event, read inside the change's batch: no event can commit in
- * between), unless no event committed since the last change.
- */
+/** The history plus the interval this change ends (up to the newest event, read in the change's batch), unless no event committed since the last change. */
 const appended = sql`CASE WHEN json_extract(${c("history")}, '$[#-1].upTo') = ${newestEvent} THEN ${c("history")}
   ELSE json_insert(${c("history")}, '$[#]', json_object('upTo', ${newestEvent}, 'events', json(${webhooks.events}))) END`;
 /** A re-type of a live range's member: it becomes the range's own claim, at the range's start (the range's close records it). */

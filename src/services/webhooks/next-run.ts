@@ -14,11 +14,7 @@ const earliest = params<Record<never, never>>().prepare(
     .limit(1),
 );
 
-/**
- * When the next run should start, as an ISO 8601 time, or null when nothing waits: the earliest due time of a subscription no run holds
- * (a retry, one left behind). What a live run holds it sends itself, and a run that dies is followed by its runtime (Workers: the watch
- * message, the queue's retry); events no run has fanned out are the writes' to start. @throws the driver's error.
- */
+/** When the next run should start (ISO 8601), or null when nothing waits: the earliest due time of a subscription no run holds. @throws the driver's error. */
 export async function nextRunAt(db: Database): Promise<string | null> {
   const [row] = await execute(db, earliest, {});
   return row?.dueAt ?? null;

@@ -50,10 +50,7 @@ export interface Played {
   release: ReturnType<typeof settle>["release"] & { keepPlace: boolean; clean: boolean };
 }
 
-/**
- * Read what is due to `s` within `bounds`, send it: what to record. Never writes. `shared`: the window, read once for a range's members
- * (then only a member with redeliveries due reads). @throws the driver's error.
- */
+/** Read what is due to `s` within `bounds` and send it: what to record (never writes); `shared`: a range's window, read once. @throws the driver's error. */
 export async function playTurn(db: Database, s: Claimed, bounds: Bounds, options: TurnOptions, shared?: Promise<EventRow[]>): Promise<Played> {
   const { from, upTo, keepPlace } = bounds;
   const now = options.claimedAt.toISOString();
