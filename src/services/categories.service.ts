@@ -4,7 +4,7 @@ import { selectById } from "../db/by-id";
 import { type Database, qb } from "../db/client";
 import { isConstraintError } from "../db/errors";
 import { execute, guarded, outbox, params, plan, run, statement } from "../db/plan";
-import { insertEvents } from "./outbox";
+import { insertEvents } from "../db/events";
 import { CATEGORY, type Category, type CategoryPatch, categories, type NewCategory, pets } from "../db/schema";
 import { Conflict, NotFound, StaleVersion } from "../domain/errors";
 import type { Creation, KeyClaim } from "../domain/idempotency";

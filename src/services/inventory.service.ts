@@ -2,9 +2,8 @@
 import { and, eq, gt, sql } from "drizzle-orm";
 import { unionAll } from "drizzle-orm/sqlite-core";
 import { type Database, qb } from "../db/client";
-import { eventColumns } from "../db/events";
+import { eventColumns, insertEventRows } from "../db/events";
 import { execute, outbox, params, plan, run, statement } from "../db/plan";
-import { insertEventRows } from "./outbox";
 import { INVENTORY_ITEM, type InventoryItem, inventory, orders, PET, pets } from "../db/schema";
 import { variants } from "../db/variants";
 import { NotFound, StaleVersion } from "../domain/errors";

@@ -2,9 +2,8 @@
 import { and, eq, gt, type SQL, sql } from "drizzle-orm";
 import { selectById } from "../db/by-id";
 import { type Database, qb } from "../db/client";
-import { inventoryUpdatedWhen, petUpdatedIfChanged } from "../db/events";
+import { insertEventRows, insertEvents, inventoryUpdatedWhen, petUpdatedIfChanged } from "../db/events";
 import { execute, outbox, params, plan, run } from "../db/plan";
-import { insertEventRows, insertEvents } from "./outbox";
 import { categories, inventory, type NewPet, orders, PET, type Pet, type PetPatch, pets } from "../db/schema";
 import type { Values } from "../db/representation";
 import { variants } from "../db/variants";

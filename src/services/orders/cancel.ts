@@ -2,9 +2,8 @@
 import { and, eq, exists, sql } from "drizzle-orm";
 import { alias, unionAll } from "drizzle-orm/sqlite-core";
 import { type Database, qb } from "../../db/client";
-import { eventColumns, inventoryUpdatedWhen, petUpdatedIfChanged } from "../../db/events";
+import { eventColumns, insertEventRows, inventoryUpdatedWhen, petUpdatedIfChanged } from "../../db/events";
 import { outbox, params, plan, run, statement } from "../../db/plan";
-import { insertEventRows } from "../outbox";
 import { inventory, ORDER, orders, pets } from "../../db/schema";
 import { Conflict } from "../../domain/errors";
 import { checkedVersion, type Precondition, refusal } from "../../domain/precondition";

@@ -1,9 +1,8 @@
 /** Changing an order (docs/api.md#stock-and-ordering): fulfilling or rescheduling an open one, in one batch. */
 import { and, eq, sql } from "drizzle-orm";
 import { type Database, qb } from "../../db/client";
-import { petUpdatedIfChanged } from "../../db/events";
+import { insertEventRows, insertEvents, petUpdatedIfChanged } from "../../db/events";
 import { outbox, params, plan, run, statement } from "../../db/plan";
-import { insertEventRows, insertEvents } from "../outbox";
 import { inventory, ORDER, type Order, orders, pets } from "../../db/schema";
 import { Conflict } from "../../domain/errors";
 import type { EventType } from "../../domain/events";

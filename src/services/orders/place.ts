@@ -2,9 +2,8 @@
 import { and, eq, gte, type SQL, sql } from "drizzle-orm";
 import { unionAll } from "drizzle-orm/sqlite-core";
 import { type Database, qb } from "../../db/client";
-import { eventColumns, inventoryUpdatedWhen, petUpdatedIfChanged } from "../../db/events";
+import { eventColumns, insertEventRows, inventoryUpdatedWhen, petUpdatedIfChanged } from "../../db/events";
 import { guarded, outbox, params, plan, run, statement } from "../../db/plan";
-import { insertEventRows } from "../outbox";
 import { idempotencyKeys, inventory, ORDER, type Order, orders, pets } from "../../db/schema";
 import { aliasedColumns } from "../../db/select-list";
 import { Conflict, InvalidReference } from "../../domain/errors";
