@@ -57,18 +57,16 @@ function filePath(url: string): string | undefined {
   return path && !path.startsWith(":") ? path : undefined;
 }
 
-/** Open, configure and migrate (unless `options.migrate` is false) the database of `settings`. @throws the driver's error when it cannot be opened or migrated. */
-export async function openDatabase(settings: DatabaseSettings, options: { migrate?: boolean } = {}): Promise<OpenedDatabase> {
+/** Open, configure and migrate the database of `settings`. @throws the driver's error when it cannot be opened or migrated. */
+export async function openDatabase(settings: DatabaseSettings): Promise<OpenedDatabase> {
   const { url, authToken, syncUrl, lockWaitMs } = settings;
-  const migrate = options.migrate ?? true;
   const shown = syncUrl ? `${displayUrl(url)} (replica of ${displayUrl(syncUrl)})` : displayUrl(url);
   const path = filePath(url);
   if (path) mkdirSync(dirname(path), { recursive: true });
-  const migrated = (db: Database) => (migrate ? applyMigrations(db) : Promise.resolve(0));
 
   if (syncUrl) {
     const primary = createClient({ url: syncUrl, authToken });
-    const migrationsApplied = await migrated(waitingOutBusy(primary, lockWaitMs)).finally(() => primary.close());
+    const migrationsApplied = await applyMigrations(waitingOutBusy(primary, lockWaitMs)).finally(() => primary.close());
     const replica = createClient({ url, syncUrl, authToken, syncInterval: settings.syncIntervalSeconds || undefined, readYourWrites: true });
     await replica.sync();
     const db = groupCommit(waitingOutBusy(replica, lockWaitMs));
@@ -78,7 +76,7 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
   if (!url.startsWith("file:") && url !== ":memory:") {
     const server = createClient({ url, authToken, fetch: serverFetch({ timeoutMs: settings.requestTimeoutMs }) });
     const waiting = waitingOutBusy(server, lockWaitMs);
-    const migrationsApplied = await migrated(waiting).catch((error: unknown) => {
+    const migrationsApplied = await applyMigrations(waiting).catch((error: unknown) => {
       server.close();
       throw error;
     });
@@ -89,7 +87,7 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
     // `:memory:`: the driver's own client, which the migrations must share.
     const memory = createClient({ url, concurrency: 1 });
     await memory.execute("PRAGMA foreign_keys = ON");
-    const migrationsApplied = await migrated(memory);
+    const migrationsApplied = await applyMigrations(memory);
     return opened(groupCommit(memory), shown, migrationsApplied, () => memory.close());
   }
 
@@ -100,7 +98,7 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
   // WAL is a property of the file (set once, kept); the others hold per connection.
   const migrationsApplied = await file
     .execute("PRAGMA journal_mode = WAL")
-    .then(() => migrated(file))
+    .then(() => applyMigrations(file))
     .catch((error: unknown) => {
       native.close();
       throw error;
