@@ -5,7 +5,7 @@ import { type Database, qb } from "../db/client";
 import { isConstraintError } from "../db/errors";
 import { execute, guarded, type Params, params, plan, run } from "../db/plan";
 import { accounts, apiKeys } from "../db/schema";
-import { aliasedPlaceholders } from "../db/placeholders";
+import { aliasedPlaceholders, placeholders } from "../db/placeholders";
 import { jsonObject } from "../db/select-list";
 import type { Account, ApiKey, NewApiKey } from "../domain/accounts";
 import { Conflict, LimitReached, NotFound } from "../domain/errors";
@@ -42,26 +42,14 @@ const signUp = plan({
   account: signing.statement(
     qb
       .insert(accounts)
-      .values({
-        name: signing("name"),
-        email: signing("email"),
-        emailKey: signing("emailKey"),
-        role: signing("role"),
-        createdAt: signing("createdAt"),
-      })
+      .values(placeholders(signing, ["name", "email", "emailKey", "role", "createdAt"]))
       .returning(ACCOUNT),
   ),
   /** The first key of the account the step before inserted (a failed insert fails the batch). */
   key: signing.statement(
     qb
       .insert(apiKeys)
-      .values({
-        accountId: sql`last_insert_rowid()`,
-        name: signing("keyName"),
-        prefix: signing("prefix"),
-        secretHash: signing("secretHash"),
-        createdAt: signing("createdAt"),
-      })
+      .values({ accountId: sql`last_insert_rowid()`, name: signing("keyName"), ...placeholders(signing, ["prefix", "secretHash", "createdAt"]) })
       .returning(API_KEY),
   ),
 });
@@ -106,18 +94,13 @@ export async function getAccount(db: Database, accountId: number): Promise<Accou
 }
 
 const byEmail = params<{ emailKey: string }>();
+/** The account with this email key, if any. */
 const findAccountQuery = byEmail.prepare(
   qb
     .select(ACCOUNT)
     .from(accounts)
     .where(eq(accounts.emailKey, byEmail("emailKey"))),
 );
-
-/** The account with this email, if any. */
-export async function findAccountByEmail(db: Database, email: string): Promise<Account | undefined> {
-  const [account] = await execute(db, findAccountQuery, { emailKey: emailKey(email) });
-  return account;
-}
 
 /** `role = 'staff'` as a literal, so that the partial index of staff accounts applies. */
 const isStaff = sql`${accounts.role} = 'staff'`;
@@ -210,7 +193,7 @@ export async function revokeKey(db: Database, accountId: number, keyId: number, 
 /** A new key of the account `role`/`name`, created on first use (`npm run keys:create`). @throws Error when its email has another role. */
 export async function createOperatorKey(db: Database, role: Role, name: string, now: Date): Promise<{ account: Account; apiKey: NewApiKey }> {
   const email = `${name.toLowerCase().replace(/[^a-z0-9-]+/g, "-")}@${role}.petstore.invalid`;
-  const existing = await findAccountByEmail(db, email);
+  const [existing] = await execute(db, findAccountQuery, { emailKey: emailKey(email) });
   if (existing && existing.role !== role) {
     throw new Error(`Account ${existing.id} <${existing.email}> exists with role ${existing.role}, not ${role}; choose another --name.`);
   }

@@ -16,13 +16,9 @@ const eventsAfter = page.prepare(
     .limit(page("limit")),
 );
 
-/** Map an `events` row: `data` is JSON text of an object. */
-export function toEvent(row: typeof events.$inferSelect): Event {
-  return { id: row.id, type: row.type, occurredAt: row.occurredAt, data: JSON.parse(row.data) as Record<string, unknown> };
-}
-
 /** Up to `limit` events with id > `afterId`, in commit (id) order. One round trip. */
 export async function listEvents(db: Database, afterId: number, limit: number): Promise<Event[]> {
   const rows = await execute(db, eventsAfter, { afterId, limit });
-  return rows.map(toEvent);
+  // `data` is JSON text of an object.
+  return rows.map((row) => ({ id: row.id, type: row.type, occurredAt: row.occurredAt, data: JSON.parse(row.data) as Record<string, unknown> }));
 }

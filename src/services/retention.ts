@@ -1,16 +1,14 @@
 /** Retention (docs/architecture.md#retention): old events, revoked keys, stored idempotent responses and finished deliveries, deleted in bounded rounds. */
 import { lt, sql } from "drizzle-orm";
 import type { AppConfig } from "../config";
-import type { Database } from "../db/client";
-import { qb } from "../db/client";
+import { type Database, qb } from "../db/client";
 import { boundedDelete } from "../db/bounded-delete";
 import { params, run, plan, statement } from "../db/plan";
 import { apiKeys, events, idempotencyKeys } from "../db/schema";
 import { IDEMPOTENCY_TTL_MS } from "./idempotency.service";
-import { pruneFinishedDeliveries } from "./webhooks/delivery-log";
+import { pruneFinishedDeliveries, retentionStart } from "./webhooks/delivery-log";
 import { recordRetention } from "../telemetry/metrics";
 import { inSpan } from "../telemetry/spans";
-import { retentionStart } from "./webhooks/delivery-log";
 
 /** Most rows one statement deletes. */
 export const PRUNE_BATCH = 500;

@@ -24,7 +24,6 @@ import {
 
 /** A response to send: the body as stored (so replays are byte-identical) and its headers. */
 export interface PlacedOrder {
-  status: 201;
   body: Order;
   location: string;
   replayed: boolean;
@@ -186,11 +185,11 @@ export async function placeOrder(db: Database, { principal, input, idempotencyKe
         });
   const [row] = readBack;
   if (!row) throw new Error("the read-back of an order placement returned no row");
-  if (row.order !== null) return { status: 201, body: ORDER.present(row.order), location: `/store/orders/${row.order.id}`, replayed: false };
+  if (row.order !== null) return { body: ORDER.present(row.order), location: `/store/orders/${row.order.id}`, replayed: false };
   // The key is another request's (this batch's own claim, had it failed to place the order, was released).
   if (row.key !== null) {
     const stored = existingResponse(row.key, fingerprint);
-    return { status: 201, body: JSON.parse(stored.body) as Order, location: stored.headers.Location!, replayed: true };
+    return { body: JSON.parse(stored.body) as Order, location: stored.headers.Location!, replayed: true };
   }
   if (row.petStatus === null) throw new InvalidReference("pet", petId, "petId");
   if (row.petStatus !== "available") throw new Conflict("pet_not_available", { petId, status: row.petStatus });
