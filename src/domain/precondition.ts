@@ -11,14 +11,12 @@ export function requireMatch(expected: Precondition | undefined, resource: Resou
   if (expected && !expected.matches(current, alsoCurrent)) throw new StaleVersion(resource, id, { representation: current });
 }
 
-type Versioned = { current: unknown; version: number; alsoCurrent?: readonly unknown[] };
-
 /** The version a conditional write checks: null without `expected` (nothing read), else that `read` returns, once `expected` matches. @throws StaleVersion, and what `read` throws. */
 export async function checkedVersion(
   expected: Precondition | undefined,
   resource: Resource,
   id: number,
-  read: () => Promise<Versioned>,
+  read: () => Promise<{ current: unknown; version: number; alsoCurrent?: readonly unknown[] }>,
 ): Promise<number | null> {
   if (!expected) return null;
   const { current, version, alsoCurrent } = await read();

@@ -121,16 +121,15 @@ export interface StockSetting {
 
 /** Set a pet's stock in one batch (with `expected`, the two row versions read are checked in it). @throws NotFound, StaleVersion. */
 export async function setInventory(db: Database, { petId, quantity, expected, now }: StockSetting): Promise<InventoryItem> {
-  let seen: { inventoryVersion: number; petVersion: number } | null = null;
+  let versions: { inventoryVersion: number | null; petVersion: number | null } = { inventoryVersion: null, petVersion: null };
   if (expected) {
     const [current] = await execute(db, versionedItemQuery, { petId });
     if (!current) throw new NotFound("inventory", petId);
     const { inventoryVersion, petVersion, ...item } = current;
     requireMatch(expected, "inventory", petId, item);
-    seen = { inventoryVersion, petVersion };
+    versions = { inventoryVersion, petVersion };
   }
-  const values = { petId, quantity, occurredAt: now.toISOString(), inventoryVersion: seen?.inventoryVersion ?? null, petVersion: seen?.petVersion ?? null };
-  const { quantity: set, item: rows } = await run(db, setting, values);
+  const { quantity: set, item: rows } = await run(db, setting, { petId, quantity, occurredAt: now.toISOString(), ...versions });
   const [item] = rows;
   if (!item) throw new NotFound("inventory", petId);
   if (set.rowsAffected !== 1) throw new StaleVersion("inventory", petId);

@@ -46,15 +46,9 @@ export function categoryNotFound(categoryId: number): InvalidReference {
 }
 
 /** Up to `limit` pets matching `filter` with id > `afterId`, ascending. One round trip. */
-export async function listPets(db: Database, filter: PetFilter, afterId: number, limit: number): Promise<Pet[]> {
-  const query = listQuery(filter.status !== undefined, filter.categoryId !== undefined, filter.ids !== undefined);
-  const rows = await execute(db, query, {
-    afterId,
-    limit,
-    status: filter.status,
-    categoryId: filter.categoryId,
-    ids: filter.ids && JSON.stringify(filter.ids),
-  });
+export async function listPets(db: Database, { status, categoryId, ids }: PetFilter, afterId: number, limit: number): Promise<Pet[]> {
+  const query = listQuery(status !== undefined, categoryId !== undefined, ids !== undefined);
+  const rows = await execute(db, query, { afterId, limit, status, categoryId, ids: ids && JSON.stringify(ids) });
   return rows.map(PET.present);
 }
 

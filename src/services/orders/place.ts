@@ -183,8 +183,7 @@ export async function placeOrder(db: Database, { principal, input, idempotencyKe
           ...values,
           ...claimValues({ accountId, key: idempotencyKey, method: "POST", path: "/store/orders", fingerprint, token: values.token, now }),
         });
-  const [row] = readBack;
-  if (!row) throw new Error("the read-back of an order placement returned no row");
+  const row = readBack[0]!;
   if (row.order !== null) return { body: ORDER.present(row.order), location: `/store/orders/${row.order.id}`, replayed: false };
   // The key is another request's (this batch's own claim, had it failed to place the order, was released).
   if (row.key !== null) {
