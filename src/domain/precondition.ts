@@ -24,8 +24,8 @@ export async function checkedVersion(
   return version;
 }
 
-/** Why a conditional write to `resource` `id` changed nothing, by the `row` its batch read back: none, NotFound; else `conflict` if any, else StaleVersion. */
-export function refusal(resource: Resource, id: number, row: object | undefined, conflict: Conflict | false | undefined): DomainError {
+/** Why a conditional write to `resource` `id` changed nothing, by the rows its batch read back: none, NotFound; else the first row's `conflict`, else StaleVersion. */
+export function refusal<R>(resource: Resource, id: number, [row]: readonly R[], conflict: (row: R) => Conflict | false): DomainError {
   if (!row) return new NotFound(resource, id);
-  return conflict || new StaleVersion(resource, id);
+  return conflict(row) || new StaleVersion(resource, id);
 }

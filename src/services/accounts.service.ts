@@ -241,10 +241,9 @@ const bootstrap = plan({
 /** Without a staff account, create one ("bootstrap") and return its key; else null. @throws Error when its email belongs to a customer. */
 export async function bootstrapStaffKey(db: Database, now: Date): Promise<NewApiKey | null> {
   if (await hasStaffAccount(db)) return null;
-  const at = now.toISOString();
   const email = "bootstrap@staff.petstore.invalid";
   const material = await generateApiKey();
-  const values = { email, emailKey: emailKey(email), createdAt: at, prefix: material.prefix, secretHash: material.hash };
+  const values = { email, emailKey: emailKey(email), createdAt: now.toISOString(), prefix: material.prefix, secretHash: material.hash };
   const [apiKey] = (await run(db, bootstrap, values)).key;
   if (apiKey) return { ...apiKey, key: material.secret };
   if (!(await hasStaffAccount(db))) throw new Error(`No staff account, and ${email} belongs to a customer: create a staff key with npm run keys:create.`);

@@ -178,6 +178,5 @@ export async function deleteCategory(db: Database, categoryId: number, expected:
   const version = await checkedVersion(expected, "category", categoryId, () => readCategory(db, categoryId));
   const { deleted, outcome } = await run(db, deletion, { id: categoryId, version, occurredAt: now.toISOString() });
   if (deleted.rowsAffected === 1) return;
-  const [row] = outcome;
-  throw refusal("category", categoryId, row, row?.inUse && new Conflict("category_in_use", { categoryId }));
+  throw refusal("category", categoryId, outcome, (row) => row.inUse && new Conflict("category_in_use", { categoryId }));
 }

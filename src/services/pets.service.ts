@@ -141,7 +141,6 @@ export interface PetUpdate {
 
 /** Replace or patch a pet; `expected` may hold for the pet or `[pet]`. @throws NotFound, Conflict, StaleVersion, InvalidReference (category). */
 export async function updatePet(db: Database, { petId, change, replace, expected, now }: PetUpdate): Promise<Pet> {
-  const at = now.toISOString();
   for (let attempt = 0; attempt < 5; attempt++) {
     const state = await readPetState(db, petId, change.categoryId ?? 0);
     requireMatch(expected, "pet", petId, state.pet, [[state.pet]]);
@@ -152,7 +151,7 @@ export async function updatePet(db: Database, { petId, change, replace, expected
     const next = PET.values(replace ? change : { ...state.pet, ...change });
     const transition = planTransition(state.pet.status, next.status, state);
     const plans = UPDATES[transition.guard];
-    const values = { ...next, id: petId, version: state.version, occurredAt: at };
+    const values = { ...next, id: petId, version: state.version, occurredAt: now.toISOString() };
     const { update } = transition.zeroStock && state.quantity !== 0 ? await run(db, plans.zeroing, values) : await run(db, plans.plain, values);
     const [updated] = update;
     if (updated) return PET.present(updated);
@@ -189,6 +188,5 @@ export async function deletePet(db: Database, petId: number, expected: Precondit
   const version = await checkedVersion(expected, "pet", petId, read);
   const { pet: deleted, hasOrders } = await run(db, deletion, { id: petId, version, occurredAt: now.toISOString() });
   if (deleted.rowsAffected === 1) return;
-  const [row] = hasOrders;
-  throw refusal("pet", petId, row, row?.hasOrders && new Conflict("pet_has_orders", { petId }));
+  throw refusal("pet", petId, hasOrders, (row) => row.hasOrders && new Conflict("pet_has_orders", { petId }));
 }

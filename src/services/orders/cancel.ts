@@ -72,9 +72,7 @@ export interface Cancellation {
 /** Cancel (delete) an open order. @throws NotFound (absent or another customer's), Conflict `order_complete`, StaleVersion. */
 export async function cancelOrder(db: Database, { principal, orderId, expected, now }: Cancellation): Promise<void> {
   const version = await checkedVersion(expected, "order", orderId, () => readOrder(db, principal, orderId));
-  const values = { orderId, version, accountId: viewer(principal), occurredAt: now.toISOString() };
-  const { deleted, state } = await run(db, cancellation, values);
+  const { deleted, state } = await run(db, cancellation, { orderId, version, accountId: viewer(principal), occurredAt: now.toISOString() });
   if (deleted.rowsAffected === 1) return;
-  const [current] = state;
-  throw refusal("order", orderId, current, current?.complete && new Conflict("order_complete", { orderId, attempted: "cancel" }));
+  throw refusal("order", orderId, state, (row) => row.complete && new Conflict("order_complete", { orderId, attempted: "cancel" }));
 }

@@ -95,6 +95,5 @@ export async function changeOrder(db: Database, { principal, orderId, change, ex
   const { update, state } = change.complete === true ? await run(db, fulfilment, values) : await run(db, rescheduling, values);
   const [order] = update;
   if (order) return ORDER.present(order);
-  const [current] = state;
-  throw refusal("order", orderId, current, current?.complete && new Conflict("order_complete", { orderId, attempted: "change" }));
+  throw refusal("order", orderId, state, (row) => row.complete && new Conflict("order_complete", { orderId, attempted: "change" }));
 }
