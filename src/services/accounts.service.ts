@@ -8,7 +8,7 @@ import { accounts, apiKeys } from "../db/schema";
 import { aliasedPlaceholders, placeholders } from "../db/placeholders";
 import { jsonObject } from "../db/select-list";
 import type { Account, ApiKey, NewApiKey } from "../domain/accounts";
-import { Conflict, LimitReached, NotFound } from "../domain/errors";
+import { Conflict, found, LimitReached, NotFound } from "../domain/errors";
 import type { Creation, KeyClaim } from "../domain/idempotency";
 import type { Role } from "../domain/principal";
 import { generateApiKey } from "./api-keys";
@@ -88,9 +88,7 @@ const getAccountQuery = selectById(accounts, ACCOUNT);
 
 /** @throws NotFound when absent. */
 export async function getAccount(db: Database, accountId: number): Promise<Account> {
-  const [account] = await execute(db, getAccountQuery, { id: accountId });
-  if (!account) throw new NotFound("account", accountId);
-  return account;
+  return found(await execute(db, getAccountQuery, { id: accountId }), "account", accountId);
 }
 
 const byEmail = params<{ emailKey: string }>();

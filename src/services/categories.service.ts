@@ -6,7 +6,7 @@ import { isConstraintError } from "../db/errors";
 import { execute, guarded, outbox, params, plan, run, statement } from "../db/plan";
 import { insertEvents } from "../db/events";
 import { CATEGORY, type Category, type CategoryPatch, categories, type NewCategory, pets } from "../db/schema";
-import { Conflict, NotFound, StaleVersion } from "../domain/errors";
+import { Conflict, found, StaleVersion } from "../domain/errors";
 import type { Creation, KeyClaim } from "../domain/idempotency";
 import { checkedVersion, type Precondition, refusal, requireMatch } from "../domain/precondition";
 import { claimStep, claimValues, keyRowStep, recordCreated, replayUnlessClaimed } from "./idempotency.service";
@@ -38,8 +38,7 @@ export async function listCategories(db: Database, afterId: number, limit: numbe
 
 /** The category `categoryId`: its row, representation (`current`) and version. @throws NotFound when absent. */
 async function readCategory(db: Database, categoryId: number) {
-  const [row] = await execute(db, getQuery, { id: categoryId });
-  if (!row) throw new NotFound("category", categoryId);
+  const row = found(await execute(db, getQuery, { id: categoryId }), "category", categoryId);
   return { row, current: CATEGORY.present(row), version: row.version };
 }
 

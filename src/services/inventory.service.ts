@@ -6,7 +6,7 @@ import { eventColumns, insertEventRows } from "../db/events";
 import { execute, outbox, params, plan, run, statement } from "../db/plan";
 import { INVENTORY_ITEM, type InventoryItem, inventory, orders, PET, pets } from "../db/schema";
 import { variants } from "../db/variants";
-import { NotFound, StaleVersion } from "../domain/errors";
+import { found, StaleVersion } from "../domain/errors";
 import type { PetStatus } from "../domain/pets";
 import { type Precondition, requireMatch } from "../domain/precondition";
 
@@ -52,9 +52,7 @@ const itemQuery = byPet.prepare(
 
 /** @throws NotFound when the pet has no entry (no such pet). One round trip. */
 export async function getInventoryItem(db: Database, petId: number): Promise<InventoryItem> {
-  const [item] = await execute(db, itemQuery, { petId });
-  if (!item) throw new NotFound("inventory", petId);
-  return item;
+  return found(await execute(db, itemQuery, { petId }), "inventory", petId);
 }
 
 /** The entry of the pet `petId` with the versions of both rows behind it. */
@@ -123,15 +121,12 @@ export interface StockSetting {
 export async function setInventory(db: Database, { petId, quantity, expected, now }: StockSetting): Promise<InventoryItem> {
   let versions: { inventoryVersion: number | null; petVersion: number | null } = { inventoryVersion: null, petVersion: null };
   if (expected) {
-    const [current] = await execute(db, versionedItemQuery, { petId });
-    if (!current) throw new NotFound("inventory", petId);
-    const { inventoryVersion, petVersion, ...item } = current;
+    const { inventoryVersion, petVersion, ...item } = found(await execute(db, versionedItemQuery, { petId }), "inventory", petId);
     requireMatch(expected, "inventory", petId, item);
     versions = { inventoryVersion, petVersion };
   }
   const { quantity: set, item: rows } = await run(db, setting, { petId, quantity, occurredAt: now.toISOString(), ...versions });
-  const [item] = rows;
-  if (!item) throw new NotFound("inventory", petId);
+  const item = found(rows, "inventory", petId);
   if (set.rowsAffected !== 1) throw new StaleVersion("inventory", petId);
   return item;
 }

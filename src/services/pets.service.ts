@@ -7,7 +7,7 @@ import { execute, outbox, params, plan, run } from "../db/plan";
 import { categories, inventory, type NewPet, orders, PET, type Pet, type PetPatch, pets } from "../db/schema";
 import type { Values } from "../db/representation";
 import { variants } from "../db/variants";
-import { Conflict, InvalidReference, NotFound, StaleVersion } from "../domain/errors";
+import { Conflict, found, InvalidReference, StaleVersion } from "../domain/errors";
 import type { PetStatus } from "../domain/pets";
 import { checkedVersion, type Precondition, refusal, requireMatch } from "../domain/precondition";
 import { planTransition, type TransitionPlan } from "./pet-status";
@@ -56,9 +56,7 @@ const getQuery = selectById(pets, PET.columns);
 
 /** @throws NotFound when absent. One round trip. */
 export async function getPet(db: Database, petId: number): Promise<Pet> {
-  const [row] = await execute(db, getQuery, { id: petId });
-  if (!row) throw new NotFound("pet", petId);
-  return PET.present(row);
+  return PET.present(found(await execute(db, getQuery, { id: petId }), "pet", petId));
 }
 
 const state = params<{ id: number; categoryId: number }>();
@@ -79,9 +77,7 @@ const stateQuery = state.prepare(
 
 /** The pet `petId` with its version and stock state, and whether category `categoryId` exists. @throws NotFound when absent. */
 async function readPetState(db: Database, petId: number, categoryId: number) {
-  const [row] = await execute(db, stateQuery, { id: petId, categoryId });
-  if (!row) throw new NotFound("pet", petId);
-  const { version, quantity, openOrders, categoryExists, ...pet } = row;
+  const { version, quantity, openOrders, categoryExists, ...pet } = found(await execute(db, stateQuery, { id: petId, categoryId }), "pet", petId);
   return { pet: PET.present(pet), version, quantity, openOrders, categoryExists };
 }
 
