@@ -6,7 +6,7 @@ import type { Database } from "../client";
 import { applyMigrations } from "../migrate";
 import { ping } from "../plan";
 import { sharedFile } from "./busy-wait";
-import { type GroupCommitted, groupCommit } from "./group-commit";
+import { groupCommit } from "./group-commit";
 import { NativeFile } from "./native-file";
 import { serverFetch, waitingOutBusy, waitOutBusy } from "./remote";
 
@@ -69,8 +69,7 @@ export async function openDatabase(settings: DatabaseSettings): Promise<OpenedDa
     const migrationsApplied = await applyMigrations(waitingOutBusy(primary, lockWaitMs)).finally(() => primary.close());
     const replica = createClient({ url, syncUrl, authToken, syncInterval: settings.syncIntervalSeconds || undefined, readYourWrites: true });
     await replica.sync();
-    const db = groupCommit(waitingOutBusy(replica, lockWaitMs));
-    return opened(db, shown, migrationsApplied, () => replica.close());
+    return opened(waitingOutBusy(replica, lockWaitMs), shown, migrationsApplied, replica);
   }
 
   if (!url.startsWith("file:") && url !== ":memory:") {
@@ -80,7 +79,7 @@ export async function openDatabase(settings: DatabaseSettings): Promise<OpenedDa
       server.close();
       throw error;
     });
-    return opened(groupCommit(waiting), shown, migrationsApplied, () => server.close());
+    return opened(waiting, shown, migrationsApplied, server);
   }
 
   if (!path) {
@@ -88,7 +87,7 @@ export async function openDatabase(settings: DatabaseSettings): Promise<OpenedDa
     const memory = createClient({ url, concurrency: 1 });
     await memory.execute("PRAGMA foreign_keys = ON");
     const migrationsApplied = await applyMigrations(memory);
-    return opened(groupCommit(memory), shown, migrationsApplied, () => memory.close());
+    return opened(memory, shown, migrationsApplied, memory);
   }
 
   // Opening probes the file, which another process creating it may hold locked for a moment.
@@ -103,29 +102,26 @@ export async function openDatabase(settings: DatabaseSettings): Promise<OpenedDa
       native.close();
       throw error;
     });
-  const db = groupCommit(file);
-  return {
-    ...opened(db, shown, migrationsApplied, () => file.closeCheckpointed()),
-    check: async () => {
-      file.assertWritable();
-      await ping(db);
-    },
-  };
+  return opened(file, shown, migrationsApplied, { close: () => file.closeCheckpointed(), assertWritable: () => file.assertWritable() });
 }
 
-/** What `openDatabase` returns for `db`: `close` first lets queued writes commit, then calls `closeDriver`. */
-function opened(db: GroupCommitted, shown: string, migrationsApplied: number, closeDriver: () => unknown): OpenedDatabase {
+/** What `openDatabase` returns for `inner`, group-committed: `check` asks `driver.assertWritable` first; `close` lets queued writes commit, then closes `driver`. */
+function opened(inner: Database, shown: string, migrationsApplied: number, driver: { close(): unknown; assertWritable?(): void }): OpenedDatabase {
+  const db = groupCommit(inner);
   let closing: Promise<void> | undefined;
   return {
     db,
     displayUrl: shown,
     migrationsApplied,
-    check: () => ping(db),
+    check: async () => {
+      driver.assertWritable?.();
+      await ping(db);
+    },
     // Once: a second call waits for the first.
     close: () =>
       (closing ??= (async () => {
         await db.drain();
-        await closeDriver();
+        await driver.close();
       })()),
   };
 }
