@@ -79,8 +79,7 @@ export async function createAccount(
     });
     return { account: account!, apiKey: { ...apiKey!, key: material.secret } };
   } catch (error) {
-    if (isConstraintError(error)) throw new Conflict("duplicate_email", {});
-    throw error;
+    throw isConstraintError(error) ? new Conflict("duplicate_email", {}) : error;
   }
 }
 

@@ -1,6 +1,6 @@
 /** Rules of categories (docs/api.md#resources): names unique case-insensitively, deletion only when no pet uses the category. */
-import { and, eq, exists, gt, notExists, type SQL, sql } from "drizzle-orm";
-import { selectById } from "../db/by-id";
+import { and, eq, exists, notExists, type SQL, sql } from "drizzle-orm";
+import { selectById, selectPage } from "../db/by-id";
 import { type Database, qb } from "../db/client";
 import { isConstraintError } from "../db/errors";
 import { execute, guarded, outbox, params, plan, run, statement } from "../db/plan";
@@ -20,15 +20,7 @@ export function nameKey(name: string): string {
 
 const getQuery = selectById(categories, { ...CATEGORY.columns, version: categories.version });
 
-const page = params<{ afterId: number; limit: number }>();
-const listQuery = page.prepare(
-  qb
-    .select(CATEGORY.columns)
-    .from(categories)
-    .where(gt(categories.id, page("afterId")))
-    .orderBy(categories.id)
-    .limit(page("limit")),
-);
+const listQuery = selectPage(qb.select(CATEGORY.columns).from(categories).$dynamic(), categories.id);
 
 /** Up to `limit` categories with id > `afterId`, ascending. One round trip. */
 export async function listCategories(db: Database, afterId: number, limit: number): Promise<Category[]> {
@@ -101,8 +93,7 @@ export async function createCategoryOnce(db: Database, input: NewCategory, now: 
     if (!replay) throw new Error("a category creation inserted nothing");
     return { replay };
   } catch (error) {
-    if (isConstraintError(error)) throw new Conflict("duplicate_name", { name: input.name });
-    throw error;
+    throw isConstraintError(error) ? new Conflict("duplicate_name", { name: input.name }) : error;
   }
 }
 
@@ -140,8 +131,7 @@ export async function updateCategory(db: Database, { categoryId, patch, expected
       const [updated] = (await run(db, change, values)).category;
       if (updated) return CATEGORY.present(updated);
     } catch (error) {
-      if (isConstraintError(error)) throw new Conflict("duplicate_name", { name: next.name });
-      throw error;
+      throw isConstraintError(error) ? new Conflict("duplicate_name", { name: next.name }) : error;
     }
     if (expected) throw new StaleVersion("category", categoryId);
   }
