@@ -6,6 +6,12 @@ export interface Precondition {
   matches(current: unknown, alsoCurrent?: readonly unknown[]): boolean;
 }
 
+/** What a conditional write takes besides its input: what the resource is `expected` to be (If-Match; none: write anyway), and the time `now`. */
+export interface ConditionalWrite {
+  expected?: Precondition;
+  now: Date;
+}
+
 /** Check `expected` (none: nothing to check) against `resource` `id`, now `current` (or `alsoCurrent`). @throws StaleVersion carrying `current`. */
 export function requireMatch(expected: Precondition | undefined, resource: Resource, id: number, current: unknown, alsoCurrent: readonly unknown[] = []): void {
   if (expected && !expected.matches(current, alsoCurrent)) throw new StaleVersion(resource, id, { representation: current });

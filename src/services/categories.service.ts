@@ -8,7 +8,7 @@ import { insertEvents } from "../db/events";
 import { CATEGORY, type Category, type CategoryPatch, categories, type NewCategory, pets } from "../db/schema";
 import { Conflict, found, StaleVersion } from "../domain/errors";
 import type { Creation, KeyClaim } from "../domain/idempotency";
-import { checkedVersion, type Precondition, refusal, requireMatch } from "../domain/precondition";
+import { checkedVersion, type ConditionalWrite, type Precondition, refusal, requireMatch } from "../domain/precondition";
 import { claimStep, claimValues, keyRowStep, recordCreated, replayUnlessClaimed } from "./idempotency.service";
 
 export type { Category, NewCategory } from "../db/schema";
@@ -113,11 +113,9 @@ const change = plan({
 });
 
 /** A change of category `categoryId` (`description: null` clears it), if it is as `expected` (If-Match), at `now`. */
-export interface CategoryUpdate {
+export interface CategoryUpdate extends ConditionalWrite {
   categoryId: number;
   patch: CategoryPatch;
-  expected?: Precondition;
-  now: Date;
 }
 
 /** Change name and/or description at the version read (3 tries). @throws NotFound, Conflict `duplicate_name` | `concurrent_update`, StaleVersion. */

@@ -8,7 +8,7 @@ import { INVENTORY_ITEM, type InventoryItem, inventory, orders, PET, pets } from
 import { variants } from "../db/variants";
 import { found, StaleVersion } from "../domain/errors";
 import type { PetStatus } from "../domain/pets";
-import { type Precondition, requireMatch } from "../domain/precondition";
+import { type ConditionalWrite, requireMatch } from "../domain/precondition";
 
 export interface InventoryFilter {
   status?: PetStatus;
@@ -110,11 +110,9 @@ const setting = plan({
 });
 
 /** Pet `petId`'s new stock `quantity` (≥ 0), if its entry is as `expected` (If-Match), at `now`. */
-export interface StockSetting {
+export interface StockSetting extends ConditionalWrite {
   petId: number;
   quantity: number;
-  expected?: Precondition;
-  now: Date;
 }
 
 /** Set a pet's stock in one batch (with `expected`, the two row versions read are checked in it). @throws NotFound, StaleVersion. */

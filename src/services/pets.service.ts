@@ -9,7 +9,7 @@ import type { Values } from "../db/representation";
 import { variants } from "../db/variants";
 import { Conflict, found, InvalidReference, StaleVersion } from "../domain/errors";
 import type { PetStatus } from "../domain/pets";
-import { checkedVersion, type Precondition, refusal, requireMatch } from "../domain/precondition";
+import { checkedVersion, type ConditionalWrite, type Precondition, refusal, requireMatch } from "../domain/precondition";
 import { planTransition, type TransitionPlan } from "./pet-status";
 
 export type { NewPet, Pet } from "../db/schema";
@@ -127,12 +127,10 @@ const UPDATES: Record<TransitionPlan["guard"], ReturnType<typeof updatePlans>> =
 };
 
 /** A change of pet `petId`: `replace` (PUT: a missing status means available) or patch, if it is as `expected` (If-Match), at `now`. */
-export interface PetUpdate {
+export interface PetUpdate extends ConditionalWrite {
   petId: number;
   change: NewPet | PetPatch;
   replace: boolean;
-  expected?: Precondition;
-  now: Date;
 }
 
 /** Replace or patch a pet; `expected` may hold for the pet or `[pet]`. @throws NotFound, Conflict, StaleVersion, InvalidReference (category). */

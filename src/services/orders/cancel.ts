@@ -6,7 +6,7 @@ import { eventColumns, insertEventRows, inventoryUpdatedWhen, petUpdatedIfChange
 import { outbox, params, plan, run, statement } from "../../db/plan";
 import { inventory, ORDER, orders, pets } from "../../db/schema";
 import { Conflict } from "../../domain/errors";
-import { checkedVersion, type Precondition, refusal } from "../../domain/precondition";
+import { checkedVersion, type ConditionalWrite, refusal } from "../../domain/precondition";
 import type { Principal } from "../../domain/principal";
 import { orderState, readOrder, viewer, visibleTo } from "./shared";
 
@@ -62,11 +62,9 @@ const cancellation = plan({
 });
 
 /** A cancellation: by whom, of which order, if it is as `expected` (If-Match), at what time. */
-export interface Cancellation {
+export interface Cancellation extends ConditionalWrite {
   principal: Principal;
   orderId: number;
-  expected?: Precondition;
-  now: Date;
 }
 
 /** Cancel (delete) an open order. @throws NotFound (absent or another customer's), Conflict `order_complete`, StaleVersion. */

@@ -6,8 +6,7 @@ import { outbox, params, plan, run, statement } from "../../db/plan";
 import { inventory, ORDER, type Order, orders, pets } from "../../db/schema";
 import { Conflict } from "../../domain/errors";
 import type { EventType } from "../../domain/events";
-import type { OrderChange } from "../../domain/orders";
-import { checkedVersion, type Precondition, refusal } from "../../domain/precondition";
+import { checkedVersion, type ConditionalWrite, refusal } from "../../domain/precondition";
 import type { Principal } from "../../domain/principal";
 import { orderState, readOrder, viewer } from "./shared";
 
@@ -72,13 +71,17 @@ const rescheduling = plan({
   state: statement(orderState),
 });
 
+/** A change of an order: `complete: true` fulfils it, `shipDate` reschedules it (`null` removes it). */
+export interface OrderChange {
+  shipDate?: string | null;
+  complete?: boolean;
+}
+
 /** A change to make: by whom, of which order, what, if the order is as `expected` (If-Match), at what time. */
-export interface ChangeRequest {
+export interface ChangeRequest extends ConditionalWrite {
   principal: Principal;
   orderId: number;
   change: OrderChange;
-  expected?: Precondition;
-  now: Date;
 }
 
 /** Change an order (staff): fulfil or reschedule it. @throws NotFound, Conflict `order_complete`, StaleVersion. */

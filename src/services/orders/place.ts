@@ -7,7 +7,6 @@ import { guarded, outbox, params, plan, run, statement } from "../../db/plan";
 import { idempotencyKeys, inventory, ORDER, type Order, orders, pets } from "../../db/schema";
 import { aliasedColumns } from "../../db/select-list";
 import { Conflict, InvalidReference } from "../../domain/errors";
-import type { NewOrder } from "../../domain/orders";
 import type { PetStatus } from "../../domain/pets";
 import type { Principal } from "../../domain/principal";
 import {
@@ -152,6 +151,13 @@ const keyedPlacement = plan({
   release: releaseStep,
   readBack,
 });
+
+/** An order to place: `quantity` units of pet `petId`. */
+export interface NewOrder {
+  petId: number;
+  quantity: number;
+  shipDate?: string;
+}
 
 /** An order to place: who places it, what, with which Idempotency-Key (if any), at what time. */
 export interface Placement {
