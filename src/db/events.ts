@@ -1,7 +1,4 @@
-/**
- * The outbox (docs/architecture.md#writes-one-batch-named-plans): `INSERT INTO events … SELECT <data> FROM <changed row> WHERE <condition>`
- * in the write's own batch, so an event exists exactly when its change did.
- */
+/** The outbox (docs/architecture.md#writes-one-batch-named-plans): `INSERT INTO events … SELECT … WHERE <condition>` in the write's batch: events exactly when it changed. */
 import { and, eq, type Placeholder, sql, type SQL } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { EventType } from "../domain/events";

@@ -77,8 +77,7 @@ const keyedCreation = plan({
 
 /** Create a category. @throws Conflict `duplicate_name`. */
 export async function createCategory(db: Database, input: NewCategory, now: Date): Promise<Category> {
-  const { created } = await createCategoryOnce(db, input, now);
-  return created!;
+  return (await createCategoryOnce(db, input, now)).created!;
 }
 
 /** Create a category honouring `claim` (if any): it, or the key's stored response. @throws Conflict, IdempotencyKeyInProgress, IdempotencyKeyReused. */

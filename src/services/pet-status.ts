@@ -2,14 +2,6 @@
 import { Conflict } from "../domain/errors";
 import type { PetStatus } from "../domain/pets";
 
-/** Stock facts a transition depends on. */
-export interface StockState {
-  /** Units that can still be ordered (inventory quantity). */
-  quantity: number;
-  /** Orders of the pet that are placed but not fulfilled. */
-  openOrders: number;
-}
-
 /** What the database must check and do for an allowed transition. */
 export interface TransitionPlan {
   /** The SQL guard re-checked in the write batch (so concurrency cannot break the rule). */
@@ -18,8 +10,8 @@ export interface TransitionPlan {
   zeroStock: boolean;
 }
 
-/** Decide a status change `from` → `to`. @throws Conflict `invalid_transition` when docs/api.md#stock-and-ordering forbids it. */
-export function planTransition(from: PetStatus, to: PetStatus, stock: StockState): TransitionPlan {
+/** Decide a status change `from` → `to` by `stock` (units still orderable, open orders). @throws Conflict `invalid_transition` when docs/api.md#stock-and-ordering forbids it. */
+export function planTransition(from: PetStatus, to: PetStatus, stock: { quantity: number; openOrders: number }): TransitionPlan {
   if (from === to) return { guard: "none", zeroStock: false };
   if (from === "available" && to === "pending") return { guard: "none", zeroStock: false };
   if (to === "available") {

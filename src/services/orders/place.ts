@@ -170,10 +170,9 @@ export interface Placement {
 /** Place an order for the caller, honouring the Idempotency-Key. @throws InvalidReference, Conflict, IdempotencyKeyInProgress, IdempotencyKeyReused. */
 export async function placeOrder(db: Database, { principal, input, idempotencyKey, now }: Placement): Promise<PlacedOrder> {
   const { petId, quantity } = input;
-  const { accountId } = principal;
   const values = {
     petId,
-    accountId,
+    accountId: principal.accountId,
     quantity,
     shipDate: input.shipDate ?? null,
     token: newClaimToken(),
@@ -187,7 +186,7 @@ export async function placeOrder(db: Database, { principal, input, idempotencyKe
       ? await run(db, placement, values)
       : await run(db, keyedPlacement, {
           ...values,
-          ...claimValues({ accountId, key: idempotencyKey, method: "POST", path: "/store/orders", fingerprint, token: values.token, now }),
+          ...claimValues({ accountId: principal.accountId, key: idempotencyKey, method: "POST", path: "/store/orders", fingerprint, token: values.token, now }),
         });
   const row = readBack[0]!;
   if (row.order !== null) return { body: ORDER.present(row.order), location: `/store/orders/${row.order.id}`, replayed: false };
