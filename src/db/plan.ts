@@ -153,11 +153,10 @@ export function aroundRoundTrips(db: Database, around: <T>(call: () => Promise<T
   };
 }
 
-/** Run plans, each with its values, in order, as ONE write transaction: each one's results by name. @throws LibsqlError (nothing written). */
+/** Run plans, each with its values, in order, as ONE write transaction (summary: the distinct plans' step names, comma-separated): each one's results by name. @throws LibsqlError (nothing written). */
 export async function runEach<S extends Steps>(db: Database, runs: readonly PlanRun<S>[]): Promise<PlanResults<S>[]> {
   const traced = { [writeTraceparent.name]: activeTraceparent() };
   const statements = runs.flatMap(([p, values]) => p.names.map((name) => bind(p.steps[name]!, { ...(values as object), ...traced })));
-  // The batch's summary, for traces: each distinct plan's step names ("claim take order record"), comma-separated.
   const results = await db.batch(statements, "write", [...new Set(runs.map(([p]) => p.summary))].join(", "));
   return resultsOf(runs, results, db.committed);
 }
