@@ -4,11 +4,10 @@
 export function isConstraintError(error: unknown): boolean {
   let e: unknown = error;
   for (let depth = 0; e && depth < 4; depth++) {
-    const code = (e as { code?: unknown }).code;
-    const extended = (e as { extendedCode?: unknown }).extendedCode;
-    if (String(code).startsWith("SQLITE_CONSTRAINT") || String(extended).startsWith("SQLITE_CONSTRAINT")) return true;
-    if (/UNIQUE constraint failed|CHECK constraint failed|FOREIGN KEY constraint failed/.test(String((e as Error).message))) return true;
-    e = (e as { cause?: unknown }).cause;
+    const { code, extendedCode, message, cause } = e as { code?: unknown; extendedCode?: unknown; message?: unknown; cause?: unknown };
+    if (String(code).startsWith("SQLITE_CONSTRAINT") || String(extendedCode).startsWith("SQLITE_CONSTRAINT")) return true;
+    if (/UNIQUE constraint failed|CHECK constraint failed|FOREIGN KEY constraint failed/.test(String(message))) return true;
+    e = cause;
   }
   return false;
 }

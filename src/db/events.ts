@@ -1,8 +1,6 @@
-/**
- * The outbox (docs/architecture.md#writes-one-batch-named-plans): `INSERT INTO events … SELECT <data> FROM <changed row> WHERE <condition>`
- * in the write's own batch, so an event exists exactly when its change did.
- */
+/** The outbox (docs/architecture.md#writes-one-batch-named-plans): `INSERT INTO events … SELECT … WHERE <condition>` in the write's batch: events exactly when it changed. */
 import { and, eq, type Placeholder, sql, type SQL } from "drizzle-orm";
+import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { EventType } from "../domain/events";
 import { qb } from "./client";
 import { type Params, writeTraceparent } from "./plan";
@@ -37,5 +35,20 @@ export function inventoryUpdatedWhen<V extends { occurredAt: string }>(p: Params
     .where(and(eq(inventory.petId, petId), condition));
 }
 
-/** What an outbox insert returns (src/db/plan.ts `outbox`): the `type` and `data` of each event inserted. */
-export const outboxRow = { type: events.type, data: events.data };
+/** The rows of events to insert: a select (or `unionAll` of selects) of `eventColumns`. */
+type EventRows = Parameters<ReturnType<typeof qb.insert<typeof events>>["select"]>[0];
+
+/** Insert the events `rows` selects, returning what an outbox step needs (src/db/plan.ts `outbox`): each event's `type` and `data`. */
+export function insertEventRows(rows: EventRows) {
+  return qb.insert(events).select(rows).returning({ type: events.type, data: events.data });
+}
+
+/** Insert a `type` event with `data` (JSON built in SQL) for each row of `from` where `where` holds (see `insertEventRows`). */
+export function insertEvents<V extends { occurredAt: string }>(p: Params<V>, type: EventType, data: SQL<string>, from: SQLiteTable, where: SQL | undefined) {
+  return insertEventRows(
+    qb
+      .select(eventColumns(p, type, data))
+      .from(from)
+      .where(where),
+  );
+}

@@ -72,7 +72,7 @@ export function guarded<Q extends AnyQuery>(build: (changed: SQL) => Q): Step<Q>
   return { query: build(CHANGED), guarded: true, outbox: false };
 }
 
-/** `step` marked as an outbox insert: its query must return a `{ type, data }` row per event inserted (`.returning(outboxRow)`, src/db/events.ts). */
+/** `step` marked as an outbox insert: its query must return a `{ type, data }` row per event inserted (`insertEventRows`, src/db/events.ts). */
 export function outbox<Q extends AnyQuery & SQLitePreparedQuery<PreparedQueryConfig & { execute: { type: string; data: string }[] }>>(
   step: Step<Q> | Q,
 ): Step<Q> {
@@ -123,17 +123,21 @@ function bind(step: Step, values: unknown): InStatement {
   return { sql: text, args: fillPlaceholders(params, values as Record<string, unknown>) as InArgs };
 }
 
-function readResults<S extends Steps>(p: Plan<S>, results: ResultSet[], offset: number): PlanResults<S> {
-  const out: Record<string, unknown> = {};
-  p.names.forEach((name, index) => {
-    out[name] = p.steps[name]!.query.mapResult(results[offset + index]!, true);
+/** Each run's results by name, from `results` in order; the events its outbox steps inserted appended to `committed` (if any), in commit order. */
+function resultsOf<S extends Steps>(runs: readonly (readonly [Plan<S>, unknown])[], results: ResultSet[], committed?: CommittedEvent[]): PlanResults<S>[] {
+  let offset = 0;
+  return runs.map(([p]) => {
+    const out: Record<string, unknown> = {};
+    for (const name of p.names) {
+      const step = p.steps[name]!;
+      const result = results[offset++]!;
+      if (committed && step.outbox) {
+        for (const row of result.rows) committed.push({ type: String(row.type), data: JSON.parse(String(row.data)) as Record<string, unknown> });
+      }
+      out[name] = step.query.mapResult(result, true);
+    }
+    return out as PlanResults<S>;
   });
-  return out as PlanResults<S>;
-}
-
-/** What a batch of `plans` does, for traces: each distinct plan's step names ("claim take order record"), comma-separated. */
-function summaryOf(plans: readonly Plan<Steps>[]): string {
-  return plans.length === 1 ? plans[0]!.summary : [...new Set(plans.map((p) => p.summary))].join(", ");
 }
 
 /** `db` whose plans append the events they commit to `committed` (the route of committed events, src/middleware/after-writes.ts). */
@@ -149,37 +153,17 @@ export function aroundRoundTrips(db: Database, around: <T>(call: () => Promise<T
   };
 }
 
-/** Append the events the outbox steps of `runs` inserted to `committed`, in commit order. */
-function recordOutbox<S extends Steps>(committed: CommittedEvent[], runs: readonly (readonly [Plan<S>, unknown])[], results: ResultSet[]): void {
-  let offset = 0;
-  for (const [p] of runs) {
-    for (const name of p.names) {
-      if (p.steps[name]!.outbox) {
-        for (const row of results[offset]!.rows) committed.push({ type: String(row.type), data: JSON.parse(String(row.data)) as Record<string, unknown> });
-      }
-      offset += 1;
-    }
-  }
-}
-
-/** Run plans, each with its values, in order, as ONE write transaction: each one's results by name. @throws LibsqlError (nothing written). */
+/** Run plans, each with its values, in order, as ONE write transaction (summary: the distinct plans' step names, comma-separated): each one's results by name. @throws LibsqlError (nothing written). */
 export async function runEach<S extends Steps>(db: Database, runs: readonly PlanRun<S>[]): Promise<PlanResults<S>[]> {
   const traced = { [writeTraceparent.name]: activeTraceparent() };
   const statements = runs.flatMap(([p, values]) => p.names.map((name) => bind(p.steps[name]!, { ...(values as object), ...traced })));
-  const results = await db.batch(statements, "write", summaryOf(runs.map(([p]) => p)));
-  if (db.committed) recordOutbox(db.committed, runs, results);
-  let offset = 0;
-  return runs.map(([p]) => {
-    const out = readResults(p, results, offset);
-    offset += p.names.length;
-    return out;
-  });
+  const results = await db.batch(statements, "write", [...new Set(runs.map(([p]) => p.summary))].join(", "));
+  return resultsOf(runs, results, db.committed);
 }
 
 /** Run `p` as one write transaction: each step's result by name (typed rows, or a `ResultSet` for a plain write). @throws LibsqlError (nothing written). */
 export async function run<S extends Steps, A extends PlanValues<S>>(db: Database, p: Plan<S>, values: Exactly<PlanValues<S>, A>): Promise<PlanResults<S>> {
-  const [results] = await runEach(db, [[p, values]]);
-  return results!;
+  return (await runEach(db, [[p, values]]))[0]!;
 }
 
 /** Run `p`'s statements as one read transaction (one snapshot, one round trip); results by name. */
@@ -189,7 +173,7 @@ export async function read<S extends Steps, A extends PlanValues<S>>(db: Databas
     "read",
     p.summary,
   );
-  return readResults(p, results, 0);
+  return resultsOf([[p, values]], results)[0]!;
 }
 
 /** Run one prepared query with exactly its `values`: what its `execute()` returns (typed rows, or a `ResultSet`). */

@@ -11,12 +11,8 @@ export function variants<F extends boolean[], Q>(build: (...flags: F) => Q): (..
   const built = new Map<string, Q>();
   const get = (...flags: F) => {
     const key = flags.map((flag) => (flag ? "1" : "0")).join("");
-    let query = built.get(key);
-    if (query === undefined) {
-      query = build(...flags);
-      built.set(key, query);
-    }
-    return query;
+    if (!built.has(key)) built.set(key, build(...flags));
+    return built.get(key)!;
   };
   families.push(() =>
     Array.from({ length: 2 ** build.length }, (_, combination) =>

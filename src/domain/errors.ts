@@ -20,6 +20,12 @@ export class NotFound extends DomainError {
   }
 }
 
+/** The first of `rows`, a read of `resource` `id`. @throws NotFound when there is none. */
+export function found<R>([row]: readonly R[], resource: Resource, id: number): R {
+  if (!row) throw new NotFound(resource, id);
+  return row;
+}
+
 /** The facts each conflict carries, by its stable code (docs/api.md#errors). */
 export interface ConflictFacts {
   /** Another category has this name (case-insensitively). */

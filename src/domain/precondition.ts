@@ -6,19 +6,23 @@ export interface Precondition {
   matches(current: unknown, alsoCurrent?: readonly unknown[]): boolean;
 }
 
+/** What a conditional write takes besides its input: what the resource is `expected` to be (If-Match; none: write anyway), and the time `now`. */
+export interface ConditionalWrite {
+  expected?: Precondition;
+  now: Date;
+}
+
 /** Check `expected` (none: nothing to check) against `resource` `id`, now `current` (or `alsoCurrent`). @throws StaleVersion carrying `current`. */
 export function requireMatch(expected: Precondition | undefined, resource: Resource, id: number, current: unknown, alsoCurrent: readonly unknown[] = []): void {
   if (expected && !expected.matches(current, alsoCurrent)) throw new StaleVersion(resource, id, { representation: current });
 }
-
-type Versioned = { current: unknown; version: number; alsoCurrent?: readonly unknown[] };
 
 /** The version a conditional write checks: null without `expected` (nothing read), else that `read` returns, once `expected` matches. @throws StaleVersion, and what `read` throws. */
 export async function checkedVersion(
   expected: Precondition | undefined,
   resource: Resource,
   id: number,
-  read: () => Promise<Versioned>,
+  read: () => Promise<{ current: unknown; version: number; alsoCurrent?: readonly unknown[] }>,
 ): Promise<number | null> {
   if (!expected) return null;
   const { current, version, alsoCurrent } = await read();
@@ -26,8 +30,8 @@ export async function checkedVersion(
   return version;
 }
 
-/** Why a conditional write to `resource` `id` changed nothing, by the `row` its batch read back: none, NotFound; else `conflict` if any, else StaleVersion. */
-export function refusal(resource: Resource, id: number, row: object | undefined, conflict: Conflict | false | undefined): DomainError {
+/** Why a conditional write to `resource` `id` changed nothing, by the rows its batch read back: none, NotFound; else the first row's `conflict`, else StaleVersion. */
+export function refusal<R>(resource: Resource, id: number, [row]: readonly R[], conflict: (row: R) => Conflict | false): DomainError {
   if (!row) return new NotFound(resource, id);
-  return conflict || new StaleVersion(resource, id);
+  return conflict(row) || new StaleVersion(resource, id);
 }

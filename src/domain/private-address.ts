@@ -28,9 +28,9 @@ function isGlobalV6(address: ipaddr.IPv6): boolean {
   return address.range() === "unicast" && !UNNAMED_SPECIAL_V6.some((block) => address.match(block));
 }
 
-/** IPv6 text (no brackets, no zone) as an address, or undefined. */
-function parseV6(text: string): ipaddr.IPv6 | undefined {
-  return ipaddr.IPv6.isValid(text) && !text.includes("%") ? ipaddr.IPv6.parse(text) : undefined;
+/** True when IPv6 text (no brackets, no zone) does not parse or is not global unicast. */
+function isPrivateV6(text: string): boolean {
+  return !ipaddr.IPv6.isValid(text) || text.includes("%") || !isGlobalV6(ipaddr.IPv6.parse(text));
 }
 
 /** A dotted quad in decimal (`URL.hostname`'s form of IPv4) as an address, or undefined. */
@@ -42,10 +42,7 @@ function parseV4(text: string): ipaddr.IPv4 | undefined {
 export function isPrivateHost(hostname: string): boolean {
   const host = hostname.toLowerCase().replace(/\.$/, "");
   if (host === "localhost" || host.endsWith(".localhost")) return true;
-  if (host.startsWith("[") && host.endsWith("]")) {
-    const v6 = parseV6(host.slice(1, -1));
-    return v6 === undefined || !isGlobalV6(v6);
-  }
+  if (host.startsWith("[") && host.endsWith("]")) return isPrivateV6(host.slice(1, -1));
   const v4 = parseV4(host);
   return v4 !== undefined && !isGlobalV4(v4);
 }
@@ -58,10 +55,7 @@ export function isIpLiteralHost(hostname: string): boolean {
 
 /** True when a resolved `address` (dotted IPv4, or IPv6 maybe with `%zone`) does not parse or is not global unicast (docs/webhooks.md#targets). */
 export function isPrivateAddress(address: string): boolean {
-  if (address.includes(":")) {
-    const v6 = parseV6(address.replace(/%.*$/, ""));
-    return v6 === undefined || !isGlobalV6(v6);
-  }
+  if (address.includes(":")) return isPrivateV6(address.replace(/%.*$/, ""));
   const v4 = parseV4(address);
   return v4 === undefined || !isGlobalV4(v4);
 }

@@ -10,12 +10,8 @@ function writtenAuthority(raw: string): string | undefined {
 
 /** Why `raw` cannot be a webhook target (none: undefined): absolute http(s), ≤ 2000 characters, a host (RFC 3986 §3.2.2), no credentials, no port 0, not private unless `allowPrivate`. */
 export function webhookTargetProblem(raw: string, options: { allowPrivate: boolean }): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return "Must be an absolute http(s) URL.";
-  }
+  const url = URL.parse(raw);
+  if (!url) return "Must be an absolute http(s) URL.";
   if (url.protocol !== "http:" && url.protocol !== "https:") return "Only http and https URLs are allowed.";
   // WHATWG URL reads `http:///x` (and `http:x`) as `http://x/`: the host must be in the text sent, not made up of the path.
   if (!writtenAuthority(raw)) return "The URL must name a host.";

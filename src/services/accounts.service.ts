@@ -5,10 +5,10 @@ import { type Database, qb } from "../db/client";
 import { isConstraintError } from "../db/errors";
 import { execute, guarded, type Params, params, plan, run } from "../db/plan";
 import { accounts, apiKeys } from "../db/schema";
-import { aliasedPlaceholders } from "../db/placeholders";
+import { aliasedPlaceholders, placeholders } from "../db/placeholders";
 import { jsonObject } from "../db/select-list";
 import type { Account, ApiKey, NewApiKey } from "../domain/accounts";
-import { Conflict, LimitReached, NotFound } from "../domain/errors";
+import { Conflict, found, LimitReached, NotFound } from "../domain/errors";
 import type { Creation, KeyClaim } from "../domain/idempotency";
 import type { Role } from "../domain/principal";
 import { generateApiKey } from "./api-keys";
@@ -42,26 +42,14 @@ const signUp = plan({
   account: signing.statement(
     qb
       .insert(accounts)
-      .values({
-        name: signing("name"),
-        email: signing("email"),
-        emailKey: signing("emailKey"),
-        role: signing("role"),
-        createdAt: signing("createdAt"),
-      })
+      .values(placeholders(signing, ["name", "email", "emailKey", "role", "createdAt"]))
       .returning(ACCOUNT),
   ),
   /** The first key of the account the step before inserted (a failed insert fails the batch). */
   key: signing.statement(
     qb
       .insert(apiKeys)
-      .values({
-        accountId: sql`last_insert_rowid()`,
-        name: signing("keyName"),
-        prefix: signing("prefix"),
-        secretHash: signing("secretHash"),
-        createdAt: signing("createdAt"),
-      })
+      .values({ accountId: sql`last_insert_rowid()`, name: signing("keyName"), ...placeholders(signing, ["prefix", "secretHash", "createdAt"]) })
       .returning(API_KEY),
   ),
 });
@@ -91,8 +79,7 @@ export async function createAccount(
     });
     return { account: account!, apiKey: { ...apiKey!, key: material.secret } };
   } catch (error) {
-    if (isConstraintError(error)) throw new Conflict("duplicate_email", {});
-    throw error;
+    throw isConstraintError(error) ? new Conflict("duplicate_email", {}) : error;
   }
 }
 
@@ -100,24 +87,17 @@ const getAccountQuery = selectById(accounts, ACCOUNT);
 
 /** @throws NotFound when absent. */
 export async function getAccount(db: Database, accountId: number): Promise<Account> {
-  const [account] = await execute(db, getAccountQuery, { id: accountId });
-  if (!account) throw new NotFound("account", accountId);
-  return account;
+  return found(await execute(db, getAccountQuery, { id: accountId }), "account", accountId);
 }
 
 const byEmail = params<{ emailKey: string }>();
+/** The account with this email key, if any. */
 const findAccountQuery = byEmail.prepare(
   qb
     .select(ACCOUNT)
     .from(accounts)
     .where(eq(accounts.emailKey, byEmail("emailKey"))),
 );
-
-/** The account with this email, if any. */
-export async function findAccountByEmail(db: Database, email: string): Promise<Account | undefined> {
-  const [account] = await execute(db, findAccountQuery, { emailKey: emailKey(email) });
-  return account;
-}
 
 /** `role = 'staff'` as a literal, so that the partial index of staff accounts applies. */
 const isStaff = sql`${accounts.role} = 'staff'`;
@@ -210,7 +190,7 @@ export async function revokeKey(db: Database, accountId: number, keyId: number, 
 /** A new key of the account `role`/`name`, created on first use (`npm run keys:create`). @throws Error when its email has another role. */
 export async function createOperatorKey(db: Database, role: Role, name: string, now: Date): Promise<{ account: Account; apiKey: NewApiKey }> {
   const email = `${name.toLowerCase().replace(/[^a-z0-9-]+/g, "-")}@${role}.petstore.invalid`;
-  const existing = await findAccountByEmail(db, email);
+  const [existing] = await execute(db, findAccountQuery, { emailKey: emailKey(email) });
   if (existing && existing.role !== role) {
     throw new Error(`Account ${existing.id} <${existing.email}> exists with role ${existing.role}, not ${role}; choose another --name.`);
   }
@@ -258,10 +238,9 @@ const bootstrap = plan({
 /** Without a staff account, create one ("bootstrap") and return its key; else null. @throws Error when its email belongs to a customer. */
 export async function bootstrapStaffKey(db: Database, now: Date): Promise<NewApiKey | null> {
   if (await hasStaffAccount(db)) return null;
-  const at = now.toISOString();
   const email = "bootstrap@staff.petstore.invalid";
   const material = await generateApiKey();
-  const values = { email, emailKey: emailKey(email), createdAt: at, prefix: material.prefix, secretHash: material.hash };
+  const values = { email, emailKey: emailKey(email), createdAt: now.toISOString(), prefix: material.prefix, secretHash: material.hash };
   const [apiKey] = (await run(db, bootstrap, values)).key;
   if (apiKey) return { ...apiKey, key: material.secret };
   if (!(await hasStaffAccount(db))) throw new Error(`No staff account, and ${email} belongs to a customer: create a staff key with npm run keys:create.`);

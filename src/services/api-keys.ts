@@ -1,15 +1,9 @@
 /** API key material (docs/api.md#authentication): `psk_` + 32 random bytes in base64url; only its SHA-256 hash and a display prefix are stored. */
 
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 
 export const KEY_PREFIX = "psk_";
 const DISPLAY_LENGTH = KEY_PREFIX.length + 6;
-
-function base64url(bytes: Uint8Array): string {
-  let binary = "";
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
 
 /** Lower-case hex SHA-256 of a UTF-8 string (node:crypto: synchronous, several times cheaper than a Web Crypto digest). */
 export async function sha256Hex(text: string): Promise<string> {
@@ -18,7 +12,7 @@ export async function sha256Hex(text: string): Promise<string> {
 
 /** A fresh key: the secret (shown once), its display prefix and its hash. */
 export async function generateApiKey(): Promise<{ secret: string; prefix: string; hash: string }> {
-  const secret = KEY_PREFIX + base64url(crypto.getRandomValues(new Uint8Array(32)));
+  const secret = KEY_PREFIX + randomBytes(32).toString("base64url");
   return { secret, prefix: secret.slice(0, DISPLAY_LENGTH), hash: await sha256Hex(secret) };
 }
 

@@ -1,14 +1,14 @@
 /** Rules of categories (docs/api.md#resources): names unique case-insensitively, deletion only when no pet uses the category. */
-import { and, eq, exists, gt, notExists, type SQL, sql } from "drizzle-orm";
-import { selectById } from "../db/by-id";
+import { and, eq, exists, notExists, type SQL, sql } from "drizzle-orm";
+import { selectById, selectPage } from "../db/by-id";
 import { type Database, qb } from "../db/client";
 import { isConstraintError } from "../db/errors";
 import { execute, guarded, outbox, params, plan, run, statement } from "../db/plan";
-import { insertEvents } from "./outbox";
+import { insertEvents } from "../db/events";
 import { CATEGORY, type Category, type CategoryPatch, categories, type NewCategory, pets } from "../db/schema";
-import { Conflict, NotFound, StaleVersion } from "../domain/errors";
+import { Conflict, found, StaleVersion } from "../domain/errors";
 import type { Creation, KeyClaim } from "../domain/idempotency";
-import { checkedVersion, type Precondition, refusal, requireMatch } from "../domain/precondition";
+import { checkedVersion, type ConditionalWrite, type Precondition, refusal, requireMatch } from "../domain/precondition";
 import { claimStep, claimValues, keyRowStep, recordCreated, replayUnlessClaimed } from "./idempotency.service";
 
 export type { Category, NewCategory } from "../db/schema";
@@ -20,15 +20,7 @@ export function nameKey(name: string): string {
 
 const getQuery = selectById(categories, { ...CATEGORY.columns, version: categories.version });
 
-const page = params<{ afterId: number; limit: number }>();
-const listQuery = page.prepare(
-  qb
-    .select(CATEGORY.columns)
-    .from(categories)
-    .where(gt(categories.id, page("afterId")))
-    .orderBy(categories.id)
-    .limit(page("limit")),
-);
+const listQuery = selectPage(qb.select(CATEGORY.columns).from(categories).$dynamic(), categories.id);
 
 /** Up to `limit` categories with id > `afterId`, ascending. One round trip. */
 export async function listCategories(db: Database, afterId: number, limit: number): Promise<Category[]> {
@@ -38,8 +30,7 @@ export async function listCategories(db: Database, afterId: number, limit: numbe
 
 /** The category `categoryId`: its row, representation (`current`) and version. @throws NotFound when absent. */
 async function readCategory(db: Database, categoryId: number) {
-  const [row] = await execute(db, getQuery, { id: categoryId });
-  if (!row) throw new NotFound("category", categoryId);
+  const row = found(await execute(db, getQuery, { id: categoryId }), "category", categoryId);
   return { row, current: CATEGORY.present(row), version: row.version };
 }
 
@@ -86,8 +77,7 @@ const keyedCreation = plan({
 
 /** Create a category. @throws Conflict `duplicate_name`. */
 export async function createCategory(db: Database, input: NewCategory, now: Date): Promise<Category> {
-  const { created } = await createCategoryOnce(db, input, now);
-  return created!;
+  return (await createCategoryOnce(db, input, now)).created!;
 }
 
 /** Create a category honouring `claim` (if any): it, or the key's stored response. @throws Conflict, IdempotencyKeyInProgress, IdempotencyKeyReused. */
@@ -102,8 +92,7 @@ export async function createCategoryOnce(db: Database, input: NewCategory, now: 
     if (!replay) throw new Error("a category creation inserted nothing");
     return { replay };
   } catch (error) {
-    if (isConstraintError(error)) throw new Conflict("duplicate_name", { name: input.name });
-    throw error;
+    throw isConstraintError(error) ? new Conflict("duplicate_name", { name: input.name }) : error;
   }
 }
 
@@ -123,11 +112,9 @@ const change = plan({
 });
 
 /** A change of category `categoryId` (`description: null` clears it), if it is as `expected` (If-Match), at `now`. */
-export interface CategoryUpdate {
+export interface CategoryUpdate extends ConditionalWrite {
   categoryId: number;
   patch: CategoryPatch;
-  expected?: Precondition;
-  now: Date;
 }
 
 /** Change name and/or description at the version read (3 tries). @throws NotFound, Conflict `duplicate_name` | `concurrent_update`, StaleVersion. */
@@ -141,8 +128,7 @@ export async function updateCategory(db: Database, { categoryId, patch, expected
       const [updated] = (await run(db, change, values)).category;
       if (updated) return CATEGORY.present(updated);
     } catch (error) {
-      if (isConstraintError(error)) throw new Conflict("duplicate_name", { name: next.name });
-      throw error;
+      throw isConstraintError(error) ? new Conflict("duplicate_name", { name: next.name }) : error;
     }
     if (expected) throw new StaleVersion("category", categoryId);
   }
@@ -178,6 +164,5 @@ export async function deleteCategory(db: Database, categoryId: number, expected:
   const version = await checkedVersion(expected, "category", categoryId, () => readCategory(db, categoryId));
   const { deleted, outcome } = await run(db, deletion, { id: categoryId, version, occurredAt: now.toISOString() });
   if (deleted.rowsAffected === 1) return;
-  const [row] = outcome;
-  throw refusal("category", categoryId, row, row?.inUse && new Conflict("category_in_use", { categoryId }));
+  throw refusal("category", categoryId, outcome, (row) => row.inUse && new Conflict("category_in_use", { categoryId }));
 }

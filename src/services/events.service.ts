@@ -1,28 +1,15 @@
 /** The event log (docs/api.md#events-and-webhooks): the `events` outbox in commit (id) order, so a reader resuming after its last id misses nothing. */
-import { gt } from "drizzle-orm";
-import { qb, type Database } from "../db/client";
-import { execute, params } from "../db/plan";
+import { selectPage } from "../db/by-id";
+import { type Database, qb } from "../db/client";
+import { execute } from "../db/plan";
 import { events } from "../db/schema";
 import type { Event } from "../domain/events";
 
-/** A page of the log: events with id > `afterId`, at most `limit`. */
-const page = params<{ afterId: number; limit: number }>();
-const eventsAfter = page.prepare(
-  qb
-    .select()
-    .from(events)
-    .where(gt(events.id, page("afterId")))
-    .orderBy(events.id)
-    .limit(page("limit")),
-);
-
-/** Map an `events` row: `data` is JSON text of an object. */
-export function toEvent(row: typeof events.$inferSelect): Event {
-  return { id: row.id, type: row.type, occurredAt: row.occurredAt, data: JSON.parse(row.data) as Record<string, unknown> };
-}
+const eventsAfter = selectPage(qb.select().from(events).$dynamic(), events.id);
 
 /** Up to `limit` events with id > `afterId`, in commit (id) order. One round trip. */
 export async function listEvents(db: Database, afterId: number, limit: number): Promise<Event[]> {
   const rows = await execute(db, eventsAfter, { afterId, limit });
-  return rows.map(toEvent);
+  // `data` is JSON text of an object.
+  return rows.map((row) => ({ id: row.id, type: row.type, occurredAt: row.occurredAt, data: JSON.parse(row.data) as Record<string, unknown> }));
 }

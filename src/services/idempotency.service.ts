@@ -3,7 +3,8 @@ import { and, eq, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import stringify from "safe-stable-stringify";
 import { qb } from "../db/client";
-import { type Params, params, statement } from "../db/plan";
+import { placeholders } from "../db/placeholders";
+import { type Params, params } from "../db/plan";
 import { idempotencyKeys } from "../db/schema";
 import { IdempotencyKeyInProgress, IdempotencyKeyReused } from "../domain/errors";
 import type { KeyClaim, StoredResponse } from "../domain/idempotency";
@@ -14,10 +15,7 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** How long an unfinished claim blocks its key, in milliseconds. */
 export const CLAIM_TTL_MS = 60_000;
 
-/**
- * A request's fingerprint: hex SHA-256 of `[method, path, body]` as JSON with object keys sorted at every level and no whitespace
- * (safe-stable-stringify; the body as validated: whitespace and key order never matter).
- */
+/** A request's fingerprint: hex SHA-256 of `[method, path, body]` (the body as validated) as JSON with keys sorted at every level, no whitespace. */
 export function requestFingerprint(method: string, path: string, body: unknown): Promise<string> {
   return sha256Hex(stringify([method, path, body ?? null]));
 }
@@ -55,19 +53,15 @@ export function ownClaim<V extends OwnClaim>(p: Params<V>) {
 /** The response columns of a claim not yet answered: status 0, no body, no headers. */
 const unanswered = { responseStatus: sql`0`, responseBody: sql`''`, responseHeaders: sql`'{}'` };
 
-/** Claims the key (`response_status` 0): inserts its row, or takes over one whose response expired or claim was abandoned; `{ claimed: 1 }` when it is this request's. */
-const claimQuery = claiming.prepare(
+/** The step claiming the key (`claimValues`; `response_status` 0): inserts its row or takes over an expired or abandoned one; a row when the claim is this request's. */
+export const claimStep = claiming.statement(
   qb
     .insert(idempotencyKeys)
     .values({
-      accountId: claiming("accountId"),
-      key: claiming("key"),
-      method: claiming("method"),
-      path: claiming("path"),
+      ...placeholders(claiming, ["accountId", "key", "method", "path", "claimToken"]),
       requestHash: claiming("fingerprint"),
-      ...unanswered,
       createdAt: claiming("at"),
-      claimToken: claiming("claimToken"),
+      ...unanswered,
     })
     .onConflictDoUpdate({
       target: [idempotencyKeys.accountId, idempotencyKeys.key],
@@ -84,9 +78,6 @@ const claimQuery = claiming.prepare(
     })
     .returning({ claimed: sql<number>`1` }),
 );
-
-/** The plan step that claims a key (values: `claimValues`): one row when the claim is this request's, none otherwise. */
-export const claimStep = statement(claimQuery);
 
 /** The plan step that releases this request's claim when it did not succeed; another request's claim or stored response is never touched. */
 export const releaseStep = own.statement(qb.delete(idempotencyKeys).where(ownClaim(own)));

@@ -2,14 +2,13 @@
 import { and, eq, gt, sql } from "drizzle-orm";
 import { unionAll } from "drizzle-orm/sqlite-core";
 import { type Database, qb } from "../db/client";
-import { eventColumns } from "../db/events";
+import { eventColumns, insertEventRows } from "../db/events";
 import { execute, outbox, params, plan, run, statement } from "../db/plan";
-import { insertEventRows } from "./outbox";
 import { INVENTORY_ITEM, type InventoryItem, inventory, orders, PET, pets } from "../db/schema";
 import { variants } from "../db/variants";
-import { NotFound, StaleVersion } from "../domain/errors";
+import { found, StaleVersion } from "../domain/errors";
 import type { PetStatus } from "../domain/pets";
-import { type Precondition, requireMatch } from "../domain/precondition";
+import { type ConditionalWrite, requireMatch } from "../domain/precondition";
 
 export interface InventoryFilter {
   status?: PetStatus;
@@ -53,9 +52,7 @@ const itemQuery = byPet.prepare(
 
 /** @throws NotFound when the pet has no entry (no such pet). One round trip. */
 export async function getInventoryItem(db: Database, petId: number): Promise<InventoryItem> {
-  const [item] = await execute(db, itemQuery, { petId });
-  if (!item) throw new NotFound("inventory", petId);
-  return item;
+  return found(await execute(db, itemQuery, { petId }), "inventory", petId);
 }
 
 /** The entry of the pet `petId` with the versions of both rows behind it. */
@@ -113,27 +110,21 @@ const setting = plan({
 });
 
 /** Pet `petId`'s new stock `quantity` (≥ 0), if its entry is as `expected` (If-Match), at `now`. */
-export interface StockSetting {
+export interface StockSetting extends ConditionalWrite {
   petId: number;
   quantity: number;
-  expected?: Precondition;
-  now: Date;
 }
 
 /** Set a pet's stock in one batch (with `expected`, the two row versions read are checked in it). @throws NotFound, StaleVersion. */
 export async function setInventory(db: Database, { petId, quantity, expected, now }: StockSetting): Promise<InventoryItem> {
-  let seen: { inventoryVersion: number; petVersion: number } | null = null;
+  let versions: { inventoryVersion: number | null; petVersion: number | null } = { inventoryVersion: null, petVersion: null };
   if (expected) {
-    const [current] = await execute(db, versionedItemQuery, { petId });
-    if (!current) throw new NotFound("inventory", petId);
-    const { inventoryVersion, petVersion, ...item } = current;
+    const { inventoryVersion, petVersion, ...item } = found(await execute(db, versionedItemQuery, { petId }), "inventory", petId);
     requireMatch(expected, "inventory", petId, item);
-    seen = { inventoryVersion, petVersion };
+    versions = { inventoryVersion, petVersion };
   }
-  const values = { petId, quantity, occurredAt: now.toISOString(), inventoryVersion: seen?.inventoryVersion ?? null, petVersion: seen?.petVersion ?? null };
-  const { quantity: set, item: rows } = await run(db, setting, values);
-  const [item] = rows;
-  if (!item) throw new NotFound("inventory", petId);
+  const { quantity: set, item: rows } = await run(db, setting, { petId, quantity, occurredAt: now.toISOString(), ...versions });
+  const item = found(rows, "inventory", petId);
   if (set.rowsAffected !== 1) throw new StaleVersion("inventory", petId);
   return item;
 }

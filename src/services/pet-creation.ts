@@ -2,7 +2,7 @@
 import { and, eq, type SQL, sql } from "drizzle-orm";
 import { type Database, qb } from "../db/client";
 import { guarded, outbox, params, plan, run, runEach, statement, withValues } from "../db/plan";
-import { insertEvents } from "./outbox";
+import { insertEvents } from "../db/events";
 import { categories, inventory, type NewPet, PET, type Pet, pets } from "../db/schema";
 import type { Creation, KeyClaim } from "../domain/idempotency";
 import { claimStep, claimValues, keyRowStep, recordCreated, releaseStep, replayUnlessClaimed } from "./idempotency.service";

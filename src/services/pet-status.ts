@@ -1,14 +1,6 @@
 /** The status transitions of pets set by PUT/PATCH (docs/api.md#stock-and-ordering): pure, from the current stock state. */
-import { Conflict, type ConflictFacts } from "../domain/errors";
+import { Conflict } from "../domain/errors";
 import type { PetStatus } from "../domain/pets";
-
-/** Stock facts a transition depends on. */
-export interface StockState {
-  /** Units that can still be ordered (inventory quantity). */
-  quantity: number;
-  /** Orders of the pet that are placed but not fulfilled. */
-  openOrders: number;
-}
 
 /** What the database must check and do for an allowed transition. */
 export interface TransitionPlan {
@@ -18,22 +10,18 @@ export interface TransitionPlan {
   zeroStock: boolean;
 }
 
-function invalid(from: PetStatus, to: PetStatus, reason: ConflictFacts["invalid_transition"]["reason"]): Conflict {
-  return new Conflict("invalid_transition", { from, to, reason });
-}
-
-/** Decide a status change `from` → `to`. @throws Conflict `invalid_transition` when docs/api.md#stock-and-ordering forbids it. */
-export function planTransition(from: PetStatus, to: PetStatus, stock: StockState): TransitionPlan {
+/** Decide a status change `from` → `to` by `stock` (units still orderable, open orders). @throws Conflict `invalid_transition` when docs/api.md#stock-and-ordering forbids it. */
+export function planTransition(from: PetStatus, to: PetStatus, stock: { quantity: number; openOrders: number }): TransitionPlan {
   if (from === to) return { guard: "none", zeroStock: false };
   if (from === "available" && to === "pending") return { guard: "none", zeroStock: false };
   if (to === "available") {
     // pending→available (release a hold) and sold→available (after a restock) both need stock.
-    if (stock.quantity <= 0) throw invalid(from, to, "no_stock");
+    if (stock.quantity <= 0) throw new Conflict("invalid_transition", { from, to, reason: "no_stock" });
     return { guard: "stock_positive", zeroStock: false };
   }
   if (to === "sold") {
-    if (stock.openOrders > 0) throw invalid(from, to, "open_orders");
+    if (stock.openOrders > 0) throw new Conflict("invalid_transition", { from, to, reason: "open_orders" });
     return { guard: "no_open_orders", zeroStock: true };
   }
-  throw invalid(from, to, "not_allowed");
+  throw new Conflict("invalid_transition", { from, to, reason: "not_allowed" });
 }

@@ -2,15 +2,14 @@
 import { and, eq, gt, type SQL, sql } from "drizzle-orm";
 import { selectById } from "../db/by-id";
 import { type Database, qb } from "../db/client";
-import { inventoryUpdatedWhen, petUpdatedIfChanged } from "../db/events";
+import { insertEventRows, insertEvents, inventoryUpdatedWhen, petUpdatedIfChanged } from "../db/events";
 import { execute, outbox, params, plan, run } from "../db/plan";
-import { insertEventRows, insertEvents } from "./outbox";
 import { categories, inventory, type NewPet, orders, PET, type Pet, type PetPatch, pets } from "../db/schema";
 import type { Values } from "../db/representation";
 import { variants } from "../db/variants";
-import { Conflict, InvalidReference, NotFound, StaleVersion } from "../domain/errors";
+import { Conflict, found, InvalidReference, StaleVersion } from "../domain/errors";
 import type { PetStatus } from "../domain/pets";
-import { checkedVersion, type Precondition, refusal, requireMatch } from "../domain/precondition";
+import { checkedVersion, type ConditionalWrite, type Precondition, refusal, requireMatch } from "../domain/precondition";
 import { planTransition, type TransitionPlan } from "./pet-status";
 
 export type { NewPet, Pet } from "../db/schema";
@@ -47,15 +46,9 @@ export function categoryNotFound(categoryId: number): InvalidReference {
 }
 
 /** Up to `limit` pets matching `filter` with id > `afterId`, ascending. One round trip. */
-export async function listPets(db: Database, filter: PetFilter, afterId: number, limit: number): Promise<Pet[]> {
-  const query = listQuery(filter.status !== undefined, filter.categoryId !== undefined, filter.ids !== undefined);
-  const rows = await execute(db, query, {
-    afterId,
-    limit,
-    status: filter.status,
-    categoryId: filter.categoryId,
-    ids: filter.ids && JSON.stringify(filter.ids),
-  });
+export async function listPets(db: Database, { status, categoryId, ids }: PetFilter, afterId: number, limit: number): Promise<Pet[]> {
+  const query = listQuery(status !== undefined, categoryId !== undefined, ids !== undefined);
+  const rows = await execute(db, query, { afterId, limit, status, categoryId, ids: ids && JSON.stringify(ids) });
   return rows.map(PET.present);
 }
 
@@ -63,9 +56,7 @@ const getQuery = selectById(pets, PET.columns);
 
 /** @throws NotFound when absent. One round trip. */
 export async function getPet(db: Database, petId: number): Promise<Pet> {
-  const [row] = await execute(db, getQuery, { id: petId });
-  if (!row) throw new NotFound("pet", petId);
-  return PET.present(row);
+  return PET.present(found(await execute(db, getQuery, { id: petId }), "pet", petId));
 }
 
 const state = params<{ id: number; categoryId: number }>();
@@ -86,9 +77,7 @@ const stateQuery = state.prepare(
 
 /** The pet `petId` with its version and stock state, and whether category `categoryId` exists. @throws NotFound when absent. */
 async function readPetState(db: Database, petId: number, categoryId: number) {
-  const [row] = await execute(db, stateQuery, { id: petId, categoryId });
-  if (!row) throw new NotFound("pet", petId);
-  const { version, quantity, openOrders, categoryExists, ...pet } = row;
+  const { version, quantity, openOrders, categoryExists, ...pet } = found(await execute(db, stateQuery, { id: petId, categoryId }), "pet", petId);
   return { pet: PET.present(pet), version, quantity, openOrders, categoryExists };
 }
 
@@ -138,17 +127,14 @@ const UPDATES: Record<TransitionPlan["guard"], ReturnType<typeof updatePlans>> =
 };
 
 /** A change of pet `petId`: `replace` (PUT: a missing status means available) or patch, if it is as `expected` (If-Match), at `now`. */
-export interface PetUpdate {
+export interface PetUpdate extends ConditionalWrite {
   petId: number;
   change: NewPet | PetPatch;
   replace: boolean;
-  expected?: Precondition;
-  now: Date;
 }
 
 /** Replace or patch a pet; `expected` may hold for the pet or `[pet]`. @throws NotFound, Conflict, StaleVersion, InvalidReference (category). */
 export async function updatePet(db: Database, { petId, change, replace, expected, now }: PetUpdate): Promise<Pet> {
-  const at = now.toISOString();
   for (let attempt = 0; attempt < 5; attempt++) {
     const state = await readPetState(db, petId, change.categoryId ?? 0);
     requireMatch(expected, "pet", petId, state.pet, [[state.pet]]);
@@ -159,7 +145,7 @@ export async function updatePet(db: Database, { petId, change, replace, expected
     const next = PET.values(replace ? change : { ...state.pet, ...change });
     const transition = planTransition(state.pet.status, next.status, state);
     const plans = UPDATES[transition.guard];
-    const values = { ...next, id: petId, version: state.version, occurredAt: at };
+    const values = { ...next, id: petId, version: state.version, occurredAt: now.toISOString() };
     const { update } = transition.zeroStock && state.quantity !== 0 ? await run(db, plans.zeroing, values) : await run(db, plans.plain, values);
     const [updated] = update;
     if (updated) return PET.present(updated);
@@ -196,6 +182,5 @@ export async function deletePet(db: Database, petId: number, expected: Precondit
   const version = await checkedVersion(expected, "pet", petId, read);
   const { pet: deleted, hasOrders } = await run(db, deletion, { id: petId, version, occurredAt: now.toISOString() });
   if (deleted.rowsAffected === 1) return;
-  const [row] = hasOrders;
-  throw refusal("pet", petId, row, row?.hasOrders && new Conflict("pet_has_orders", { petId }));
+  throw refusal("pet", petId, hasOrders, (row) => row.hasOrders && new Conflict("pet_has_orders", { petId }));
 }

@@ -1,16 +1,14 @@
 /** Retention (docs/architecture.md#retention): old events, revoked keys, stored idempotent responses and finished deliveries, deleted in bounded rounds. */
 import { lt, sql } from "drizzle-orm";
 import type { AppConfig } from "../config";
-import type { Database } from "../db/client";
-import { qb } from "../db/client";
+import { type Database, qb } from "../db/client";
 import { boundedDelete } from "../db/bounded-delete";
 import { params, run, plan, statement } from "../db/plan";
 import { apiKeys, events, idempotencyKeys } from "../db/schema";
 import { IDEMPOTENCY_TTL_MS } from "./idempotency.service";
-import { pruneFinishedDeliveries } from "./webhooks/delivery-log";
+import { pruneFinishedDeliveries, retentionStart } from "./webhooks/delivery-log";
 import { recordRetention } from "../telemetry/metrics";
 import { inSpan } from "../telemetry/spans";
-import { retentionStart } from "./webhooks/delivery-log";
 
 /** Most rows one statement deletes. */
 export const PRUNE_BATCH = 500;
@@ -75,28 +73,23 @@ export interface RetentionReport {
 
 /** Delete what is past retention at `now`, in at most `MAX_ROUNDS` rounds: the rows deleted and rounds run. @throws the driver's error (that round undone). */
 export function pruneExpired(db: Database, retentionDays: number, now: Date): Promise<RetentionReport> {
+  const before = new Date(now.getTime() - retentionDays * DAY_MS).toISOString();
+  const storedBefore = new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString();
   return inSpan("petstore.retention.run", {}, async (span) => {
-    const report = await prune(db, retentionDays, now);
+    const report: RetentionReport = { events: 0, keys: 0, idempotency: 0, deliveries: 0, rounds: 0 };
+    while (report.rounds < MAX_ROUNDS) {
+      const result = await run(db, round, { before, storedBefore });
+      report.rounds += 1;
+      for (const kind of round.names as (keyof typeof result)[]) report[kind] += result[kind].rowsAffected;
+      if (Math.max(...Object.values(result).map((deleted) => deleted.rowsAffected)) < PRUNE_BATCH) break;
+    }
+    report.deliveries = await pruneFinishedDeliveries(db, retentionStart(now), MAX_ROUNDS);
     const { rounds, ...deleted } = report;
     span.setAttribute("petstore.retention.rounds", rounds);
     for (const [kind, rows] of Object.entries(deleted)) span.setAttribute(`petstore.retention.deleted.${kind}`, rows);
     recordRetention(deleted);
     return report;
   });
-}
-
-async function prune(db: Database, retentionDays: number, now: Date): Promise<RetentionReport> {
-  const before = new Date(now.getTime() - retentionDays * DAY_MS).toISOString();
-  const storedBefore = new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString();
-  const report: RetentionReport = { events: 0, keys: 0, idempotency: 0, deliveries: 0, rounds: 0 };
-  while (report.rounds < MAX_ROUNDS) {
-    const result = await run(db, round, { before, storedBefore });
-    report.rounds += 1;
-    for (const kind of round.names as (keyof typeof result)[]) report[kind] += result[kind].rowsAffected;
-    if (Math.max(...Object.values(result).map((deleted) => deleted.rowsAffected)) < PRUNE_BATCH) break;
-  }
-  report.deliveries = await pruneFinishedDeliveries(db, retentionStart(now), MAX_ROUNDS);
-  return report;
 }
 
 /** True when events after the `/events` cursor `after` were pruned: the first event found after it (`firstId`) is not the next id; `after` 0 never expires. */

@@ -93,13 +93,8 @@ function resultSet(columns: string[], columnTypes: string[], rows: Row[], rowsAf
 
 const BEGIN = { write: "BEGIN IMMEDIATE", read: "BEGIN TRANSACTION READONLY" } as const;
 
-/** Options of `NativeFile`. */
-export interface NativeFileOptions {
-  /** Most compiled statements kept (default 500); the least recently used are dropped. */
-  maxStatements?: number;
-  /** Statements run on every new connection, e.g. `PRAGMA synchronous = FULL` (per-connection pragmas). */
-  connectionSetup?: readonly string[];
-}
+/** Most compiled statements a connection keeps; the least recently used are dropped. */
+const MAX_STATEMENTS = 500;
 
 /** The connection and its compiled statements. */
 class Connection {
@@ -107,13 +102,13 @@ class Connection {
   readonly #statements: LRUCache<string, Compiled>;
 
   /** Open `path`, check that it answers and run `setup`. @throws LibsqlError. */
-  constructor(path: string, maxStatements: number, setup: readonly string[]) {
+  constructor(path: string, setup: readonly string[]) {
     try {
       this.native = new Native(path, { timeout: 0 });
     } catch (error) {
       throw libsqlError(error);
     }
-    this.#statements = new LRUCache({ max: maxStatements });
+    this.#statements = new LRUCache({ max: MAX_STATEMENTS });
     try {
       for (const sql of ["SELECT 1", ...setup]) this.execute({ sql, args: [] });
     } catch (error) {
@@ -201,9 +196,9 @@ export class NativeFile implements Database {
   #connection: Connection;
   #closed = false;
 
-  /** Open the file at `path` (created when missing), check that it answers and run `options.connectionSetup`. @throws LibsqlError (SQLITE_CANTOPEN, SQLITE_BUSY…). */
-  constructor(path: string, options: NativeFileOptions = {}) {
-    this.#connect = () => new Connection(path, options.maxStatements ?? 500, options.connectionSetup ?? []);
+  /** Open `path` (created if missing), check it answers, run `connectionSetup` (per-connection pragmas) on each connection. @throws LibsqlError (SQLITE_BUSY…). */
+  constructor(path: string, options: { connectionSetup?: readonly string[] } = {}) {
+    this.#connect = () => new Connection(path, options.connectionSetup ?? []);
     this.#connection = this.#connect();
   }
 

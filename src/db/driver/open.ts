@@ -6,7 +6,7 @@ import type { Database } from "../client";
 import { applyMigrations } from "../migrate";
 import { ping } from "../plan";
 import { sharedFile } from "./busy-wait";
-import { type GroupCommitted, groupCommit } from "./group-commit";
+import { groupCommit } from "./group-commit";
 import { NativeFile } from "./native-file";
 import { serverFetch, waitingOutBusy, waitOutBusy } from "./remote";
 
@@ -57,40 +57,37 @@ function filePath(url: string): string | undefined {
   return path && !path.startsWith(":") ? path : undefined;
 }
 
-/** Open, configure and migrate (unless `options.migrate` is false) the database of `settings`. @throws the driver's error when it cannot be opened or migrated. */
-export async function openDatabase(settings: DatabaseSettings, options: { migrate?: boolean } = {}): Promise<OpenedDatabase> {
+/** Open, configure and migrate the database of `settings`. @throws the driver's error when it cannot be opened or migrated. */
+export async function openDatabase(settings: DatabaseSettings): Promise<OpenedDatabase> {
   const { url, authToken, syncUrl, lockWaitMs } = settings;
-  const migrate = options.migrate ?? true;
   const shown = syncUrl ? `${displayUrl(url)} (replica of ${displayUrl(syncUrl)})` : displayUrl(url);
   const path = filePath(url);
   if (path) mkdirSync(dirname(path), { recursive: true });
-  const migrated = (db: Database) => (migrate ? applyMigrations(db) : Promise.resolve(0));
 
   if (syncUrl) {
     const primary = createClient({ url: syncUrl, authToken });
-    const migrationsApplied = await migrated(waitingOutBusy(primary, lockWaitMs)).finally(() => primary.close());
+    const migrationsApplied = await applyMigrations(waitingOutBusy(primary, lockWaitMs)).finally(() => primary.close());
     const replica = createClient({ url, syncUrl, authToken, syncInterval: settings.syncIntervalSeconds || undefined, readYourWrites: true });
     await replica.sync();
-    const db = groupCommit(waitingOutBusy(replica, lockWaitMs));
-    return opened(db, shown, migrationsApplied, () => replica.close());
+    return opened(waitingOutBusy(replica, lockWaitMs), shown, migrationsApplied, replica);
   }
 
   if (!url.startsWith("file:") && url !== ":memory:") {
     const server = createClient({ url, authToken, fetch: serverFetch({ timeoutMs: settings.requestTimeoutMs }) });
     const waiting = waitingOutBusy(server, lockWaitMs);
-    const migrationsApplied = await migrated(waiting).catch((error: unknown) => {
+    const migrationsApplied = await applyMigrations(waiting).catch((error: unknown) => {
       server.close();
       throw error;
     });
-    return opened(groupCommit(waiting), shown, migrationsApplied, () => server.close());
+    return opened(waiting, shown, migrationsApplied, server);
   }
 
   if (!path) {
     // `:memory:`: the driver's own client, which the migrations must share.
     const memory = createClient({ url, concurrency: 1 });
     await memory.execute("PRAGMA foreign_keys = ON");
-    const migrationsApplied = await migrated(memory);
-    return opened(groupCommit(memory), shown, migrationsApplied, () => memory.close());
+    const migrationsApplied = await applyMigrations(memory);
+    return opened(memory, shown, migrationsApplied, memory);
   }
 
   // Opening probes the file, which another process creating it may hold locked for a moment.
@@ -100,34 +97,31 @@ export async function openDatabase(settings: DatabaseSettings, options: { migrat
   // WAL is a property of the file (set once, kept); the others hold per connection.
   const migrationsApplied = await file
     .execute("PRAGMA journal_mode = WAL")
-    .then(() => migrated(file))
+    .then(() => applyMigrations(file))
     .catch((error: unknown) => {
       native.close();
       throw error;
     });
-  const db = groupCommit(file);
-  return {
-    ...opened(db, shown, migrationsApplied, () => file.closeCheckpointed()),
-    check: async () => {
-      file.assertWritable();
-      await ping(db);
-    },
-  };
+  return opened(file, shown, migrationsApplied, { close: () => file.closeCheckpointed(), assertWritable: () => file.assertWritable() });
 }
 
-/** What `openDatabase` returns for `db`: `close` first lets queued writes commit, then calls `closeDriver`. */
-function opened(db: GroupCommitted, shown: string, migrationsApplied: number, closeDriver: () => unknown): OpenedDatabase {
+/** What `openDatabase` returns for `inner`, group-committed: `check` asks `driver.assertWritable` first; `close` lets queued writes commit, then closes `driver`. */
+function opened(inner: Database, shown: string, migrationsApplied: number, driver: { close(): unknown; assertWritable?(): void }): OpenedDatabase {
+  const db = groupCommit(inner);
   let closing: Promise<void> | undefined;
   return {
     db,
     displayUrl: shown,
     migrationsApplied,
-    check: () => ping(db),
+    check: async () => {
+      driver.assertWritable?.();
+      await ping(db);
+    },
     // Once: a second call waits for the first.
     close: () =>
       (closing ??= (async () => {
         await db.drain();
-        await closeDriver();
+        await driver.close();
       })()),
   };
 }

@@ -21,10 +21,7 @@ export interface RetryOptions {
 
 /** `fetchFn` sending a 429's request again (a clone) after `backoffDelayMs(n, baseDelayMs, maxDelayMs)` while the waits total ≤ `budgetMs`; then the last answer. */
 export function retryOverloaded(fetchFn: RequestFetch, options: RetryOptions = {}): RequestFetch {
-  const budgetMs = options.budgetMs ?? 15_000;
-  const baseDelayMs = options.baseDelayMs ?? 25;
-  const maxDelayMs = options.maxDelayMs ?? 500;
-  const random = options.random ?? Math.random;
+  const { budgetMs = 15_000, baseDelayMs = 25, maxDelayMs = 500, random = Math.random } = options;
   return async (request) => {
     let waited = 0;
     for (let attempt = 1; ; attempt++) {

@@ -2,12 +2,11 @@
 import { and, eq, exists, sql } from "drizzle-orm";
 import { alias, unionAll } from "drizzle-orm/sqlite-core";
 import { type Database, qb } from "../../db/client";
-import { eventColumns, inventoryUpdatedWhen, petUpdatedIfChanged } from "../../db/events";
+import { eventColumns, insertEventRows, inventoryUpdatedWhen, petUpdatedIfChanged } from "../../db/events";
 import { outbox, params, plan, run, statement } from "../../db/plan";
-import { insertEventRows } from "../outbox";
 import { inventory, ORDER, orders, pets } from "../../db/schema";
 import { Conflict } from "../../domain/errors";
-import { checkedVersion, type Precondition, refusal } from "../../domain/precondition";
+import { checkedVersion, type ConditionalWrite, refusal } from "../../domain/precondition";
 import type { Principal } from "../../domain/principal";
 import { orderState, readOrder, viewer, visibleTo } from "./shared";
 
@@ -63,19 +62,15 @@ const cancellation = plan({
 });
 
 /** A cancellation: by whom, of which order, if it is as `expected` (If-Match), at what time. */
-export interface Cancellation {
+export interface Cancellation extends ConditionalWrite {
   principal: Principal;
   orderId: number;
-  expected?: Precondition;
-  now: Date;
 }
 
 /** Cancel (delete) an open order. @throws NotFound (absent or another customer's), Conflict `order_complete`, StaleVersion. */
 export async function cancelOrder(db: Database, { principal, orderId, expected, now }: Cancellation): Promise<void> {
   const version = await checkedVersion(expected, "order", orderId, () => readOrder(db, principal, orderId));
-  const values = { orderId, version, accountId: viewer(principal), occurredAt: now.toISOString() };
-  const { deleted, state } = await run(db, cancellation, values);
+  const { deleted, state } = await run(db, cancellation, { orderId, version, accountId: viewer(principal), occurredAt: now.toISOString() });
   if (deleted.rowsAffected === 1) return;
-  const [current] = state;
-  throw refusal("order", orderId, current, current?.complete && new Conflict("order_complete", { orderId, attempted: "cancel" }));
+  throw refusal("order", orderId, state, (row) => row.complete && new Conflict("order_complete", { orderId, attempted: "cancel" }));
 }

@@ -1,14 +1,12 @@
 /** Changing an order (docs/api.md#stock-and-ordering): fulfilling or rescheduling an open one, in one batch. */
 import { and, eq, sql } from "drizzle-orm";
 import { type Database, qb } from "../../db/client";
-import { petUpdatedIfChanged } from "../../db/events";
+import { insertEventRows, insertEvents, petUpdatedIfChanged } from "../../db/events";
 import { outbox, params, plan, run, statement } from "../../db/plan";
-import { insertEventRows, insertEvents } from "../outbox";
 import { inventory, ORDER, type Order, orders, pets } from "../../db/schema";
 import { Conflict } from "../../domain/errors";
 import type { EventType } from "../../domain/events";
-import type { OrderChange } from "../../domain/orders";
-import { checkedVersion, type Precondition, refusal } from "../../domain/precondition";
+import { checkedVersion, type ConditionalWrite, refusal } from "../../domain/precondition";
 import type { Principal } from "../../domain/principal";
 import { orderState, readOrder, viewer } from "./shared";
 
@@ -73,13 +71,17 @@ const rescheduling = plan({
   state: statement(orderState),
 });
 
+/** A change of an order: `complete: true` fulfils it, `shipDate` reschedules it (`null` removes it). */
+export interface OrderChange {
+  shipDate?: string | null;
+  complete?: boolean;
+}
+
 /** A change to make: by whom, of which order, what, if the order is as `expected` (If-Match), at what time. */
-export interface ChangeRequest {
+export interface ChangeRequest extends ConditionalWrite {
   principal: Principal;
   orderId: number;
   change: OrderChange;
-  expected?: Precondition;
-  now: Date;
 }
 
 /** Change an order (staff): fulfil or reschedule it. @throws NotFound, Conflict `order_complete`, StaleVersion. */
@@ -96,6 +98,5 @@ export async function changeOrder(db: Database, { principal, orderId, change, ex
   const { update, state } = change.complete === true ? await run(db, fulfilment, values) : await run(db, rescheduling, values);
   const [order] = update;
   if (order) return ORDER.present(order);
-  const [current] = state;
-  throw refusal("order", orderId, current, current?.complete && new Conflict("order_complete", { orderId, attempted: "change" }));
+  throw refusal("order", orderId, state, (row) => row.complete && new Conflict("order_complete", { orderId, attempted: "change" }));
 }

@@ -2,13 +2,11 @@
 import { and, eq, gte, type SQL, sql } from "drizzle-orm";
 import { unionAll } from "drizzle-orm/sqlite-core";
 import { type Database, qb } from "../../db/client";
-import { eventColumns, inventoryUpdatedWhen, petUpdatedIfChanged } from "../../db/events";
+import { eventColumns, insertEventRows, inventoryUpdatedWhen, petUpdatedIfChanged } from "../../db/events";
 import { guarded, outbox, params, plan, run, statement } from "../../db/plan";
-import { insertEventRows } from "../outbox";
 import { idempotencyKeys, inventory, ORDER, type Order, orders, pets } from "../../db/schema";
 import { aliasedColumns } from "../../db/select-list";
 import { Conflict, InvalidReference } from "../../domain/errors";
-import type { NewOrder } from "../../domain/orders";
 import type { PetStatus } from "../../domain/pets";
 import type { Principal } from "../../domain/principal";
 import {
@@ -25,7 +23,6 @@ import {
 
 /** A response to send: the body as stored (so replays are byte-identical) and its headers. */
 export interface PlacedOrder {
-  status: 201;
   body: Order;
   location: string;
   replayed: boolean;
@@ -155,6 +152,13 @@ const keyedPlacement = plan({
   readBack,
 });
 
+/** An order to place: `quantity` units of pet `petId`. */
+export interface NewOrder {
+  petId: number;
+  quantity: number;
+  shipDate?: string;
+}
+
 /** An order to place: who places it, what, with which Idempotency-Key (if any), at what time. */
 export interface Placement {
   principal: Principal;
@@ -166,10 +170,9 @@ export interface Placement {
 /** Place an order for the caller, honouring the Idempotency-Key. @throws InvalidReference, Conflict, IdempotencyKeyInProgress, IdempotencyKeyReused. */
 export async function placeOrder(db: Database, { principal, input, idempotencyKey, now }: Placement): Promise<PlacedOrder> {
   const { petId, quantity } = input;
-  const { accountId } = principal;
   const values = {
     petId,
-    accountId,
+    accountId: principal.accountId,
     quantity,
     shipDate: input.shipDate ?? null,
     token: newClaimToken(),
@@ -183,15 +186,14 @@ export async function placeOrder(db: Database, { principal, input, idempotencyKe
       ? await run(db, placement, values)
       : await run(db, keyedPlacement, {
           ...values,
-          ...claimValues({ accountId, key: idempotencyKey, method: "POST", path: "/store/orders", fingerprint, token: values.token, now }),
+          ...claimValues({ accountId: principal.accountId, key: idempotencyKey, method: "POST", path: "/store/orders", fingerprint, token: values.token, now }),
         });
-  const [row] = readBack;
-  if (!row) throw new Error("the read-back of an order placement returned no row");
-  if (row.order !== null) return { status: 201, body: ORDER.present(row.order), location: `/store/orders/${row.order.id}`, replayed: false };
+  const row = readBack[0]!;
+  if (row.order !== null) return { body: ORDER.present(row.order), location: `/store/orders/${row.order.id}`, replayed: false };
   // The key is another request's (this batch's own claim, had it failed to place the order, was released).
   if (row.key !== null) {
     const stored = existingResponse(row.key, fingerprint);
-    return { status: 201, body: JSON.parse(stored.body) as Order, location: stored.headers.Location!, replayed: true };
+    return { body: JSON.parse(stored.body) as Order, location: stored.headers.Location!, replayed: true };
   }
   if (row.petStatus === null) throw new InvalidReference("pet", petId, "petId");
   if (row.petStatus !== "available") throw new Conflict("pet_not_available", { petId, status: row.petStatus });

@@ -4,7 +4,7 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { type Database, qb } from "../../db/client";
 import { execute, type Params, params } from "../../db/plan";
 import { ORDER, type Order, orders } from "../../db/schema";
-import { NotFound } from "../../domain/errors";
+import { found } from "../../domain/errors";
 import type { Principal } from "../../domain/principal";
 
 /** "The caller may see the order" on `accountId` (of orders or an alias): `p`'s `accountId` is the customer's, NULL for staff. Lookups by id only. */
@@ -36,8 +36,6 @@ export const orderState = p.prepare(
 
 /** The order `orderId` and its version, as `principal` may see it. One round trip. @throws NotFound when absent or another customer's. */
 export async function readOrder(db: Database, principal: Principal, orderId: number): Promise<{ current: Order; version: number }> {
-  const [row] = await execute(db, orderQuery, { orderId, accountId: viewer(principal) });
-  if (!row) throw new NotFound("order", orderId);
-  const { version, ...order } = row;
+  const { version, ...order } = found(await execute(db, orderQuery, { orderId, accountId: viewer(principal) }), "order", orderId);
   return { current: ORDER.present(order), version };
 }
