@@ -3,10 +3,9 @@
  * sample with `petstore_process` (slot or `primary`) and adds its own: process health, restarts by slot, which processes answered.
  */
 import type { Worker } from "node:cluster";
-import { createServer } from "node:http";
 import type { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
 import { create, exportedName, exportedNames, INSTRUMENTS, SCOPE } from "../../telemetry/instruments";
-import { metricsRequests } from "./metrics-listener";
+import { serveMetrics } from "./metrics-listener";
 import { observeProcess } from "./process-metrics";
 import { primaryResource } from "./service-resource";
 
@@ -107,13 +106,6 @@ async function scrapeCluster(processes: ReadonlyMap<number, Worker>, id: number,
   return mergeExpositions([...sources, { name: "primary", text: await exposition(exporter) }]);
 }
 
-/** A rejection handler that throws the start error of a metrics port that cannot be bound at `address`. */
-export function cannotServe(address: { host: string; port: number }): (error: NodeJS.ErrnoException) => never {
-  return (error) => {
-    throw new Error(`Cannot serve metrics on ${address.host}:${address.port} (${error.code ?? String(error)}): set METRICS_HOST/METRICS_PORT.`);
-  };
-}
-
 /** What the primary's metrics listener needs to know of its cluster, and tells it. */
 export interface ClusterMetrics {
   /** A server process in `slot` exited while serving and was replaced. */
@@ -122,7 +114,7 @@ export interface ClusterMetrics {
 }
 
 /**
- * Serve the cluster's metrics on `host:port` (`GET /metrics`; anything else refused: ./metrics-listener.ts); `processes()` are the server processes by slot now.
+ * Serve the cluster's metrics on `host:port` (./metrics-listener.ts); `processes()` are the server processes by slot now.
  * @throws Error when the port cannot be bound.
  */
 export async function serveClusterMetrics(
@@ -147,8 +139,7 @@ export async function serveClusterMetrics(
     for (const [slot, up] of answered) result.observe(up, bySlot(slot));
   });
   let scrapes = 0;
-  const server = createServer(metricsRequests(() => scrapeCluster(processes(), ++scrapes, answered, exporter)));
-  await new Promise<void>((resolve, reject) => server.once("error", reject).listen(address.port, address.host, resolve)).catch(cannotServe(address));
+  const server = await serveMetrics(address, () => scrapeCluster(processes(), ++scrapes, answered, exporter));
   return {
     restarted: (slot) => restarts.add(1, bySlot(slot)),
     close: () => {

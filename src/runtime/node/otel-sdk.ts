@@ -3,7 +3,7 @@
  * (METRICS_PORT). Off, nothing is loaded, registered or installed (docs/operations.md#traces, #metrics; variables: docs/configuration.md).
  */
 import cluster from "node:cluster";
-import { createServer, type Server } from "node:http";
+import type { Server } from "node:http";
 import type { Meter } from "@opentelemetry/api";
 import type { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
 import type { MiddlewareHandler } from "hono";
@@ -15,8 +15,8 @@ import { everyInterval, type Logger } from "../../logger";
 import { exportedNames, SCOPE } from "../../telemetry/instruments";
 import { activeRequests, instruments, recordRequest, zeroCounters } from "../../telemetry/metrics";
 import type { RequestTelemetry } from "../../telemetry/request-metrics";
-import { answerScrapes, cannotServe, exposition } from "./cluster-metrics";
-import { metricsRequests } from "./metrics-listener";
+import { answerScrapes, exposition } from "./cluster-metrics";
+import { serveMetrics } from "./metrics-listener";
 import { observeProcess } from "./process-metrics";
 import { ATTEMPT_OUTCOMES, OUTCOMES } from "../../domain/webhooks";
 import type { SubscriptionSignals } from "../../telemetry/webhooks";
@@ -61,11 +61,7 @@ export function exportFailures(logger: Logger, intervalMs = 60_000, now: () => n
 async function startMetrics(prometheus: PrometheusExporter, address: { host: string; port: number }, meter: Meter): Promise<() => Promise<void>> {
   let server: Server | undefined;
   if (cluster.isWorker) answerScrapes(prometheus);
-  else {
-    const listener = createServer(metricsRequests(() => exposition(prometheus))).unref();
-    await new Promise<void>((resolve, reject) => listener.once("error", reject).listen(address.port, address.host, resolve)).catch(cannotServe(address));
-    server = listener;
-  }
+  else server = (await serveMetrics(address, () => exposition(prometheus))).unref();
   const stopObserving = observeProcess(meter);
   zeroCounters(OUTCOMES.map((outcome) => ATTEMPT_OUTCOMES[outcome].label));
   return async () => {
