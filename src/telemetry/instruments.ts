@@ -8,7 +8,7 @@ export const SCOPE = "petstore";
 export const DURATION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 type Kinds = { histogram: Histogram; counter: Counter; upDown: UpDownCounter; gauge: ObservableGauge; observedCounter: ObservableCounter };
-export type InstrumentKind = keyof Kinds;
+type InstrumentKind = keyof Kinds;
 
 /** One instrument: its OpenTelemetry name, kind, unit (UCUM) and description; a histogram's buckets. */
 export interface Instrument<K extends InstrumentKind = InstrumentKind> {

@@ -47,9 +47,9 @@ const SHARED = new Set([INSTRUMENTS.subscriptionBacklog, INSTRUMENTS.subscriptio
 
 /**
  * Several processes' text expositions as one: each family's HELP and TYPE once, then every process's samples, labelled with its name; a
- * `shared` family's samples come from the first process that has them, unlabelled.
+ * SHARED family's samples come from the first process that has them, unlabelled.
  */
-export function mergeExpositions(sources: readonly { name: string; text: string }[], shared: ReadonlySet<string> = SHARED): string {
+function mergeExpositions(sources: readonly { name: string; text: string }[]): string {
   const families = new Map<string, { help?: string; type?: string; samples: string[]; from?: string }>();
   for (const { name, text } of sources) {
     let family: { help?: string; type?: string; samples: string[]; from?: string } | undefined;
@@ -63,7 +63,7 @@ export function mergeExpositions(sources: readonly { name: string; text: string 
         if (meta[1] === "HELP") family.help ??= line;
         else family.type ??= line;
       } else if (line === "" || line.startsWith("#") || !family) continue;
-      else if (!shared.has(familyName)) family.samples.push(labelled(line, name));
+      else if (!SHARED.has(familyName)) family.samples.push(labelled(line, name));
       else {
         family.from ??= name;
         if (family.from === name) family.samples.push(line);

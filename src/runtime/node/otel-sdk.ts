@@ -37,7 +37,7 @@ export interface Telemetry {
 }
 
 /** Count every failed export (`petstore.telemetry.export_failures`) and log it, at most one line per `intervalMs` with the failures since the last. */
-export function exportFailures(logger: Logger, intervalMs = 60_000, now: () => number = Date.now): (error: unknown) => void {
+function exportFailures(logger: Logger, intervalMs = 60_000): (error: unknown) => void {
   const log = everyInterval<unknown, number>(
     intervalMs,
     (since = 0) => since + 1,
@@ -45,7 +45,6 @@ export function exportFailures(logger: Logger, intervalMs = 60_000, now: () => n
       const message = error instanceof Error ? error.message : typeof error === "string" ? error : JSON.stringify(error);
       logger.log("warn", "telemetry export failed", { error: message, failures, nextLineAfterSeconds: intervalMs / 1000 });
     },
-    now,
   );
   return (error) => {
     instruments().exportFailures.add(1);

@@ -135,7 +135,7 @@ export interface ErrorWriter {
  * The edge's one error writer: `appHeaders` (src/app.ts `responseHeaders({})`, what the app adds to its own Error answers) on every answer;
  * `refused` sees every refusal first, by reason (src/runtime/node/refusal-log.ts counts and logs them).
  */
-export function errorWriter(appHeaders: readonly (readonly [string, string])[], refused: (refusal: Refusal) => void = () => {}): ErrorWriter {
+export function errorWriter(appHeaders: readonly (readonly [string, string])[], refused: (refusal: Refusal) => void): ErrorWriter {
   const shared = Object.fromEntries(appHeaders);
   const parts = (error: ApiError) => {
     const requestId = crypto.randomUUID();
