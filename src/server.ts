@@ -150,8 +150,7 @@ function stopOnSignal(): { signalled(): boolean; started(steps: readonly StopSte
     }, STOP_MS).unref();
     if (steps) run(steps);
   };
-  process.on("SIGTERM", () => shutdown("SIGTERM"));
-  process.on("SIGINT", () => shutdown("SIGINT"));
+  for (const signal of ["SIGTERM", "SIGINT"]) process.on(signal, () => shutdown(signal));
   return {
     signalled: () => signalled,
     started: (given) => {
@@ -169,26 +168,20 @@ async function closeDatabaseLast(settings: NodeSettings["database"]): Promise<vo
 }
 
 /** One server process, or with WEB_CONCURRENCY > 1 the primary of that many (src/runtime/node/cluster.ts). */
-function start(): void {
+async function start(): Promise<void> {
   const settings = nodeSettings(process.env);
   if (settings.processes > 1 && cluster.isPrimary) {
     runPrimary(settings.processes, { afterStop: () => closeDatabaseLast(settings.database), metrics: settings.telemetry.metrics });
     return;
   }
-  main(settings).catch((error) => {
-    const message = error instanceof Error ? error.message : String(error);
-    if (cluster.isWorker) {
-      reportStartFailure(message);
-      return;
-    }
-    console.error(message);
-    process.exit(1);
-  });
+  await main(settings);
 }
 
-try {
-  start();
-} catch (error) {
-  console.error(error instanceof Error ? error.message : String(error));
-  process.exit(1);
-}
+start().catch((error) => {
+  const message = error instanceof Error ? error.message : String(error);
+  if (cluster.isWorker) reportStartFailure(message);
+  else {
+    console.error(message);
+    process.exit(1);
+  }
+});

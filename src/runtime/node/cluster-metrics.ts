@@ -94,15 +94,10 @@ function scrapeOf(worker: Worker, id: number): Promise<string | null> {
  * `petstore_cluster_process_up` says (through `answered`, slot → 1 or 0) which processes answered in time.
  */
 async function scrapeCluster(processes: ReadonlyMap<number, Worker>, id: number, answered: Map<number, number>, exporter: PrometheusExporter) {
-  const now = [...processes];
-  const texts = await Promise.all(now.map(([, worker]) => scrapeOf(worker, id)));
+  const texts = await Promise.all([...processes].map(async ([slot, worker]) => ({ slot, text: await scrapeOf(worker, id) })));
   answered.clear();
-  const sources: { name: string; text: string }[] = [];
-  now.forEach(([slot], i) => {
-    const text = texts[i] ?? null;
-    answered.set(slot, text === null ? 0 : 1);
-    if (text !== null) sources.push({ name: String(slot), text });
-  });
+  for (const { slot, text } of texts) answered.set(slot, text === null ? 0 : 1);
+  const sources = texts.flatMap(({ slot, text }) => (text === null ? [] : [{ name: String(slot), text }]));
   return mergeExpositions([...sources, { name: "primary", text: await exposition(exporter) }]);
 }
 
