@@ -4,7 +4,7 @@
  */
 import cluster from "node:cluster";
 import type { Server } from "node:http";
-import type { Meter } from "@opentelemetry/api";
+import { type Meter, metrics } from "@opentelemetry/api";
 import type { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
 import type { MiddlewareHandler } from "hono";
 import type { NodeSettings } from "../../config";
@@ -20,7 +20,7 @@ import { serveMetrics } from "./metrics-listener";
 import { observeProcess } from "./process-metrics";
 import { ATTEMPT_OUTCOMES, OUTCOMES } from "../../domain/webhooks";
 import type { SubscriptionSignals } from "../../telemetry/webhooks";
-import { serviceAttributes } from "./service-resource";
+import { serviceResource } from "./service-resource";
 import { webhookSeries } from "./webhook-series";
 import { requestSpan } from "../request-span";
 
@@ -76,24 +76,20 @@ async function startMetrics(prometheus: PrometheusExporter, address: { host: str
  */
 export async function startTelemetry(settings: NodeSettings["telemetry"], logger: Logger): Promise<Telemetry | undefined> {
   if (!settings.traces && !settings.metrics) return undefined;
-  const [{ NodeSDK }, { PrometheusExporter }, { defaultResource, resourceFromAttributes }, { metrics }, sdkMetrics, { setGlobalErrorHandler }] =
-    await Promise.all([
-      import("@opentelemetry/sdk-node"),
-      import("@opentelemetry/exporter-prometheus"),
-      import("@opentelemetry/resources"),
-      import("@opentelemetry/api"),
-      import("@opentelemetry/sdk-metrics"),
-      import("@opentelemetry/core"),
-    ]);
+  const [{ NodeSDK }, { PrometheusExporter }, resource, sdkMetrics, { setGlobalErrorHandler }] = await Promise.all([
+    import("@opentelemetry/sdk-node"),
+    import("@opentelemetry/exporter-prometheus"),
+    serviceResource(),
+    import("@opentelemetry/sdk-metrics"),
+    import("@opentelemetry/core"),
+  ]);
   // The SDK hands every failed export to its global error handler.
   setGlobalErrorHandler(exportFailures(logger));
   const webhooks = webhookSeries(sdkMetrics);
   const prometheus = settings.metrics && new PrometheusExporter({ ...settings.metrics, preventServerStart: true, metricProducers: [webhooks] });
   const sdk = new NodeSDK({
-    // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES override it.
-    resource: defaultResource().merge(resourceFromAttributes(serviceAttributes())),
+    resource,
     metricReaders: prometheus ? [prometheus] : [],
-    // The Prometheus name gains its unit's suffix, as the OpenTelemetry-to-Prometheus rules write it.
     views: exportedNames(),
     // The service's logs stay JSON lines; no span processor when traces are off.
     logRecordProcessors: [],
