@@ -46,11 +46,8 @@ async function listen(server: Server, hostname: string, port: number): Promise<n
 const STOP_MS = 10_000;
 
 async function main(settings: NodeSettings): Promise<void> {
-  const {
-    app: config,
-    trustedProxies,
-    listen: { hostname, port, requestTimeoutMs, maxUnfinishedPerAddress },
-  } = settings;
+  const { app: config, trustedProxies } = settings;
+  const { hostname, port, requestTimeoutMs, maxUnfinishedPerAddress } = settings.listen;
   // Before the first await: a signal during the start stops this process once it is started, not by the default kill.
   const stop = stopOnSignal();
   // Before anything records: off, nothing is started (docs/operations.md#traces, #metrics).
@@ -90,7 +87,6 @@ async function main(settings: NodeSettings): Promise<void> {
     requestTimeoutMs,
     maxUnfinishedPerAddress,
   });
-  const server = edge.server;
   if (stop.signalled()) {
     // Stopped while starting: no listener, so no connection is accepted only to be closed (in a cluster, handed here as this stops).
     stop.started([
@@ -101,7 +97,7 @@ async function main(settings: NodeSettings): Promise<void> {
   }
   let boundPort: number;
   try {
-    boundPort = await listen(server, hostname, port);
+    boundPort = await listen(edge.server, hostname, port);
   } catch (error) {
     await database.close();
     await telemetry?.shutdown();

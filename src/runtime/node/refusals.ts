@@ -24,8 +24,8 @@ export interface Refusal {
 }
 
 /** 417 for an `Expect` other than `100-continue`, which is the only expectation HTTP defines (RFC 9110 §10.1.1). */
-export function expectationFailed(expect: string | undefined): Refusal {
-  const message = `Expect: ${expect ?? ""} is not supported; the only expectation is 100-continue.`;
+export function expectationFailed(expect: string): Refusal {
+  const message = `Expect: ${expect} is not supported; the only expectation is 100-continue.`;
   return { reason: "expectation", error: new ApiError(417, "expectation_failed", message) };
 }
 
