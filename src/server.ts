@@ -87,20 +87,20 @@ async function main(settings: NodeSettings): Promise<void> {
     requestTimeoutMs,
     maxUnfinishedPerAddress,
   });
+  const closing: StopStep[] = [
+    { name: "closing the database", stop: () => database.close() },
+    { name: "flushing traces and closing the metrics listener", stop: () => telemetry?.shutdown() },
+  ];
   if (stop.signalled()) {
     // Stopped while starting: no listener, so no connection is accepted only to be closed (in a cluster, handed here as this stops).
-    stop.started([
-      { name: "closing the database", stop: () => database.close() },
-      { name: "flushing traces and closing the metrics listener", stop: () => telemetry?.shutdown() },
-    ]);
+    stop.started(closing);
     return;
   }
   let boundPort: number;
   try {
     boundPort = await listen(edge.server, hostname, port);
   } catch (error) {
-    await database.close();
-    await telemetry?.shutdown();
+    for (const step of closing) await step.stop();
     throw error;
   }
   // Only once the port is ours: a start that fails never consumes the one-time key.
@@ -122,8 +122,7 @@ async function main(settings: NodeSettings): Promise<void> {
     // Let a delivery run in progress record its results before the database closes.
     { name: "stopping webhook dispatch", stop: () => dispatcher.stop() },
     { name: "stopping retention", stop: () => retention.stop() },
-    { name: "closing the database", stop: () => database.close() },
-    { name: "flushing traces and closing the metrics listener", stop: () => telemetry?.shutdown() },
+    ...closing,
   ]);
 }
 

@@ -108,10 +108,7 @@ export interface ClusterMetrics {
   close(): Promise<void>;
 }
 
-/**
- * Serve the cluster's metrics on `host:port` (./metrics-listener.ts); `processes()` are the server processes by slot now.
- * @throws Error when the port cannot be bound.
- */
+/** Serve the cluster's metrics on `address`; `processes()` are the server processes by slot now. @throws Error when the port cannot be bound. */
 export async function serveClusterMetrics(
   address: { host: string; port: number },
   slots: number,

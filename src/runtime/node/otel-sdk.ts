@@ -71,8 +71,7 @@ async function startMetrics(prometheus: PrometheusExporter, address: { host: str
 
 /**
  * Start what `settings` switch on: the OpenTelemetry SDK (traces: OTLP, configured by the OTEL_* variables; metrics: a Prometheus listener).
- * @returns undefined when everything is off (nothing loaded).
- * @throws Error when the metrics port cannot be bound.
+ * @returns undefined when everything is off (nothing loaded). @throws Error when the metrics port cannot be bound.
  */
 export async function startTelemetry(settings: NodeSettings["telemetry"], logger: Logger): Promise<Telemetry | undefined> {
   if (!settings.traces && !settings.metrics) return undefined;
