@@ -22,7 +22,7 @@ type Complete = Record<string, string>;
 
 interface Entry {
   headers: [string, string][];
-  /** The hit the edge answers before the app (./cache-hits.ts), with its whole header list (with `responseHeaders` only). */
+  /** The hit the edge answers before the app (./cache-hits.ts): set when its whole header list is known (with `responseHeaders` only). */
   edge?: CompleteHit;
   etag: string | null;
   body: string;
