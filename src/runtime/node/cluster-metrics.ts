@@ -50,20 +50,19 @@ const SHARED = new Set([INSTRUMENTS.subscriptionBacklog, INSTRUMENTS.subscriptio
  * SHARED family's samples come from the first process that has them, unlabelled.
  */
 function mergeExpositions(sources: readonly { name: string; text: string }[]): string {
-  const families = new Map<string, { help?: string; type?: string; samples: string[]; from?: string }>();
+  type Family = { name: string; help?: string; type?: string; samples: string[]; from?: string };
+  const families = new Map<string, Family>();
   for (const { name, text } of sources) {
-    let family: { help?: string; type?: string; samples: string[]; from?: string } | undefined;
-    let familyName = "";
+    let family: Family | undefined;
     for (const line of text.split("\n")) {
       const meta = /^# (HELP|TYPE) (\S+)/.exec(line);
       if (meta) {
-        familyName = meta[2]!;
-        family = families.get(familyName) ?? { samples: [] };
-        families.set(familyName, family);
+        family = families.get(meta[2]!) ?? { name: meta[2]!, samples: [] };
+        families.set(family.name, family);
         if (meta[1] === "HELP") family.help ??= line;
         else family.type ??= line;
       } else if (line === "" || line.startsWith("#") || !family) continue;
-      else if (!SHARED.has(familyName)) family.samples.push(labelled(line, name));
+      else if (!SHARED.has(family.name)) family.samples.push(labelled(line, name));
       else {
         family.from ??= name;
         if (family.from === name) family.samples.push(line);
