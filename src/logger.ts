@@ -21,14 +21,14 @@ export interface Logger {
 }
 
 /** A JSON-lines logger writing lines at `minimum` and above to `sink`. */
-export function jsonLogger(minimum: LogLevel, sink: LogSink, clock: () => Date = () => new Date()): Logger {
+export function jsonLogger(minimum: LogLevel, sink: LogSink): Logger {
   const threshold = LOG_LEVELS.indexOf(minimum);
   const enabled = (level: LogLevel) => LOG_LEVELS.indexOf(level) >= threshold;
   return {
     enabled,
     log(level, msg, fields = {}) {
       if (!enabled(level)) return;
-      sink(JSON.stringify({ time: clock().toISOString(), level, msg, ...fields }), level);
+      sink(JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields }), level);
     },
   };
 }
@@ -42,21 +42,16 @@ export function loggableError(error: unknown): { name: string; message: string }
 }
 
 /**
- * At most one log line per `intervalMs` (ms; `now` the clock) about events `E`: each event is `note`d into what gathered since the last
- * line (`undefined`: nothing yet); when a line is due, `write(event, since)` writes it with the event that opens it.
+ * At most one log line per `intervalMs` (ms) about events `E`: each event is `note`d into what gathered since the last line (`undefined`:
+ * nothing yet); when a line is due, `write(event, since)` writes it with the event that opens it.
  */
-export function everyInterval<E, N>(
-  intervalMs: number,
-  note: (since: N | undefined, event: E) => N,
-  write: (event: E, since: N) => void,
-  now: () => number = Date.now,
-): (event: E) => void {
+export function everyInterval<E, N>(intervalMs: number, note: (since: N | undefined, event: E) => N, write: (event: E, since: N) => void): (event: E) => void {
   let last = Number.NEGATIVE_INFINITY;
   let since: N | undefined;
   return (event) => {
     since = note(since, event);
-    if (now() - last < intervalMs) return;
-    last = now();
+    if (Date.now() - last < intervalMs) return;
+    last = Date.now();
     write(event, since);
     since = undefined;
   };

@@ -46,11 +46,8 @@ async function listen(server: Server, hostname: string, port: number): Promise<n
 const STOP_MS = 10_000;
 
 async function main(settings: NodeSettings): Promise<void> {
-  const {
-    app: config,
-    trustedProxies,
-    listen: { hostname, port, requestTimeoutMs, maxUnfinishedPerAddress },
-  } = settings;
+  const { app: config, trustedProxies } = settings;
+  const { hostname, port, requestTimeoutMs, maxUnfinishedPerAddress } = settings.listen;
   // Before the first await: a signal during the start stops this process once it is started, not by the default kill.
   const stop = stopOnSignal();
   // Before anything records: off, nothing is started (docs/operations.md#traces, #metrics).
@@ -90,21 +87,20 @@ async function main(settings: NodeSettings): Promise<void> {
     requestTimeoutMs,
     maxUnfinishedPerAddress,
   });
-  const server = edge.server;
+  const closing: StopStep[] = [
+    { name: "closing the database", stop: () => database.close() },
+    { name: "flushing traces and closing the metrics listener", stop: () => telemetry?.shutdown() },
+  ];
   if (stop.signalled()) {
     // Stopped while starting: no listener, so no connection is accepted only to be closed (in a cluster, handed here as this stops).
-    stop.started([
-      { name: "closing the database", stop: () => database.close() },
-      { name: "flushing traces and closing the metrics listener", stop: () => telemetry?.shutdown() },
-    ]);
+    stop.started(closing);
     return;
   }
   let boundPort: number;
   try {
-    boundPort = await listen(server, hostname, port);
+    boundPort = await listen(edge.server, hostname, port);
   } catch (error) {
-    await database.close();
-    await telemetry?.shutdown();
+    for (const step of closing) await step.stop();
     throw error;
   }
   // Only once the port is ours: a start that fails never consumes the one-time key.
@@ -126,8 +122,7 @@ async function main(settings: NodeSettings): Promise<void> {
     // Let a delivery run in progress record its results before the database closes.
     { name: "stopping webhook dispatch", stop: () => dispatcher.stop() },
     { name: "stopping retention", stop: () => retention.stop() },
-    { name: "closing the database", stop: () => database.close() },
-    { name: "flushing traces and closing the metrics listener", stop: () => telemetry?.shutdown() },
+    ...closing,
   ]);
 }
 
@@ -150,8 +145,7 @@ function stopOnSignal(): { signalled(): boolean; started(steps: readonly StopSte
     }, STOP_MS).unref();
     if (steps) run(steps);
   };
-  process.on("SIGTERM", () => shutdown("SIGTERM"));
-  process.on("SIGINT", () => shutdown("SIGINT"));
+  for (const signal of ["SIGTERM", "SIGINT"]) process.on(signal, () => shutdown(signal));
   return {
     signalled: () => signalled,
     started: (given) => {
@@ -169,26 +163,20 @@ async function closeDatabaseLast(settings: NodeSettings["database"]): Promise<vo
 }
 
 /** One server process, or with WEB_CONCURRENCY > 1 the primary of that many (src/runtime/node/cluster.ts). */
-function start(): void {
+async function start(): Promise<void> {
   const settings = nodeSettings(process.env);
   if (settings.processes > 1 && cluster.isPrimary) {
     runPrimary(settings.processes, { afterStop: () => closeDatabaseLast(settings.database), metrics: settings.telemetry.metrics });
     return;
   }
-  main(settings).catch((error) => {
-    const message = error instanceof Error ? error.message : String(error);
-    if (cluster.isWorker) {
-      reportStartFailure(message);
-      return;
-    }
-    console.error(message);
-    process.exit(1);
-  });
+  await main(settings);
 }
 
-try {
-  start();
-} catch (error) {
-  console.error(error instanceof Error ? error.message : String(error));
-  process.exit(1);
-}
+start().catch((error) => {
+  const message = error instanceof Error ? error.message : String(error);
+  if (cluster.isWorker) reportStartFailure(message);
+  else {
+    console.error(message);
+    process.exit(1);
+  }
+});

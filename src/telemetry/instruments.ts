@@ -6,9 +6,11 @@ export const SCOPE = "petstore";
 
 /** Buckets of the duration histograms, seconds: from 100 µs, as the service answers in tens of µs to a few ms, up to 10 s. */
 export const DURATION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Buckets of the event-loop delay histogram, seconds: 1 ms to 5 s. */
+const LOOP_DELAY_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
 type Kinds = { histogram: Histogram; counter: Counter; upDown: UpDownCounter; gauge: ObservableGauge; observedCounter: ObservableCounter };
-export type InstrumentKind = keyof Kinds;
+type InstrumentKind = keyof Kinds;
 
 /** One instrument: its OpenTelemetry name, kind, unit (UCUM) and description; a histogram's buckets. */
 export interface Instrument<K extends InstrumentKind = InstrumentKind> {
@@ -55,13 +57,7 @@ export const INSTRUMENTS = {
   heapCap: declare("v8js.memory.heap.max", "gauge", "The V8 heap's cap (--max-old-space-size)", "By"),
   loopTime: declare("nodejs.eventloop.time", "observedCounter", "Event-loop seconds by state (active, idle)", "s"),
   gc: declare("v8js.gc.duration", "histogram", "GC pauses by type", "s", [0.001, 0.01, 0.1, 1, 10]),
-  loopDelay: declare(
-    "nodejs.eventloop.delay",
-    "histogram",
-    "Event-loop delay: the worst of each second",
-    "s",
-    [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-  ),
+  loopDelay: declare("nodejs.eventloop.delay", "histogram", "Event-loop delay: the worst of each second", "s", LOOP_DELAY_BUCKETS),
 } as const;
 
 /** The Prometheus name's suffix of a unit, as the OpenTelemetry-to-Prometheus compatibility rules write it; other units add none. */

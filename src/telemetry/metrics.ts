@@ -12,20 +12,17 @@ export function httpMethod(method: string): string {
 }
 
 /** The instruments recorded on by the layers, built on the meter of the registered provider. */
-function build(meter: Meter) {
-  const { requestDuration, dbDuration, webhookAttemptDuration, active, cacheLookups, deliveries, retentionDeleted, exportFailures, refusals } = INSTRUMENTS;
-  return {
-    requestDuration: create(meter, requestDuration),
-    dbDuration: create(meter, dbDuration),
-    webhookAttemptDuration: create(meter, webhookAttemptDuration),
-    active: create(meter, active),
-    cacheLookups: create(meter, cacheLookups),
-    deliveries: create(meter, deliveries),
-    retentionDeleted: create(meter, retentionDeleted),
-    exportFailures: create(meter, exportFailures),
-    refusals: create(meter, refusals),
-  };
-}
+const build = (meter: Meter) => ({
+  requestDuration: create(meter, INSTRUMENTS.requestDuration),
+  dbDuration: create(meter, INSTRUMENTS.dbDuration),
+  webhookAttemptDuration: create(meter, INSTRUMENTS.webhookAttemptDuration),
+  active: create(meter, INSTRUMENTS.active),
+  cacheLookups: create(meter, INSTRUMENTS.cacheLookups),
+  deliveries: create(meter, INSTRUMENTS.deliveries),
+  retentionDeleted: create(meter, INSTRUMENTS.retentionDeleted),
+  exportFailures: create(meter, INSTRUMENTS.exportFailures),
+  refusals: create(meter, INSTRUMENTS.refusals),
+});
 
 let built: { provider: unknown; instruments: ReturnType<typeof build> } | undefined;
 

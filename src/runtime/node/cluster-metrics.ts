@@ -3,10 +3,9 @@
  * sample with `petstore_process` (slot or `primary`) and adds its own: process health, restarts by slot, which processes answered.
  */
 import type { Worker } from "node:cluster";
-import { createServer } from "node:http";
 import type { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
 import { create, exportedName, exportedNames, INSTRUMENTS, SCOPE } from "../../telemetry/instruments";
-import { metricsRequests } from "./metrics-listener";
+import { serveMetrics } from "./metrics-listener";
 import { observeProcess } from "./process-metrics";
 import { primaryResource } from "./service-resource";
 
@@ -48,23 +47,22 @@ const SHARED = new Set([INSTRUMENTS.subscriptionBacklog, INSTRUMENTS.subscriptio
 
 /**
  * Several processes' text expositions as one: each family's HELP and TYPE once, then every process's samples, labelled with its name; a
- * `shared` family's samples come from the first process that has them, unlabelled.
+ * SHARED family's samples come from the first process that has them, unlabelled.
  */
-export function mergeExpositions(sources: readonly { name: string; text: string }[], shared: ReadonlySet<string> = SHARED): string {
-  const families = new Map<string, { help?: string; type?: string; samples: string[]; from?: string }>();
+function mergeExpositions(sources: readonly { name: string; text: string }[]): string {
+  type Family = { name: string; help?: string; type?: string; samples: string[]; from?: string };
+  const families = new Map<string, Family>();
   for (const { name, text } of sources) {
-    let family: { help?: string; type?: string; samples: string[]; from?: string } | undefined;
-    let familyName = "";
+    let family: Family | undefined;
     for (const line of text.split("\n")) {
       const meta = /^# (HELP|TYPE) (\S+)/.exec(line);
       if (meta) {
-        familyName = meta[2]!;
-        family = families.get(familyName) ?? { samples: [] };
-        families.set(familyName, family);
+        family = families.get(meta[2]!) ?? { name: meta[2]!, samples: [] };
+        families.set(family.name, family);
         if (meta[1] === "HELP") family.help ??= line;
         else family.type ??= line;
       } else if (line === "" || line.startsWith("#") || !family) continue;
-      else if (!shared.has(familyName)) family.samples.push(labelled(line, name));
+      else if (!SHARED.has(family.name)) family.samples.push(labelled(line, name));
       else {
         family.from ??= name;
         if (family.from === name) family.samples.push(line);
@@ -95,23 +93,11 @@ function scrapeOf(worker: Worker, id: number): Promise<string | null> {
  * `petstore_cluster_process_up` says (through `answered`, slot → 1 or 0) which processes answered in time.
  */
 async function scrapeCluster(processes: ReadonlyMap<number, Worker>, id: number, answered: Map<number, number>, exporter: PrometheusExporter) {
-  const now = [...processes];
-  const texts = await Promise.all(now.map(([, worker]) => scrapeOf(worker, id)));
+  const texts = await Promise.all([...processes].map(async ([slot, worker]) => ({ slot, text: await scrapeOf(worker, id) })));
   answered.clear();
-  const sources: { name: string; text: string }[] = [];
-  now.forEach(([slot], i) => {
-    const text = texts[i] ?? null;
-    answered.set(slot, text === null ? 0 : 1);
-    if (text !== null) sources.push({ name: String(slot), text });
-  });
+  for (const { slot, text } of texts) answered.set(slot, text === null ? 0 : 1);
+  const sources = texts.flatMap(({ slot, text }) => (text === null ? [] : [{ name: String(slot), text }]));
   return mergeExpositions([...sources, { name: "primary", text: await exposition(exporter) }]);
-}
-
-/** A rejection handler that throws the start error of a metrics port that cannot be bound at `address`. */
-export function cannotServe(address: { host: string; port: number }): (error: NodeJS.ErrnoException) => never {
-  return (error) => {
-    throw new Error(`Cannot serve metrics on ${address.host}:${address.port} (${error.code ?? String(error)}): set METRICS_HOST/METRICS_PORT.`);
-  };
 }
 
 /** What the primary's metrics listener needs to know of its cluster, and tells it. */
@@ -121,10 +107,7 @@ export interface ClusterMetrics {
   close(): Promise<void>;
 }
 
-/**
- * Serve the cluster's metrics on `host:port` (`GET /metrics`; anything else refused: ./metrics-listener.ts); `processes()` are the server processes by slot now.
- * @throws Error when the port cannot be bound.
- */
+/** Serve the cluster's metrics on `address`; `processes()` are the server processes by slot now. @throws Error when the port cannot be bound. */
 export async function serveClusterMetrics(
   address: { host: string; port: number },
   slots: number,
@@ -147,8 +130,7 @@ export async function serveClusterMetrics(
     for (const [slot, up] of answered) result.observe(up, bySlot(slot));
   });
   let scrapes = 0;
-  const server = createServer(metricsRequests(() => scrapeCluster(processes(), ++scrapes, answered, exporter)));
-  await new Promise<void>((resolve, reject) => server.once("error", reject).listen(address.port, address.host, resolve)).catch(cannotServe(address));
+  const server = await serveMetrics(address, () => scrapeCluster(processes(), ++scrapes, answered, exporter));
   return {
     restarted: (slot) => restarts.add(1, bySlot(slot)),
     close: () => {

@@ -84,28 +84,23 @@ export function runPrimary(processes: number, options: { afterStop?: () => Promi
     });
   };
 
-  const forkAll = () => {
-    for (let i = 0; i < processes; i++) fork(i);
-  };
-  if (!options.metrics) forkAll();
-  else
-    serveClusterMetrics(options.metrics, processes, () => workers).then(
-      (served) => {
-        metrics = served;
-        forkAll();
-      },
-      (error: Error) => {
-        console.error(error.message);
-        process.exit(1);
-      },
-    );
+  const served = options.metrics ? serveClusterMetrics(options.metrics, processes, () => workers) : Promise.resolve(undefined);
+  served.then(
+    (started) => {
+      metrics = started;
+      for (let slot = 0; slot < processes; slot++) fork(slot);
+    },
+    (error: Error) => {
+      console.error(error.message);
+      process.exit(1);
+    },
+  );
   const shutdown = (signal: string) => {
     if (stopping) return;
     console.log(`${signal}: closing ${workers.size} server processes`);
     stopAll(0);
   };
-  process.on("SIGTERM", () => shutdown("SIGTERM"));
-  process.on("SIGINT", () => shutdown("SIGINT"));
+  for (const signal of ["SIGTERM", "SIGINT"]) process.on(signal, () => shutdown(signal));
 }
 
 /** In a worker: tell the primary that this process listens. No-op outside a cluster. */

@@ -21,7 +21,7 @@ export interface EdgeOptions {
   /** The app's request listener (@hono/node-server's `getRequestListener`), after every guard. */
   app: (req: IncomingMessage, res: ServerResponse) => unknown;
   /** Answers a read-cache hit or calls `next` (src/runtime/node/cache-hits.ts). */
-  cacheHit?: Guard;
+  cacheHit: Guard;
   /** Writes every refusal (src/runtime/node/refusals.ts `errorWriter`). */
   errors: ErrorWriter;
   /** Longest time a request's headers, and its whole body, may take to arrive, ms (REQUEST_TIMEOUT_MS; then 408, RFC 9110 §15.5.9). */
@@ -122,7 +122,7 @@ export function nodeEdge(options: EdgeOptions): Edge {
     if (expect !== undefined && !CONTINUE.test(expect)) return errors.toResponse(res, expectationFailed(expect));
     next();
   };
-  const guards: Guard[] = [track, wellFormed, expectation, ...(cacheHit ? [cacheHit] : []), (req, res) => void app(req, res)];
+  const guards: Guard[] = [track, wellFormed, expectation, cacheHit, (req, res) => void app(req, res)];
   const run = (req: IncomingMessage, res: ServerResponse, at = 0): void => guards[at]!(req, res, () => run(req, res, at + 1));
 
   /** A raw refusal on `socket`, unless an answer has begun there (then it can only be closed). */

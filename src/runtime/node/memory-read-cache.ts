@@ -22,13 +22,11 @@ type Complete = Record<string, string>;
 
 interface Entry {
   headers: [string, string][];
-  /** The whole header list of a hit (with `responseHeaders` only). */
-  complete?: Complete;
+  /** The hit the edge answers before the app (./cache-hits.ts): set when its whole header list is known (with `responseHeaders` only). */
+  edge?: CompleteHit;
   etag: string | null;
   body: string;
   tags: string[];
-  /** The route template that answered (`/pets/:petId`), for the log line and metrics of a hit. */
-  route: string | null;
 }
 
 export interface MemoryReadCacheOptions {
@@ -89,7 +87,7 @@ export function hitHeaders(complete: Readonly<Complete>, requestId: string, deci
 export interface CompleteHit {
   headers: Readonly<Record<string, string>>;
   body: string;
-  /** The route template that answered it. */
+  /** The route template that answered it (`/pets/:petId`), for the log line and metrics of a hit. */
   route: string | null;
 }
 
@@ -145,10 +143,7 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCach
 
   peers?.subscribe(purgeTags);
 
-  const completeHit = (key: string): CompleteHit | undefined => {
-    const hit = entries.get(key);
-    return hit?.complete && { headers: hit.complete, body: hit.body, route: hit.route };
-  };
+  const completeHit = (key: string) => entries.get(key)?.edge;
 
   const middleware: MiddlewareHandler<AppEnv> = async (c, next) => {
     const method = c.req.method;
@@ -188,8 +183,8 @@ export function memoryReadCache(options: MemoryReadCacheOptions): MemoryReadCach
     if (complete) for (const name in complete) size += name.length + complete[name]!.length;
     // An entry larger than maxBytes is not stored (lru-cache's maxEntrySize); a ttl of 0 would mean no expiry.
     const ttl = Math.min(ttlMs, sMaxAgeMs(cacheControl));
-    const route = matchedRoute(c)?.path ?? null;
-    if (ttl > 0) entries.set(key, { headers, complete, etag: res.headers.get("ETag"), body, tags, route }, { ttl, start: readAt, size });
+    const edge = complete && { headers: complete, body, route: matchedRoute(c)?.path ?? null };
+    if (ttl > 0) entries.set(key, { headers, edge, etag: res.headers.get("ETag"), body, tags }, { ttl, start: readAt, size });
     res.headers.set("X-Cache", "MISS");
     c.set("cache", "MISS");
   };

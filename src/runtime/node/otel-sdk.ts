@@ -3,8 +3,8 @@
  * (METRICS_PORT). Off, nothing is loaded, registered or installed (docs/operations.md#traces, #metrics; variables: docs/configuration.md).
  */
 import cluster from "node:cluster";
-import { createServer, type Server } from "node:http";
-import type { Meter } from "@opentelemetry/api";
+import type { Server } from "node:http";
+import { type Meter, metrics } from "@opentelemetry/api";
 import type { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
 import type { MiddlewareHandler } from "hono";
 import type { NodeSettings } from "../../config";
@@ -15,12 +15,12 @@ import { everyInterval, type Logger } from "../../logger";
 import { exportedNames, SCOPE } from "../../telemetry/instruments";
 import { activeRequests, instruments, recordRequest, zeroCounters } from "../../telemetry/metrics";
 import type { RequestTelemetry } from "../../telemetry/request-metrics";
-import { answerScrapes, cannotServe, exposition } from "./cluster-metrics";
-import { metricsRequests } from "./metrics-listener";
+import { answerScrapes, exposition } from "./cluster-metrics";
+import { serveMetrics } from "./metrics-listener";
 import { observeProcess } from "./process-metrics";
 import { ATTEMPT_OUTCOMES, OUTCOMES } from "../../domain/webhooks";
 import type { SubscriptionSignals } from "../../telemetry/webhooks";
-import { serviceAttributes } from "./service-resource";
+import { serviceResource } from "./service-resource";
 import { webhookSeries } from "./webhook-series";
 import { requestSpan } from "../request-span";
 
@@ -37,7 +37,7 @@ export interface Telemetry {
 }
 
 /** Count every failed export (`petstore.telemetry.export_failures`) and log it, at most one line per `intervalMs` with the failures since the last. */
-export function exportFailures(logger: Logger, intervalMs = 60_000, now: () => number = Date.now): (error: unknown) => void {
+function exportFailures(logger: Logger, intervalMs = 60_000): (error: unknown) => void {
   const log = everyInterval<unknown, number>(
     intervalMs,
     (since = 0) => since + 1,
@@ -45,7 +45,6 @@ export function exportFailures(logger: Logger, intervalMs = 60_000, now: () => n
       const message = error instanceof Error ? error.message : typeof error === "string" ? error : JSON.stringify(error);
       logger.log("warn", "telemetry export failed", { error: message, failures, nextLineAfterSeconds: intervalMs / 1000 });
     },
-    now,
   );
   return (error) => {
     instruments().exportFailures.add(1);
@@ -61,11 +60,7 @@ export function exportFailures(logger: Logger, intervalMs = 60_000, now: () => n
 async function startMetrics(prometheus: PrometheusExporter, address: { host: string; port: number }, meter: Meter): Promise<() => Promise<void>> {
   let server: Server | undefined;
   if (cluster.isWorker) answerScrapes(prometheus);
-  else {
-    const listener = createServer(metricsRequests(() => exposition(prometheus))).unref();
-    await new Promise<void>((resolve, reject) => listener.once("error", reject).listen(address.port, address.host, resolve)).catch(cannotServe(address));
-    server = listener;
-  }
+  else server = (await serveMetrics(address, () => exposition(prometheus))).unref();
   const stopObserving = observeProcess(meter);
   zeroCounters(OUTCOMES.map((outcome) => ATTEMPT_OUTCOMES[outcome].label));
   return async () => {
@@ -76,29 +71,24 @@ async function startMetrics(prometheus: PrometheusExporter, address: { host: str
 
 /**
  * Start what `settings` switch on: the OpenTelemetry SDK (traces: OTLP, configured by the OTEL_* variables; metrics: a Prometheus listener).
- * @returns undefined when everything is off (nothing loaded).
- * @throws Error when the metrics port cannot be bound.
+ * @returns undefined when everything is off (nothing loaded). @throws Error when the metrics port cannot be bound.
  */
 export async function startTelemetry(settings: NodeSettings["telemetry"], logger: Logger): Promise<Telemetry | undefined> {
   if (!settings.traces && !settings.metrics) return undefined;
-  const [{ NodeSDK }, { PrometheusExporter }, { defaultResource, resourceFromAttributes }, { metrics }, sdkMetrics, { setGlobalErrorHandler }] =
-    await Promise.all([
-      import("@opentelemetry/sdk-node"),
-      import("@opentelemetry/exporter-prometheus"),
-      import("@opentelemetry/resources"),
-      import("@opentelemetry/api"),
-      import("@opentelemetry/sdk-metrics"),
-      import("@opentelemetry/core"),
-    ]);
+  const [{ NodeSDK }, { PrometheusExporter }, resource, sdkMetrics, { setGlobalErrorHandler }] = await Promise.all([
+    import("@opentelemetry/sdk-node"),
+    import("@opentelemetry/exporter-prometheus"),
+    serviceResource(),
+    import("@opentelemetry/sdk-metrics"),
+    import("@opentelemetry/core"),
+  ]);
   // The SDK hands every failed export to its global error handler.
   setGlobalErrorHandler(exportFailures(logger));
   const webhooks = webhookSeries(sdkMetrics);
   const prometheus = settings.metrics && new PrometheusExporter({ ...settings.metrics, preventServerStart: true, metricProducers: [webhooks] });
   const sdk = new NodeSDK({
-    // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES override it.
-    resource: defaultResource().merge(resourceFromAttributes(serviceAttributes())),
+    resource,
     metricReaders: prometheus ? [prometheus] : [],
-    // The Prometheus name gains its unit's suffix, as the OpenTelemetry-to-Prometheus rules write it.
     views: exportedNames(),
     // The service's logs stay JSON lines; no span processor when traces are off.
     logRecordProcessors: [],

@@ -2,13 +2,6 @@
 import pino, { type DestinationStream } from "pino";
 import type { Logger, LogLevel } from "../../logger";
 
-export interface PinoLoggerOptions {
-  /** Where info and debug lines go (default: stdout, asynchronous). */
-  out?: DestinationStream;
-  /** Where warn and error lines go (default: stderr, asynchronous). */
-  err?: DestinationStream;
-}
-
 /** Bytes a destination gathers before one write (one write per line would cost a system call each). */
 const WRITE_BYTES = 8 * 1024;
 /** Longest a gathered line waits for its write, ms. */
@@ -22,8 +15,8 @@ function buffered(fd: number): DestinationStream {
   return destination;
 }
 
-/** A logger writing lines at `minimum` and above through pino. */
-export function pinoLogger(minimum: LogLevel, options: PinoLoggerOptions = {}): Logger {
+/** A logger writing lines at `minimum` and above through pino: info and debug to `out`, warn and error to `err` (default: stdout and stderr, `buffered`). */
+export function pinoLogger(minimum: LogLevel, options: { out?: DestinationStream; err?: DestinationStream } = {}): Logger {
   const settings: pino.LoggerOptions = {
     level: minimum,
     base: undefined,

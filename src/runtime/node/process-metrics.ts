@@ -23,10 +23,10 @@ function openFiles(): number | undefined {
 
 /**
  * Observe the process on `meter`: CPU seconds by mode, uptime and start time, RSS, open files, V8 heap used and limit by space and the heap cap, GC
- * pauses, event-loop time by state, and event-loop delay as a histogram of each `windowMs`'s worst delay.
+ * pauses, event-loop time by state, and event-loop delay as a histogram of each second's worst delay.
  * @returns a function that stops the observers.
  */
-export function observeProcess(meter: Meter, windowMs = 1000): () => void {
+export function observeProcess(meter: Meter): () => void {
   const keys = ["cpu", "uptime", "startTime", "rss", "files", "heapUsed", "heapLimit", "heapCap", "loopTime"] as const;
   const o = Object.fromEntries(keys.map((key) => [key, create(meter, INSTRUMENTS[key])])) as Record<(typeof keys)[number], Observable>;
   meter.addBatchObservableCallback((result) => {
@@ -63,7 +63,7 @@ export function observeProcess(meter: Meter, windowMs = 1000): () => void {
   const window = setInterval(() => {
     delay.record(monitor.max / 1e9);
     monitor.reset();
-  }, windowMs).unref();
+  }, 1000).unref();
   return () => {
     clearInterval(window);
     monitor.disable();

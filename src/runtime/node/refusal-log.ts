@@ -9,7 +9,7 @@ import { REFUSAL_REASONS, type Refusal, type RefusalReason } from "./refusals";
  * with how many of each reason were refused since the last line.
  * @example errorWriter(headers, refusalObserver(logger))
  */
-export function refusalObserver(logger: Logger, intervalMs = 60_000, now: () => number = Date.now): (refusal: Refusal) => void {
+export function refusalObserver(logger: Logger, intervalMs = 60_000): (refusal: Refusal) => void {
   const { refusals } = instruments();
   // Every reason's series from the start: the first refusal is an increase Prometheus can see.
   for (const reason of REFUSAL_REASONS) refusals.add(0, { "petstore.refusal.reason": reason });
@@ -18,7 +18,6 @@ export function refusalObserver(logger: Logger, intervalMs = 60_000, now: () => 
     (since, { reason }) => ({ ...since, [reason]: (since?.[reason] ?? 0) + 1 }),
     ({ reason, error }, refused) =>
       logger.log("info", "requests refused", { reason, status: error.status, code: error.code, refused, nextLineAfterSeconds: intervalMs / 1000 }),
-    now,
   );
   return (refusal) => {
     refusals.add(1, { "petstore.refusal.reason": refusal.reason });

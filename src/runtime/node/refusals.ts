@@ -1,7 +1,8 @@
 /** Node: the edge's refusals as Error objects, and the writer that answers them with the app's headers and `Connection: close` (docs/operations.md#refused-requests). */
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
-import { ApiError, notImplemented } from "../../http/errors";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { ApiError, type ErrorCode, notImplemented } from "../../http/errors";
 
 /** Why the edge refused a request before the app: the `petstore_refusal_reason` label of `petstore_http_refusals_total` (docs/operations.md#refused-requests). */
 export const REFUSAL_REASONS = [
@@ -23,22 +24,27 @@ export interface Refusal {
   error: ApiError;
 }
 
+/** A refusal for `reason` answered with `status`, `code` and `message`, and with `Retry-After: 1` when `retry`. */
+function refusal(reason: RefusalReason, status: ContentfulStatusCode, code: ErrorCode, message: string, retry = false): Refusal {
+  return { reason, error: new ApiError(status, code, message, undefined, retry ? { "Retry-After": "1" } : undefined) };
+}
+
+/** A 400 refusal for `reason` saying `message`. */
+const badRequest = (reason: RefusalReason, message: string) => refusal(reason, 400, "bad_request", message);
+
 /** 417 for an `Expect` other than `100-continue`, which is the only expectation HTTP defines (RFC 9110 §10.1.1). */
-export function expectationFailed(expect: string | undefined): Refusal {
-  const message = `Expect: ${expect ?? ""} is not supported; the only expectation is 100-continue.`;
-  return { reason: "expectation", error: new ApiError(417, "expectation_failed", message) };
+export function expectationFailed(expect: string): Refusal {
+  return refusal("expectation", 417, "expectation_failed", `Expect: ${expect} is not supported; the only expectation is 100-continue.`);
 }
 
 /** 429 for a request still arriving past its address's cap of `max`. */
 export function tooManyUnfinished(max: number): Refusal {
-  const message = `This address already has ${max} requests still arriving; finish or close one first.`;
-  return { reason: "unfinished", error: new ApiError(429, "rate_limited", message, undefined, { "Retry-After": "1" }) };
+  return refusal("unfinished", 429, "rate_limited", `This address already has ${max} requests still arriving; finish or close one first.`, true);
 }
 
 /** 503 for a request whose headers or body were still arriving when the server began to stop. */
 export function shuttingDown(): Refusal {
-  const message = "The server is stopping and the request had not fully arrived; send the request again.";
-  return { reason: "shutting_down", error: new ApiError(503, "service_unavailable", message, undefined, { "Retry-After": "1" }) };
+  return refusal("shutting_down", 503, "service_unavailable", "The server is stopping and the request had not fully arrived; send the request again.", true);
 }
 
 /** 501 for a method no route of this server supports, refused before the app (`CONNECT`, or a token Node's parser does not know). */
@@ -57,17 +63,12 @@ export function parseErrorAnswer(code: string | undefined, raw?: Buffer): Refusa
     case "HPE_INVALID_METHOD":
       return unknownMethod(methodOf(raw) ?? "(unparsable)");
     case "HPE_HEADER_OVERFLOW":
-      return {
-        reason: "header_too_large",
-        error: new ApiError(431, "header_too_large", "The request line and headers are too large (at most 16 KiB together)."),
-      };
+      return refusal("header_too_large", 431, "header_too_large", "The request line and headers are too large (at most 16 KiB together).");
     case "ERR_HTTP_REQUEST_TIMEOUT":
     case "HPE_HEADERS_TIMEOUT":
-      return { reason: "timeout", error: new ApiError(408, "request_timeout", "The request was not received in time.") };
-    default: {
-      const message = `The request is not a well-formed HTTP/1.1 message (${code ?? "parse error"}).`;
-      return { reason: "bad_request_line", error: new ApiError(400, "bad_request", message) };
-    }
+      return refusal("timeout", 408, "request_timeout", "The request was not received in time.");
+    default:
+      return badRequest("bad_request_line", `The request is not a well-formed HTTP/1.1 message (${code ?? "parse error"}).`);
   }
 }
 
@@ -77,28 +78,14 @@ let validHost: string | undefined;
 /** True when `host` is a host name or address with an optional port, and nothing else. */
 function isHostValue(host: string): boolean {
   if (host === validHost) return true;
-  try {
-    const url = new URL(`http://${host}`);
-    const valid = url.pathname === "/" && url.search === "" && url.hash === "" && url.username === "" && url.password === "";
-    if (valid) validHost = host;
-    return valid;
-  } catch {
-    return false;
-  }
+  const url = URL.parse(`http://${host}`);
+  const valid = url?.pathname === "/" && url.search === "" && url.hash === "" && url.username === "" && url.password === "";
+  if (valid) validHost = host;
+  return valid;
 }
 
 /** How many `Host` field lines `rawHeaders` (name, value, name, value, …) holds; Node keeps only the first in `headers`. */
-function hostLines(rawHeaders: string[]): number {
-  let lines = 0;
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i]!;
-    if (name.length === 4 && name.toLowerCase() === "host") lines += 1;
-  }
-  return lines;
-}
-
-/** A 400 refusal for `reason` saying `message`. */
-const badRequest = (reason: RefusalReason, message: string): Refusal => ({ reason, error: new ApiError(400, "bad_request", message) });
+const hostLines = (rawHeaders: string[]) => rawHeaders.filter((name, i) => i % 2 === 0 && name.length === 4 && name.toLowerCase() === "host").length;
 
 /**
  * Why `req` cannot be served, or undefined: `Host` missing on HTTP/1.1, repeated or invalid (RFC 9112 §3.2, RFC 9110 §7.2), a target that
@@ -135,7 +122,7 @@ export interface ErrorWriter {
  * The edge's one error writer: `appHeaders` (src/app.ts `responseHeaders({})`, what the app adds to its own Error answers) on every answer;
  * `refused` sees every refusal first, by reason (src/runtime/node/refusal-log.ts counts and logs them).
  */
-export function errorWriter(appHeaders: readonly (readonly [string, string])[], refused: (refusal: Refusal) => void = () => {}): ErrorWriter {
+export function errorWriter(appHeaders: readonly (readonly [string, string])[], refused: (refusal: Refusal) => void): ErrorWriter {
   const shared = Object.fromEntries(appHeaders);
   const parts = (error: ApiError) => {
     const requestId = crypto.randomUUID();

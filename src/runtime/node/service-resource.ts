@@ -11,17 +11,14 @@ function packageVersion(): string | undefined {
   return undefined;
 }
 
-/** `service.name` (`petstore`) and `service.version` (package.json): the defaults that OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES override. */
-export function serviceAttributes(): { "service.name": string; "service.version": string | undefined } {
-  return { "service.name": "petstore", "service.version": packageVersion() };
+/** The SDK's defaults with `service.name` (`petstore`) and `service.version` (package.json): what OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES override. */
+export async function serviceResource() {
+  const { defaultResource, resourceFromAttributes } = await import("@opentelemetry/resources");
+  return defaultResource().merge(resourceFromAttributes({ "service.name": "petstore", "service.version": packageVersion() }));
 }
 
-/**
- * The cluster primary's resource, as the server processes' SDK builds theirs: the SDK's defaults, the service's attributes, then what
- * the OTEL_* variables, the host and the process say.
- */
+/** The cluster primary's resource, as the server processes' SDK builds theirs: the service's, then what the OTEL_* variables, the host and the process say. */
 export async function primaryResource() {
-  const { defaultResource, detectResources, envDetector, hostDetector, processDetector, resourceFromAttributes } = await import("@opentelemetry/resources");
-  const detected = detectResources({ detectors: [envDetector, hostDetector, processDetector] });
-  return defaultResource().merge(resourceFromAttributes(serviceAttributes())).merge(detected);
+  const [service, { detectResources, envDetector, hostDetector, processDetector }] = await Promise.all([serviceResource(), import("@opentelemetry/resources")]);
+  return service.merge(detectResources({ detectors: [envDetector, hostDetector, processDetector] }));
 }

@@ -13,14 +13,17 @@ type Sdk = Pick<typeof import("@opentelemetry/sdk-metrics"), "AggregationTempora
 
 const hrTime = (ms: number): HrTime => [Math.floor(ms / 1000), (ms % 1000) * 1e6];
 
+/** One subscription's points of a series: each value with its attributes besides the subscription's id. */
+type Points = (row: SubscriptionSignals) => (readonly [number, Record<string, string>?])[];
+
 /** A producer of the `petstore_webhook_subscription_*` series; `source` (set once the database is open) reads every subscription's signals at each scrape. */
-export function webhookSeries(sdk: Sdk, now: () => number = Date.now): MetricProducer & { source?: () => Promise<SubscriptionSignals[]> } {
-  const started = hrTime(now());
+export function webhookSeries(sdk: Sdk): MetricProducer & { source?: () => Promise<SubscriptionSignals[]> } {
+  const startTime = hrTime(Date.now());
   const producer: MetricProducer & { source?: () => Promise<SubscriptionSignals[]> } = {
     async collect() {
       const rows = producer.source ? await producer.source() : [];
-      const at = now();
-      const series = (instrument: Instrument, points: (readonly [number, Record<string, string | number>])[]): MetricData => {
+      const endTime = hrTime(Date.now());
+      const series = (instrument: Instrument, points: Points): MetricData => {
         const sum = instrument.kind === "observedCounter";
         const type = sum ? sdk.InstrumentType.OBSERVABLE_COUNTER : sdk.InstrumentType.OBSERVABLE_GAUGE;
         const descriptor = {
@@ -30,13 +33,12 @@ export function webhookSeries(sdk: Sdk, now: () => number = Date.now): MetricPro
           type,
           valueType: ValueType.DOUBLE,
         };
-        const dataPoints = points.map(([value, attributes]) => ({ startTime: started, endTime: hrTime(at), attributes, value }));
-        const temporality = sdk.AggregationTemporality.CUMULATIVE;
-        return sum
-          ? { descriptor, aggregationTemporality: temporality, dataPointType: sdk.DataPointType.SUM, isMonotonic: true, dataPoints }
-          : { descriptor, aggregationTemporality: temporality, dataPointType: sdk.DataPointType.GAUGE, dataPoints };
+        const dataPoints = rows.flatMap((row) =>
+          points(row).map(([value, attributes]) => ({ startTime, endTime, attributes: { "petstore.webhook.id": row.id, ...attributes }, value })),
+        );
+        const common = { descriptor, aggregationTemporality: sdk.AggregationTemporality.CUMULATIVE, dataPoints };
+        return sum ? { ...common, dataPointType: sdk.DataPointType.SUM, isMonotonic: true } : { ...common, dataPointType: sdk.DataPointType.GAUGE };
       };
-      const id = (row: { id: number }) => ({ "petstore.webhook.id": row.id });
       // Per subscription: delivered, every failed attempt, and the give-ups among them (ATTEMPT_OUTCOMES' label).
       const outcomes = [
         ["delivered", ATTEMPT_OUTCOMES.delivered.label],
@@ -44,18 +46,9 @@ export function webhookSeries(sdk: Sdk, now: () => number = Date.now): MetricPro
         ["givenUp", ATTEMPT_OUTCOMES.givenUp.label],
       ] as const;
       const metrics = [
-        series(
-          INSTRUMENTS.subscriptionAttempts,
-          rows.flatMap((row) => outcomes.map(([key, outcome]) => [row[key], { ...id(row), "petstore.webhook.outcome": outcome }] as const)),
-        ),
-        series(
-          INSTRUMENTS.subscriptionBacklog,
-          rows.map((row) => [row.backlog, id(row)]),
-        ),
-        series(
-          INSTRUMENTS.subscriptionOldest,
-          rows.map((row) => [row.oldestAgeSeconds, id(row)]),
-        ),
+        series(INSTRUMENTS.subscriptionAttempts, (row) => outcomes.map(([key, outcome]) => [row[key], { "petstore.webhook.outcome": outcome }] as const)),
+        series(INSTRUMENTS.subscriptionBacklog, (row) => [[row.backlog]]),
+        series(INSTRUMENTS.subscriptionOldest, (row) => [[row.oldestAgeSeconds]]),
       ];
       const scopeMetrics = rows.length > 0 ? [{ scope: { name: SCOPE }, metrics }] : [];
       return { resourceMetrics: { resource: undefined as never, scopeMetrics }, errors: [] };
