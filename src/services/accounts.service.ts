@@ -68,23 +68,19 @@ export async function createAccount(
   role: Role,
   now: Date,
 ): Promise<{ account: Account; apiKey: NewApiKey }> {
-  const at = now.toISOString();
   const material = await generateApiKey();
   try {
-    const {
-      account: [account],
-      key: [apiKey],
-    } = await run(db, signUp, {
+    const { account, key } = await run(db, signUp, {
       name: input.name,
       email: input.email.trim(),
       emailKey: emailKey(input.email),
       role,
-      createdAt: at,
+      createdAt: now.toISOString(),
       keyName: input.keyName ?? "default",
       prefix: material.prefix,
       secretHash: material.hash,
     });
-    return { account: account!, apiKey: { ...apiKey!, key: material.secret } };
+    return { account: account[0]!, apiKey: { ...key[0]!, key: material.secret } };
   } catch (error) {
     throw isConstraintError(error) ? new Conflict("duplicate_email", {}) : error;
   }
