@@ -133,10 +133,7 @@ const CHECKED = { app: withRetryCapRule(AppSchema), node: withRetryCapRule(NodeS
 /** What a Worker's outbound `fetch` can reach (WEBHOOKS_EGRESS): `public` addresses only, or also the `host`'s private networks (docs/webhooks.md#targets). */
 export type WebhookEgress = "public" | "host";
 
-/**
- * `schema`'s variables of `env` (a non-empty string each, trimmed; anything else reads as unset), parsed and handed to `build`.
- * @throws Error "Invalid configuration: X: must be …, not "…"; Y: …", naming every bad variable.
- */
+/** `schema`'s variables of `env` (trimmed; empty or not a string: unset), parsed and handed to `build`. @throws Error "Invalid configuration: X: must be …, not "…"; Y: …". */
 function read<S extends z.ZodObject, T>(schema: S, env: Record<string, unknown>, build: (e: z.output<S>) => T): T {
   const raw = (name: PropertyKey) => (typeof env[name as string] === "string" ? (env[name as string] as string).trim() || undefined : undefined);
   const parsed = schema.safeParse(Object.fromEntries(Object.keys(schema.shape).map((name) => [name, raw(name)])), {

@@ -35,11 +35,8 @@ export function inventoryUpdatedWhen<V extends { occurredAt: string }>(p: Params
     .where(and(eq(inventory.petId, petId), condition));
 }
 
-/** The rows of events to insert: a select (or `unionAll` of selects) of `eventColumns`. */
-type EventRows = Parameters<ReturnType<typeof qb.insert<typeof events>>["select"]>[0];
-
-/** Insert the events `rows` selects, returning what an outbox step needs (src/db/plan.ts `outbox`): each event's `type` and `data`. */
-export function insertEventRows(rows: EventRows) {
+/** Insert the events `rows` selects (a select, or `unionAll` of selects, of `eventColumns`), returning what an outbox step needs (src/db/plan.ts `outbox`): each event's `type` and `data`. */
+export function insertEventRows(rows: Parameters<ReturnType<typeof qb.insert<typeof events>>["select"]>[0]) {
   return qb.insert(events).select(rows).returning({ type: events.type, data: events.data });
 }
 

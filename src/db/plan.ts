@@ -168,11 +168,8 @@ export async function run<S extends Steps, A extends PlanValues<S>>(db: Database
 
 /** Run `p`'s statements as one read transaction (one snapshot, one round trip); results by name. */
 export async function read<S extends Steps, A extends PlanValues<S>>(db: Database, p: Plan<S>, values: Exactly<PlanValues<S>, A>): Promise<PlanResults<S>> {
-  const results = await db.batch(
-    p.names.map((name) => bind(p.steps[name]!, values)),
-    "read",
-    p.summary,
-  );
+  const statements = p.names.map((name) => bind(p.steps[name]!, values));
+  const results = await db.batch(statements, "read", p.summary);
   return resultsOf([[p, values]], results)[0]!;
 }
 

@@ -13,12 +13,3 @@ export const EVENT_TYPES = [
   "order.cancelled",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
-
-/** Event representation: `data` is the resource after the change (for deletions: its last state). */
-export interface Event {
-  id: number;
-  type: EventType;
-  /** RFC 3339 UTC instant of the change. */
-  occurredAt: string;
-  data: Record<string, unknown>;
-}

@@ -28,13 +28,11 @@ export const ErrorSchema = z
   })
   .openapi("Error", { description: "The error envelope of every non-2xx response." });
 
-const DIGITS = /^[1-9][0-9]{0,15}$/;
-
 /** A decimal id string in 1..2^53-1, parsed to a number. Rejects `1.5`, `-1`, `abc`, `01`. */
 export function idString(label = "id") {
   return z
     .string()
-    .regex(DIGITS, `${label} must be a positive integer.`)
+    .regex(/^[1-9][0-9]{0,15}$/, `${label} must be a positive integer.`)
     .transform(Number)
     .refine((n) => n <= MAX_ID, `${label} must be at most ${MAX_ID}.`);
 }

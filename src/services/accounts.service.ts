@@ -6,8 +6,8 @@ import { isConstraintError } from "../db/errors";
 import { execute, guarded, type Params, params, plan, run } from "../db/plan";
 import { accounts, apiKeys } from "../db/schema";
 import { aliasedPlaceholders, placeholders } from "../db/placeholders";
+import type { RowOf } from "../db/representation";
 import { jsonObject } from "../db/select-list";
-import type { Account, ApiKey, NewApiKey } from "../domain/accounts";
 import { Conflict, found, LimitReached, NotFound } from "../domain/errors";
 import type { Creation, KeyClaim } from "../domain/idempotency";
 import type { Role } from "../domain/principal";
@@ -16,6 +16,13 @@ import { claimStep, claimValues, keyRowStep, recordCreated, releaseStep, replayU
 
 const ACCOUNT = { id: accounts.id, name: accounts.name, email: accounts.email, role: accounts.role, createdAt: accounts.createdAt };
 const API_KEY = { id: apiKeys.id, name: apiKeys.name, prefix: apiKeys.prefix, createdAt: apiKeys.createdAt, lastUsedAt: apiKeys.lastUsedAt };
+
+/** Account representation. */
+export type Account = RowOf<typeof ACCOUNT>;
+/** ApiKey representation (no secret). */
+export type ApiKey = RowOf<typeof API_KEY>;
+/** ApiKey plus its secret, only in the response that creates it. */
+export type NewApiKey = ApiKey & { key: string };
 
 /** The values of a new key besides its account and name. */
 type KeyMaterial = { prefix: string; secretHash: string; createdAt: string };
@@ -61,23 +68,19 @@ export async function createAccount(
   role: Role,
   now: Date,
 ): Promise<{ account: Account; apiKey: NewApiKey }> {
-  const at = now.toISOString();
   const material = await generateApiKey();
   try {
-    const {
-      account: [account],
-      key: [apiKey],
-    } = await run(db, signUp, {
+    const { account, key } = await run(db, signUp, {
       name: input.name,
       email: input.email.trim(),
       emailKey: emailKey(input.email),
       role,
-      createdAt: at,
+      createdAt: now.toISOString(),
       keyName: input.keyName ?? "default",
       prefix: material.prefix,
       secretHash: material.hash,
     });
-    return { account: account!, apiKey: { ...apiKey!, key: material.secret } };
+    return { account: account[0]!, apiKey: { ...key[0]!, key: material.secret } };
   } catch (error) {
     throw isConstraintError(error) ? new Conflict("duplicate_email", {}) : error;
   }

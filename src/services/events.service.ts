@@ -3,7 +3,9 @@ import { selectPage } from "../db/by-id";
 import { type Database, qb } from "../db/client";
 import { execute } from "../db/plan";
 import { events } from "../db/schema";
-import type { Event } from "../domain/events";
+
+/** Event representation: an `events` row (`occurredAt` RFC 3339 UTC) whose `data` is the resource after the change (for deletions: its last state). */
+export type Event = Omit<typeof events.$inferSelect, "data" | "traceparent"> & { data: Record<string, unknown> };
 
 const eventsAfter = selectPage(qb.select().from(events).$dynamic(), events.id);
 

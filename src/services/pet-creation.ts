@@ -81,9 +81,7 @@ export async function createPetOnce(db: Database, input: NewPet, now: Date, clai
 export async function createPets(db: Database, inputs: NewPet[], now: Date): Promise<(Pet | null)[]> {
   if (inputs.length === 0) return [];
   const at = now.toISOString();
-  const results = await runEach(
-    db,
-    inputs.map((input) => withValues(creation, creationValues(input, at))),
-  );
+  const runs = inputs.map((input) => withValues(creation, creationValues(input, at)));
+  const results = await runEach(db, runs);
   return results.map(({ pet: [pet] }) => (pet ? PET.present(pet) : null));
 }

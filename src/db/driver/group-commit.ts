@@ -50,12 +50,10 @@ export function groupCommit(inner: Database, maxStatements = 2000): GroupCommitt
       await inner.batch(only!.statements, "write").then(only!.resolve, only!.reject);
       return;
     }
+    const statements = group.flatMap((pending) => pending.statements);
     let results: ResultSet[];
     try {
-      results = await inner.batch(
-        group.flatMap((pending) => pending.statements),
-        "write",
-      );
+      results = await inner.batch(statements, "write");
     } catch (error) {
       if (!rolledBack(error)) {
         for (const pending of group) pending.reject(error);

@@ -1,6 +1,5 @@
 /** Handlers of /accounts. */
 import type { RouteHandler } from "@hono/zod-openapi";
-import type { ApiKey } from "../../domain/accounts";
 import type { AppEnv } from "../../http/context";
 import { caller } from "../../middleware/auth";
 import { decodeCursor, DEFAULT_PAGE_SIZE, pageOf } from "../../http/pagination";
@@ -30,7 +29,7 @@ export const createKey: RouteHandler<typeof routes.createKey, AppEnv> = async (c
   // The body is optional, and an absent one is not validated: the schema's default does not apply then.
   const name = c.req.valid("json").name ?? DEFAULT_KEY_NAME;
   const { created, replay } = await service.createKeyOnce(c.get("db"), caller(c).accountId, name, c.get("now")(), c.get("keyClaim"));
-  if (replay) return c.json(replayed<ApiKey>(c, replay), 200);
+  if (replay) return c.json(replayed<service.ApiKey>(c, replay), 200);
   c.get("keyCache").rememberKey(await sha256Hex(created.key));
   return c.json(created, 201);
 };

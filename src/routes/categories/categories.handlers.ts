@@ -29,12 +29,8 @@ export const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
 
 export const patch: RouteHandler<typeof routes.patch, AppEnv> = async (c) => {
   const { categoryId } = c.req.valid("param");
-  const category = await service.updateCategory(c.get("db"), {
-    categoryId,
-    patch: c.req.valid("json"),
-    expected: ifMatchPrecondition(c.req.valid("header")["if-match"]),
-    now: c.get("now")(),
-  });
+  const expected = ifMatchPrecondition(c.req.valid("header")["if-match"]);
+  const category = await service.updateCategory(c.get("db"), { categoryId, patch: c.req.valid("json"), expected, now: c.get("now")() });
   return c.json(withEtag(c, category), 200);
 };
 

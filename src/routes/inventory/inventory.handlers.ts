@@ -21,11 +21,7 @@ export const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
 
 export const replace: RouteHandler<typeof routes.replace, AppEnv> = async (c) => {
   const { petId } = c.req.valid("param");
-  const item = await service.setInventory(c.get("db"), {
-    petId,
-    quantity: c.req.valid("json").quantity,
-    expected: ifMatchPrecondition(c.req.valid("header")["if-match"]),
-    now: c.get("now")(),
-  });
+  const expected = ifMatchPrecondition(c.req.valid("header")["if-match"]);
+  const item = await service.setInventory(c.get("db"), { petId, quantity: c.req.valid("json").quantity, expected, now: c.get("now")() });
   return c.json(withEtag(c, item), 200);
 };

@@ -6,6 +6,7 @@ import { publicOperation } from "../../middleware/security";
 const route = operations(["Meta"]);
 
 export const HealthSchema = z.object({ status: z.enum(["ok"]).openapi({ example: "ok" }) }).openapi("Health");
+const DocumentSchema = z.record(z.string(), z.unknown()).openapi({ type: "object", description: "An OpenAPI 3.0.3 document." });
 
 export const health = route({
   method: "get",
@@ -28,10 +29,7 @@ export const openapi = route({
   description: "The OpenAPI 3.0.3 document of every route, generated from the route definitions.",
   ...publicOperation,
   responses: {
-    200: jsonContent(
-      z.record(z.string(), z.unknown()).openapi({ type: "object", description: "An OpenAPI 3.0.3 document." }),
-      "The OpenAPI 3.0.3 document of every route.",
-    ),
+    200: jsonContent(DocumentSchema, "The OpenAPI 3.0.3 document of every route."),
     ...errorResponses([429, 500], { 400: "An unknown query parameter (`validation_error`)." }),
   },
 });

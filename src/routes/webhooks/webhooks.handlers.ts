@@ -11,12 +11,9 @@ import { recoverSince, resendEvent, sendTestEvent } from "../../services/webhook
 import type * as routes from "./webhooks.routes";
 
 export const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
-  const { created, replay } = await service.createWebhook(c.get("db"), c.req.valid("json"), {
-    allowPrivateTargets: c.get("config").webhooks.allowPrivateTargets,
-    now: c.get("now")(),
-    max: c.get("config").webhooks.maxSubscriptions,
-    claim: c.get("keyClaim"),
-  });
+  const { allowPrivateTargets, maxSubscriptions: max } = c.get("config").webhooks;
+  const options = { allowPrivateTargets, now: c.get("now")(), max, claim: c.get("keyClaim") };
+  const { created, replay } = await service.createWebhook(c.get("db"), c.req.valid("json"), options);
   if (replay) return c.json(replayed<Webhook>(c, replay), 200);
   c.get("subscriptionsChanged")();
   c.header("Location", `/webhooks/${created.webhook.id}`);

@@ -10,6 +10,7 @@ import {
   paginationQuery,
   responseHeaders,
   operations,
+  optionalParam,
 } from "../../http/schemas";
 import { mergePatchBody } from "../../http/merge-patch";
 import { protectedOperation } from "../../middleware/security";
@@ -151,9 +152,7 @@ export const deliveries = route({
   request: {
     params: webhookIdParams,
     query: z.strictObject({
-      status: DeliveryStatusSchema.optional().openapi({
-        param: { name: "status", in: "query", required: false, description: "Only deliveries in this state." },
-      }),
+      status: optionalParam(DeliveryStatusSchema, "query", "status", "Only deliveries in this state."),
       ...paginationQuery,
     }),
   },

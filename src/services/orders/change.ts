@@ -3,6 +3,7 @@ import { and, eq, sql } from "drizzle-orm";
 import { type Database, qb } from "../../db/client";
 import { insertEventRows, insertEvents, petUpdatedIfChanged } from "../../db/events";
 import { outbox, params, plan, run, statement } from "../../db/plan";
+import type { Patch } from "../../db/representation";
 import { inventory, ORDER, type Order, orders, pets } from "../../db/schema";
 import { Conflict } from "../../domain/errors";
 import type { EventType } from "../../domain/events";
@@ -71,17 +72,11 @@ const rescheduling = plan({
   state: statement(orderState),
 });
 
-/** A change of an order: `complete: true` fulfils it, `shipDate` reschedules it (`null` removes it). */
-export interface OrderChange {
-  shipDate?: string | null;
-  complete?: boolean;
-}
-
-/** A change to make: by whom, of which order, what, if the order is as `expected` (If-Match), at what time. */
+/** A change of order `orderId` by `principal`, if it is as `expected` (If-Match), at `now`: `complete: true` fulfils it, `shipDate` reschedules it (`null` removes it). */
 export interface ChangeRequest extends ConditionalWrite {
   principal: Principal;
   orderId: number;
-  change: OrderChange;
+  change: Pick<Patch<typeof ORDER>, "shipDate" | "complete">;
 }
 
 /** Change an order (staff): fulfil or reschedule it. @throws NotFound, Conflict `order_complete`, StaleVersion. */

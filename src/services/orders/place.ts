@@ -5,6 +5,7 @@ import { type Database, qb } from "../../db/client";
 import { eventColumns, insertEventRows, inventoryUpdatedWhen, petUpdatedIfChanged } from "../../db/events";
 import { guarded, outbox, params, plan, run, statement } from "../../db/plan";
 import { idempotencyKeys, inventory, ORDER, type Order, orders, pets } from "../../db/schema";
+import type { Creatable } from "../../db/representation";
 import { aliasedColumns } from "../../db/select-list";
 import { Conflict, InvalidReference } from "../../domain/errors";
 import type { PetStatus } from "../../domain/pets";
@@ -152,17 +153,10 @@ const keyedPlacement = plan({
   readBack,
 });
 
-/** An order to place: `quantity` units of pet `petId`. */
-export interface NewOrder {
-  petId: number;
-  quantity: number;
-  shipDate?: string;
-}
-
-/** An order to place: who places it, what, with which Idempotency-Key (if any), at what time. */
+/** An order to place: who places it, what (`quantity` units of pet `petId`), with which Idempotency-Key (if any), at what time. */
 export interface Placement {
   principal: Principal;
-  input: NewOrder;
+  input: Omit<Creatable<typeof ORDER>, "complete">;
   idempotencyKey?: string;
   now: Date;
 }
