@@ -69,7 +69,7 @@ afterAll(() => {
 });
 
 describe("the file driver", () => {
-  it("answers like @libsql/client: writes, RETURNING, reads by position and name, blobs, reals, duplicate column names", async () => {
+  it("answers like @libsql/client: writes, RETURNING, reads by position and name, blobs, reals, duplicate and numeric column names", async () => {
     const statements: { sql: string; args: InArgs }[] = [
       { sql: "INSERT INTO items (name, qty, data, price) VALUES (?, ?, ?, ?)", args: ["a", 3, new Uint8Array([1, 2, 3]).buffer, 1.5] },
       { sql: "INSERT INTO items (name, qty) VALUES (?, ?) RETURNING id, name, qty", args: ["b", 0] },
@@ -78,6 +78,8 @@ describe("the file driver", () => {
       { sql: "SELECT id, name, qty, data, price, NULL AS empty FROM items ORDER BY id", args: [] },
       { sql: "SELECT i.id, l.id, i.name FROM items i LEFT JOIN log l ON l.item_id = i.id ORDER BY i.id", args: [] },
       { sql: "SELECT count(*) AS n, changes() AS c FROM items", args: [] },
+      // Column names that are also positions: a position reads its own column, whatever another is named.
+      { sql: 'SELECT 7, 0, NULL, name AS "1" FROM items ORDER BY id', args: [] },
       { sql: "DELETE FROM items WHERE name = ?", args: ["nobody"] },
     ];
     for (const statement of statements) {

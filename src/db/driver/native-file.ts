@@ -13,7 +13,7 @@ interface Compiled {
   reader: boolean;
   columns: string[];
   columnTypes: string[];
-  /** Each column name once, with its first position: a row's named values. */
+  /** Each column name once, with its first position, but a name that is a position (as @libsql/client): a row's named values. */
   named: [string, number][];
   /** Prototype of its rows: positions read the row's values; `length` is the column count. */
   rowPrototype: object;
@@ -126,7 +126,8 @@ class Connection {
     if (reader) statement.raw(true);
     const described = reader ? statement.columns() : [];
     const columns = described.map((c) => c.name);
-    const named = [...new Map(columns.map((name, i) => [name, i] as const).reverse())].reverse();
+    const position = (name: string) => /^(0|[1-9]\d*)$/.test(name) && Number(name) < columns.length;
+    const named = [...new Map(columns.map((name, i) => [name, i] as const).reverse())].reverse().filter(([name]) => !position(name));
     compiled = { statement, reader, columns, columnTypes: described.map((c) => c.type ?? ""), named, rowPrototype: rowPrototypeFor(columns) };
     this.#statements.set(sql, compiled);
     return compiled;
