@@ -49,12 +49,16 @@ export interface SqldOptions {
   log?: (line: string) => void;
   /** How long to wait for the server to answer, ms (default 20 000). */
   readyTimeoutMs?: number;
+  /** Also serve sqld's admin API on a free loopback port (`adminUrl`): its `/v1/namespaces/default/stats` counts the rows read and written. */
+  admin?: boolean;
 }
 
 export interface SqldServer {
   /** `http://127.0.0.1:PORT`: the libSQL URL for `createClient` / `DATABASE_URL`. */
   url: string;
   port: number;
+  /** The admin API's base URL, when `admin` was asked. */
+  adminUrl?: string;
   /** Stop the server (SIGTERM via the watchdog) and wait until it has exited. */
   stop(): Promise<void>;
 }
@@ -87,7 +91,7 @@ export async function startSqld(options: SqldOptions): Promise<SqldServer> {
   for (let attempt = 1; ; attempt += 1) {
     const port = options.port ?? (await freePort());
     try {
-      return await startOnce(options, port);
+      return await startOnce(options, port, options.admin ? await freePort() : undefined);
     } catch (error) {
       if (options.port !== undefined || attempt >= 3 || !(error instanceof EarlyExit)) throw error;
     }
@@ -96,7 +100,7 @@ export async function startSqld(options: SqldOptions): Promise<SqldServer> {
 
 class EarlyExit extends Error {}
 
-async function startOnce(options: SqldOptions, port: number): Promise<SqldServer> {
+async function startOnce(options: SqldOptions, port: number, adminPort: number | undefined): Promise<SqldServer> {
   const address = `127.0.0.1:${port}`;
   // At most MAX_CONCURRENT_REQUESTS requests run at once by default; more are
   // answered 429 at once, and the clients send them again (src/db/driver/remote.ts
@@ -124,6 +128,7 @@ async function startOnce(options: SqldOptions, port: number): Promise<SqldServer
     "--max-concurrent-requests",
     String(options.maxConcurrentRequests ?? MAX_CONCURRENT_REQUESTS),
     ...(options.maxConcurrentConnections === undefined ? [] : ["--max-concurrent-connections", String(options.maxConcurrentConnections)]),
+    ...(adminPort === undefined ? [] : ["--admin-listen-addr", `127.0.0.1:${adminPort}`]),
   ];
   // Watchdog: run sqld in the background, stop it when our stdin pipe closes
   // (owner exited or called stop()), and wait for it so that stop() resolves
@@ -170,6 +175,7 @@ async function startOnce(options: SqldOptions, port: number): Promise<SqldServer
   return {
     url,
     port,
+    ...(adminPort === undefined ? {} : { adminUrl: `http://127.0.0.1:${adminPort}` }),
     stop: async () => {
       if (!hasExited) child.stdin!.end();
       await exited;

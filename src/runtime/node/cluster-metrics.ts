@@ -6,16 +6,15 @@ import type { Worker } from "node:cluster";
 import type { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
 import { create, exportedName, exportedNames, INSTRUMENTS, SCOPE } from "../../telemetry/instruments";
 import { serveMetrics } from "./metrics-listener";
+import type { WebhookSeries } from "./webhook-series";
 import { observeProcess } from "./process-metrics";
 import { primaryResource } from "./service-resource";
 
-type Scrape = { petstore: "scrape"; id: number };
+/** A scrape of a server process; `counted`: its text has the backlogs (one process's per scrape: they are read from the database). */
+type Scrape = { petstore: "scrape"; id: number; counted: boolean };
 type Exposition = { petstore: "metrics"; id: number; text: string };
 
-/**
- * How long a scrape waits for a server process's text, ms: one that has not answered by then is reported down
- * (`petstore_cluster_process_up` 0), and the primary answers with the others' text, within 1 s in all.
- */
+/** How long a scrape waits for a server process's text, ms: one not answering by then is shown down, and the primary answers within 1 s. */
 export const PROCESS_ANSWER_MS = 800;
 
 /** This process's metrics as Prometheus text (`exporter` serves no port of its own). */
@@ -24,10 +23,11 @@ export async function exposition(exporter: PrometheusExporter): Promise<string> 
   return new PrometheusSerializer().serialize(resourceMetrics);
 }
 
-/** In a server process of a cluster: answer the primary's scrapes with `exporter`'s text. */
-export function answerScrapes(exporter: PrometheusExporter): void {
+/** In a server process of a cluster: answer the primary's scrapes with `exporter`'s text, with `series`' backlogs when asked. */
+export function answerScrapes(exporter: PrometheusExporter, series: WebhookSeries): void {
   process.on("message", (message: Partial<Scrape>) => {
     if (message?.petstore !== "scrape") return;
+    series.counts = message.counted !== false;
     void exposition(exporter).then((text) => process.send?.({ petstore: "metrics", id: message.id, text } satisfies Partial<Exposition>, () => {}));
   });
 }
@@ -42,7 +42,7 @@ function labelled(line: string, name: string): string {
   return `${line.slice(0, brace + 1)}${label}${line[brace + 1] === "}" ? "" : ","}${line.slice(brace + 1)}`;
 }
 
-/** Families every process reads from the database at its scrape (each subscription's backlog and oldest age): one value, not one per process. */
+/** Families read from the database (each subscription's backlog and oldest age): one value, not one per process. */
 const SHARED = new Set([INSTRUMENTS.subscriptionBacklog, INSTRUMENTS.subscriptionOldest].map((i) => exportedName(i).replaceAll(".", "_")));
 
 /**
@@ -72,8 +72,8 @@ function mergeExpositions(sources: readonly { name: string; text: string }[]): s
   return `${[...families.values()].flatMap(({ help, type, samples }) => [help ?? [], type ?? [], samples].flat()).join("\n")}\n`;
 }
 
-/** Ask `worker` for its text; null when it does not answer within PROCESS_ANSWER_MS or cannot be asked. */
-function scrapeOf(worker: Worker, id: number): Promise<string | null> {
+/** Ask `worker` for its text (`counted`: with the backlogs); null when it does not answer within PROCESS_ANSWER_MS or cannot be asked. */
+function scrapeOf(worker: Worker, id: number, counted: boolean): Promise<string | null> {
   if (!worker.isConnected()) return Promise.resolve(null);
   return new Promise((resolve) => {
     const done = (text: string | null) => {
@@ -84,7 +84,7 @@ function scrapeOf(worker: Worker, id: number): Promise<string | null> {
     const onMessage = (message: Partial<Exposition>) => message?.petstore === "metrics" && message.id === id && done(message.text ?? null);
     const timer = setTimeout(() => done(null), PROCESS_ANSWER_MS);
     worker.on("message", onMessage);
-    worker.send({ petstore: "scrape", id } satisfies Scrape, (error) => error && done(null));
+    worker.send({ petstore: "scrape", id, counted } satisfies Scrape, (error) => error && done(null));
   });
 }
 
@@ -93,7 +93,8 @@ function scrapeOf(worker: Worker, id: number): Promise<string | null> {
  * `petstore_cluster_process_up` says (through `answered`, slot → 1 or 0) which processes answered in time.
  */
 async function scrapeCluster(processes: ReadonlyMap<number, Worker>, id: number, answered: Map<number, number>, exporter: PrometheusExporter) {
-  const texts = await Promise.all([...processes].map(async ([slot, worker]) => ({ slot, text: await scrapeOf(worker, id) })));
+  const counting = [...processes.values()].find((worker) => worker.isConnected());
+  const texts = await Promise.all([...processes].map(async ([slot, worker]) => ({ slot, text: await scrapeOf(worker, id, worker === counting) })));
   answered.clear();
   for (const { slot, text } of texts) answered.set(slot, text === null ? 0 : 1);
   const sources = texts.flatMap(({ slot, text }) => (text === null ? [] : [{ name: String(slot), text }]));

@@ -21,7 +21,7 @@ import { observeProcess } from "./process-metrics";
 import { ATTEMPT_OUTCOMES, OUTCOMES } from "../../domain/webhooks";
 import type { SubscriptionSignals } from "../../telemetry/webhooks";
 import { serviceResource } from "./service-resource";
-import { webhookSeries } from "./webhook-series";
+import { type WebhookSeries, webhookSeries } from "./webhook-series";
 import { requestSpan } from "../request-span";
 
 /** Telemetry that is on: what the app, the read cache's hits and the database get, and its end. */
@@ -30,8 +30,8 @@ export interface Telemetry {
   requests: RequestTelemetry & { middleware: MiddlewareHandler<AppEnv>[] };
   /** `db`, traced and measured. */
   database(db: Database): Database;
-  /** Where the scrape reads each subscription's signals (their series: src/runtime/node/webhook-series.ts). */
-  subscriptions(source: () => Promise<SubscriptionSignals[]>): void;
+  /** Where the scrape reads each subscription's signals, backlogs `counted` or not (their series: src/runtime/node/webhook-series.ts). */
+  subscriptions(source: (counted: boolean) => Promise<SubscriptionSignals[]>): void;
   /** Flush the spans still queued and close the metrics listener. */
   shutdown(): Promise<void>;
 }
@@ -57,9 +57,9 @@ function exportFailures(logger: Logger, intervalMs = 60_000): (error: unknown) =
  * server process (the primary serves METRICS_PORT: ./cluster-metrics.ts); observe the process on `meter` and zero the counters.
  * @returns what stops observing and closes the listener. @throws Error when the port cannot be bound.
  */
-async function startMetrics(prometheus: PrometheusExporter, address: { host: string; port: number }, meter: Meter): Promise<() => Promise<void>> {
+async function startMetrics(prometheus: PrometheusExporter, address: { host: string; port: number }, meter: Meter, series: WebhookSeries) {
   let server: Server | undefined;
-  if (cluster.isWorker) answerScrapes(prometheus);
+  if (cluster.isWorker) answerScrapes(prometheus, series);
   else server = (await serveMetrics(address, () => exposition(prometheus))).unref();
   const stopObserving = observeProcess(meter);
   zeroCounters(OUTCOMES.map((outcome) => ATTEMPT_OUTCOMES[outcome].label));
@@ -95,7 +95,7 @@ export async function startTelemetry(settings: NodeSettings["telemetry"], logger
     ...(settings.traces ? {} : { spanProcessors: [] }),
   });
   sdk.start();
-  const stopMetrics = prometheus ? await startMetrics(prometheus, settings.metrics!, metrics.getMeter(SCOPE)) : async () => {};
+  const stopMetrics = prometheus ? await startMetrics(prometheus, settings.metrics!, metrics.getMeter(SCOPE), webhooks) : async () => {};
   return {
     requests: {
       middleware: [...(settings.traces ? [requestSpan()] : []), ...(prometheus ? [activeRequests] : [])],

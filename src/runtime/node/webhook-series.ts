@@ -16,12 +16,22 @@ const hrTime = (ms: number): HrTime => [Math.floor(ms / 1000), (ms % 1000) * 1e6
 /** One subscription's points of a series: each value with its attributes besides the subscription's id. */
 type Points = (row: SubscriptionSignals) => (readonly [number, Record<string, string>?])[];
 
-/** A producer of the `petstore_webhook_subscription_*` series; `source` (set once the database is open) reads every subscription's signals at each scrape. */
-export function webhookSeries(sdk: Sdk): MetricProducer & { source?: () => Promise<SubscriptionSignals[]> } {
+/** The producer, its `source` (set once the database is open: every subscription's signals, backlogs `counted` or not), and whether it `counts`. */
+export type WebhookSeries = MetricProducer & { source?: (counted: boolean) => Promise<SubscriptionSignals[]>; counts: boolean };
+
+/** A producer of the `petstore_webhook_subscription_*` series, read at each scrape; the backlog and oldest age only while it `counts` (default). */
+export function webhookSeries(sdk: Sdk): WebhookSeries {
   const startTime = hrTime(Date.now());
-  const producer: MetricProducer & { source?: () => Promise<SubscriptionSignals[]> } = {
+  const producer: WebhookSeries = {
+    counts: true,
     async collect() {
-      const rows = producer.source ? await producer.source() : [];
+      const counted = producer.counts;
+      // The database down: no webhook series (the error is the collect's), the process's own series still.
+      const read = await producer.source?.(counted).then(
+        (rows) => ({ rows, errors: [] as unknown[] }),
+        (error: unknown) => ({ rows: [], errors: [error] }),
+      );
+      const { rows, errors } = read ?? { rows: [], errors: [] };
       const endTime = hrTime(Date.now());
       const series = (instrument: Instrument, points: Points): MetricData => {
         const sum = instrument.kind === "observedCounter";
@@ -47,11 +57,12 @@ export function webhookSeries(sdk: Sdk): MetricProducer & { source?: () => Promi
       ] as const;
       const metrics = [
         series(INSTRUMENTS.subscriptionAttempts, (row) => outcomes.map(([key, outcome]) => [row[key], { "petstore.webhook.outcome": outcome }] as const)),
-        series(INSTRUMENTS.subscriptionBacklog, (row) => [[row.backlog]]),
-        series(INSTRUMENTS.subscriptionOldest, (row) => [[row.oldestAgeSeconds]]),
+        ...(counted
+          ? [series(INSTRUMENTS.subscriptionBacklog, (row) => [[row.backlog]]), series(INSTRUMENTS.subscriptionOldest, (row) => [[row.oldestAgeSeconds]])]
+          : []),
       ];
       const scopeMetrics = rows.length > 0 ? [{ scope: { name: SCOPE }, metrics }] : [];
-      return { resourceMetrics: { resource: undefined as never, scopeMetrics }, errors: [] };
+      return { resourceMetrics: { resource: undefined as never, scopeMetrics }, errors };
     },
   };
   return producer;

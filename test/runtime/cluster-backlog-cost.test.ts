@@ -1,0 +1,91 @@
+/**
+ * The webhook gauges of a cluster scrape (docs/operations.md#metrics), three server processes on one libSQL server: a subscription's
+ * backlog is counted in one process (sqld's own rows-read counter), not in each, and shown once; with the database down, a scrape
+ * still answers for every process, without those series, and restarts none.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createClient } from "@libsql/client";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { migrateServer, type SqldServer, startSqld } from "../../scripts/sqld";
+import { freePort, until } from "../support/prometheus";
+import { call, type ServerProcess, startServer } from "../support/server-process";
+
+/** Events the paused subscription waits for. */
+const BACKLOG = 3_000;
+
+let dir: string;
+let sqld: SqldServer;
+let server: ServerProcess;
+let metricsPort: number;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "petstore-backlog-cost-"));
+  sqld = await startSqld({ dataDir: join(dir, "sqld"), admin: true });
+  await migrateServer(sqld.url);
+  metricsPort = await freePort();
+  server = await startServer({ databaseUrl: sqld.url, env: { WEB_CONCURRENCY: "3", METRICS_PORT: String(metricsPort) } });
+}, 120_000);
+
+afterAll(async () => {
+  if (server && !server.exited()) await server.kill();
+  await sqld?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Rows SQLite has read on the server since it started (its admin API's stats). */
+async function rowsRead(): Promise<number> {
+  const stats = (await (await fetch(`${sqld.adminUrl}/v1/namespaces/default/stats`)).json()) as { rows_read_count: number };
+  return stats.rows_read_count;
+}
+
+it("counts a paused subscription's backlog of 3,000 once per scrape, and shows it once", async () => {
+  const key = server.bootstrapKey!;
+  const created = await call(server.url, "POST", "/webhooks", { url: "https://hooks.example.com/petstore", events: ["*"] }, { key });
+  expect(created.status).toBe(201);
+  const id = (created.body as { id: number }).id;
+  expect((await call(server.url, "PATCH", `/webhooks/${id}`, { enabled: false }, { key })).status).toBe(200);
+  // The log as writes leave it, written in one statement: the engine reads the log, whoever wrote it.
+  const client = createClient({ url: sqld.url });
+  try {
+    await client.execute({
+      sql: `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+        INSERT INTO events (type, occurred_at, data) SELECT 'category.created', ?, '{}' FROM n`,
+      args: [BACKLOG, new Date().toISOString()],
+    });
+    // The processes' dispatch runs fan the events out (a paused subscription keeps its place); after that, only idle polls read.
+    await until("the frontier at the newest event", async () => {
+      const { rows } = await client.execute("SELECT (SELECT event_id FROM webhook_dispatch) = (SELECT max(id) FROM events) AS done");
+      return rows[0]?.done === 1 ? true : undefined;
+    });
+  } finally {
+    client.close();
+  }
+  const before = await rowsRead();
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  const read = (await rowsRead()) - before;
+  const backlog = text.split("\n").filter((line) => line.startsWith("petstore_webhook_subscription_backlog{") && line.includes(`petstore_webhook_id="${id}"`));
+  expect(backlog).toEqual([expect.stringMatching(new RegExp(` ${BACKLOG}$`))]);
+  // One count reads the 3,000 events; one per process would read 9,000. Idle polls and the listings read a few rows more.
+  expect(read).toBeGreaterThanOrEqual(BACKLOG);
+  expect(read).toBeLessThan(1.5 * BACKLOG);
+}, 60_000);
+
+it("a scrape while the database is down: every process answers, none is restarted, the webhook series are left out", async () => {
+  await sqld.stop();
+  const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+  expect(res.status).toBe(200);
+  const lines = (await res.text()).split("\n");
+  for (const slot of ["0", "1", "2"]) {
+    expect(
+      lines.filter((line) => line.startsWith(`petstore_cluster_process_up{petstore_process="${slot}"`)),
+      slot,
+    ).toEqual([expect.stringMatching(/ 1$/)]);
+    expect(
+      lines.filter((line) => line.startsWith(`petstore_cluster_restarts_total{petstore_process="${slot}"`)),
+      slot,
+    ).toEqual([expect.stringMatching(/ 0$/)]);
+  }
+  expect(lines.filter((line) => line.startsWith("petstore_webhook_subscription_"))).toEqual([]);
+}, 30_000);
