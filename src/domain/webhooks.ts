@@ -127,10 +127,7 @@ function common(a: readonly string[], b: readonly string[]): string[] {
   return a.filter((type) => b.includes(type));
 }
 
-/**
- * The history a change of types keeps before it appends the interval it ends (`{upTo: newest event, events: the types before it}`, added in the
- * change's own write batch): intervals before `oldest` go; past `TYPE_HISTORY_MAX` − 1 the oldest two merge into what both wanted.
- */
+/** The history a change of types keeps before appending the interval it ends: none before `oldest`; past `TYPE_HISTORY_MAX` − 1 the oldest two merge. */
 export function historyBeforeChange(interest: Pick<Interest, "history">, oldest: number): TypesUpTo[] {
   const history = interest.history.filter((x) => x.upTo >= oldest);
   while (history.length > TYPE_HISTORY_MAX - 1) {

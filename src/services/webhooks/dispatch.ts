@@ -76,11 +76,7 @@ export interface DispatchOptions {
 /** What one `dispatchDue` run did. */
 export type DispatchReport = TurnReport;
 
-/**
- * A claim, or undefined when nothing is due: the due subscriptions it holds (`token`, from `claimedAt`), and the range of new events it holds
- * for the subscriptions at the frontier; `again`: more may be claimable at once (more events past a frontier it moved, or as many due
- * subscriptions as it had room for), else the run looks again when a turn ends or a nudge comes.
- */
+/** A claim (undefined: nothing due): the subscriptions (`token`, from `claimedAt`) and range it holds; `again`: more may be claimable at once. */
 type Claim = { rows: Claimed[]; range: Range | undefined; again: boolean; token: string; claimedAt: Date; rangeHeld: boolean } | undefined;
 
 /** Fan out new events unless a live range holds the frontier, and claim due subscriptions, `n` in all; `fanning.whole`: try `fanOut` first. */

@@ -51,11 +51,7 @@ export const probe = variants((learning: boolean) =>
 const { createdAt: _, ...columns } = getTableColumns(w);
 export const SUBSCRIPTION = columns;
 
-/**
- * Fanning out events (`from`, `upTo`] when no live range holds the frontier: the first `n` enabled, unclaimed subscriptions at the frontier
- * that want them become the range's `members` (held by `token` until `until`, their rows unwritten); the others that want them get
- * `place = from` (enabled ones due `now`). With no member, the frontier moves to `upTo` at once.
- */
+/** Fanning out events (`from`, `upTo`]: the first `n` enabled, unclaimed ones at the frontier wanting them are the range's members; the others get a place. */
 const fan = params<{ from: number; upTo: number; now: string; until: string; token: string; n: number }>();
 const t = webhookEventTypes;
 /** The events' types: with `*`, the keys of the type index that a subscription wanting one of the events lists. */

@@ -18,11 +18,7 @@ export interface Range {
   members: Claimed[];
 }
 
-/**
- * The close of a range: when every member's turn is played, or `RANGE_MS` after it began, one batch records the finished members' entries
- * (writing a member's row only when its turn left more than a caught-up place), gives each member still sending a claim of its own, and
- * moves the frontier to the range's end. A member that finishes later records itself with its own claim's release.
- */
+/** A range's close, one batch once every member played or `RANGE_MS` after it began: entries, a claim for each member still sending, the frontier moved. */
 export class RangeClose {
   private readonly played = new Map<number, Played>();
   private closed: Promise<void> | undefined;
