@@ -27,6 +27,7 @@ export async function exposition(exporter: PrometheusExporter): Promise<string> 
 export function answerScrapes(exporter: PrometheusExporter, series: WebhookSeries): void {
   process.on("message", (message: Partial<Scrape>) => {
     if (message?.petstore !== "scrape") return;
+    // Read at the start of the series' collect, which `exposition` calls in this same tick: concurrent scrapes cannot mix their flags.
     series.counts = message.counted !== false;
     void exposition(exporter).then((text) => process.send?.({ petstore: "metrics", id: message.id, text } satisfies Partial<Exposition>, () => {}));
   });

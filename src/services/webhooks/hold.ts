@@ -4,10 +4,10 @@ import { qb, type Database } from "../../db/client";
 import { params, plan, type PlanRun, runEach, withValues } from "../../db/plan";
 import { webhookDispatch, webhooks } from "../../db/schema";
 
-/** How long a claim or a range lasts past its taking or its last extension, ms; its holder extends it every half of this. */
+/** How long a claim lasts past its taking or its last extension, ms; its holder extends it every half of this. */
 export const CLAIM_MS = 2_000;
 
-/** How long a range lasts past its taking or its last extension, ms: a range closes within `RANGE_MS` (250), so a dead holder's stops new events briefly. */
+/** How long a range lasts past its taking or its last extension, ms: it closes within `RANGE_MS` (250), so a dead holder's range holds new events briefly. */
 export const RANGE_LEASE_MS = 500;
 
 /** The end of a claim taken or extended at `at`, ISO 8601. */
