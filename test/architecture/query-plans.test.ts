@@ -110,7 +110,7 @@ function dataStatements(): string[] {
 function derivedNames(text: string): Set<string> {
   const names = new Set<string>();
   for (const match of text.matchAll(/"(\w+)" as \(/g)) names.add(match[1]!);
-  for (const match of text.matchAll(/\) "?(\w+)"?(?=\s|$)/g)) names.add(match[1]!);
+  for (const match of text.matchAll(/\) "?(\w+)"?(?=[\s)]|$)/g)) names.add(match[1]!);
   return names;
 }
 

@@ -11,9 +11,10 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { migrateServer, type SqldServer, startSqld } from "../../scripts/sqld";
 import { freePort, until } from "../support/prometheus";
 import { call, type ServerProcess, startServer } from "../support/server-process";
+import { BACKLOG_MAX } from "../../src/services/webhooks/backlog";
 
-/** Events the paused subscription waits for. */
-const BACKLOG = 3_000;
+/** Events the paused subscription waits for; then events after them, none of which the second subscription wants. */
+const [BACKLOG, LONG_TAIL] = [3_000, 12_000];
 
 let dir: string;
 let sqld: SqldServer;
@@ -40,21 +41,19 @@ async function rowsRead(): Promise<number> {
   return stats.rows_read_count;
 }
 
-it("counts a paused subscription's backlog of 3,000 once per scrape, and shows it once", async () => {
-  const key = server.bootstrapKey!;
-  const created = await call(server.url, "POST", "/webhooks", { url: "https://hooks.example.com/petstore", events: ["*"] }, { key });
-  expect(created.status).toBe(201);
-  const id = (created.body as { id: number }).id;
-  expect((await call(server.url, "PATCH", `/webhooks/${id}`, { enabled: false }, { key })).status).toBe(200);
-  // The log as writes leave it, written in one statement: the engine reads the log, whoever wrote it.
+/**
+ * Append `n` events in one statement, the first of type `first`, the others `category.created` (the log as writes leave it: the engine
+ * reads the log, whoever wrote it), and wait until the dispatch runs fanned them out (a paused subscription keeps its place).
+ */
+async function appendEvents(n: number, first = "category.created"): Promise<void> {
   const client = createClient({ url: sqld.url });
   try {
     await client.execute({
       sql: `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-        INSERT INTO events (type, occurred_at, data) SELECT 'category.created', ?, '{}' FROM n`,
-      args: [BACKLOG, new Date().toISOString()],
+        INSERT INTO events (type, occurred_at, data) SELECT CASE i WHEN 1 THEN ? ELSE 'category.created' END, ?, '{}' FROM n`,
+      args: [n, first, new Date().toISOString()],
     });
-    // The processes' dispatch runs fan the events out (a paused subscription keeps its place); after that, only idle polls read.
+    // After the fan-out, only idle polls read.
     await until("the frontier at the newest event", async () => {
       const { rows } = await client.execute("SELECT (SELECT event_id FROM webhook_dispatch) = (SELECT max(id) FROM events) AS done");
       return rows[0]?.done === 1 ? true : undefined;
@@ -62,6 +61,15 @@ it("counts a paused subscription's backlog of 3,000 once per scrape, and shows i
   } finally {
     client.close();
   }
+}
+
+it("counts a paused subscription's backlog of 3,000 once per scrape, and shows it once", async () => {
+  const key = server.bootstrapKey!;
+  const created = await call(server.url, "POST", "/webhooks", { url: "https://hooks.example.com/petstore", events: ["*"] }, { key });
+  expect(created.status).toBe(201);
+  const id = (created.body as { id: number }).id;
+  expect((await call(server.url, "PATCH", `/webhooks/${id}`, { enabled: false }, { key })).status).toBe(200);
+  await appendEvents(BACKLOG);
   const before = await rowsRead();
   const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
   const read = (await rowsRead()) - before;
@@ -70,6 +78,24 @@ it("counts a paused subscription's backlog of 3,000 once per scrape, and shows i
   // One count reads the 3,000 events; one per process would read 9,000. Idle polls and the listings read a few rows more.
   expect(read).toBeGreaterThanOrEqual(BACKLOG);
   expect(read).toBeLessThan(1.5 * BACKLOG);
+}, 60_000);
+
+it("reads at most 10,000 events per subscription behind, whatever its types: one order, then 12,000 events of other types", async () => {
+  const key = server.bootstrapKey!;
+  const created = await call(server.url, "POST", "/webhooks", { url: "https://hooks.example.com/orders", events: ["order.placed"] }, { key });
+  expect(created.status).toBe(201);
+  const id = (created.body as { id: number }).id;
+  expect((await call(server.url, "PATCH", `/webhooks/${id}`, { enabled: false }, { key })).status).toBe(200);
+  await appendEvents(1 + LONG_TAIL, "order.placed");
+  const before = await rowsRead();
+  const lines = (await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()).split("\n");
+  const read = (await rowsRead()) - before;
+  const of = (name: string) => lines.filter((line) => line.startsWith(`${name}{`) && line.includes(`petstore_webhook_id="${id}"`));
+  expect(of("petstore_webhook_subscription_backlog")).toEqual([expect.stringMatching(/ 1$/)]);
+  expect(of("petstore_webhook_subscription_oldest_age_seconds")).toEqual([expect.stringMatching(/ [0-9.]+$/)]);
+  // Two subscriptions behind, 10,000 events read for each: counting until 10,000 orders read the whole tail (12,001).
+  expect(read).toBeGreaterThanOrEqual(2 * BACKLOG_MAX);
+  expect(read).toBeLessThan(2 * BACKLOG_MAX + 1_000);
 }, 60_000);
 
 it("a scrape while the database is down: every process answers, none is restarted, the webhook series are left out", async () => {
