@@ -63,36 +63,40 @@ async function appendEvents(n: number, first = "category.created"): Promise<void
   }
 }
 
-it("counts a paused subscription's backlog of 3,000 once per scrape, and shows it once", async () => {
+/** A subscription to `events`, paused at once: its id. */
+async function pausedSubscription(events: string[]): Promise<number> {
   const key = server.bootstrapKey!;
-  const created = await call(server.url, "POST", "/webhooks", { url: "https://hooks.example.com/petstore", events: ["*"] }, { key });
+  const created = await call(server.url, "POST", "/webhooks", { url: "https://hooks.example.com/petstore", events }, { key });
   expect(created.status).toBe(201);
   const id = (created.body as { id: number }).id;
   expect((await call(server.url, "PATCH", `/webhooks/${id}`, { enabled: false }, { key })).status).toBe(200);
-  await appendEvents(BACKLOG);
+  return id;
+}
+
+/** One scrape of the cluster: `series(name, id)`, subscription `id`'s lines of series `name`; `read`, the rows the database read meanwhile. */
+async function scrape(): Promise<{ series: (name: string, id: number) => string[]; read: number }> {
   const before = await rowsRead();
-  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  const lines = (await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()).split("\n");
   const read = (await rowsRead()) - before;
-  const backlog = text.split("\n").filter((line) => line.startsWith("petstore_webhook_subscription_backlog{") && line.includes(`petstore_webhook_id="${id}"`));
-  expect(backlog).toEqual([expect.stringMatching(new RegExp(` ${BACKLOG}$`))]);
+  return { series: (name, id) => lines.filter((line) => line.startsWith(`${name}{`) && line.includes(`petstore_webhook_id="${id}"`)), read };
+}
+
+it("counts a paused subscription's backlog of 3,000 once per scrape, and shows it once", async () => {
+  const id = await pausedSubscription(["*"]);
+  await appendEvents(BACKLOG);
+  const { series, read } = await scrape();
+  expect(series("petstore_webhook_subscription_backlog", id)).toEqual([expect.stringMatching(new RegExp(` ${BACKLOG}$`))]);
   // One count reads the 3,000 events; one per process would read 9,000. Idle polls and the listings read a few rows more.
   expect(read).toBeGreaterThanOrEqual(BACKLOG);
   expect(read).toBeLessThan(1.5 * BACKLOG);
 }, 60_000);
 
 it("reads at most 10,000 events per subscription behind, whatever its types: one order, then 12,000 events of other types", async () => {
-  const key = server.bootstrapKey!;
-  const created = await call(server.url, "POST", "/webhooks", { url: "https://hooks.example.com/orders", events: ["order.placed"] }, { key });
-  expect(created.status).toBe(201);
-  const id = (created.body as { id: number }).id;
-  expect((await call(server.url, "PATCH", `/webhooks/${id}`, { enabled: false }, { key })).status).toBe(200);
+  const id = await pausedSubscription(["order.placed"]);
   await appendEvents(1 + LONG_TAIL, "order.placed");
-  const before = await rowsRead();
-  const lines = (await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()).split("\n");
-  const read = (await rowsRead()) - before;
-  const of = (name: string) => lines.filter((line) => line.startsWith(`${name}{`) && line.includes(`petstore_webhook_id="${id}"`));
-  expect(of("petstore_webhook_subscription_backlog")).toEqual([expect.stringMatching(/ 1$/)]);
-  expect(of("petstore_webhook_subscription_oldest_age_seconds")).toEqual([expect.stringMatching(/ [0-9.]+$/)]);
+  const { series, read } = await scrape();
+  expect(series("petstore_webhook_subscription_backlog", id)).toEqual([expect.stringMatching(/ 1$/)]);
+  expect(series("petstore_webhook_subscription_oldest_age_seconds", id)).toEqual([expect.stringMatching(/ [0-9.]+$/)]);
   // Two subscriptions behind, 10,000 events read for each: counting until 10,000 orders read the whole tail (12,001).
   expect(read).toBeGreaterThanOrEqual(2 * BACKLOG_MAX);
   expect(read).toBeLessThan(2 * BACKLOG_MAX + 1_000);
