@@ -57,7 +57,7 @@ async function main(settings: NodeSettings): Promise<void> {
   const db = telemetry ? telemetry.database(database.db) : database.db;
   // Webhook deliveries run in this process (docs/webhooks.md#when-deliveries-run); the scrape reads each subscription's backlog.
   const signals = new WebhookSignals();
-  telemetry?.subscriptions(async (counted) => signals.signals(await readBacklogs(db, Date.now(), undefined, counted)));
+  telemetry?.subscriptions(async (counted) => signals.signals(await readBacklogs(db, Date.now(), undefined, counted ? "counted" : "ids")));
   const interest = new SubscribedTypes();
   const fetchFn = guardedWebhookFetch({ allowPrivate: config.webhooks.allowPrivateTargets });
   const dispatcher = createWebhookDispatcher(db, { config, interest, signals, fetch: fetchFn });

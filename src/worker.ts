@@ -123,7 +123,7 @@ export default {
       const run = pruneExpired(databaseFor(settings.database), settings.app.eventRetentionDays, new Date(controller.scheduledTime));
       const failed = (error: unknown) => logger.log("error", "retention failed", { error: loggableError(error).message });
       ctx.waitUntil(run.then((report) => logger.log("info", "retention", { ...report }), failed));
-    } else ctx.waitUntil(dispatch.inInvocation(databaseFor(settings.database)));
+    } else ctx.waitUntil(dispatch.inInvocation(databaseFor(settings.database), true));
   },
   /** The queue consumer (wrangler.toml `[[queues.consumers]]`): a batch of `WEBHOOK_RUNS` messages is one dispatch run; the queue retries a failed one. */
   async queue(_batch, env, _ctx): Promise<void> {

@@ -12,10 +12,10 @@ export function addOutcome(a: SubscriptionOutcome | undefined, b: SubscriptionOu
   return { delivered: (a?.delivered ?? 0) + b.delivered, failed: (a?.failed ?? 0) + b.failed, givenUp: (a?.givenUp ?? 0) + b.givenUp };
 }
 
-/** One subscription's backlog as the database holds it: the events after its place that it wants, and the age of the oldest (s). */
+/** One subscription's backlog as the database holds it: the events after its place that it wants (when counted), and the age of the oldest (s). */
 export interface SubscriptionBacklog {
   id: number;
-  backlog: number;
+  backlog?: number;
   oldestAgeSeconds: number;
 }
 

@@ -75,6 +75,24 @@ describe("the Worker's log lines", () => {
     expect((await api.delete(`/webhooks/${hook.id}`, { key: target.staffKey })).status).toBe(204);
   });
 
+  it("a write's run gives the oldest age of the subscriptions it served; the dispatch Cron Trigger's counts every backlog, a paused one's too", async () => {
+    const key = target.staffKey;
+    const paused = await subscribe(api, key, receiver.url("/telemetry-paused"), ["category.created"]);
+    expect((await api.patch(`/webhooks/${paused.id}`, { enabled: false }, { key })).status).toBe(200);
+    const served = await subscribe(api, key, receiver.url("/telemetry-served"), ["category.created"]);
+    expect((await api.post("/categories", { name: uniqueName("Counted") }, { key })).status).toBe(201);
+    await receiver.waitFor("/telemetry-served", 1);
+    const of = (l: Line, id: number) => (l.subscriptions as { id: number }[] | undefined)?.find((s) => s.id === id);
+    const run = await lineWhere((l) => l.msg === "webhook dispatch" && of(l, served.id) !== undefined);
+    expect(of(run, served.id)).toEqual({ id: served.id, delivered: 1, failed: 0, givenUp: 0, oldestAgeSeconds: 0 });
+    expect(of(run, paused.id)).toBeUndefined();
+    await (await fetch(`${target.url}/__scheduled?cron=*+*+*+*+*`)).body?.cancel();
+    const census = await lineWhere((l) => l.msg === "webhook dispatch" && of(l, paused.id) !== undefined);
+    expect(of(census, paused.id)).toMatchObject({ backlog: 1, oldestAgeSeconds: expect.any(Number) });
+    expect(of(census, served.id)).toMatchObject({ backlog: 0, oldestAgeSeconds: 0 });
+    for (const hook of [paused, served]) expect((await api.delete(`/webhooks/${hook.id}`, { key })).status).toBe(204);
+  });
+
   it("the retention Cron Trigger's run logs the rows it deleted, by kind, with its trace", async () => {
     await (await fetch(`${target.url}/__scheduled?cron=0+*+*+*+*`)).body?.cancel();
     const run = await lineWhere((l) => l.msg === "retention");

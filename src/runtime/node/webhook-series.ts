@@ -58,7 +58,7 @@ export function webhookSeries(sdk: Sdk): WebhookSeries {
       const metrics = [
         series(INSTRUMENTS.subscriptionAttempts, (row) => outcomes.map(([key, outcome]) => [row[key], { "petstore.webhook.outcome": outcome }] as const)),
         ...(counted
-          ? [series(INSTRUMENTS.subscriptionBacklog, (row) => [[row.backlog]]), series(INSTRUMENTS.subscriptionOldest, (row) => [[row.oldestAgeSeconds]])]
+          ? [series(INSTRUMENTS.subscriptionBacklog, (row) => [[row.backlog ?? 0]]), series(INSTRUMENTS.subscriptionOldest, (row) => [[row.oldestAgeSeconds]])]
           : []),
       ];
       const scopeMetrics = rows.length > 0 ? [{ scope: { name: SCOPE }, metrics }] : [];

@@ -12,14 +12,7 @@ import type { Principal } from "../../domain/principal";
 import { orderState, readOrder, viewer } from "./shared";
 
 /** The values of a change: `shipDate` (NULL: none) applies when `shipDateGiven` is 1; `version` NULL without If-Match; `accountId` as `visibleTo` has it. */
-const p = params<{
-  orderId: number;
-  shipDate: string | null;
-  shipDateGiven: 0 | 1;
-  version: number | null;
-  occurredAt: string;
-  accountId: number | null;
-}>();
+const p = params<{ orderId: number; shipDate: string | null; shipDateGiven: 0 | 1; version: number | null; occurredAt: string; accountId: number | null }>();
 /** The ship date after the change (JSON Merge Patch, RFC 7396: a member given is set, `null` removes it). */
 const patchedShipDate = sql`CASE WHEN ${p("shipDateGiven")} THEN ${p("shipDate")} ELSE ${orders.shipDate} END`;
 /** Changes the order while it is open (at the version checked, with If-Match); returns it as changed. */

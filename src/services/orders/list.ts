@@ -37,13 +37,7 @@ export interface OrderPage {
 /** Up to `limit` orders the caller may see, id > `afterId`, ascending. One round trip. */
 export async function listOrders(db: Database, principal: Principal, { filter, afterId, limit }: OrderPage): Promise<Order[]> {
   const query = listQuery(principal.role !== "staff", filter.petId !== undefined, filter.complete !== undefined);
-  const rows = await execute(db, query, {
-    afterId,
-    limit,
-    accountId: principal.accountId,
-    petId: filter.petId ?? null,
-    complete: filter.complete ?? null,
-  });
+  const rows = await execute(db, query, { afterId, limit, accountId: principal.accountId, petId: filter.petId ?? null, complete: filter.complete ?? null });
   return rows.map(ORDER.present);
 }
 

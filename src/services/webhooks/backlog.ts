@@ -16,24 +16,27 @@ const p = params<{ ids: string }>();
 /** The next `BACKLOG_MAX` events after the place (NULL: the frontier): whether it wants each (its current types, found as JSON text), when each occurred. */
 const tail = sql`SELECT instr(${w.events}, '"*"') OR instr(${w.events}, '"' || ${e.type} || '"') AS wanted, ${e.occurredAt} AS at
   FROM ${e} WHERE ${e.id} > coalesce(${w.place}, ${frontier}) ORDER BY ${e.id} LIMIT ${BACKLOG_MAX}`;
-const backlogs = variants((some: boolean, counted: boolean) =>
+/** What a read gives per subscription: `counted`, its backlog and oldest event; `oldest`, the oldest alone (its first wanted event); `ids`, neither. */
+export type BacklogRead = "counted" | "oldest" | "ids";
+const summary = (count: boolean) =>
+  count
+    ? sql<string>`(SELECT json_array(count(*) FILTER (WHERE t.wanted), min(t.at) FILTER (WHERE t.wanted)) FROM (${tail}) t)`
+    : sql<string | null>`(SELECT json_array(NULL, t.at) FROM (${tail}) t WHERE t.wanted LIMIT 1)`;
+const backlogs = variants((some: boolean, count: boolean, age: boolean) =>
   p.prepare(
     qb
-      .select({
-        id: w.id,
-        counts: counted
-          ? sql<string>`(SELECT json_array(count(*) FILTER (WHERE t.wanted), min(t.at) FILTER (WHERE t.wanted)) FROM (${tail}) t)`
-          : sql<null>`NULL`,
-      })
+      .select({ id: w.id, counts: age ? summary(count) : sql<null>`NULL` })
       .from(w)
       .where(some ? sql`${w.id} IN (SELECT value FROM json_each(${p("ids")}))` : undefined)
       .orderBy(w.id),
   ),
 );
 
-/** The backlog of every subscription (or of `ids`), in id order, with the age at `now` (ms) of its oldest event; `counted` false: 0s, a row read each. */
-export async function readBacklogs(db: Database, now: number, ids?: readonly number[], counted = true): Promise<SubscriptionBacklog[]> {
-  const rows = await execute(db, backlogs(ids !== undefined, counted), { ids: JSON.stringify(ids ?? []) });
-  const parsed = rows.map(({ id, counts }) => [id, ...(counts === null ? [0, null] : JSON.parse(counts))] as [number, number, string | null]);
-  return parsed.map(([id, backlog, oldest]) => ({ id, backlog, oldestAgeSeconds: oldest === null ? 0 : Math.max(0, now - Date.parse(oldest)) / 1000 }));
+/** Each subscription's (or `ids`') signals from the log as `read` asks, in id order; the oldest's age at `now` (ms), 0 with none. */
+export async function readBacklogs(db: Database, now: number, ids?: readonly number[], read: BacklogRead = "counted"): Promise<SubscriptionBacklog[]> {
+  const rows = await execute(db, backlogs(ids !== undefined, read === "counted", read !== "ids"), { ids: JSON.stringify(ids ?? []) });
+  return rows.map(({ id, counts }) => {
+    const [backlog, age] = (counts === null ? [null, null] : JSON.parse(counts)) as [number | null, string | null];
+    return { id, ...(backlog === null ? {} : { backlog }), oldestAgeSeconds: age ? Math.max(0, now - Date.parse(age)) / 1000 : 0 };
+  });
 }
