@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 
 /** A field's test: a value, one of several, or a bound. */
-type Match = string | number | (string | number)[] | { above: number };
+type Match = string | number | boolean | (string | number)[] | { above: number };
 
 /** One alert of docs/monitoring/workers-alerts.json. */
 export interface WorkersAlert {
@@ -22,8 +22,9 @@ export interface WorkersAlert {
   above: number;
   /** The value: the share of `lines` that also match `of` … */
   ratio?: { of: Record<string, Match> };
-  /** … or, per element of the array field `each` grouped by its `by` field, the `sum` or the `last` value of a numeric field. */
+  /** … or, per element of the array field `each` (those matching `where`) grouped by its `by` field, the `sum` or the `last` value of a numeric field. */
   each?: string;
+  where?: Record<string, Match>;
   by?: string;
   sum?: string;
   last?: string;
@@ -72,6 +73,7 @@ function values(alert: WorkersAlert, lines: Line[]): Map<string, number> {
   const byGroup = new Map<string, number>();
   for (const line of lines)
     for (const element of (line[alert.each!] as Line[] | undefined) ?? []) {
+      if (alert.where && !every(element, alert.where)) continue;
       const group = String(element[alert.by!]);
       const value = Number(element[(alert.sum ?? alert.last)!] ?? 0);
       byGroup.set(group, alert.sum ? (byGroup.get(group) ?? 0) + value : value);

@@ -46,6 +46,7 @@ export function apiFilters(fields: Record<string, Match>): ApiFilter[] {
       return { key, operation: "in", type: "string", value: match.join(",") };
     }
     if (typeof match === "object") return { key, operation: "gt", type: "number", value: match.above };
+    if (typeof match === "boolean") throw new Error(`${key}: a line's filter is a string or a number`);
     return { key, operation: "eq", type: typeof match === "number" ? "number" : "string", value: match };
   });
 }
@@ -185,9 +186,14 @@ export function groupTarget(refId: string, queryId: string, alert: WorkersAlert,
     '.source | if type == "string" then (fromjson? // {})' +
     ' elif type == "object" and (.msg | type) != "string" and (.message | type) == "string" then (.message | fromjson? // {})' +
     ' elif type == "object" then . else {} end';
+  // The elements `where` keeps: a value each (the evaluator's other tests have no use here yet).
+  const where = Object.entries(alert.where ?? {}).map(([key, value]) => {
+    if (typeof value === "object") throw new Error(`${key}: only a value becomes an element filter`);
+    return ` | select(.${plain(key)} == ${JSON.stringify(value)})`;
+  });
   const reduce = alert.sum ? `{time: .[0].time, ${by}: .[0].${by}, value: (map(.value) | add)}` : `(max_by(.at) | {time, ${by}, value})`;
   const jq =
-    `[.result.events.events[] | .timestamp as $at | (${line}) | (.${each} // [])[]` +
+    `[.result.events.events[] | .timestamp as $at | (${line}) | (.${each} // [])[]${where.join("")}` +
     ` | {time: (($at / ${bucket} | floor) * ${bucket}), ${by}: (.${by} | tostring), at: $at, value: (.${field} // 0)}]` +
     ` | group_by([.time, .${by}]) | map(${reduce}) | sort_by([.time, .${by}])`;
   return target(refId, body, jq, [

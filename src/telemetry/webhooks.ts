@@ -12,9 +12,10 @@ export function addOutcome(a: SubscriptionOutcome | undefined, b: SubscriptionOu
   return { delivered: (a?.delivered ?? 0) + b.delivered, failed: (a?.failed ?? 0) + b.failed, givenUp: (a?.givenUp ?? 0) + b.givenUp };
 }
 
-/** One subscription's backlog as the database holds it: the events after its place that it wants (when counted), and the age of the oldest (s). */
+/** One subscription's backlog as the database holds it: whether it is `enabled`, the events after its place that it wants (when counted), the age of the oldest (s). */
 export interface SubscriptionBacklog {
   id: number;
+  enabled: boolean;
   backlog?: number;
   oldestAgeSeconds: number;
 }

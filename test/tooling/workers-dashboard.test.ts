@@ -115,7 +115,7 @@ describe("docs/monitoring/workers-dashboard.json", () => {
 const T = Date.UTC(2026, 10, 29, 4, 0, 0);
 
 /** A webhook dispatch line of the recorded shape at `at`, with `subscriptions`. */
-function dispatchLine(at: number, subscriptions: Record<string, number>[]): RecordedLine {
+function dispatchLine(at: number, subscriptions: Record<string, number | boolean>[]): RecordedLine {
   return { time: new Date(at).toISOString(), level: "info", msg: "webhook dispatch", attempted: 1, delivered: 0, retried: 0, givenUp: 0, subscriptions };
 }
 
@@ -125,9 +125,13 @@ describe("the dashboard's panels against the query API, on a real Worker's lines
     ...recorded("healthy", T - 60_000),
     ...recorded("faults", T - 60_000),
     // More give-ups by subscription 2 (a second in the last 15 min, one before it) and a backlog of subscription 3 before the last 5 min.
-    dispatchLine(T - 120_000, [{ id: 2, givenUp: 2, oldestAgeSeconds: 420 }]),
-    dispatchLine(T - 20 * 60_000, [{ id: 2, givenUp: 3, oldestAgeSeconds: 0 }]),
-    dispatchLine(T - 7 * 60_000, [{ id: 3, givenUp: 0, oldestAgeSeconds: 400 }]),
+    // Subscription 4 is paused: its backlog's age is no alert's.
+    dispatchLine(T - 120_000, [
+      { id: 2, enabled: true, givenUp: 2, oldestAgeSeconds: 420 },
+      { id: 4, enabled: false, givenUp: 0, oldestAgeSeconds: 900 },
+    ]),
+    dispatchLine(T - 20 * 60_000, [{ id: 2, enabled: true, givenUp: 3, oldestAgeSeconds: 0 }]),
+    dispatchLine(T - 7 * 60_000, [{ id: 3, enabled: true, givenUp: 0, oldestAgeSeconds: 400 }]),
   ];
   /** Every alert's value per group at T on `lines`, whether or not it crosses its threshold. */
   const values: Firing[] = evaluateWorkersAlerts(
@@ -197,6 +201,7 @@ describe("the dashboard's panels against the query API, on a real Worker's lines
         [T - 900_000, at("PetstoreWebhooksGivingUp", "2")],
       ],
       "3": [[T - 900_000, 0]],
+      "4": [[T - 900_000, 0]],
     });
     expect(at("PetstoreWebhooksGivingUp", "2")).toBe(3);
     // Subscription 2's last line of the last bucket says 0 (the recorded one, after the one of 420 s); 3's 400 s is in the bucket before.
@@ -208,5 +213,6 @@ describe("the dashboard's panels against the query API, on a real Worker's lines
       ],
       "3": [[T - 600_000, 400]],
     });
+    expect(values.filter((v) => v.alert === "PetstoreWebhookBacklogAge").map((v) => v.labels.id)).not.toContain("4");
   });
 });

@@ -84,7 +84,7 @@ describe("the Worker's log lines", () => {
     await receiver.waitFor("/telemetry-served", 1);
     const of = (l: Line, id: number) => (l.subscriptions as { id: number }[] | undefined)?.find((s) => s.id === id);
     const run = await lineWhere((l) => l.msg === "webhook dispatch" && of(l, served.id) !== undefined);
-    expect(of(run, served.id)).toEqual({ id: served.id, delivered: 1, failed: 0, givenUp: 0, oldestAgeSeconds: 0 });
+    expect(of(run, served.id)).toEqual({ id: served.id, enabled: true, delivered: 1, failed: 0, givenUp: 0, oldestAgeSeconds: 0 });
     expect(of(run, paused.id)).toBeUndefined();
     await (await fetch(`${target.url}/__scheduled?cron=*+*+*+*+*`)).body?.cancel();
     const census = await lineWhere((l) => l.msg === "webhook dispatch" && of(l, paused.id) !== undefined);

@@ -155,6 +155,23 @@ describe("webhooks: a failing subscriber", () => {
       expect(firing(worker.lines)).not.toContain(`PetstoreWebhooksGivingUp ${hook.id}`);
       await remove();
     });
+
+    it("a paused subscription's event 10 minutes old: in the dispatch cron's line with its backlog, and no alert", async () => {
+      const key = worker.target.staffKey;
+      const hook = await subscribe(worker.api, key, receiver.url("/paused"), ["category.created"]);
+      expect((await worker.api.patch(`/webhooks/${hook.id}`, { enabled: false }, { key })).status).toBe(200);
+      await worker.target.db.execute({
+        sql: "INSERT INTO events (type, occurred_at, data) VALUES ('category.created', ?, ?)",
+        args: [new Date(Date.now() - 600_000).toISOString(), JSON.stringify({ id: 876543211, name: "Paused" })],
+      });
+      await (await fetch(`${worker.target.url}/__scheduled?cron=*+*+*+*+*`)).body?.cancel();
+      const of = (l: Line) => ((l.subscriptions as { id: number; oldestAgeSeconds: number }[] | undefined) ?? []).find((one) => one.id === hook.id);
+      const line = of(await lineWhere(worker.lines, (l) => l.msg === "webhook dispatch" && of(l) !== undefined));
+      expect(line).toMatchObject({ enabled: false, backlog: 1, oldestAgeSeconds: expect.any(Number) });
+      expect(line!.oldestAgeSeconds).toBeGreaterThan(300);
+      expect(firing(worker.lines)).not.toContain(`PetstoreWebhookBacklogAge ${hook.id}`);
+      expect((await worker.api.delete(`/webhooks/${hook.id}`, { key })).status).toBe(204);
+    });
   });
 
   describe("two attempts, retried at once", () => {

@@ -15,6 +15,7 @@ const hrTime = (ms: number): HrTime => [Math.floor(ms / 1000), (ms % 1000) * 1e6
 
 /** One subscription's points of a series: each value with its attributes besides the subscription's id. */
 type Points = (row: SubscriptionSignals) => (readonly [number, Record<string, string>?])[];
+const enabled = (row: SubscriptionSignals) => ({ "petstore.webhook.enabled": String(row.enabled) });
 
 /** The producer, its `source` (set once the database is open: every subscription's signals, backlogs `counted` or not), and whether it `counts`. */
 export type WebhookSeries = MetricProducer & { source?: (counted: boolean) => Promise<SubscriptionSignals[]>; counts: boolean };
@@ -58,7 +59,11 @@ export function webhookSeries(sdk: Sdk): WebhookSeries {
       const metrics = [
         series(INSTRUMENTS.subscriptionAttempts, (row) => outcomes.map(([key, outcome]) => [row[key], { "petstore.webhook.outcome": outcome }] as const)),
         ...(counted
-          ? [series(INSTRUMENTS.subscriptionBacklog, (row) => [[row.backlog ?? 0]]), series(INSTRUMENTS.subscriptionOldest, (row) => [[row.oldestAgeSeconds]])]
+          ? [
+              // Paused and disabled ones too, labelled: the backlog-age alert reads the enabled ones.
+              series(INSTRUMENTS.subscriptionBacklog, (row) => [[row.backlog ?? 0, enabled(row)]]),
+              series(INSTRUMENTS.subscriptionOldest, (row) => [[row.oldestAgeSeconds, enabled(row)]]),
+            ]
           : []),
       ];
       const scopeMetrics = rows.length > 0 ? [{ scope: { name: SCOPE }, metrics }] : [];

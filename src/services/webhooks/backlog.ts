@@ -25,7 +25,7 @@ const summary = (count: boolean) =>
 const backlogs = variants((some: boolean, count: boolean, age: boolean) =>
   p.prepare(
     qb
-      .select({ id: w.id, counts: age ? summary(count) : sql<null>`NULL` })
+      .select({ id: w.id, enabled: w.enabled, counts: age ? summary(count) : sql<null>`NULL` })
       .from(w)
       .where(some ? sql`${w.id} IN (SELECT value FROM json_each(${p("ids")}))` : undefined)
       .orderBy(w.id),
@@ -35,8 +35,8 @@ const backlogs = variants((some: boolean, count: boolean, age: boolean) =>
 /** Each subscription's (or `ids`') signals from the log as `read` asks, in id order; the oldest's age at `now` (ms), 0 with none. */
 export async function readBacklogs(db: Database, now: number, ids?: readonly number[], read: BacklogRead = "counted"): Promise<SubscriptionBacklog[]> {
   const rows = await execute(db, backlogs(ids !== undefined, read === "counted", read !== "ids"), { ids: JSON.stringify(ids ?? []) });
-  return rows.map(({ id, counts }) => {
+  return rows.map(({ id, enabled, counts }) => {
     const [backlog, age] = (counts === null ? [null, null] : JSON.parse(counts)) as [number | null, string | null];
-    return { id, ...(backlog === null ? {} : { backlog }), oldestAgeSeconds: age ? Math.max(0, now - Date.parse(age)) / 1000 : 0 };
+    return { id, enabled, ...(backlog === null ? {} : { backlog }), oldestAgeSeconds: age ? Math.max(0, now - Date.parse(age)) / 1000 : 0 };
   });
 }
