@@ -11,6 +11,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { migrateServer, type SqldServer, startSqld } from "../../scripts/sqld";
 import { freePort, until } from "../support/prometheus";
 import { call, type ServerProcess, startServer } from "../support/server-process";
+import { appendEvents, rowsRead } from "../support/sqld-log";
 import { BACKLOG_MAX } from "../../src/services/webhooks/backlog";
 
 /** Events the paused subscription waits for; then events after them, none of which the second subscription wants. */
@@ -35,24 +36,11 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Rows SQLite has read on the server since it started (its admin API's stats). */
-async function rowsRead(): Promise<number> {
-  const stats = (await (await fetch(`${sqld.adminUrl}/v1/namespaces/default/stats`)).json()) as { rows_read_count: number };
-  return stats.rows_read_count;
-}
-
-/**
- * Append `n` events in one statement, the first of type `first`, the others `category.created` (the log as writes leave it: the engine
- * reads the log, whoever wrote it), and wait until the dispatch runs fanned them out (a paused subscription keeps its place).
- */
-async function appendEvents(n: number, first = "category.created"): Promise<void> {
+/** Append `n` events (`appendEvents`), and wait until the dispatch runs fanned them out (a paused subscription keeps its place). */
+async function appendAndFanOut(n: number, first?: string): Promise<void> {
   const client = createClient({ url: sqld.url });
   try {
-    await client.execute({
-      sql: `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-        INSERT INTO events (type, occurred_at, data) SELECT CASE i WHEN 1 THEN ? ELSE 'category.created' END, ?, '{}' FROM n`,
-      args: [n, first, new Date().toISOString()],
-    });
+    await appendEvents(client, n, first);
     // After the fan-out, only idle polls read.
     await until("the frontier at the newest event", async () => {
       const { rows } = await client.execute("SELECT (SELECT event_id FROM webhook_dispatch) = (SELECT max(id) FROM events) AS done");
@@ -75,15 +63,15 @@ async function pausedSubscription(events: string[]): Promise<number> {
 
 /** One scrape of the cluster: `series(name, id)`, subscription `id`'s lines of series `name`; `read`, the rows the database read meanwhile. */
 async function scrape(): Promise<{ series: (name: string, id: number) => string[]; read: number }> {
-  const before = await rowsRead();
+  const before = await rowsRead(sqld);
   const lines = (await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()).split("\n");
-  const read = (await rowsRead()) - before;
+  const read = (await rowsRead(sqld)) - before;
   return { series: (name, id) => lines.filter((line) => line.startsWith(`${name}{`) && line.includes(`petstore_webhook_id="${id}"`)), read };
 }
 
 it("counts a paused subscription's backlog of 3,000 once per scrape, and shows it once", async () => {
   const id = await pausedSubscription(["*"]);
-  await appendEvents(BACKLOG);
+  await appendAndFanOut(BACKLOG);
   const { series, read } = await scrape();
   expect(series("petstore_webhook_subscription_backlog", id)).toEqual([expect.stringMatching(new RegExp(` ${BACKLOG}$`))]);
   // One count reads the 3,000 events; one per process would read 9,000. Idle polls and the listings read a few rows more.
@@ -93,7 +81,7 @@ it("counts a paused subscription's backlog of 3,000 once per scrape, and shows i
 
 it("reads at most 10,000 events per subscription behind, whatever its types: one order, then 12,000 events of other types", async () => {
   const id = await pausedSubscription(["order.placed"]);
-  await appendEvents(1 + LONG_TAIL, "order.placed");
+  await appendAndFanOut(1 + LONG_TAIL, "order.placed");
   const { series, read } = await scrape();
   expect(series("petstore_webhook_subscription_backlog", id)).toEqual([expect.stringMatching(/ 1$/)]);
   expect(series("petstore_webhook_subscription_oldest_age_seconds", id)).toEqual([expect.stringMatching(/ [0-9.]+$/)]);

@@ -10,6 +10,7 @@ import { createClient } from "@libsql/client";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { migrateServer, type SqldServer, startSqld } from "../../scripts/sqld";
 import { connect, type ApiClient } from "../support/client";
+import { appendEvents, rowsRead } from "../support/sqld-log";
 import { createStaffKeyFor } from "../support/staff-key";
 import { Receiver } from "../support/webhook-receiver";
 import { ownWorkerTarget, type WorkerTarget } from "../support/worker-target";
@@ -42,23 +43,13 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Rows SQLite has read on this file's sqld since it started. */
-async function rowsRead(): Promise<number> {
-  return ((await (await fetch(`${sqld.adminUrl}/v1/namespaces/default/stats`)).json()) as { rows_read_count: number }).rows_read_count;
-}
-
 it("drains ten subscriptions 1,500 events behind at under 6.3 rows read per delivery", async () => {
   const paths = Array.from({ length: SUBSCRIPTIONS }, (_, n) => `/drain/${n}`);
   const ids: number[] = [];
   for (const path of paths) ids.push((await subscribe(api, key, receiver.url(path))).id);
   for (const id of ids) expect((await api.patch(`/webhooks/${id}`, { enabled: false }, { key })).status).toBe(200);
-  // The log as writes leave it, in one statement: the engine reads the log, whoever wrote it.
-  await db.execute({
-    sql: `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-      INSERT INTO events (type, occurred_at, data) SELECT 'category.created', ?, '{}' FROM n`,
-    args: [BEHIND, new Date().toISOString()],
-  });
-  const before = await rowsRead();
+  await appendEvents(db, BEHIND);
+  const before = await rowsRead(sqld);
   for (const id of ids) expect((await api.patch(`/webhooks/${id}`, { enabled: true }, { key })).status).toBe(200);
   for (const path of paths) await receiver.waitFor(path, BEHIND);
   // The last run records its sends, then writes its line.
@@ -66,7 +57,7 @@ it("drains ten subscriptions 1,500 events behind at under 6.3 rows read per deli
     const { rows } = await db.execute("SELECT count(*) AS n FROM webhooks WHERE place IS NOT NULL OR lease_token IS NOT NULL");
     done = rows[0]?.n === 0;
   }
-  const perDelivery = ((await rowsRead()) - before) / (SUBSCRIPTIONS * BEHIND);
+  const perDelivery = ((await rowsRead(sqld)) - before) / (SUBSCRIPTIONS * BEHIND);
   // The drain's own reads are 4.9–5.2 a delivery here; counting each served subscription's backlog after every run made it 7.6–8.0.
   expect(perDelivery).toBeGreaterThan(3);
   expect(perDelivery).toBeLessThan(6.3);
