@@ -74,23 +74,32 @@ export async function call(base: string, key: string, method: string, path: stri
 }
 
 /**
- * `writes` POST /pets (one category made first) from `clients` clients at once, as fast as the service answers. Resolves with each
- * pet's response time (performance.now(), ms) by pet id.
+ * `writes` POST /pets (one category made first) from `clients` clients at once, as fast as the service answers; client i writes to
+ * `bases()[i % n]` of the live instances (a write that fails because its instance was killed meanwhile is made again on a live one).
+ * Resolves with each pet's response time (performance.now(), ms) by pet id.
  * @throws Error when a write is not answered 201.
  */
-export async function burst(base: string, key: string, writes: number, clients: number): Promise<Map<number, number>> {
-  const category = (await call(base, key, "POST", "/categories", { name: `Isolation ${Date.now()}` })).body as { id: number };
+export async function burst(bases: () => string[], key: string, writes: number, clients: number): Promise<Map<number, number>> {
+  const category = (await call(bases()[0]!, key, "POST", "/categories", { name: `Isolation ${Date.now()}` })).body as { id: number };
   const answered = new Map<number, number>();
   let next = 0;
-  const client = async () => {
+  const write = async (i: number, n: number): Promise<{ status: number; body: unknown }> => {
+    const live = bases();
+    try {
+      return await call(live[i % live.length]!, key, "POST", "/pets", { name: `Pet ${n}`, categoryId: category.id });
+    } catch (error) {
+      if (bases().length === live.length) throw error;
+      return write(i, n);
+    }
+  };
+  const client = async (i: number) => {
     while (next < writes) {
-      const n = next++;
-      const res = await call(base, key, "POST", "/pets", { name: `Pet ${n}`, categoryId: category.id });
+      const res = await write(i, next++);
       if (res.status !== 201) throw new Error(`POST /pets answered ${res.status}: ${JSON.stringify(res.body)}`);
       answered.set((res.body as { id: number }).id, performance.now());
     }
   };
-  await Promise.all(Array.from({ length: clients }, client));
+  await Promise.all(Array.from({ length: clients }, (_, i) => client(i)));
   return answered;
 }
 

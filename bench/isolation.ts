@@ -6,11 +6,11 @@
  * changed mid-round, under a burst of POST /pets from 8 clients; the fast ones' lag (arrival − the write's response) per kind, on
  * Node (one server process) and on the Worker (workerd), each on sqld; and the deliveries per second to one `ordering: "none"`
  * subscription whose receiver answers in 100 ms; (kind `hang4`) four that never answer, made before the fast ones; and (Node, kind
- * `killed`) two server processes on one sqld, one SIGKILLed mid-burst.
+ * `killed`) two server processes, or two Workers (each its own workerd, writes divided), on one sqld, one SIGKILLed mid-burst.
  * With `--before DIR`, an older checkout runs before each run of this one.
  * README: bench/README.md#isolation.
  */
-import type { ChildProcess } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -53,7 +53,7 @@ interface Plan {
   fourth?: { behaviour: Behaviour; settings?: Record<string, unknown>; actions?: Action[] };
   /** Only the fourth, unordered (kind `none`): its rate is the result. */
   alone?: boolean;
-  /** Node: a second server process on the same database that polls every 100 ms, SIGKILLed this long into the burst. */
+  /** A second server process (Node: polling every 100 ms) or Worker (taking half the writes) on the database, SIGKILLed this long into the burst. */
   killAtMs?: number;
   /** Subscribers whose receivers never answer, made before the fast ones (their ids first: they fill a run's send slots). */
   hangingFirst?: number;
@@ -117,9 +117,9 @@ interface Result {
 const number = (name: keyof typeof values) => Number(values[name]);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The service under test: its base URL, a count of its `dispatch failed` lines, how to stop it, and (kind `killed`) to SIGKILL its second process. */
+/** The service under test: its base URLs (the live instances'), a count of its `dispatch failed` lines, how to stop it, and (kind `killed`) to SIGKILL its second instance. */
 interface Service {
-  base: string;
+  bases(): string[];
   failedLines(): number;
   stop(): Promise<void>;
   kill?: () => void;
@@ -137,15 +137,22 @@ async function nodeService(checkout: string, databaseUrl: string, second = false
   for (const { child } of servers) child.stderr!.on("data", count);
   const live = () => servers.filter(({ child }) => child.exitCode === null && child.signalCode === null);
   return {
-    base: servers[0]!.base,
+    bases: () => [servers[0]!.base],
     failedLines: () => failed,
     stop: async () => void (await Promise.all(live().map(({ child }) => stopGracefully(child)))),
     kill: second ? () => servers[1]!.child.kill("SIGKILL") : undefined,
   };
 }
 
-/** `checkout`'s Worker under workerd (its scripts/local-worker.ts) on `databaseUrl`; its log lines pass through this process. */
-async function workerService(checkout: string, databaseUrl: string): Promise<Service> {
+/** The workerd processes this process started, by pid. */
+const workerdPids = (): number[] =>
+  execFileSync("ps", ["-o", "pid=,comm=", "--ppid", String(process.pid)], { encoding: "utf8" })
+    .split("\n")
+    .filter((line) => line.includes("workerd"))
+    .map((line) => Number.parseInt(line, 10));
+
+/** `checkout`'s Worker under workerd (its scripts/local-worker.ts) on `databaseUrl`, `second`: and another (its own workerd); their log lines pass through. */
+async function workerService(checkout: string, databaseUrl: string, second = false): Promise<Service> {
   const { startLocalWorker } = (await import(join(checkout, "scripts/local-worker.ts"))) as typeof import("../scripts/local-worker");
   const { buildAssets } = (await import(join(checkout, "scripts/build-assets.ts"))) as typeof import("../scripts/build-assets");
   buildAssets(); // public/ for the checkout's [assets] binding
@@ -162,14 +169,24 @@ async function workerService(checkout: string, databaseUrl: string): Promise<Ser
       stream.write = write;
     };
   });
-  const worker = await startLocalWorker({ databaseUrl, vars, rateLimits, logLevel: "warn" });
+  const workers = [await startLocalWorker({ databaseUrl, vars, rateLimits, logLevel: "warn" })];
+  const first = workerdPids();
+  if (second) workers.push(await startLocalWorker({ databaseUrl, vars, rateLimits, logLevel: "warn" }));
+  const secondPids = workerdPids().filter((pid) => !first.includes(pid));
+  let killed = false;
   return {
-    base: worker.url,
+    bases: () => workers.slice(0, killed ? 1 : 2).map((w) => w.url),
     failedLines: () => failed,
     stop: async () => {
-      await worker.stop();
+      await Promise.all(workers.map((w, i) => (i === 1 && killed ? undefined : w.stop())));
       for (const restore of writes) restore();
     },
+    kill: second
+      ? () => {
+          killed = true;
+          for (const pid of secondPids) process.kill(pid, "SIGKILL");
+        }
+      : undefined,
   };
 }
 
@@ -207,9 +224,9 @@ async function measure(runtime: Runtime, code: Result["code"], checkout: string,
     const behaviours = new Map<string, Behaviour>([...hanging, ...fast.map((name): [string, Behaviour] => [name, latency])]);
     if (plan.fourth) behaviours.set("fourth", plan.fourth.behaviour);
     receiver = await startHookReceiver(behaviours);
-    if (plan.killAtMs !== undefined && runtime !== "node") throw new Error(`kind ${kind} runs on Node only`);
-    service = runtime === "node" ? await nodeService(checkout, sqld.url, plan.killAtMs !== undefined) : await workerService(checkout, sqld.url);
-    const { base } = service;
+    const second = plan.killAtMs !== undefined;
+    service = runtime === "node" ? await nodeService(checkout, sqld.url, second) : await workerService(checkout, sqld.url, second);
+    const base = service.bases()[0]!;
     const ids = new Map<string, number>();
     for (const name of behaviours.keys()) {
       const settings = name === "fourth" ? plan.fourth?.settings : undefined;
@@ -223,11 +240,12 @@ async function measure(runtime: Runtime, code: Result["code"], checkout: string,
       if (res.status >= 300) problems.push(`${action.method} ${action.path(ids.get("fourth")!)} answered ${res.status}`);
     });
     const killing = plan.killAtMs === undefined ? undefined : sleep(plan.killAtMs).then(() => service!.kill!());
-    const answered = await burst(base, key, writes, number("clients"));
+    const answered = await burst(service.bases, key, writes, number("clients"));
     await killing;
     await Promise.all(actions);
     const watched = plan.alone ? ["fourth"] : fast;
-    const distinct = (name: string) => new Set((receiver!.arrivals.get(name) ?? []).map((a) => a.petId)).size;
+    // The answered pets that arrived (a write retried after its instance was killed may have made one more pet too).
+    const distinct = (name: string) => new Set((receiver!.arrivals.get(name) ?? []).map((a) => a.petId).filter((id) => answered.has(id))).size;
     const deadline = performance.now() + number("deadline") * 1000;
     while (performance.now() < deadline && !watched.every((name) => distinct(name) >= writes)) await sleep(50);
     await sleep(1500); // late duplicates
@@ -291,7 +309,6 @@ async function main(): Promise<void> {
   for (let round = 1; round <= number("rounds"); round++) {
     for (const runtime of runtimes) {
       for (const kind of kinds) {
-        if (runtime === "worker" && PLANS[kind].killAtMs !== undefined) continue; // a Worker has no process to kill
         const codes: [Result["code"], string][] = values.before && kind !== "none" ? [["before", resolve(values.before)]] : [];
         codes.push(["after", ROOT]);
         for (const [code, checkout] of codes) {
