@@ -149,6 +149,35 @@ describe("webhook engine", () => {
     expect((await rig.h.deliveries(slow.id)).map((d) => [d.eventId, d.status])).toEqual([first.id, second.id].map((id) => [id, "delivered"]));
   });
 
+  it("keeps a range whose close is a second late: no other run sends its events again meanwhile (no duplicate without a crash)", async () => {
+    const path = `${rig.path}/late`;
+    const hook = await subscribe(rig.h.api, rig.h.key, rig.receiver.url(path), ["category.created"]);
+    const c = await createCategory(rig.h.api, rig.h.key);
+    // The fault: once its send is answered, the holder's writes (its close, its extensions) reach the database only when released.
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const { db } = rig.h.target;
+    const late = async <T>(write: boolean, run: () => Promise<T>): Promise<T> => {
+      if (write && rig.receiver.at(path).length > 0) await released;
+      return run();
+    };
+    const writes = (sql: string) => !/^\s*select/i.test(sql);
+    const slow: Database = {
+      execute: (st) => late(writes(typeof st === "string" ? st : st.sql), () => db.execute(st)),
+      batch: (sts, mode, summary) => late(true, () => db.batch(sts, mode, summary)),
+    };
+    const holder = dispatchDue(slow, { config: rig.h.config, now: rig.h.clock, fetch: (input, init) => fetch(input, init) });
+    await until(async () => rig.receiver.at(path).length === 1);
+    // Its writes are 900 ms late: another run finds the range still held and sends nothing.
+    rig.h.advance(900);
+    expect(await rig.h.dispatch()).toMatchObject({ attempted: 0 });
+    release();
+    await holder;
+    await rig.h.dispatch();
+    expect(rig.receiver.at(path).map((r) => verified(r, hook.secret).data.id)).toEqual([c.id]);
+    expect((await rig.h.deliveries(hook.id)).map((d) => [d.eventId, d.status, d.attempts])).toEqual([[c.id, "delivered", 1]]);
+  });
+
   it("counts every turn of a subscription in its run's report: 25 events are two turns (20 a turn), 25 delivered", async () => {
     const hook = await subscribe(rig.h.api, rig.h.key, rig.receiver.url(`${rig.path}/many`), ["category.created"]);
     for (let i = 0; i < 25; i++) await createCategory(rig.h.api, rig.h.key);

@@ -13,12 +13,12 @@ import { type Claimed, claimDue, eventSpan } from "./claims";
 import type { FetchFn } from "./delivery";
 import type { SubscribedTypes } from "./interest";
 import { fanOut, fanOutRest, probe } from "./frontier";
-import { claimEnd, holding, rangeEnd } from "./hold";
+import { CLAIM_MS, claimEnd, holding } from "./hold";
 import { type Range, RANGE_MS, RangeClose } from "./range";
 import { playTurn, takeTurn } from "./turn";
 
-/** Events one fan-out takes past the frontier (a strict member sends a whole range in one turn); how long past a range's wait a run waits for its close, ms. */
-const [NEW_EVENTS, RECORD_MS] = [CHAIN, 1_000];
+/** Events one fan-out takes past the frontier (a strict member sends a whole range in one turn). */
+const NEW_EVENTS = CHAIN;
 
 /** Sends a process (`WEBHOOK_CONCURRENCY`) or an invocation may have in flight, and the share its turns hold: strict one, unordered all but one. */
 export class SendSlots {
@@ -94,7 +94,7 @@ async function claimSome(db: Database, n: number, options: DispatchOptions, lear
   let range: Range | undefined;
   if (fresh) {
     const [from, upTo, token] = [state.frontier, Math.min(state.newest, state.frontier + NEW_EVENTS), crypto.randomUUID()];
-    const values = { from, upTo, now: at, until: rangeEnd(claimedAt), token, n };
+    const values = { from, upTo, now: at, until: claimEnd(claimedAt), token, n };
     const taken = fanning.whole ? await run(db, fanOut, values) : undefined;
     fanning.whole = taken !== undefined && taken.whole.rowsAffected > 0;
     const { members } = taken && fanning.whole ? taken : await run(db, fanOutRest, values);
@@ -181,11 +181,11 @@ export async function dispatchDue(db: Database, options: DispatchOptions): Promi
   };
   let learning = options.poll !== true && options.interest?.stale() === true;
   const fanning = { whole: true };
-  // New events behind another run's range: look again every 100 ms while it may close (RANGE_MS) or its dead holder's short lease end.
+  // New events behind another run's range: look again every 100 ms while it may close (RANGE_MS) or its dead holder's lease end.
   let heldSince: number | undefined;
   const waitForRange = (held: boolean): boolean => {
     heldSince = held ? (heldSince ?? Date.now()) : undefined;
-    return heldSince !== undefined && Date.now() - heldSince <= RANGE_MS + RECORD_MS;
+    return heldSince !== undefined && Date.now() - heldSince <= RANGE_MS + CLAIM_MS;
   };
   while (!stop() && send.quota.left > 0 && failures.length === 0) {
     const claim = slots.free() > 0 ? await claimSome(db, slots.free(), options, learning, fanning) : undefined;

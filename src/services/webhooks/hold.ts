@@ -1,19 +1,14 @@
-/** Claims that end soon after their holder stops (docs/webhooks.md#design): a claim lasts `CLAIM_MS`, a range `RANGE_LEASE_MS`, and their holders extend them while they work. */
+/** Claims that end soon after their holder stops (docs/webhooks.md#design): a claim or a range lasts `CLAIM_MS`, and its holder extends it while it works. */
 import { and, eq, sql } from "drizzle-orm";
 import { qb, type Database } from "../../db/client";
 import { params, plan, type PlanRun, runEach, withValues } from "../../db/plan";
 import { webhookDispatch, webhooks } from "../../db/schema";
 
-/** How long a claim lasts past its taking or its last extension, ms; its holder extends it every half of this. */
+/** How long a claim or a range lasts past its taking or its last extension, ms; its holder extends it every half of this (a write up to that late keeps it). */
 export const CLAIM_MS = 2_000;
 
-/** How long a range lasts past its taking or its last extension, ms: it closes within `RANGE_MS` (250), so a dead holder's range holds new events briefly. */
-export const RANGE_LEASE_MS = 500;
-
-/** The end of a claim taken or extended at `at`, ISO 8601. */
+/** The end of a claim or a range taken or extended at `at`, ISO 8601. */
 export const claimEnd = (at: Date): string => new Date(at.getTime() + CLAIM_MS).toISOString();
-/** The end of a range taken or extended at `at`, ISO 8601. */
-export const rangeEnd = (at: Date): string => new Date(at.getTime() + RANGE_LEASE_MS).toISOString();
 
 const p = params<{ id: number; token: string; until: string }>();
 /** Subscription `id`'s claim by `token`, extended to `until` (nothing when the claim is gone). */
@@ -39,14 +34,13 @@ const extendRange = plan({
 /** What a holder holds: subscription `id`'s claim, or (no `id`) the range, by `token`. */
 export type Held = { id?: number; token: string };
 
-/** Keep `held` while `work` runs, extended every `CLAIM_MS / 2` (a range: `RANGE_LEASE_MS / 2.5`; a failed extension ends it): its result. @throws its error. */
+/** Keep `held` while `work` runs, extended every `CLAIM_MS / 2` (a failed extension ends it): its result. @throws its error. */
 export async function holding<T>(db: Database, held: Held, now: () => Date, work: () => Promise<T>): Promise<T> {
   const extend = (): PlanRun =>
     held.id === undefined
-      ? withValues(extendRange, { token: held.token, until: rangeEnd(now()) })
+      ? withValues(extendRange, { token: held.token, until: claimEnd(now()) })
       : withValues(extendClaim, { id: held.id, token: held.token, until: claimEnd(now()) });
-  const every = held.id === undefined ? RANGE_LEASE_MS / 2.5 : CLAIM_MS / 2;
-  const timer = setInterval(() => void runEach(db, [extend()]).catch(() => undefined), every);
+  const timer = setInterval(() => void runEach(db, [extend()]).catch(() => undefined), CLAIM_MS / 2);
   (timer as { unref?: () => void }).unref?.();
   try {
     return await work();
