@@ -12,10 +12,7 @@ export const idNumber = z.number().int().min(1).max(MAX_ID).openapi({ format: "i
 export const timestamp = z.string().openapi({ format: "date-time", example: "2026-11-21T12:00:00.000Z" });
 
 export const ErrorDetailSchema = z
-  .object({
-    path: z.string().openapi({ example: "body.name" }),
-    message: z.string().openapi({ example: "Too small: expected string to have >=1 characters" }),
-  })
+  .object({ path: z.string().openapi({ example: "body.name" }), message: z.string().openapi({ example: "Too small: expected string to have >=1 characters" }) })
   .openapi("ErrorDetail");
 
 export const ErrorSchema = z
@@ -41,9 +38,7 @@ const ID_DOC = { type: "integer", format: "int64", minimum: 1, maximum: MAX_ID, 
 
 /** Path parameters object for one id, e.g. `idParams("petId")`. */
 export function idParams<K extends string>(name: K) {
-  return z.object({
-    [name]: idString(name).openapi({ param: { name, in: "path", required: true }, ...ID_DOC }),
-  } as { [P in K]: ReturnType<typeof idString> });
+  return z.object({ [name]: idString(name).openapi({ param: { name, in: "path", required: true }, ...ID_DOC }) } as { [P in K]: ReturnType<typeof idString> });
 }
 
 /** `schema`, optional, as the parameter `name` in the query or a header, documented by `description` and `doc` (OpenAPI keywords beside what Zod derives: its type, bounds, …). */
@@ -61,12 +56,7 @@ export function idListQuery(name: string, description: string) {
   return z
     .preprocess((v) => (v === undefined || Array.isArray(v) ? v : [v]), z.array(idString(name)).min(1).max(100, `${name} takes at most 100 values.`))
     .optional()
-    .openapi({
-      param: { name, in: "query", required: false, description, style: "form", explode: true },
-      type: "array",
-      items: ID_DOC,
-      maxItems: 100,
-    });
+    .openapi({ param: { name, in: "query", required: false, description, style: "form", explode: true }, type: "array", items: ID_DOC, maxItems: 100 });
 }
 
 /** `limit` (1..100, default 20) and opaque `cursor` (docs/api.md#lists-and-pagination). */

@@ -38,11 +38,7 @@ const insertInventory = p.guarded((changed) =>
 const petCreated = p.guarded((changed) => insertEvents(p, "pet.created", PET.json(), pets, and(eq(pets.id, sql`last_insert_rowid()`), changed)));
 
 /** Creating a pet: nothing when its category does not exist. */
-const creation = plan({
-  pet: statement(insertPet()),
-  inventory: insertInventory,
-  events: outbox(petCreated),
-});
+const creation = plan({ pet: statement(insertPet()), inventory: insertInventory, events: outbox(petCreated) });
 
 /** Creating with an Idempotency-Key: the claim guards the pet; the response is recorded while last_insert_rowid() is the pet's id; a refused pet releases the claim. */
 const keyedCreation = plan({

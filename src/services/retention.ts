@@ -54,11 +54,7 @@ const pruneIdempotencyKeys = p.prepare(
 /** Up to `PRUNE_BATCH` keys revoked before `before`. */
 const pruneRevokedKeys = p.prepare(boundedDelete(apiKeys, apiKeys.id, lt(apiKeys.revokedAt, p("before")), PRUNE_BATCH));
 
-const round = plan({
-  events: statement(pruneEvents),
-  keys: statement(pruneRevokedKeys),
-  idempotency: statement(pruneIdempotencyKeys),
-});
+const round = plan({ events: statement(pruneEvents), keys: statement(pruneRevokedKeys), idempotency: statement(pruneIdempotencyKeys) });
 
 /** What one retention run deleted. */
 export interface RetentionReport {

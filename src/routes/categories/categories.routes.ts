@@ -29,10 +29,7 @@ export const list = route({
   description: 'Categories ordered by id; paginated with `Link: rel="next"`.',
   ...publicReadOperation(),
   request: { query: z.strictObject({ ...paginationQuery }) },
-  responses: {
-    ...readResponses(CategoriesSchema, "A page of categories.", { Link: responseHeaders.Link }),
-    ...errorResponses([400, 429, 500, 503]),
-  },
+  responses: { ...readResponses(CategoriesSchema, "A page of categories.", { Link: responseHeaders.Link }), ...errorResponses([400, 429, 500, 503]) },
 });
 
 export const create = route({
@@ -60,10 +57,7 @@ export const get = route({
   description: "One category by id, with a strong `ETag` for conditional requests.",
   ...publicReadOperation(),
   request: { params: categoryIdParams },
-  responses: {
-    ...readResponses(CategorySchema, "The category."),
-    ...errorResponses([400, 404, 429, 500, 503]),
-  },
+  responses: { ...readResponses(CategorySchema, "The category."), ...errorResponses([400, 404, 429, 500, 503]) },
 });
 
 export const patch = route({

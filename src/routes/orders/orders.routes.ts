@@ -38,10 +38,7 @@ export const list = route({
       ...paginationQuery,
     }),
   },
-  responses: {
-    ...readResponses(OrdersSchema, "A page of orders.", { Link: responseHeaders.Link }),
-    ...errorResponses([400, 401, 403, 429, 500, 503]),
-  },
+  responses: { ...readResponses(OrdersSchema, "A page of orders.", { Link: responseHeaders.Link }), ...errorResponses([400, 401, 403, 429, 500, 503]) },
 });
 
 export const create = route({
@@ -52,10 +49,7 @@ export const create = route({
   description:
     "Takes `quantity` units of an available pet; when its stock reaches 0 the pet becomes pending. Send `Idempotency-Key` to retry safely: the same key and body within 24 h replays the first response with `Idempotent-Replayed: true`.",
   ...customerOrStaff,
-  request: {
-    headers: idempotencyKeyHeaders,
-    body: jsonBody(NewOrderSchema, "The order."),
-  },
+  request: { headers: idempotencyKeyHeaders, body: jsonBody(NewOrderSchema, "The order.") },
   responses: {
     201: createdContent(OrderSchema, "The placed order (or the replay of the first response for this Idempotency-Key)."),
     ...errorResponses([400, 401, 403, 413, 415, 429, 500, 503], {
@@ -73,10 +67,7 @@ export const get = route({
   description: "The caller's own order (staff: any order). Another customer's order is 404.",
   ...protectedRead("customer", "staff"),
   request: { params: orderIdParams },
-  responses: {
-    ...readResponses(OrderSchema, "The order."),
-    ...errorResponses([400, 401, 403, 404, 429, 500, 503]),
-  },
+  responses: { ...readResponses(OrderSchema, "The order."), ...errorResponses([400, 401, 403, 404, 429, 500, 503]) },
 });
 
 export const patch = route({

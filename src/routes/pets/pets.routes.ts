@@ -40,10 +40,7 @@ export const list = route({
       ...paginationQuery,
     }),
   },
-  responses: {
-    ...readResponses(PetsSchema, "A page of pets.", { Link: responseHeaders.Link }),
-    ...errorResponses([400, 429, 500, 503]),
-  },
+  responses: { ...readResponses(PetsSchema, "A page of pets.", { Link: responseHeaders.Link }), ...errorResponses([400, 429, 500, 503]) },
 });
 
 export const create = route({
@@ -96,10 +93,7 @@ export const replace = route({
   description: "Full replace with a NewPet body (status defaults to available); status changes follow the transition rules.",
   ...protectedOperation("staff"),
   request: { params: petIdParams, headers: ifMatchHeader, body: jsonBody(NewPetSchema, "The pet's new state.") },
-  responses: {
-    200: updatedContent(PetSchema, "The updated pet."),
-    ...writeErrors,
-  },
+  responses: { 200: updatedContent(PetSchema, "The updated pet."), ...writeErrors },
 });
 
 export const patch = route({
@@ -110,10 +104,7 @@ export const patch = route({
   description: "Changes any subset of name, categoryId and status; status changes follow the transition rules.",
   ...protectedOperation("staff"),
   request: { params: petIdParams, headers: ifMatchHeader, body: mergePatchBody(PetPatchSchema, "The fields to change.") },
-  responses: {
-    200: updatedContent(PetSchema, "The updated pet."),
-    ...writeErrors,
-  },
+  responses: { 200: updatedContent(PetSchema, "The updated pet."), ...writeErrors },
 });
 
 export const remove = route({

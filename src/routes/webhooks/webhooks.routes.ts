@@ -124,10 +124,7 @@ export const get = route({
   summary: "Get a webhook subscription",
   description: "The subscription and its status (`failing` after a delivery was given up); the secret is never shown again.",
   request: { params: webhookIdParams },
-  responses: {
-    200: jsonContent(WebhookSchema, "The subscription (without its secret)."),
-    ...errorResponses([400, 401, 403, 404, 429, 500, 503]),
-  },
+  responses: { 200: jsonContent(WebhookSchema, "The subscription (without its secret)."), ...errorResponses([400, 401, 403, 404, 429, 500, 503]) },
 });
 
 export const remove = route({
@@ -137,10 +134,7 @@ export const remove = route({
   summary: "Delete a webhook subscription",
   description: "Stops deliveries to the subscription and deletes its delivery log.",
   request: { params: webhookIdParams },
-  responses: {
-    204: { description: "Deleted." },
-    ...errorResponses([400, 401, 403, 404, 429, 500, 503]),
-  },
+  responses: { 204: { description: "Deleted." }, ...errorResponses([400, 401, 403, 404, 429, 500, 503]) },
 });
 
 export const deliveries = route({
@@ -151,10 +145,7 @@ export const deliveries = route({
   description: 'Deliveries in event order with their attempts and last result; paginated with `Link: rel="next"`.',
   request: {
     params: webhookIdParams,
-    query: z.strictObject({
-      status: optionalParam(DeliveryStatusSchema, "query", "status", "Only deliveries in this state."),
-      ...paginationQuery,
-    }),
+    query: z.strictObject({ status: optionalParam(DeliveryStatusSchema, "query", "status", "Only deliveries in this state."), ...paginationQuery }),
   },
   responses: {
     200: { ...jsonContent(WebhookDeliveriesSchema, "A page of deliveries."), headers: { Link: responseHeaders.Link } },
@@ -232,8 +223,5 @@ export const test = route({
   description:
     "Sends a signed `webhook.test` event (`id` 0, `data: {webhookId}`) at once, retried like any delivery. It appears in the delivery log as event 0 (the latest test only), not in `GET /events`.",
   request: { params: webhookIdParams, body: { ...jsonBody(NoOptionsSchema, "Nothing, or `{}`."), required: false } },
-  responses: {
-    202: jsonContent(WebhookDeliverySchema, "The test delivery, queued."),
-    ...errorResponses([400, 401, 403, 404, 409, 413, 415, 429, 500, 503]),
-  },
+  responses: { 202: jsonContent(WebhookDeliverySchema, "The test delivery, queued."), ...errorResponses([400, 401, 403, 404, 409, 413, 415, 429, 500, 503]) },
 });

@@ -59,16 +59,7 @@ export function cacheHits(options: CacheHitOptions): Guard {
       res.end(hit.body);
       logRequest(
         logger,
-        {
-          requestId,
-          method: "GET",
-          route: hit.route,
-          status: 200,
-          durationMs: elapsedMs(started),
-          dbRoundTrips: 0,
-          cache: "HIT",
-          accountId: null,
-        },
+        { requestId, method: "GET", route: hit.route, status: 200, durationMs: elapsedMs(started), dbRoundTrips: 0, cache: "HIT", accountId: null },
         telemetry,
       );
     }, next);

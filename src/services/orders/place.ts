@@ -133,13 +133,7 @@ const readBack = p.statement(
     .leftJoin(idempotencyKeys, and(eq(idempotencyKeys.accountId, p("accountId")), eq(idempotencyKeys.key, p("key")))),
 );
 
-const placement = plan({
-  take: statement(takeStock()),
-  order: insertOrder,
-  pending: petPending,
-  events: placementEvents,
-  readBack,
-});
+const placement = plan({ take: statement(takeStock()), order: insertOrder, pending: petPending, events: placementEvents, readBack });
 
 /** Placing with an Idempotency-Key: the claim guards the take; a refused order releases its own claim (by its token), never another request's. */
 const keyedPlacement = plan({

@@ -35,10 +35,7 @@ function everyStatus() {
 
 /** Whether the subscription exists, and its entries with event id > `afterEventId` (in `status` when `byStatus`), in one snapshot. */
 const logPage = variants((byStatus: boolean) =>
-  plan({
-    subscription: subscriptionExists(p),
-    deliveries: p.statement(byStatus ? inStatus(undefined) : everyStatus()),
-  }),
+  plan({ subscription: subscriptionExists(p), deliveries: p.statement(byStatus ? inStatus(undefined) : everyStatus()) }),
 );
 
 type DeliveryRow = PlanResults<ReturnType<typeof logPage>["steps"]>["deliveries"][number];
@@ -101,9 +98,7 @@ const pruneBounds = finished.prepare(
 
 /** Up to `PRUNE_BATCH` entries of one subscription and status before event `before`. */
 const rangeP = params<{ webhookId: number; status: DeliveryStatus; before: number }>();
-const pruneRange = plan({
-  entries: rangeP.statement(logRangeDelete(rangeP("webhookId"), rangeP("status"), PRUNE_BATCH, lt(d.eventId, rangeP("before")))),
-});
+const pruneRange = plan({ entries: rangeP.statement(logRangeDelete(rangeP("webhookId"), rangeP("status"), PRUNE_BATCH, lt(d.eventId, rangeP("before")))) });
 
 /** Delete finished entries before the first (per subscription and status) finished at or after `finishedBefore`, in ≤ `maxRounds` rounds: how many. */
 export async function pruneFinishedDeliveries(db: Database, finishedBefore: Date, maxRounds: number): Promise<number> {

@@ -65,20 +65,14 @@ function insertSubscription(guard?: SQL) {
 const eventTypes = creating.guarded((changed) =>
   qb.insert(webhookEventTypes).select(
     qb
-      .select({
-        type: sql<string>`value`.as("type"),
-        webhookId: sql<number>`(SELECT max(${webhooks.id}) FROM ${webhooks})`.as("webhook_id"),
-      })
+      .select({ type: sql<string>`value`.as("type"), webhookId: sql<number>`(SELECT max(${webhooks.id}) FROM ${webhooks})`.as("webhook_id") })
       .from(sql`json_each(${creating("events")})`)
       .where(changed),
   ),
 );
 
 /** Creating a subscription: the subscription (see `insertSubscription`), then, only if it was inserted, its event types. */
-const creation = plan({
-  subscription: statement(insertSubscription()),
-  types: eventTypes,
-});
+const creation = plan({ subscription: statement(insertSubscription()), types: eventTypes });
 
 /** Creating with an Idempotency-Key: the claim guards the insert, the response (200, no secret) is recorded with it, a refused subscription releases the claim. */
 const keyedCreation = plan({
