@@ -5,7 +5,7 @@
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { tracing } from "cloudflare:workers";
+import { exports, tracing, WorkerEntrypoint } from "cloudflare:workers";
 import { createApp } from "./app";
 import { type WorkerSettings, workerSettings } from "./config";
 import type { Database } from "./db/client";
@@ -19,9 +19,12 @@ import { edgePolicy, edgePurge, forEdge, type PurgeFallback } from "./runtime/wo
 import { WorkersRateLimiter } from "./runtime/workers/rate-limiter";
 import { type IsolateDispatch, isolateDispatch } from "./runtime/workers/dispatch-runs";
 import { RunTimer } from "./runtime/workers/run-queue";
+import { sendAll, spreadOver } from "./runtime/workers/webhook-sender";
 import { registerWorkersTracing } from "./runtime/workers/tracing";
 import { requestSpan } from "./runtime/request-span";
 import { pruneExpired } from "./services/retention";
+import type { Link } from "./services/webhooks/chain";
+import type { Claimed } from "./services/webhooks/claims";
 import { SubscribedTypes } from "./services/webhooks/interest";
 import { nudgeDispatcher } from "./middleware/after-writes";
 
@@ -61,7 +64,7 @@ function appFor(env: WorkerEnv): Isolate {
   const logger = withTraceFields(jsonLogger(config.logLevel, consoleSink));
   // A dispatch run in this request's waitUntil: after a write some subscription may want, or a queued redelivery; later ones from the queue.
   const timer = new RunTimer(env.WEBHOOK_RUNS, (error) => logger.log("error", "webhook run not queued", { error: loggableError(error).message }));
-  const dispatch = isolateDispatch(config, interest, logger, withRoundTrips, timer);
+  const dispatch = isolateDispatch(config, interest, logger, withRoundTrips, timer, () => spreadOver(exports.WebhookSender));
   const dispatchInRequest = (c: Context<AppEnv>) => c.executionCtx.waitUntil(dispatch.inInvocation(c.get("db")));
   // Per-isolate request counts (plain numbers); each request gets a limiter over its own bindings.
   const shadow = new MemoryRateLimiter();
@@ -106,6 +109,14 @@ function purgeFallback(captureUrl: string | undefined): PurgeFallback | undefine
 }
 
 export { PurgeCoordinator } from "./runtime/workers/purge-coordinator";
+
+/** An unordered subscription's sends in an invocation of their own, with its own six connections (docs/webhooks.md#workers). */
+export class WebhookSender extends WorkerEntrypoint<WorkerEnv> {
+  /** Send all of `links` to `s`, `inFlight` (≤ 4) at once: what was sent, in order. Never throws. */
+  send(s: Claimed, links: Link[], inFlight: number) {
+    return sendAll(appFor(this.env).settings.app, s, links, inFlight);
+  }
+}
 
 export default {
   async fetch(request, env, ctx): Promise<Response> {

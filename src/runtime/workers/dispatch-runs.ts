@@ -4,6 +4,7 @@ import type { Database } from "../../db/client";
 import { type Logger, loggableError } from "../../logger";
 import { readBacklogs } from "../../services/webhooks/backlog";
 import { type DispatchReport, dispatchDue, Nudges, SendSlots } from "../../services/webhooks/dispatch";
+import type { Spread } from "../../services/webhooks/chain";
 import type { SubscribedTypes } from "../../services/webhooks/interest";
 import { nextRunAt } from "../../services/webhooks/next-run";
 import { WebhookSignals } from "../../telemetry/webhooks";
@@ -35,13 +36,14 @@ async function afterRun(db: Database, report: DispatchReport, queued: Promise<vo
   logger.log("info", "webhook dispatch", { attempted, delivered, retried, givenUp, subscriptions });
 }
 
-/** The dispatch of an isolate: runs of `dispatchDue`, each followed by a queued message at the next due time (`timer`). */
+/** The dispatch of an isolate: runs of `dispatchDue`, each followed by a queued message at the next due time (`timer`), each with its `spread`. */
 export function isolateDispatch(
   config: AppConfig,
   interest: SubscribedTypes,
   logger: Logger,
   withRoundTrips: (db: Database, n: number) => Database,
   timer: RunTimer,
+  spread?: () => Spread,
 ): IsolateDispatch {
   const fetch = workerWebhookFetch({ egress: config.webhooks.egress, allowPrivate: config.webhooks.allowPrivateTargets });
   // The isolate's newest run, if it has send slots free (plain data): a write wakes it instead of starting a run that would contend with it.
@@ -57,7 +59,7 @@ export function isolateDispatch(
     // A run whose slots are full leaves the rest to a queued run in an invocation of its own.
     const queued: Promise<void>[] = [];
     const full = () => void queued.push(timer.soon());
-    const work = () => dispatchDue(bounded, { config, interest, now: () => new Date(), fetch, slots, wake: run.nudges.wait, full });
+    const work = () => dispatchDue(bounded, { config, interest, now: () => new Date(), fetch, slots, wake: run.nudges.wait, full, spread: spread?.() });
     try {
       await afterRun(bounded, await (watched ? timer.watching(work) : work()), queued, timer, logger, census);
     } finally {

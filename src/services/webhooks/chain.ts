@@ -43,6 +43,15 @@ export interface SendOptions {
   quota: { left: number };
   /** Most sends of this turn at once (default: `maxInFlight`, or 1 in strict order). */
   inFlight?: number;
+  /** Sends other invocations make (Workers): an unordered turn wanting more than `inFlight` spreads over them. */
+  spread?: Spread;
+}
+
+/** Invocations of their own that send (each `slots` at once, all it is given): `send` resolves with what was sent; `calls` left to this run. */
+export interface Spread {
+  slots: number;
+  calls: { left: number };
+  send(s: Claimed, links: Link[], inFlight: number): Promise<Sent[]>;
 }
 
 /** The Event JSON, exactly as GET /events shows it. */
@@ -76,9 +85,12 @@ async function until(at: number): Promise<void> {
 /**
  * Send `chain` to `s`, signed by the secrets that sign now: `strict`, one at a time until an attempt fails with attempts left; `none`,
  * `inFlight` (default `maxInFlight`) at once; each send in a `slot`, none after `stop()`, the quota or `deadline` (ms since the epoch); at most `rateLimit` a second.
- * @returns what was sent, in chain order (a gapless prefix). Never throws.
+ * @returns what was sent, in chain order (a gapless prefix, but for the links of a `spread` invocation that failed). Never throws.
  */
 export async function sendChain(s: Claimed, chain: Link[], deadline: number, options: SendOptions): Promise<Sent[]> {
+  const { spread } = options;
+  const wider = s.ordering === "none" && s.rateLimit === null && s.attempts === 0 && s.maxInFlight > (options.inFlight ?? s.maxInFlight);
+  if (spread && wider && spread.calls.left > 0 && !options.stop() && options.now().getTime() < deadline) return spreadChain(s, chain, spread, options);
   const target: Target = { webhookId: s.id, url: s.url, secrets: signingSecrets(s, options.now()) };
   const links = chain.slice(0, WINDOW);
   const sent: Sent[] = [];
@@ -111,6 +123,25 @@ export async function sendChain(s: Claimed, chain: Link[], deadline: number, opt
   await Promise.all(Array.from({ length: workers }, worker));
   if (interval > 0 && sent.length > 0) await until(nextStart);
   return sent.filter((x) => x !== undefined);
+}
+
+/**
+ * Send the head of `chain` to unordered `s` from invocations of `spread`, `maxInFlight` at once in all, each sending all it is given (two
+ * rounds of its slots): what they sent (one that fails sent nothing: its links are sent again later, at least once). Never throws.
+ */
+async function spreadChain(s: Claimed, chain: Link[], spread: Spread, options: SendOptions): Promise<Sent[]> {
+  const parts: Promise<Sent[]>[] = [];
+  const end = Math.min(chain.length, WINDOW, options.quota.left);
+  let at = 0;
+  for (let left = s.maxInFlight; left > 0 && at < end && spread.calls.left > 0; left -= spread.slots) {
+    const inFlight = Math.min(left, spread.slots);
+    const links = chain.slice(at, Math.min(at + 2 * inFlight, end));
+    spread.calls.left -= 1;
+    parts.push(spread.send(s, links, inFlight).catch(() => []));
+    at += links.length;
+  }
+  options.quota.left -= at;
+  return (await Promise.all(parts)).flat();
 }
 
 /** What recording attempts needs: the settings, the clock and the jitter source. */

@@ -8,7 +8,7 @@ import { loggableError } from "../../logger";
 import { recordDeliveries } from "../../telemetry/metrics";
 import { detached, inSpan } from "../../telemetry/spans";
 import { addOutcome, type WebhookSignals } from "../../telemetry/webhooks";
-import { CHAIN, emptyReport, type SendOptions, type TurnReport, WINDOW } from "./chain";
+import { CHAIN, emptyReport, type SendOptions, type Spread, type TurnReport, WINDOW } from "./chain";
 import { type Claimed, claimDue, eventSpan } from "./claims";
 import type { FetchFn } from "./delivery";
 import type { SubscribedTypes } from "./interest";
@@ -71,6 +71,8 @@ export interface DispatchOptions {
   wake?: () => Promise<void>;
   /** Called when a claim left the run no free send slot: work it leaves may be another run's to take (Workers: a queued run). */
   full?: () => void;
+  /** Sends other invocations make for an unordered turn (Workers: the `WebhookSender` entrypoint). */
+  spread?: Spread;
 }
 
 /** What one `dispatchDue` run did. */

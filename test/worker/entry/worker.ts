@@ -3,9 +3,16 @@
  * first so that it wraps `fetch` before any module keeps it). `GET /__connection-cap` answers how many connections had to wait.
  */
 import { capped, waited } from "./connection-cap";
-import worker from "../../../src/worker";
+import worker, { WebhookSender as Sender } from "../../../src/worker";
 
 export { PurgeCoordinator } from "../../../src/worker";
+
+/** The Worker's sender, each call one invocation under the limit. */
+export class WebhookSender extends Sender {
+  override send(...args: Parameters<Sender["send"]>) {
+    return capped(() => super.send(...args));
+  }
+}
 
 export default {
   fetch: (request, env, ctx) => (new URL(request.url).pathname === "/__connection-cap" ? Response.json(waited) : capped(() => worker.fetch(request, env, ctx))),
