@@ -1,8 +1,8 @@
 /** Workers: an unordered turn's sends spread over invocations of their own, calls of the Worker's `WebhookSender` entrypoint (docs/webhooks.md#workers). */
-import pLimit from "p-limit";
 import type { AppConfig } from "../../config";
 import { type Link, type Sent, type Spread, sendChain } from "../../services/webhooks/chain";
 import type { Claimed } from "../../services/webhooks/claims";
+import { SendSlots } from "../../services/webhooks/dispatch";
 import { DISPATCH_CONNECTIONS } from "./dispatch-runs";
 import { workerWebhookFetch } from "./webhook-fetch";
 
@@ -17,8 +17,8 @@ export interface Sender {
 /** Send all of `links` to `s`, `inFlight` at once (at most an invocation's send slots): what was sent, in order. Never throws. */
 export function sendAll(config: AppConfig, s: Claimed, links: Link[], inFlight: number): Promise<Sent[]> {
   const fetch = workerWebhookFetch({ egress: config.webhooks.egress, allowPrivate: config.webhooks.allowPrivateTargets });
-  const limit = pLimit(Math.min(inFlight, DISPATCH_CONNECTIONS.sends));
-  const slot = <T>(send: () => Promise<T>) => limit(send);
+  const slots = new SendSlots(Math.min(inFlight, DISPATCH_CONNECTIONS.sends));
+  const slot = <T>(send: () => Promise<T>) => slots.run(send);
   const options = { config, fetch, now: () => new Date(), random: Math.random, stop: () => false, slot, quota: { left: links.length }, inFlight };
   return sendChain(s, links, Number.POSITIVE_INFINITY, options);
 }
