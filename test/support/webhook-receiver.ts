@@ -18,7 +18,8 @@ export interface Received {
   status: number;
 }
 
-export type Behaviour = (count: number) => number | "hang";
+/** The n-th request's answer: a status, a status once the promise settles, or none ("hang"). */
+export type Behaviour = (count: number) => number | Promise<number> | "hang";
 
 /** An HTTP receiver on 127.0.0.1:<random port>; each path answers as told (default 204). */
 export class Receiver {
@@ -52,6 +53,15 @@ export class Receiver {
       this.hanging.push(res);
       return;
     }
+    if (typeof outcome !== "number") {
+      void outcome.then((status) => this.answer(path, headers, body, res, status));
+      return;
+    }
+    this.answer(path, headers, body, res, outcome);
+  }
+
+  /** Record the request and answer it with `outcome`. */
+  private answer(path: string, headers: Record<string, string>, body: string, res: ServerResponse, outcome: number): void {
     this.received.push({ path, headers, body, status: outcome });
     if (outcome >= 300 && outcome < 400) res.setHeader("Location", this.url("/elsewhere"));
     res.statusCode = outcome;

@@ -8,8 +8,6 @@
  * The cron test calls `/__scheduled`, which wrangler serves only when the local
  * Worker runs with `testScheduled`; it skips itself otherwise.
  */
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, type ApiClient } from "../support/client";
 import { Receiver, verified } from "../support/webhook-receiver";
@@ -106,29 +104,20 @@ describe("webhook delivery from the Worker", () => {
   });
 
   it("sends an unordered subscription maxInFlight (10) at once, from invocations of four sends each, each event once", async () => {
-    // A receiver that holds every request until told, counting how many are open at once.
-    const held = { open: 0, most: 0, ids: [] as number[] };
+    // The receiver holds every request until told, counting how many are open at once.
+    const path = "/worker/held-none";
+    const held = { open: 0, most: 0 };
     let release = () => {};
     const released = new Promise<void>((resolve) => (release = resolve));
-    const server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", async () => {
-        held.ids.push((JSON.parse(Buffer.concat(chunks).toString("utf8")) as { data: { id: number } }).data.id);
-        held.most = Math.max(held.most, ++held.open);
-        await released;
-        held.open -= 1;
-        res.writeHead(204).end();
-      });
+    receiver.on(path, async () => {
+      held.most = Math.max(held.most, ++held.open);
+      await released;
+      held.open -= 1;
+      return 204;
     });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
     try {
-      const hook = await api.post<{ id: number }>(
-        "/webhooks",
-        { url, events: ["category.created"], ordering: "none", maxInFlight: 10 },
-        { key: target.staffKey },
-      );
+      const body = { url: receiver.url(path), events: ["category.created"], ordering: "none", maxInFlight: 10 };
+      const hook = await api.post<{ id: number; secret: string }>("/webhooks", body, { key: target.staffKey });
       // 30 events wait behind a pause, so that one turn finds them all.
       await api.patch(`/webhooks/${hook.body.id}`, { enabled: false }, { key: target.staffKey });
       const categories: number[] = [];
@@ -138,15 +127,14 @@ describe("webhook delivery from the Worker", () => {
       while (held.open < 10 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
       expect(held.most).toBe(10);
       release();
-      while (new Set(held.ids).size < 30) await new Promise((resolve) => setTimeout(resolve, 10));
+      await receiver.waitFor(path, 30);
       expect(held.most).toBe(10);
-      expect([...held.ids].sort((a, b) => a - b)).toEqual(categories);
+      const ids = receiver.at(path).map((r) => verified(r, hook.body.secret).data.id as number);
+      expect(ids.sort((a, b) => a - b)).toEqual(categories);
       expect(await (await fetch(`${target.url}/__connection-cap`)).json()).toEqual({ count: 0 });
       expect((await api.delete(`/webhooks/${hook.body.id}`, { key: target.staffKey })).status).toBe(204);
     } finally {
       release();
-      server.closeAllConnections();
-      server.close();
     }
   });
 });
