@@ -20,6 +20,7 @@ import { pinoLogger } from "./runtime/node/pino-logger";
 import { startTelemetry } from "./runtime/node/otel-sdk";
 import { type StopStep, stopInOrder } from "./runtime/node/stop";
 import { guardedWebhookFetch } from "./runtime/node/webhook-fetch";
+import { processHolders } from "./runtime/node/holders";
 import { bootstrapStaffKey } from "./services/accounts.service";
 import { scheduleRetention } from "./services/retention";
 import { createWebhookDispatcher } from "./services/webhooks/dispatch";
@@ -60,7 +61,7 @@ async function main(settings: NodeSettings): Promise<void> {
   telemetry?.subscriptions(async (counted) => signals.signals(await readBacklogs(db, Date.now(), undefined, counted ? "counted" : "ids")));
   const interest = new SubscribedTypes();
   const fetchFn = guardedWebhookFetch({ allowPrivate: config.webhooks.allowPrivateTargets });
-  const dispatcher = createWebhookDispatcher(db, { config, interest, signals, fetch: fetchFn });
+  const dispatcher = createWebhookDispatcher(db, { config, interest, signals, fetch: fetchFn, holders: processHolders() });
   /** A dispatch run within 50 ms (a burst of writes or redeliveries becomes one run). */
   const dispatchSoon = () => dispatcher.nudgeSoon(50);
   const rateLimiter = new MemoryRateLimiter();

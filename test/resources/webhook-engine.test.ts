@@ -3,11 +3,13 @@
  * disabled and resumes in order; a change of types takes its boundary inside its own write batch; the backlog gauge counts the events
  * after a subscription's place that it wants, paused ones included. Real receiver, injected clock.
  */
+import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
+import { processHolders } from "../../src/runtime/node/holders";
 import type { Database } from "../../src/db/client";
 import { readBacklogs } from "../../src/services/webhooks/backlog";
 import { dispatchDue } from "../../src/services/webhooks/dispatch";
-import { CLAIM_MS } from "../../src/services/webhooks/hold";
+import { CLAIM_MS, type Holders } from "../../src/services/webhooks/hold";
 import { updateWebhook } from "../../src/services/webhooks/manage";
 import { createCategory } from "../scenarios/categories.scenarios";
 import { createPet } from "../scenarios/pets.scenarios";
@@ -20,6 +22,35 @@ const rig = useDeliveryRig();
 /** Resolves once `condition()` holds (checked every 10 ms). */
 async function until(condition: () => Promise<boolean>): Promise<void> {
   while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
+/**
+ * A process that claims what is due (its tokens from `holders`), starts `sends` sends that never return, and then dies: its statements
+ * fail from then on. `gone()` ends its sends and awaits its run (which fails: the fault, not the finding).
+ */
+async function dyingProcess(sends: number, holders?: Holders): Promise<{ gone(): Promise<void> }> {
+  const dead = new AbortController();
+  let started = 0;
+  const never = () => {
+    started += 1;
+    return new Promise<Response>((_resolve, reject) => dead.signal.addEventListener("abort", () => reject(new Error("gone")), { once: true }));
+  };
+  const { db } = rig.h.target;
+  let alive = true;
+  const gone = () => Promise.reject(new Error("the process is gone"));
+  const its: Database = {
+    execute: (st) => (alive ? db.execute(st) : gone()),
+    batch: (sts, mode, summary) => (alive ? db.batch(sts, mode, summary) : gone()),
+  };
+  const dying = dispatchDue(its, { config: rig.h.config, now: rig.h.clock, fetch: never, holders }).catch(() => undefined);
+  await until(async () => started === sends);
+  alive = false;
+  return {
+    gone: async () => {
+      dead.abort();
+      await dying;
+    },
+  };
 }
 
 describe("webhook engine", () => {
@@ -95,30 +126,27 @@ describe("webhook engine", () => {
     for (const path of at) hooks.push(await subscribe(rig.h.api, rig.h.key, rig.receiver.url(path), ["category.created"]));
     const c = await createCategory(rig.h.api, rig.h.key);
     // The fault: a process claims both subscriptions and dies before any send answers (its sends never return).
-    const dead = new AbortController();
-    let sends = 0;
-    const never = () => {
-      sends += 1;
-      return new Promise<Response>((_resolve, reject) => dead.signal.addEventListener("abort", () => reject(new Error("gone")), { once: true }));
-    };
-    const { db } = rig.h.target;
-    let alive = true;
-    const gone = () => Promise.reject(new Error("the process is gone"));
-    const its: Database = {
-      execute: (st) => (alive ? db.execute(st) : gone()),
-      batch: (sts, mode, summary) => (alive ? db.batch(sts, mode, summary) : gone()),
-    };
-    // Its run fails at its next statement: the failure is the fault, not the finding.
-    const dying = dispatchDue(its, { config: rig.h.config, now: rig.h.clock, fetch: never }).catch(() => undefined);
-    await until(async () => sends === 2);
-    alive = false;
+    const dead = await dyingProcess(2);
     // Another process: nothing to do while the claims last; 2 s after them (the dead one extends nothing), both are delivered.
     expect(await rig.h.dispatch()).toMatchObject({ attempted: 0 });
     rig.h.advance(CLAIM_MS + 1);
     expect(await rig.h.dispatch()).toMatchObject({ delivered: 2 });
     for (const [i, path] of at.entries()) expect(rig.receiver.at(path).map((r) => verified(r, hooks[i]!.secret).data.id)).toEqual([c.id]);
-    dead.abort();
-    await dying;
+    await dead.gone();
+  });
+
+  it("ends at once what an exited process on this machine held (its pid names no process): another delivers it before its claims end", async () => {
+    const path = `${rig.path}/exited`;
+    const hook = await subscribe(rig.h.api, rig.h.key, rig.receiver.url(path), ["category.created"]);
+    const c = await createCategory(rig.h.api, rig.h.key);
+    // The fault: a process whose pid is a child's that has exited claims the subscription, and dies before its send answers.
+    const dead = await dyingProcess(1, processHolders("this-boot.this-namespace", spawnSync(process.execPath, ["-e", ""]).pid!));
+    // Its claims last 2 s by the clock, which does not move: a process in the same PID namespace finds its pid gone and delivers now.
+    const here = processHolders("this-boot.this-namespace");
+    const fetchNow = (input: string, init: RequestInit) => fetch(input, init);
+    expect(await dispatchDue(rig.h.target.db, { config: rig.h.config, now: rig.h.clock, fetch: fetchNow, holders: here })).toMatchObject({ delivered: 1 });
+    expect(rig.receiver.at(path).map((r) => verified(r, hook.secret).data.id)).toEqual([c.id]);
+    await dead.gone();
   });
 
   it("a range's member still sending at its close goes on under its own claim: the others get the next events meanwhile, nothing twice", async () => {

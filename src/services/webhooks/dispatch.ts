@@ -12,8 +12,8 @@ import { CHAIN, emptyReport, type SendOptions, type Spread, type TurnReport, WIN
 import { type Claimed, claimDue, eventSpan } from "./claims";
 import type { FetchFn } from "./delivery";
 import type { SubscribedTypes } from "./interest";
-import { fanOut, fanOutRest, probe } from "./frontier";
-import { CLAIM_MS, claimEnd, holding } from "./hold";
+import { endExited, fanOut, fanOutRest, probe } from "./frontier";
+import { CLAIM_MS, claimEnd, type Holders, holding, leaseHolders } from "./hold";
 import { type Range, RANGE_MS, RangeClose } from "./range";
 import { playTurn, takeTurn } from "./turn";
 
@@ -73,6 +73,8 @@ export interface DispatchOptions {
   full?: () => void;
   /** Sends other invocations make for an unordered turn (Workers: the `WebhookSender` entrypoint). */
   spread?: Spread;
+  /** Names this run's claims and knows holders that exited (default: by their leases alone). */
+  holders?: Holders;
 }
 
 /** What one `dispatchDue` run did. */
@@ -80,6 +82,13 @@ export type DispatchReport = TurnReport;
 
 /** A claim (undefined: nothing due): the subscriptions (`token`, from `claimedAt`) and range it holds; `again`: more may be claimable at once. */
 type Claim = { rows: Claimed[]; range: Range | undefined; again: boolean; token: string; claimedAt: Date; rangeHeld: boolean } | undefined;
+
+/** End now what holders known to have exited held (`tokens`: the range's, the earliest due claim's): which of the two ended. @throws the driver's error. */
+async function endExitedHolders(db: Database, tokens: (string | null)[], holders: Holders, at: string): Promise<{ range: boolean; any: boolean }> {
+  const owners = tokens.map((token) => (token === null ? undefined : holders.exited(token)));
+  for (const owner of new Set(owners)) if (owner !== undefined) await run(db, endExited, { owner, now: at });
+  return { range: owners[0] !== undefined, any: owners.some((owner) => owner !== undefined) };
+}
 
 /** Fan out new events unless a live range holds the frontier, and claim due subscriptions, `n` in all; `fanning.whole`: try `fanOut` first. */
 async function claimSome(db: Database, n: number, options: DispatchOptions, learning: boolean, fanning: { whole: boolean }): Promise<Claim> {
@@ -91,12 +100,15 @@ async function claimSome(db: Database, n: number, options: DispatchOptions, lear
   const claimedAt = now();
   const at = claimedAt.toISOString();
   const until = claimEnd(claimedAt);
-  const held = state.leaseUntil !== null && state.leaseUntil > at;
+  const { holders = leaseHolders } = options;
+  const [nextDue, nextHolder = null] = state.next?.split(" ") ?? [];
+  const exited = await endExitedHolders(db, [state.holder, nextHolder], holders, at);
+  const held = !exited.range && state.leaseUntil !== null && state.leaseUntil > at;
   const fresh = state.newest > state.frontier && !held;
   let range: Range | undefined;
   if (fresh) {
-    const [from, upTo, token] = [state.frontier, Math.min(state.newest, state.frontier + NEW_EVENTS), crypto.randomUUID()];
-    const values = { from, upTo, now: at, until: claimEnd(claimedAt), token, n };
+    const [from, upTo, token] = [state.frontier, Math.min(state.newest, state.frontier + NEW_EVENTS), holders.token()];
+    const values = { from, upTo, now: at, until, token, n };
     const taken = fanning.whole ? await run(db, fanOut, values) : undefined;
     fanning.whole = taken !== undefined && taken.whole.rowsAffected > 0;
     const { members } = taken && fanning.whole ? taken : await run(db, fanOutRest, values);
@@ -104,8 +116,9 @@ async function claimSome(db: Database, n: number, options: DispatchOptions, lear
   }
   // Subscriptions behind the frontier are served beside new events, not after a burst of them.
   const room = n - (range?.members.length ?? 0);
-  const token = crypto.randomUUID();
-  const rows = room > 0 && state.nextDue !== null && state.nextDue <= at ? await execute(db, claimDue, { now: at, until, token, n: room }) : [];
+  const token = holders.token();
+  const due = exited.any || (nextDue !== undefined && nextDue <= at);
+  const rows = room > 0 && due ? await execute(db, claimDue, { now: at, until, token, n: room }) : [];
   const rangeHeld = held && state.newest > state.frontier;
   if (!fresh && rows.length === 0 && !rangeHeld) return undefined;
   const again = (fresh && !range && state.newest > state.frontier + NEW_EVENTS) || (room > 0 && rows.length === room);

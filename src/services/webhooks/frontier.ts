@@ -31,15 +31,20 @@ const wantedTypes = sql<string>`(WITH RECURSIVE t(type) AS (
     UNION ALL SELECT (SELECT min(${webhookEventTypes.type}) FROM ${webhookEventTypes} WHERE ${webhookEventTypes.type} > t.type) FROM t WHERE t.type IS NOT NULL)
   SELECT json_group_array(type) FROM t WHERE type IS NOT NULL)`;
 
-/** Is anything to do (3 rows read): the frontier and its range's lease, the newest event, the earliest due time; `learning`: the wanted types too. */
+/** `<due time> <claim token>` of the earliest due subscription: one read of the due-time index. */
+const earliestDue = sql<
+  string | null
+>`(SELECT ${w.dueAt} || ' ' || coalesce(${w.leaseToken}, '') FROM ${w} WHERE ${w.dueAt} IS NOT NULL ORDER BY ${w.dueAt} LIMIT 1)`;
+/** Is anything to do (3 rows read): the frontier and its range's holder and lease, the newest event, the earliest due time and its holder; `learning`: the wanted types too. */
 export const probe = variants((learning: boolean) =>
   params<Record<never, never>>().prepare(
     qb
       .select({
         frontier: D.eventId,
         leaseUntil: D.leaseUntil,
+        holder: D.leaseToken,
         newest: newestEvent,
-        nextDue: sql<string | null>`(SELECT min(${w.dueAt}) FROM ${w} WHERE ${w.dueAt} IS NOT NULL)`,
+        next: earliestDue,
         types: learning ? wantedTypes : sql<string | null>`NULL`,
       })
       .from(D)
@@ -119,6 +124,25 @@ export const detach = plan({
       .update(w)
       .set({ place: sql`coalesce(${w.place}, ${det("from")})`, leaseToken: sql`${det("token")}`, dueAt: sql`${det("until")}` })
       .where(and(eq(w.id, det("id")), heldBy(sql`${det("token")}`))),
+  ),
+});
+
+/** What a holder that exited held ended at `now`: the range and the claims of the tokens starting with `owner` (a scan, after a crash only). */
+const gone = params<{ owner: string; now: string }>();
+const owns = (token: SQL) => sql`substr(${token}, 1, length(${gone("owner")})) = ${gone("owner")}`;
+const [rangeEnd, claimEnd] = [{ leaseUntil: sql`${gone("now")}` }, { dueAt: sql`${gone("now")}` }];
+export const endExited = plan({
+  range: gone.statement(
+    qb
+      .update(D)
+      .set(rangeEnd)
+      .where(and(eq(D.id, 1), owns(sql`${D.leaseToken}`))),
+  ),
+  claims: gone.statement(
+    qb
+      .update(w)
+      .set(claimEnd)
+      .where(owns(sql`${w.leaseToken}`)),
   ),
 });
 

@@ -7,6 +7,15 @@ import { webhookDispatch, webhooks } from "../../db/schema";
 /** How long a claim or a range lasts past its taking or its last extension, ms; its holder extends it every half of this (a write up to that late keeps it). */
 export const CLAIM_MS = 2_000;
 
+/** Who holds claims and ranges: `token()` names this holder; `exited(token)` is the start of the tokens of `token`'s holder once it is known to have exited. */
+export interface Holders {
+  token(): string;
+  exited(token: string): string | undefined;
+}
+
+/** Holders known only by their leases (Workers, other machines): random tokens, none known to have exited. */
+export const leaseHolders: Holders = { token: () => crypto.randomUUID(), exited: () => undefined };
+
 /** The end of a claim or a range taken or extended at `at`, ISO 8601. */
 export const claimEnd = (at: Date): string => new Date(at.getTime() + CLAIM_MS).toISOString();
 
