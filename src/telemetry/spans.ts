@@ -1,17 +1,6 @@
 /** Traces through the OpenTelemetry API for every layer (docs/operations.md#traces); no-ops until a runtime registers an SDK. */
-import {
-  type Attributes,
-  context,
-  type Histogram,
-  type Link,
-  propagation,
-  ROOT_CONTEXT,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-  TraceFlags,
-  trace,
-} from "@opentelemetry/api";
+import { type Attributes, context, type Histogram, type Link, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode } from "@opentelemetry/api";
+import { TraceFlags, trace } from "@opentelemetry/api";
 import { SCOPE } from "./instruments";
 
 /** The `error.type` of a thrown value (OpenTelemetry's error attribute): a driver's error code, else the error's class name. */

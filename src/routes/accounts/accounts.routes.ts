@@ -1,17 +1,8 @@
 /** OpenAPI route definitions of /accounts (docs/api.md#endpoints, #authentication; Accounts tag). */
 import { z } from "@hono/zod-openapi";
 import { privateResponse } from "../../http/caching";
-import {
-  errorResponses,
-  idempotencyKeyHeaders,
-  idempotentReplayedHeader,
-  idParams,
-  jsonBody,
-  jsonContent,
-  paginationQuery,
-  responseHeaders,
-  operations,
-} from "../../http/schemas";
+import { errorResponses, idempotencyKeyHeaders, idempotentReplayedHeader, idParams, jsonBody, jsonContent, paginationQuery } from "../../http/schemas";
+import { responseHeaders, operations } from "../../http/schemas";
 import { protectedOperation, publicOperation } from "../../middleware/security";
 import { signupLimit } from "../../middleware/rate-limit";
 import { strictJson } from "../../middleware/strict-json";

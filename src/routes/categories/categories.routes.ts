@@ -1,18 +1,7 @@
 /** OpenAPI route definitions of /categories (docs/api.md#endpoints, Pets tag). */
 import { z } from "@hono/zod-openapi";
-import {
-  errorResponses,
-  idempotencyKeyHeaders,
-  createdContent,
-  ifMatchHeaders,
-  readResponses,
-  responseHeaders,
-  updatedContent,
-  idParams,
-  jsonBody,
-  paginationQuery,
-  operations,
-} from "../../http/schemas";
+import { errorResponses, idempotencyKeyHeaders, createdContent, ifMatchHeaders, readResponses, responseHeaders, updatedContent } from "../../http/schemas";
+import { idParams, jsonBody, paginationQuery, operations } from "../../http/schemas";
 import { mergePatchBody } from "../../http/merge-patch";
 import { protectedOperation, publicReadOperation } from "../../middleware/security";
 import { CategoriesSchema, CategoryPatchSchema, CategorySchema, NewCategorySchema } from "./categories.schemas";

@@ -1,18 +1,7 @@
 /** OpenAPI route definitions of /store/inventory (docs/api.md#endpoints, Store tag). */
 import { z } from "@hono/zod-openapi";
-import {
-  errorResponses,
-  ifMatchHeaders,
-  jsonBody,
-  idListQuery,
-  idParams,
-  readResponses,
-  paginationQuery,
-  responseHeaders,
-  updatedContent,
-  operations,
-  optionalParam,
-} from "../../http/schemas";
+import { errorResponses, ifMatchHeaders, jsonBody, idListQuery, idParams, readResponses, paginationQuery, responseHeaders } from "../../http/schemas";
+import { updatedContent, operations, optionalParam } from "../../http/schemas";
 import { protectedOperation, publicReadOperation } from "../../middleware/security";
 import { PetStatusSchema } from "../pets/pets.schemas";
 import { InventoryItemSchema, InventoryItemsSchema, InventoryUpdateSchema } from "./inventory.schemas";

@@ -1,20 +1,7 @@
 /** OpenAPI route definitions of /store/orders (docs/api.md#endpoints, #stock-and-ordering; Store tag). */
 import { z } from "@hono/zod-openapi";
-import {
-  booleanQuery,
-  errorResponses,
-  idempotencyKeyHeaders,
-  createdContent,
-  idParams,
-  idQuery,
-  ifMatchHeaders,
-  jsonBody,
-  readResponses,
-  paginationQuery,
-  responseHeaders,
-  updatedContent,
-  operations,
-} from "../../http/schemas";
+import { booleanQuery, errorResponses, idempotencyKeyHeaders, createdContent, idParams, idQuery, ifMatchHeaders, jsonBody } from "../../http/schemas";
+import { readResponses, paginationQuery, responseHeaders, updatedContent, operations } from "../../http/schemas";
 import { mergePatchBody } from "../../http/merge-patch";
 import { protectedOperation, protectedRead } from "../../middleware/security";
 import { NewOrderSchema, OrderSchema, OrdersSchema, OrderUpdateSchema } from "./orders.schemas";

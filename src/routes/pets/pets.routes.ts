@@ -1,21 +1,7 @@
 /** OpenAPI route definitions of /pets (docs/api.md#endpoints, Pets tag). */
 import { z } from "@hono/zod-openapi";
-import {
-  errorResponses,
-  idempotencyKeyHeaders,
-  createdContent,
-  ifMatchHeaders,
-  readResponses,
-  responseHeaders,
-  updatedContent,
-  idListQuery,
-  idParams,
-  idQuery,
-  jsonBody,
-  paginationQuery,
-  operations,
-  optionalParam,
-} from "../../http/schemas";
+import { errorResponses, idempotencyKeyHeaders, createdContent, ifMatchHeaders, readResponses, responseHeaders, updatedContent } from "../../http/schemas";
+import { idListQuery, idParams, idQuery, jsonBody, paginationQuery, operations, optionalParam } from "../../http/schemas";
 import { mergePatchBody } from "../../http/merge-patch";
 import { protectedOperation, publicReadOperation } from "../../middleware/security";
 import { NewPetSchema, PetPatchSchema, PetSchema, PetsSchema, PetStatusSchema } from "./pets.schemas";

@@ -1,33 +1,12 @@
 /** OpenAPI route definitions of /webhooks (docs/api.md#events-and-webhooks, Events tag, experimental). */
 import { type RouteConfig, z } from "@hono/zod-openapi";
-import {
-  errorResponses,
-  idempotencyKeyHeaders,
-  createdContent,
-  idParams,
-  jsonBody,
-  jsonContent,
-  paginationQuery,
-  responseHeaders,
-  operations,
-  optionalParam,
-} from "../../http/schemas";
+import { errorResponses, idempotencyKeyHeaders, createdContent, idParams, jsonBody, jsonContent, paginationQuery, responseHeaders } from "../../http/schemas";
+import { operations, optionalParam } from "../../http/schemas";
 import { mergePatchBody } from "../../http/merge-patch";
 import { protectedOperation } from "../../middleware/security";
-import {
-  DeliveryStatusSchema,
-  NewWebhookSchema,
-  RecoveryResultSchema,
-  NoOptionsSchema,
-  RecoverySchema,
-  SecretRotationSchema,
-  WebhookChangeSchema,
-  WebhookDeliveriesSchema,
-  WebhookDeliverySchema,
-  WebhookSchema,
-  WebhooksSchema,
-  WebhookWithSecretSchema,
-} from "./webhooks.schemas";
+import { DeliveryStatusSchema, NewWebhookSchema, RecoveryResultSchema, NoOptionsSchema, RecoverySchema, SecretRotationSchema } from "./webhooks.schemas";
+import { WebhookChangeSchema, WebhookDeliveriesSchema, WebhookDeliverySchema, WebhookSchema, WebhooksSchema } from "./webhooks.schemas";
+import { WebhookWithSecretSchema } from "./webhooks.schemas";
 
 const events = operations(["Events"]);
 /** An Events operation for staff keys only, `x-stability: experimental` (`callbacks` after the marks, as the document lists them). */

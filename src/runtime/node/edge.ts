@@ -2,17 +2,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { Server as NetServer, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import {
-  type ErrorWriter,
-  expectationFailed,
-  localHost,
-  parseErrorAnswer,
-  type Refusal,
-  requestProblem,
-  shuttingDown,
-  tooManyUnfinished,
-  unknownMethod,
-} from "./refusals";
+import { type ErrorWriter, expectationFailed, localHost, parseErrorAnswer, type Refusal, requestProblem, shuttingDown, tooManyUnfinished } from "./refusals";
+import { unknownMethod } from "./refusals";
 
 /** One step of the way in: answer `res`, or call `next` to pass the request on. */
 export type Guard = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;

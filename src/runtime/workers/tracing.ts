@@ -1,17 +1,6 @@
 /** Workers: the OpenTelemetry API over the runtime's custom spans (`tracing` of "cloudflare:workers"; docs/operations.md#traces). */
-import {
-  type Attributes,
-  type ContextManager,
-  context,
-  INVALID_SPAN_CONTEXT,
-  propagation,
-  ROOT_CONTEXT,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-  type Tracer,
-  trace,
-} from "@opentelemetry/api";
+import { type Attributes, type ContextManager, context, INVALID_SPAN_CONTEXT, propagation, ROOT_CONTEXT, type Span, SpanKind } from "@opentelemetry/api";
+import { SpanStatusCode, type Tracer, trace } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 
 /** What this needs of one span of the runtime (Cloudflare's `Span`). */

@@ -10,17 +10,8 @@ import { aliasedColumns } from "../../db/select-list";
 import { Conflict, InvalidReference } from "../../domain/errors";
 import type { PetStatus } from "../../domain/pets";
 import type { Principal } from "../../domain/principal";
-import {
-  claimStep,
-  claimValues,
-  existingResponse,
-  keyColumns,
-  newClaimToken,
-  type OwnClaim,
-  ownClaim,
-  releaseStep,
-  requestFingerprint,
-} from "../idempotency.service";
+import { claimStep, claimValues, existingResponse, keyColumns, newClaimToken, type OwnClaim, ownClaim, releaseStep } from "../idempotency.service";
+import { requestFingerprint } from "../idempotency.service";
 
 /** A response to send: the body as stored (so replays are byte-identical) and its headers. */
 export interface PlacedOrder {

@@ -2,21 +2,8 @@
 import type { Database } from "../../db/client";
 import { plan, type PlanRun, read, runEach, statement, withValues } from "../../db/plan";
 import { storedInterest, wants } from "../../domain/webhooks";
-import {
-  CHAIN,
-  eventMessage,
-  type Link,
-  type EventRow,
-  type Planned,
-  type Redelivery,
-  redeliveryMessage,
-  type SendOptions,
-  sendChain,
-  settle,
-  TURN_MS,
-  WINDOW,
-  type TurnReport,
-} from "./chain";
+import { CHAIN, eventMessage, type Link, type EventRow, type Planned, type Redelivery, redeliveryMessage, type SendOptions, sendChain, settle } from "./chain";
+import { TURN_MS, WINDOW, type TurnReport } from "./chain";
 import { type Claimed, dueRedeliveries, eventSpan, release } from "./claims";
 import { dropRedelivery } from "./outcomes";
 
