@@ -18,6 +18,8 @@ import { harness, useDeliveryRig } from "../support/webhook-harness";
 import { verified } from "../support/webhook-receiver";
 
 const rig = useDeliveryRig();
+/** A boot and PID namespace for tokens of this file's processes (Node's holders, src/runtime/node/holders.ts). */
+const SPACE = "this-boot.this-namespace";
 
 /** Resolves once `condition()` holds (checked every 10 ms). */
 async function until(condition: () => Promise<boolean>): Promise<void> {
@@ -140,12 +142,35 @@ describe("webhook engine", () => {
     const hook = await subscribe(rig.h.api, rig.h.key, rig.receiver.url(path), ["category.created"]);
     const c = await createCategory(rig.h.api, rig.h.key);
     // The fault: a process whose pid is a child's that has exited claims the subscription, and dies before its send answers.
-    const dead = await dyingProcess(1, processHolders("this-boot.this-namespace", spawnSync(process.execPath, ["-e", ""]).pid!));
+    const dead = await dyingProcess(1, processHolders(SPACE, spawnSync(process.execPath, ["-e", ""]).pid!));
     // Its claims last 2 s by the clock, which does not move: a process in the same PID namespace finds its pid gone and delivers now.
-    const here = processHolders("this-boot.this-namespace");
+    const here = processHolders(SPACE);
     const fetchNow = (input: string, init: RequestInit) => fetch(input, init);
     expect(await dispatchDue(rig.h.target.db, { config: rig.h.config, now: rig.h.clock, fetch: fetchNow, holders: here })).toMatchObject({ delivered: 1 });
     expect(rig.receiver.at(path).map((r) => verified(r, hook.secret).data.id)).toEqual([c.id]);
+    await dead.gone();
+  });
+
+  it("leaves a paused subscription that an exited process held unclaimed and never due, and resumes it in order", async () => {
+    const path = `${rig.path}/exited-paused`;
+    rig.receiver.on(path, (n) => (n === 1 ? 503 : 204));
+    const hook = await subscribe(rig.h.api, rig.h.key, rig.receiver.url(path), ["category.created"]);
+    const c = await createCategory(rig.h.api, rig.h.key);
+    expect(await rig.h.dispatch()).toMatchObject({ retried: 1 });
+    rig.h.advance(10_000);
+    // The fault: the retry is claimed by a process that exits while sending; the subscription is paused meanwhile.
+    const dead = await dyingProcess(1, processHolders(SPACE, spawnSync(process.execPath, ["-e", ""]).pid!));
+    expect((await rig.h.api.patch(`/webhooks/${hook.id}`, { enabled: false }, { key: rig.h.key })).status).toBe(200);
+    const fetchNow = (input: string, init: RequestInit) => fetch(input, init);
+    expect(await dispatchDue(rig.h.target.db, { config: rig.h.config, now: rig.h.clock, fetch: fetchNow, holders: processHolders(SPACE) })).toMatchObject({
+      attempted: 0,
+    });
+    // Unclaimed and not due: no later run reads or writes it until it is resumed.
+    const row = await rig.h.target.db.execute({ sql: "SELECT due_at, lease_token FROM webhooks WHERE id = ?", args: [hook.id] });
+    expect({ ...row.rows[0] }).toEqual({ due_at: null, lease_token: null });
+    await rig.h.api.patch(`/webhooks/${hook.id}`, { enabled: true }, { key: rig.h.key });
+    expect(await rig.h.dispatch()).toMatchObject({ delivered: 1 });
+    expect(rig.receiver.at(path).map((r) => verified(r, hook.secret).data.id)).toEqual([c.id, c.id]);
     await dead.gone();
   });
 
