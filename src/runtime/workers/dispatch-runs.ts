@@ -9,7 +9,7 @@ import type { SubscribedTypes } from "../../services/webhooks/interest";
 import { nextRunAt } from "../../services/webhooks/next-run";
 import { WebhookSignals } from "../../telemetry/webhooks";
 import type { RunTimer } from "./run-queue";
-import { workerWebhookFetch } from "./webhook-fetch";
+import { configuredWebhookFetch } from "./webhook-fetch";
 
 /** Six connections per invocation (https://developers.cloudflare.com/workers/platform/limits/): a run's four for sends, two for the database. */
 export const DISPATCH_CONNECTIONS = { sends: 4, database: 2 } as const;
@@ -45,7 +45,7 @@ export function isolateDispatch(
   timer: RunTimer,
   spread?: () => Spread,
 ): IsolateDispatch {
-  const fetch = workerWebhookFetch({ egress: config.webhooks.egress, allowPrivate: config.webhooks.allowPrivateTargets });
+  const fetch = configuredWebhookFetch(config.webhooks);
   // The isolate's newest run, if it has send slots free (plain data): a write wakes it instead of starting a run that would contend with it.
   let open: { slots: SendSlots; nudges: Nudges } | undefined;
   const dispatch = async (db: Database, watched: boolean, census = false): Promise<void> => {

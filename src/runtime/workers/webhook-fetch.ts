@@ -1,5 +1,5 @@
 /** Workers: the `fetch` of webhook deliveries, guarded against SSRF by host name (docs/webhooks.md#targets); IP literals are the delivery's to check. */
-import type { WebhookEgress } from "../../config";
+import type { AppConfig, WebhookEgress } from "../../config";
 import { isIpLiteralHost } from "../../domain/private-address";
 import type { FetchFn } from "../../services/webhooks/delivery";
 
@@ -23,4 +23,9 @@ export function workerWebhookFetch({ egress, allowPrivate, fetch: send = (input,
     if (!isIpLiteralHost(hostname)) throw hostNameRefused(hostname);
     return send(input, init);
   };
+}
+
+/** The delivery `fetch` that the `webhooks` settings allow (WEBHOOKS_EGRESS, WEBHOOKS_ALLOW_PRIVATE). */
+export function configuredWebhookFetch(webhooks: AppConfig["webhooks"]): FetchFn {
+  return workerWebhookFetch({ egress: webhooks.egress, allowPrivate: webhooks.allowPrivateTargets });
 }

@@ -4,7 +4,7 @@ import { type Link, type Sent, type Spread, sendChain } from "../../services/web
 import type { Claimed } from "../../services/webhooks/claims";
 import { SendSlots } from "../../services/webhooks/dispatch";
 import { DISPATCH_CONNECTIONS } from "./dispatch-runs";
-import { workerWebhookFetch } from "./webhook-fetch";
+import { configuredWebhookFetch } from "./webhook-fetch";
 
 /** Worker invocations one request may make through service bindings, its own included (https://developers.cloudflare.com/workers/runtime-apis/bindings/service-bindings/#limits). */
 const INVOCATIONS = 32;
@@ -16,7 +16,7 @@ export interface Sender {
 
 /** Send all of `links` to `s`, `inFlight` at once (at most an invocation's send slots): what was sent, in order. Never throws. */
 export function sendAll(config: AppConfig, s: Claimed, links: Link[], inFlight: number): Promise<Sent[]> {
-  const fetch = workerWebhookFetch({ egress: config.webhooks.egress, allowPrivate: config.webhooks.allowPrivateTargets });
+  const fetch = configuredWebhookFetch(config.webhooks);
   const slots = new SendSlots(Math.min(inFlight, DISPATCH_CONNECTIONS.sends));
   const slot = <T>(send: () => Promise<T>) => slots.run(send);
   const options = { config, fetch, now: () => new Date(), random: Math.random, stop: () => false, slot, quota: { left: links.length }, inFlight };
