@@ -130,18 +130,18 @@ export const detach = plan({
 /** What a holder that exited held ended at `now`: the range, and the claims of the tokens starting with `owner` (due now, paused ones never; a scan, after a crash only). */
 const gone = params<{ owner: string; now: string }>();
 const owns = (token: SQL) => sql`substr(${token}, 1, length(${gone("owner")})) = ${gone("owner")}`;
-const [rangeEnd, claimEnd] = [{ leaseUntil: sql`${gone("now")}` }, { dueAt: sql`CASE WHEN ${w.enabled} THEN ${gone("now")} END`, leaseToken: null }];
+const [rangeEnded, claimsEnded] = [{ leaseUntil: sql`${gone("now")}` }, { dueAt: sql`CASE WHEN ${w.enabled} THEN ${gone("now")} END`, leaseToken: null }];
 export const endExited = plan({
   range: gone.statement(
     qb
       .update(D)
-      .set(rangeEnd)
+      .set(rangeEnded)
       .where(and(eq(D.id, 1), owns(sql`${D.leaseToken}`))),
   ),
   claims: gone.statement(
     qb
       .update(w)
-      .set(claimEnd)
+      .set(claimsEnded)
       .where(owns(sql`${w.leaseToken}`)),
   ),
 });
