@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, startServer, type ServerProcess, UNLIMITED_ENV } from "../support/server-process";
+import { until } from "../support/poll";
 import { Receiver, verified } from "../support/webhook-receiver";
 
 let dir: string;
@@ -25,11 +26,6 @@ afterAll(async () => {
   await receiver?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
-
-/** Resolves once `condition()` holds (checked every 10 ms). */
-async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 10));
-}
 
 describe("a server SIGKILLed while it sends, beside another on the same database", () => {
   it("the other delivers the subscription's events before the dead process's claim would end", async () => {

@@ -16,15 +16,11 @@ import { createPet } from "../scenarios/pets.scenarios";
 import { subscribe } from "../scenarios/webhooks.scenarios";
 import { harness, useDeliveryRig } from "../support/webhook-harness";
 import { verified } from "../support/webhook-receiver";
+import { until } from "../support/poll";
 
 const rig = useDeliveryRig();
 /** A boot and PID namespace for tokens of this file's processes (Node's holders, src/runtime/node/holders.ts). */
 const SPACE = "this-boot.this-namespace";
-
-/** Resolves once `condition()` holds (checked every 10 ms). */
-async function until(condition: () => Promise<boolean>): Promise<void> {
-  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 10));
-}
 
 /**
  * A process that claims what is due (its tokens from `holders`), starts `sends` sends that never return, and then dies: its statements
